@@ -1,0 +1,38 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: run test lint typecheck unit clean
+
+$(VENV)/.installed-run: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(VENV)/bin/nenjim journal verify data/sample/journals
+	$(VENV)/bin/nenjim journal log data/sample/journals com.r35157.nenjim.hubd
+	$(VENV)/bin/nenjim journal show data/sample/journals com.r35157.nenjim.hubd --as-of 20260301T000000Z
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.installed-dev
+	$(VENV)/bin/mypy
+
+unit: $(VENV)/.installed-dev
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""The domain: values and rules, free of I/O and databases."""

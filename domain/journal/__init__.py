@@ -1,0 +1,1 @@
+"""Journal documents, their text format and the per-artifact chain rules."""

@@ -1,0 +1,210 @@
+"""The per-artifact chain: one event-sourced aggregate (one stream) per coordinate.
+
+Accepting a revision is an event on the artifact's stream; the stream's
+version is the expected head, so two writers deciding on the same head
+cannot both append. The chain and history rules live here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from eventsourcing.domain import Aggregate
+
+from domain.journal.document import JournalDocument, JournalRevision
+from domain.journal.errors import (
+    ChainViolation,
+    JournalChainError,
+    JournalConflictError,
+)
+from domain.journal.parser import parse_journal
+from domain.journal.values import ArtifactCoordinate, Sha256Digest
+
+CHAIN_NAMESPACE = uuid.UUID("6f1c2f7e-6a4b-5f0e-9a55-1d3c9a0c7e21")
+
+DigestOwners = Callable[[Sha256Digest], ArtifactCoordinate | None]
+"""Looks up which artifact a revision digest belongs to (``None``: unknown)."""
+
+
+def chain_id(coordinate: ArtifactCoordinate | str) -> uuid.UUID:
+    """The stable stream id of an artifact's chain."""
+    return uuid.uuid5(CHAIN_NAMESPACE, str(coordinate))
+
+
+class JournalChain(Aggregate):
+    """One artifact's linear chain of accepted revisions."""
+
+    class GenesisAccepted(Aggregate.Created):
+        """The first revision of an artifact was accepted."""
+
+        coordinate: str
+        journal_version: str
+        digest: str
+        text: str
+
+    class SuccessorAccepted(Aggregate.Event):
+        """A revision was accepted as the new head."""
+
+        coordinate: str
+        journal_version: str
+        digest: str
+        predecessor: str
+        text: str
+
+        def apply(self, aggregate: Aggregate) -> None:
+            assert isinstance(aggregate, JournalChain)
+            aggregate._advance(self.journal_version, self.digest, self.text)
+
+    def __init__(self, coordinate: str, journal_version: str, digest: str, text: str) -> None:
+        self.coordinate = coordinate
+        self._digest_by_version: dict[str, str] = {}
+        self._version_by_digest: dict[str, str] = {}
+        self._advance(journal_version, digest, text)
+
+    @classmethod
+    def start(cls, revision: JournalRevision) -> JournalChain:
+        """A new chain from its genesis revision (the caller checked it is one)."""
+        chain = cls._create(
+            cls.GenesisAccepted,
+            id=chain_id(revision.coordinate),
+            coordinate=str(revision.coordinate),
+            journal_version=str(revision.version),
+            digest=str(revision.digest),
+            text=revision.text,
+        )
+        chain._head_document = revision.document
+        return chain
+
+    def _advance(self, journal_version: str, digest: str, text: str) -> None:
+        self._digest_by_version[journal_version] = digest
+        self._version_by_digest[digest] = journal_version
+        self.head_version = journal_version
+        self.head_digest = digest
+        self._head_text = text
+        self._head_document: JournalDocument | None = None
+
+    @property
+    def head_document(self) -> JournalDocument:
+        """The parsed head (parsed lazily after a replay, which carries only text)."""
+        if self._head_document is None:
+            self._head_document = parse_journal(self._head_text).document
+        return self._head_document
+
+    def owns(self, digest: Sha256Digest) -> bool:
+        """Whether a revision with this digest is in this chain."""
+        return str(digest) in self._version_by_digest
+
+    def digest_at(self, version: str) -> str | None:
+        """The digest accepted at a Journal version, if any."""
+        return self._digest_by_version.get(version)
+
+    def accept(self, revision: JournalRevision, owners: DigestOwners) -> bool:
+        """Append ``revision`` as the new head; ``False`` if it is already accepted.
+
+        Raises :class:`JournalConflictError` for a different text at an
+        accepted version and :class:`JournalChainError` for a broken rule.
+        """
+        assert str(revision.coordinate) == self.coordinate
+        if _is_repeat(self, revision):
+            return False
+        artifact = self.coordinate
+        predecessor = revision.predecessor
+        if predecessor is None:
+            raise JournalChainError(
+                ChainViolation.DUPLICATE_GENESIS,
+                f"the chain already has a genesis (head {self.head_digest} at {self.head_version})",
+                artifact=artifact,
+            )
+        if str(predecessor) != self.head_digest:
+            if self.owns(predecessor):
+                raise JournalChainError(
+                    ChainViolation.FORK,
+                    f"PREDECESSOR {predecessor} is the revision at "
+                    f"{self._version_by_digest[str(predecessor)]}; expected the head "
+                    f"{self.head_digest} at {self.head_version}",
+                    artifact=artifact,
+                )
+            raise _foreign_predecessor(revision, owners)
+        if str(revision.version) <= self.head_version:
+            raise JournalChainError(
+                ChainViolation.NON_INCREASING_VERSION,
+                f"JOURNAL_VERSION {revision.version} is not later than the "
+                f"predecessor's {self.head_version}",
+                artifact=artifact,
+            )
+        _check_history(self.head_document, revision.document)
+        self.trigger_event(
+            self.SuccessorAccepted,
+            coordinate=artifact,
+            journal_version=str(revision.version),
+            digest=str(revision.digest),
+            predecessor=str(predecessor),
+            text=revision.text,
+        )
+        self._head_document = revision.document
+        return True
+
+
+def _is_repeat(chain: JournalChain, revision: JournalRevision) -> bool:
+    """Same version and text again is idempotent; another text there is a conflict."""
+    known = chain.digest_at(str(revision.version))
+    if known is None:
+        return False
+    if known == str(revision.digest):
+        return True
+    raise JournalConflictError(
+        f"JOURNAL_VERSION {revision.version} is already accepted with digest {known}; "
+        f"this text has digest {revision.digest}",
+        artifact=chain.coordinate,
+    )
+
+
+def _foreign_predecessor(revision: JournalRevision, owners: DigestOwners) -> JournalChainError:
+    predecessor = revision.predecessor
+    assert predecessor is not None
+    owner = owners(predecessor)
+    if owner is not None and owner != revision.coordinate:
+        return JournalChainError(
+            ChainViolation.CROSS_ARTIFACT_PREDECESSOR,
+            f"PREDECESSOR {predecessor} is a revision of {owner}",
+            artifact=str(revision.coordinate),
+        )
+    return JournalChainError(
+        ChainViolation.UNKNOWN_PREDECESSOR,
+        f"PREDECESSOR {predecessor} is not an accepted revision",
+        artifact=str(revision.coordinate),
+    )
+
+
+def _check_history(head: JournalDocument, successor: JournalDocument) -> None:
+    """Releases never disappear and their CONTENT never changes (checked against the head)."""
+    for old in head.releases:
+        new = successor.release(old.version)
+        if new is None:
+            raise JournalChainError(
+                ChainViolation.RELEASE_REMOVED,
+                f"RELEASE {old.version} of the predecessor is missing; mark it yanked or "
+                "revoked instead",
+                artifact=str(successor.coordinate),
+            )
+        if new.content != old.content:
+            raise JournalChainError(
+                ChainViolation.CONTENT_CHANGED,
+                f"RELEASE {old.version} CONTENT changed from {old.content} to {new.content}",
+                artifact=str(successor.coordinate),
+            )
+
+
+def accept_revision(
+    chain: JournalChain | None, revision: JournalRevision, owners: DigestOwners
+) -> tuple[JournalChain, bool]:
+    """Accept ``revision`` into ``chain`` (``None``: the artifact has no chain yet).
+
+    Returns the chain and whether a new event is pending on it.
+    """
+    if chain is not None:
+        return chain, chain.accept(revision, owners)
+    if revision.predecessor is not None:
+        raise _foreign_predecessor(revision, owners)
+    return JournalChain.start(revision), True

@@ -1,0 +1,329 @@
+"""Value types of the Journal: immutable, hashable, built from canonical text.
+
+Each type validates its canonical string on construction and gives it back
+from ``str()``. Bad syntax raises :class:`InvalidValueError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import total_ordering
+from typing import Any, ClassVar, Self
+
+from domain.journal.errors import InvalidValueError
+
+
+class _TextValue:
+    """Base of the string-backed value types: compared and hashed by canonical text."""
+
+    __slots__ = ("_text",)
+    _text: str
+    _what: ClassVar[str]
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"{type(self).__name__} expects a str, got {type(text).__name__}")
+        object.__setattr__(self, "_text", self._canonical(text))
+
+    def _canonical(self, text: str) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def of(cls, value: Self | str) -> Self:
+        """Return ``value`` if it already is this type, else parse it."""
+        if isinstance(value, cls):
+            return value
+        return cls(value)  # type: ignore[arg-type]  # narrowed to str at run time
+
+    def _invalid(self, text: str, expected: str) -> InvalidValueError:
+        return InvalidValueError(f"invalid {self._what} {text!r}: expected {expected}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):
+            return self._text == other._text
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._text))
+
+    def __reduce__(self) -> tuple[type[Self], tuple[str]]:
+        return (type(self), (self._text,))
+
+
+_SEGMENT = r"[a-z][a-z0-9_]*"
+_COORDINATE = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})+")
+MAX_COORDINATE_LENGTH = 255
+
+
+class ArtifactCoordinate(_TextValue):
+    """Reverse-DNS artifact name, e.g. ``com.r35157.nenjim.hubd``; also its directory name."""
+
+    __slots__ = ()
+    _what = "artifact coordinate"
+
+    def _canonical(self, text: str) -> str:
+        if len(text) > MAX_COORDINATE_LENGTH or not _COORDINATE.fullmatch(text):
+            raise self._invalid(
+                text,
+                "2 or more dot-separated segments of [a-z][a-z0-9_]*, at most 255 characters",
+            )
+        return text
+
+    def __lt__(self, other: ArtifactCoordinate) -> bool:
+        return self._text < other._text
+
+
+_JOURNAL_VERSION = re.compile(r"\d{8}T\d{6}Z")
+
+
+@total_ordering
+class JournalVersion(_TextValue):
+    """A UTC instant in ISO 8601 basic form ``YYYYMMDDTHHMMSSZ``; ordered chronologically."""
+
+    __slots__ = ("_instant",)
+    _instant: datetime
+    _what = "journal version"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        t = self._text
+        object.__setattr__(
+            self,
+            "_instant",
+            datetime(
+                int(t[0:4]), int(t[4:6]), int(t[6:8]),
+                int(t[9:11]), int(t[11:13]), int(t[13:15]), tzinfo=UTC,
+            ),
+        )  # fmt: skip
+
+    def _canonical(self, text: str) -> str:
+        expected = "a real UTC date-time YYYYMMDDTHHMMSSZ"
+        if not _JOURNAL_VERSION.fullmatch(text):
+            raise self._invalid(text, expected)
+        try:
+            datetime.strptime(text, "%Y%m%dT%H%M%SZ")
+        except ValueError:
+            raise self._invalid(text, expected) from None
+        return text
+
+    @property
+    def instant(self) -> datetime:
+        """The aware UTC ``datetime`` this version names."""
+        return self._instant
+
+    @classmethod
+    def from_datetime(cls, moment: datetime) -> JournalVersion:
+        """The version of an aware ``datetime``, converted to UTC and cut to the second."""
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise InvalidValueError(f"journal version needs an aware datetime, got {moment!r}")
+        return cls(moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ"))
+
+    def __lt__(self, other: JournalVersion) -> bool:
+        if not isinstance(other, JournalVersion):
+            return NotImplemented
+        return self._text < other._text  # fixed width: text order is time order
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class Sha256Digest(_TextValue):
+    """``sha256:`` + 64 lowercase hex digits: the identity of exact bytes."""
+
+    __slots__ = ()
+    _what = "digest"
+
+    def _canonical(self, text: str) -> str:
+        if not _DIGEST.fullmatch(text):
+            raise self._invalid(text, "'sha256:' followed by 64 lowercase hex digits")
+        return text
+
+    @classmethod
+    def of_bytes(cls, data: bytes) -> Sha256Digest:
+        """The digest of exact bytes."""
+        return cls("sha256:" + hashlib.sha256(data).hexdigest())
+
+    @classmethod
+    def of_text(cls, text: str) -> Sha256Digest:
+        """The digest of ``text.encode("utf-8")``: whitespace and line endings included."""
+        return cls.of_bytes(text.encode("utf-8"))
+
+
+_NUMERIC = r"0|[1-9]\d*"
+_PRERELEASE_ID = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+_SEMVER = re.compile(
+    rf"({_NUMERIC})\.({_NUMERIC})\.({_NUMERIC})(?:-({_PRERELEASE_ID}(?:\.{_PRERELEASE_ID})*))?"
+)
+
+
+@total_ordering
+class ReleaseVersion(_TextValue):
+    """SemVer 2.0.0 ``MAJOR.MINOR.PATCH[-PRERELEASE]`` without ``+build``; ordered by precedence.
+
+    Without build metadata, equal precedence means equal text, so ordering
+    and equality agree (the reason the format forbids ``+build``).
+    """
+
+    __slots__ = ("_key",)
+    _key: tuple[Any, ...]
+    _what = "release version"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        match = _SEMVER.fullmatch(self._text)
+        assert match is not None  # _canonical accepted it
+        major, minor, patch, pre = match.groups()
+        # A release outranks its pre-releases; numeric identifiers rank below alphanumeric.
+        pre_key: tuple[Any, ...] = (
+            (1,)
+            if pre is None
+            else (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")))
+        )
+        object.__setattr__(self, "_key", (int(major), int(minor), int(patch), pre_key))
+
+    def _canonical(self, text: str) -> str:
+        if not _SEMVER.fullmatch(text):
+            raise self._invalid(
+                text, "MAJOR.MINOR.PATCH[-PRERELEASE] without leading zeros or +build metadata"
+            )
+        return text
+
+    def __lt__(self, other: ReleaseVersion) -> bool:
+        if not isinstance(other, ReleaseVersion):
+            return NotImplemented
+        return self._key < other._key
+
+
+class VersionRequirement(_TextValue):
+    """An exact version (``1.4.0``) or an interval (``[1.2.0,2.0.0)``, ``(,2.0.0)`` ...).
+
+    Compared by the set of versions it admits: ``[1.4.0]`` equals ``1.4.0``
+    and both print as ``1.4.0``.
+    """
+
+    __slots__ = ("lower", "lower_inclusive", "upper", "upper_inclusive")
+    lower: ReleaseVersion | None
+    lower_inclusive: bool
+    upper: ReleaseVersion | None
+    upper_inclusive: bool
+    _what = "version requirement"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        lower, lower_inclusive, upper, upper_inclusive = self._bounds(self._text)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "lower_inclusive", lower_inclusive)
+        object.__setattr__(self, "upper", upper)
+        object.__setattr__(self, "upper_inclusive", upper_inclusive)
+
+    @staticmethod
+    def _bounds(
+        canonical: str,
+    ) -> tuple[ReleaseVersion | None, bool, ReleaseVersion | None, bool]:
+        if canonical[0] not in "[(":
+            exact = ReleaseVersion(canonical)
+            return exact, True, exact, True
+        low, high = canonical[1:-1].split(",")
+        return (
+            ReleaseVersion(low) if low else None,
+            canonical[0] == "[",
+            ReleaseVersion(high) if high else None,
+            canonical[-1] == "]",
+        )
+
+    def _canonical(self, text: str) -> str:
+        expected = (
+            "an exact version or an interval like [1.2.0,2.0.0), (1.0.0,1.5.0], "
+            "[1.0.0,) or (,2.0.0) without spaces"
+        )
+        if not text or text[0] not in "[(":
+            try:
+                return str(ReleaseVersion(text))
+            except InvalidValueError:
+                raise self._invalid(text, expected) from None
+        if len(text) < 3 or text[-1] not in "])":
+            raise self._invalid(text, expected)
+        inner = text[1:-1]
+        if "," not in inner:
+            if text[0] == "[" and text[-1] == "]":
+                try:
+                    return str(ReleaseVersion(inner))
+                except InvalidValueError:
+                    raise self._invalid(text, expected) from None
+            raise self._invalid(text, "an exact version in brackets to be written [X.Y.Z]")
+        if inner.count(",") != 1:
+            raise self._invalid(text, expected)
+        low_text, high_text = inner.split(",")
+        try:
+            low = ReleaseVersion(low_text) if low_text else None
+            high = ReleaseVersion(high_text) if high_text else None
+        except InvalidValueError:
+            raise self._invalid(text, expected) from None
+        if low is None and high is None:
+            raise self._invalid(text, "at least one bound; (,) admits everything")
+        if (low is None and text[0] == "[") or (high is None and text[-1] == "]"):
+            raise self._invalid(text, "an open side written with ( or )")
+        if low is not None and high is not None:
+            if high < low:
+                raise self._invalid(text, "a lower bound not above the upper bound")
+            if low == high:
+                if text[0] == "[" and text[-1] == "]":
+                    return str(low)
+                raise self._invalid(text, "equal bounds to be both inclusive (else it is empty)")
+        return text
+
+    @property
+    def is_exact(self) -> bool:
+        """True if the requirement admits exactly one version."""
+        return self.lower is not None and self.lower is self.upper
+
+    def contains(self, version: ReleaseVersion | str) -> bool:
+        """Whether ``version`` satisfies this requirement."""
+        v = ReleaseVersion.of(version)
+        if self.lower is not None and (
+            v < self.lower or (v == self.lower and not self.lower_inclusive)
+        ):
+            return False
+        return not (
+            self.upper is not None
+            and (v > self.upper or (v == self.upper and not self.upper_inclusive))
+        )
+
+
+class PolicyStatus(enum.Enum):
+    """The publication status of an artifact or release."""
+
+    ACTIVE = "active"
+    DEPRECATED = "deprecated"
+    YANKED = "yanked"
+    REVOKED = "revoked"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A status with an optional reason; a release's effective policy inherits the header's."""
+
+    status: PolicyStatus
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return self.status.value if self.reason is None else f"{self.status.value} {self.reason!r}"
+
+
+ACTIVE_POLICY = Policy(PolicyStatus.ACTIVE)

@@ -1,0 +1,1 @@
+"""Infrastructure: the append-only log and the stores built on it."""

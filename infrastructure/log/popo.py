@@ -1,0 +1,43 @@
+"""The in-memory recorder with the claims table, under the recorder's own lock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder
+
+from infrastructure.log.claims import Claim, ClaimConflictError
+
+
+class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
+    """``POPOApplicationRecorder`` that also records :class:`Claim` rows atomically."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._claims: dict[tuple[str, str], str] = {}
+
+    def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        super()._assert_uniqueness(stored_events, **kwargs)
+        batch: dict[tuple[str, str], str] = {}
+        for claim in kwargs.get("claims", ()):
+            slot = (claim.namespace, claim.key)
+            holder = batch.get(slot, self._claims.get(slot))
+            if holder is not None and holder != claim.owner:
+                raise ClaimConflictError(claim, holder)
+            batch[slot] = claim.owner
+
+    def _update_table(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        ids = super()._update_table(stored_events, **kwargs)
+        claims: Sequence[Claim] = kwargs.get("claims", ())
+        for claim in claims:
+            self._claims[(claim.namespace, claim.key)] = claim.owner
+        return ids
+
+    def claim_owner(self, namespace: str, key: str) -> str | None:
+        """The owner of ``key`` in ``namespace``, or ``None``."""
+        with self._database_lock:
+            return self._claims.get((namespace, key))

@@ -1,0 +1,27 @@
+"""Public exceptions of the Journal API; all derive from :class:`JournalError`."""
+
+from domain.journal.errors import (
+    ChainViolation,
+    InvalidValueError,
+    JournalChainError,
+    JournalConflictError,
+    JournalError,
+    JournalFormatError,
+    JournalLayoutError,
+    JournalRootError,
+    JournalValidationError,
+    LifecycleError,
+)
+
+__all__ = [
+    "ChainViolation",
+    "InvalidValueError",
+    "JournalChainError",
+    "JournalConflictError",
+    "JournalError",
+    "JournalFormatError",
+    "JournalLayoutError",
+    "JournalRootError",
+    "JournalValidationError",
+    "LifecycleError",
+]

@@ -1,0 +1,1 @@
+"""Implementations of the Journal API; nothing here is public API."""

@@ -1,0 +1,112 @@
+"""Atomic, filesystem-independent ingestion of Journal texts (not public)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from eventsourcing.persistence import IntegrityError
+
+from domain.journal.chain import JournalChain, accept_revision
+from domain.journal.document import JournalRevision
+from domain.journal.errors import (
+    ChainViolation,
+    JournalChainError,
+    JournalConflictError,
+    JournalError,
+)
+from domain.journal.parser import parse_journal
+from domain.journal.values import ArtifactCoordinate, Sha256Digest
+from infrastructure.log import ClaimConflictError
+from journal.impl.ref.log import JournalLog
+from projections.journal_chains import JournalChainsProjection, JournalWorldview
+
+# A lost race re-reads the head and decides again; each retry follows a
+# competitor's successful append, so few are ever needed.
+_MAX_ATTEMPTS = 8
+
+
+class JournalIngestion:
+    """Decides revisions against their chains, appends them and updates the projection.
+
+    Each call is one atomic ingestion: on any error nothing is appended and
+    the published worldview is unchanged.
+    """
+
+    def __init__(self, log: JournalLog, projection: JournalChainsProjection) -> None:
+        self._log = log
+        self._projection = projection
+        self._lock = threading.RLock()
+
+    @property
+    def view(self) -> JournalWorldview:
+        """The latest published worldview."""
+        return self._projection.view
+
+    def catch_up(self) -> JournalWorldview:
+        """Bring the projection up to the end of the log."""
+        with self._lock:
+            return self._projection.catch_up(self._log)
+
+    def ingest_text(self, text: str) -> tuple[JournalRevision, bool]:
+        """Parse and ingest one complete text; ``(revision, newly accepted?)``."""
+        return self.ingest(parse_journal(text))
+
+    def ingest(self, revision: JournalRevision) -> tuple[JournalRevision, bool]:
+        """Ingest one parsed revision atomically; ``(revision, newly accepted?)``."""
+        accepted = self.ingest_all([revision])
+        if accepted:
+            return accepted[0], True
+        chain = self.view.chain(revision.coordinate)
+        existing = None if chain is None else chain.exact(revision.version)
+        return existing or revision, False
+
+    def ingest_all(self, revisions: Sequence[JournalRevision]) -> list[JournalRevision]:
+        """Ingest revisions in order, all in one transaction or none; returns the new ones."""
+        with self._lock:
+            for _ in range(_MAX_ATTEMPTS):
+                chains, accepted = self._decide(revisions)
+                try:
+                    self._append(chains)
+                except ClaimConflictError as conflict:
+                    raise JournalChainError(
+                        ChainViolation.DIGEST_TAKEN,
+                        f"{conflict.claim.key} is owned by {conflict.holder}",
+                        artifact=conflict.claim.owner,
+                    ) from conflict
+                except IntegrityError:
+                    continue  # another writer moved a head first: decide again
+                self._projection.catch_up(self._log)
+                return accepted
+        raise JournalConflictError(
+            f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
+        )
+
+    def _decide(
+        self, revisions: Sequence[JournalRevision]
+    ) -> tuple[list[JournalChain], list[JournalRevision]]:
+        chains: dict[ArtifactCoordinate, JournalChain | None] = {}
+        batch_owners: dict[Sha256Digest, ArtifactCoordinate] = {}
+
+        def owner(digest: Sha256Digest) -> ArtifactCoordinate | None:
+            return batch_owners.get(digest) or self._log.digest_owner(digest)
+
+        accepted = []
+        for revision in revisions:
+            coordinate = revision.coordinate
+            if coordinate not in chains:
+                chains[coordinate] = self._log.chain(coordinate)
+            try:
+                chain, is_new = accept_revision(chains[coordinate], revision, owner)
+            except JournalError as error:
+                error.locate(artifact=str(coordinate))
+                raise
+            chains[coordinate] = chain
+            if is_new:
+                batch_owners[revision.digest] = coordinate
+                accepted.append(revision)
+        return [c for c in chains.values() if c is not None and c.pending_events], accepted
+
+    def _append(self, chains: list[JournalChain]) -> None:
+        if chains:
+            self._log.append_chains(chains)

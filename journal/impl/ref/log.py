@@ -1,0 +1,44 @@
+"""The Journal's event log: chains as streams, digest ownership as unique claims."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import Recording
+
+from domain.journal.chain import JournalChain, chain_id
+from domain.journal.values import ArtifactCoordinate, Sha256Digest
+from infrastructure.log import Claim, LogApplication
+
+DIGEST_NAMESPACE = "journal-digest"
+
+
+class JournalLog(LogApplication):
+    """Chains of revisions, one stream per artifact, on one append-only log."""
+
+    name = "journal"
+
+    def chain(self, coordinate: ArtifactCoordinate) -> JournalChain | None:
+        """The artifact's chain at its current head, or ``None`` if it has none."""
+        try:
+            chain: JournalChain = self.repository.get(chain_id(coordinate))
+        except AggregateNotFoundError:
+            return None
+        return chain
+
+    def digest_owner(self, digest: Sha256Digest) -> ArtifactCoordinate | None:
+        """The artifact owning a revision digest, or ``None`` if no revision has it."""
+        owner = self.claim_owner(DIGEST_NAMESPACE, str(digest))
+        return None if owner is None else ArtifactCoordinate(owner)
+
+    def append_chains(self, chains: Sequence[JournalChain]) -> list[Recording[UUID]]:
+        """Append every pending revision and claim its digest, all in one transaction."""
+        claims = [
+            Claim(DIGEST_NAMESPACE, event.digest, chain.coordinate)
+            for chain in chains
+            for event in chain.pending_events
+            if isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted)
+        ]
+        return self.append(chains, claims)

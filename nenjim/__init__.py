@@ -1,0 +1,1 @@
+"""nenjim: the application package (command line)."""
