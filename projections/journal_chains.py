@@ -114,6 +114,8 @@ class JournalChainsProjection:
             if isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted):
                 revision = _revision(event, position)
                 added.setdefault(revision.coordinate, []).append(revision)
+        if position == view.position:
+            return view  # nothing new: keep the published object
         chains = dict(view.chains)
         for coordinate, revisions in added.items():
             current = chains.get(coordinate)

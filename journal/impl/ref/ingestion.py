@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from eventsourcing.persistence import IntegrityError
 
@@ -52,20 +53,29 @@ class JournalIngestion:
         """Parse and ingest one complete text; ``(revision, newly accepted?)``."""
         return self.ingest(parse_journal(text))
 
-    def ingest(self, revision: JournalRevision) -> tuple[JournalRevision, bool]:
-        """Ingest one parsed revision atomically; ``(revision, newly accepted?)``."""
-        accepted = self.ingest_all([revision])
-        if accepted:
-            return accepted[0], True
-        chain = self.view.chain(revision.coordinate)
-        existing = None if chain is None else chain.exact(revision.version)
-        return existing or revision, False
+    def ingest(
+        self, revision: JournalRevision, source: Path | None = None
+    ) -> tuple[JournalRevision, bool]:
+        """Ingest one parsed revision atomically; ``(revision, newly accepted?)``.
 
-    def ingest_all(self, revisions: Sequence[JournalRevision]) -> list[JournalRevision]:
-        """Ingest revisions in order, all in one transaction or none; returns the new ones."""
+        ``source`` is the file the text came from, named by any error.
+        """
+        is_new = bool(self.ingest_all([revision], [source]))
+        chain = self.view.chain(revision.coordinate)
+        stored = None if chain is None else chain.exact(revision.version)
+        # Hand out the projection's immutable instance, so repeats return the same object.
+        return stored or revision, is_new
+
+    def ingest_all(
+        self, revisions: Sequence[JournalRevision], sources: Sequence[Path | None] = ()
+    ) -> list[JournalRevision]:
+        """Ingest revisions in order, all in one transaction or none; returns the new ones.
+
+        ``sources`` optionally gives, position by position, the file of each revision.
+        """
         with self._lock:
             for _ in range(_MAX_ATTEMPTS):
-                chains, accepted = self._decide(revisions)
+                chains, accepted = self._decide(revisions, sources)
                 try:
                     self._append(chains)
                 except ClaimConflictError as conflict:
@@ -83,7 +93,7 @@ class JournalIngestion:
         )
 
     def _decide(
-        self, revisions: Sequence[JournalRevision]
+        self, revisions: Sequence[JournalRevision], sources: Sequence[Path | None]
     ) -> tuple[list[JournalChain], list[JournalRevision]]:
         chains: dict[ArtifactCoordinate, JournalChain | None] = {}
         batch_owners: dict[Sha256Digest, ArtifactCoordinate] = {}
@@ -92,14 +102,17 @@ class JournalIngestion:
             return batch_owners.get(digest) or self._log.digest_owner(digest)
 
         accepted = []
-        for revision in revisions:
+        for index, revision in enumerate(revisions):
             coordinate = revision.coordinate
             if coordinate not in chains:
                 chains[coordinate] = self._log.chain(coordinate)
             try:
                 chain, is_new = accept_revision(chains[coordinate], revision, owner)
             except JournalError as error:
-                error.locate(artifact=str(coordinate))
+                error.locate(
+                    artifact=str(coordinate),
+                    path=sources[index] if index < len(sources) else None,
+                )
                 raise
             chains[coordinate] = chain
             if is_new:

@@ -42,7 +42,8 @@ class ReferenceJournal(JournalService, NenjimProcess):
             self._state = _State.STARTING
         try:
             self._ingestion.catch_up()
-            self._ingestion.ingest_all(_parse_new(scan_root(self._root), self._ingestion.view))
+            new = _parse_new(scan_root(self._root), self._ingestion.view)
+            self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
         except BaseException:
             self._state = _State.FAILED
             raise
@@ -58,8 +59,8 @@ class ReferenceJournal(JournalService, NenjimProcess):
             raise LifecycleError(f"refresh needs a started Journal; it is {self._state.value}")
         files = scan_root(self._root)
         accepted = []
-        for revision in _parse_new(files, self._ingestion.view):
-            stored, is_new = self._ingestion.ingest(revision)
+        for file, revision in _parse_new(files, self._ingestion.view):
+            stored, is_new = self._ingestion.ingest(revision, file.path)
             if is_new:
                 accepted.append(stored)
         return RefreshReport(tuple(accepted))
@@ -104,14 +105,16 @@ class ReferenceJournal(JournalService, NenjimProcess):
         return None if revision is None else revision.release(wanted)
 
 
-def _parse_new(files: list[JournalFile], view: JournalWorldview) -> list[JournalRevision]:
+def _parse_new(
+    files: list[JournalFile], view: JournalWorldview
+) -> list[tuple[JournalFile, JournalRevision]]:
     """Parse the files whose exact bytes are not already accepted at their version."""
     revisions = []
     for file in files:
         chain = view.chain(file.coordinate)
         known = None if chain is None else chain.exact(file.version)
         if known is None or known.digest != file.digest:
-            revisions.append(file.parse())
+            revisions.append((file, file.parse()))
     return revisions
 
 

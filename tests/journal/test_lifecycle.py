@@ -1,0 +1,138 @@
+"""Single-use start, all-or-nothing publication, stop, and the manager's lifecycle rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from journal import JournalService
+from journal.exception import JournalChainError, JournalFormatError, LifecycleError
+from journal.impl.ref import build_journal
+from journal_texts import Chain, journal_text, write_chain, write_revision
+
+A = "com.example.alpha"
+B = "com.example.beta"
+
+QUERIES: list[Callable[[JournalService], object]] = [
+    lambda s: s.coordinates(),
+    lambda s: s.revisions(A),
+    lambda s: s.latest(A),
+    lambda s: s.revision(A, "20260101T000000Z"),
+    lambda s: s.as_of(A, "20260101T000000Z"),
+    lambda s: s.release(A, "20260101T000000Z", "1.0.0"),
+]
+
+
+def _valid_root(root: Path) -> Path:
+    chain = Chain(A)
+    chain.add("20260101T000000Z")
+    chain.add("20260201T000000Z")
+    write_chain(root, chain)
+    return root
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_every_query_before_start_is_a_lifecycle_error(
+    tmp_path: Path, query: Callable[[JournalService], object]
+) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    with pytest.raises(LifecycleError):
+        query(assembly.service)
+
+
+def test_lifecycle_error_is_a_runtime_error() -> None:
+    assert issubclass(LifecycleError, RuntimeError)
+
+
+def test_successful_start_returns_after_the_complete_load(tmp_path: Path) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    assert [str(r.version) for r in assembly.service.revisions(A)] == [
+        "20260101T000000Z",
+        "20260201T000000Z",
+    ]
+
+
+def test_second_start_is_refused(tmp_path: Path) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.process.start()
+    assert assembly.service.latest(A) is not None  # still running
+
+
+def test_failed_initial_load_publishes_nothing_and_keeps_the_original_error(tmp_path: Path) -> None:
+    _valid_root(tmp_path)  # alpha sorts first and is valid
+    write_revision(tmp_path, B, "20260101T000000Z", "NENJIM-JOURNAL 1\nARTIFACT com.example.beta\n")
+    assembly = build_journal(tmp_path)
+    with pytest.raises(JournalFormatError) as caught:
+        assembly.process.start()
+    assert caught.value.artifact == B
+    for query in QUERIES:
+        with pytest.raises(LifecycleError):
+            query(assembly.service)
+
+
+def test_chain_failure_in_a_later_file_publishes_nothing(tmp_path: Path) -> None:
+    _valid_root(tmp_path)
+    write_revision(
+        tmp_path,
+        B,
+        "20260101T000000Z",
+        journal_text(B, "20260101T000000Z", predecessor="sha256:" + "0" * 64),
+    )
+    assembly = build_journal(tmp_path)
+    with pytest.raises(JournalChainError):
+        assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.service.coordinates()
+
+
+def test_failed_start_is_not_retried(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet"
+    assembly = build_journal(missing)
+    with pytest.raises(Exception, match="does not exist"):
+        assembly.process.start()
+    _valid_root(missing)  # now it would load, but start is single-use
+    with pytest.raises(LifecycleError):
+        assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.service.coordinates()
+
+
+def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    assembly.process.stop()
+    with pytest.raises(LifecycleError):
+        assembly.service.latest(A)
+    with pytest.raises(LifecycleError):
+        assembly.manager.refresh()
+    assembly.process.stop()  # idempotent
+    with pytest.raises(LifecycleError):
+        assembly.process.start()
+
+
+def test_refresh_before_start_is_a_lifecycle_error(tmp_path: Path) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    with pytest.raises(LifecycleError):
+        assembly.manager.refresh()
+
+
+def test_refresh_after_failed_start_is_a_lifecycle_error(tmp_path: Path) -> None:
+    assembly = build_journal(tmp_path / "missing")
+    with pytest.raises(Exception, match="does not exist"):
+        assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.manager.refresh()
+
+
+def test_example_only_root_starts_empty(tmp_path: Path) -> None:
+    directory = tmp_path / A
+    directory.mkdir()
+    (directory / "20260101T000000Z.journal.example").write_text(journal_text(A, "20260101T000000Z"))
+    assembly = build_journal(tmp_path)
+    assembly.process.start()
+    assert assembly.service.coordinates() == frozenset()
