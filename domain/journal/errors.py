@@ -48,7 +48,7 @@ class JournalError(Exception):
         if self.artifact is not None:
             where.append(f"artifact {self.artifact}")
         if self.path is not None:
-            where.append(f"file {self.path}")
+            where.append(f"path {self.path}")
         if self.line is not None:
             where.append(f"line {self.line}")
         return f"{self.detail} ({', '.join(where)})" if where else self.detail

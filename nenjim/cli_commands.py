@@ -1,0 +1,137 @@
+"""The ``nenjim journal`` subcommands: each takes parsed arguments and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from journal.impl.ref import JournalAssembly, build_journal
+from journal.model import JournalRevision
+from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
+from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
+from nenjim.cli_json import dumps, release_json, revision_json
+from nenjim.cli_text import render_log, render_release, render_revision, render_verify
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr, with the exit code to end with."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@contextmanager
+def open_journal(root: str, store: str | None) -> Iterator[JournalAssembly]:
+    """Build the Journal over ``root``, start it (loading everything), stop it afterwards."""
+    try:
+        assembly = build_journal(root, store=store)
+    except ValueError as error:  # an unusable store URL is a bad argument, not a Journal error
+        raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
+    try:
+        assembly.process.start()
+        yield assembly
+    finally:
+        assembly.process.stop()
+
+
+def verify(args: argparse.Namespace) -> int:
+    """Load the whole root; report artifacts, revisions and heads."""
+    with open_journal(args.root, args.store) as journal:
+        service = journal.service
+        chains = [service.revisions(c) for c in sorted(service.coordinates())]
+        print(render_verify(journal.manager.journal_root, chains))
+    return EXIT_OK
+
+
+def digest(args: argparse.Namespace) -> int:
+    """Print the digest of a file's exact bytes."""
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
+    print(Sha256Digest.of_bytes(data))
+    return EXIT_OK
+
+
+def log(args: argparse.Namespace) -> int:
+    """Print an artifact's chain as a table."""
+    with open_journal(args.root, args.store) as journal:
+        chain = journal.service.revisions(args.coordinate)
+        if not chain:
+            raise _unknown_artifact(args.coordinate, journal)
+        print(render_log(chain))
+    return EXIT_OK
+
+
+def show(args: argparse.Namespace) -> int:
+    """Print the latest (or as-of) revision of an artifact."""
+    with open_journal(args.root, args.store) as journal:
+        revision = _select(journal, args.coordinate, args.as_of)
+        print(dumps(revision_json(revision)) if args.json else render_revision(revision))
+    return EXIT_OK
+
+
+def release(args: argparse.Namespace) -> int:
+    """Print one release of the latest (or as-of) revision of an artifact."""
+    with open_journal(args.root, args.store) as journal:
+        revision = _select(journal, args.coordinate, args.as_of)
+        found = revision.release(args.version)
+        if found is None:
+            raise CommandError(
+                f"artifact {revision.coordinate} has no release {args.version} "
+                f"in revision {revision.version}"
+            )
+        print(dumps(release_json(found)) if args.json else render_release(revision, found))
+    return EXIT_OK
+
+
+def new(args: argparse.Namespace) -> int:
+    """Draft a successor of the head; write it as a new revision file or print it."""
+    with open_journal(args.root, args.store) as journal:
+        head = journal.service.latest(args.coordinate)
+        if head is None:
+            raise _unknown_artifact(args.coordinate, journal)
+        version, text = successor_text(head, utc_now())
+        if args.stdout:
+            sys.stdout.write(text)
+            return EXIT_OK
+        path = draft_path(journal.manager.journal_root, head, version)
+    try:
+        write_new_file(path, text)
+    except FileExistsError:
+        raise CommandError(f"refusing to overwrite existing file {path}") from None
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
+    print(path)
+    return EXIT_OK
+
+
+def _select(
+    journal: JournalAssembly, coordinate: ArtifactCoordinate, as_of: JournalVersion | None
+) -> JournalRevision:
+    """The head, or the newest revision at or before ``as_of``; a ``CommandError`` if none."""
+    service = journal.service
+    revision = service.latest(coordinate) if as_of is None else service.as_of(coordinate, as_of)
+    if revision is not None:
+        return revision
+    genesis = next(iter(service.revisions(coordinate)), None)
+    if genesis is None:
+        raise _unknown_artifact(coordinate, journal)
+    raise CommandError(
+        f"artifact {coordinate} has no revision as of {as_of} (its genesis is {genesis.version})"
+    )
+
+
+def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) -> CommandError:
+    return CommandError(
+        f"unknown artifact {coordinate}: no revisions under {journal.manager.journal_root}"
+    )
