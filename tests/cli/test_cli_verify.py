@@ -93,7 +93,7 @@ def test_verify_of_a_missing_root_fails(tmp_path, capsys):
     assert main(["journal", "verify", str(missing)]) == 1
 
     assert capsys.readouterr().err == (
-        f"nenjim: error: journal root does not exist (file {missing})\n"
+        f"nenjim: error: journal root does not exist (path {missing})\n"
     )
 
 
