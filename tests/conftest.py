@@ -1,1 +1,76 @@
-"""Shared fixtures for the whole suite."""
+"""Shared fixtures: stores by URL, PostgreSQL discovery, resource hygiene."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from postgres_server import postgres_server
+
+from infrastructure.log import LogApplication
+
+STORES = ["memory", "sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A reachable PostgreSQL server; missing one fails under ``CI=true``, else skips."""
+    try:
+        with postgres_server() as url:
+            yield url
+    except (OSError, psycopg.Error, FileNotFoundError) as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(
+                f"PostgreSQL is required in CI and could not be reached or started: {error}"
+            )
+        pytest.skip(f"no PostgreSQL available: {error}")
+
+
+@pytest.fixture
+def postgres_schema_url(postgres_url: str) -> Iterator[str]:
+    """A store URL on a fresh schema of its own, dropped afterwards."""
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    parts = urlsplit(postgres_url)
+    yield urlunsplit(parts._replace(query=f"schema={schema}&pool_size=1&max_overflow=7"))
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def close_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Close every log application a test opened (their pools hold connections)."""
+    opened: list[LogApplication] = []
+    original = LogApplication.__init__
+
+    def recording_init(self: LogApplication, store: str | None = None) -> None:
+        original(self, store)
+        opened.append(self)
+
+    monkeypatch.setattr(LogApplication, "__init__", recording_init)
+    yield
+    for app in opened:
+        app.close()
+
+
+def store_url_for(kind: str, request: pytest.FixtureRequest) -> str:
+    """The URL of a fresh store of ``kind`` for one test (outside the test's tmp_path)."""
+    if kind == "memory":
+        return "memory:"
+    if kind == "sqlite":
+        directory: Path = request.getfixturevalue("tmp_path_factory").mktemp("store")
+        return f"sqlite:///{directory / 'log.db'}"
+    url: str = request.getfixturevalue("postgres_schema_url")
+    return url
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest, close_logs: None) -> str:
+    """A fresh store of each kind in turn."""
+    return store_url_for(request.param, request)

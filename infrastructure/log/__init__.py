@@ -1,7 +1,17 @@
 """The append-only log: ``eventsourcing`` recorders plus inline tables written
 in the same transaction as the events, opened by URL."""
 
-from infrastructure.log.application import LogApplication, UnsupportedStoreError
+from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
-__all__ = ["Claim", "ClaimConflictError", "LogApplication", "UnsupportedStoreError"]
+__all__ = [
+    "Claim",
+    "ClaimConflictError",
+    "IncompatibleStoreError",
+    "LogApplication",
+    "StoreLocation",
+    "UnsupportedStoreError",
+    "resolve_store_url",
+]

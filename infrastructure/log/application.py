@@ -9,37 +9,43 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.domain import MutableOrImmutableAggregate
 from eventsourcing.persistence import ApplicationRecorder, Recording
+from eventsourcing.postgres import PostgresFactory
+from eventsourcing.sqlite import SQLiteFactory
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.popo import ClaimingPOPOApplicationRecorder
-
-MEMORY_URL = "memory:"
-
-
-class UnsupportedStoreError(ValueError):
-    """A store URL names a scheme this build cannot open."""
+from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from infrastructure.log.urls import StoreLocation, resolve_store_url
 
 
 class _ClaimLedger(Protocol):
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
 
 
-def store_env(url: str | None) -> dict[str, str]:
-    """The ``eventsourcing`` environment for a store URL (``None`` or ``memory:``: in memory)."""
-    if url is None or url == MEMORY_URL:
-        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
-    raise UnsupportedStoreError(f"unsupported store URL {url!r}: expected {MEMORY_URL!r}")
-
-
 class LogApplication(Application[UUID]):
-    """An Application whose recorder keeps the unique-claims table beside the events."""
+    """An Application whose recorder keeps the unique-claims table beside the events.
+
+    ``store`` is a store URL (see :func:`resolve_store_url`); tables are
+    created on first open and the schema version is checked on every open.
+    """
 
     def __init__(self, store: str | None = None) -> None:
-        self.store_url = store or MEMORY_URL
-        super().__init__(env=store_env(store))
+        self.location: StoreLocation = resolve_store_url(store)
+        super().__init__(env=self.location.env)
 
     def construct_recorder(self) -> ApplicationRecorder:
-        return ClaimingPOPOApplicationRecorder()
+        factory = self.factory
+        name = self.name.lower()
+        recorder: ApplicationRecorder
+        if isinstance(factory, SQLiteFactory):
+            recorder = ClaimingSQLiteApplicationRecorder(factory.datastore, name=name)
+        elif isinstance(factory, PostgresFactory):
+            recorder = ClaimingPostgresApplicationRecorder(factory.datastore, name=name)
+        else:
+            return ClaimingPOPOApplicationRecorder()
+        recorder.create_table()
+        return recorder
 
     def append(
         self, aggregates: Sequence[MutableOrImmutableAggregate[UUID]], claims: Sequence[Claim] = ()

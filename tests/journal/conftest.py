@@ -1,4 +1,8 @@
-"""Fixtures for the Journal tests: an in-memory ingestion and a root directory."""
+"""The whole Journal suite runs once per store: memory, SQLite and PostgreSQL.
+
+Every test here gets ``NENJIM_STORE_URL`` set to a fresh store of its
+parameter's kind, so ``build_journal(root)`` and ``JournalLog()`` open it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,16 @@ from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection
 
 
+@pytest.fixture(autouse=True)
+def journal_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run each Journal test on each store kind."""
+    monkeypatch.setenv("NENJIM_STORE_URL", store_url)
+    return store_url
+
+
 @pytest.fixture
-def log() -> JournalLog:
-    """An empty in-memory Journal log."""
+def log(journal_store: str) -> JournalLog:
+    """An empty Journal log on this test's store."""
     return JournalLog()
 
 

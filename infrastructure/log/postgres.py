@@ -1,0 +1,168 @@
+"""PostgreSQL recorder: one round trip per append, gap-free ids in commit order.
+
+The stock recorder holds ``LOCK TABLE ... EXCLUSIVE`` across two client
+round trips (pipeline sync, then commit). Here one autocommit statement calls
+a plpgsql function that takes the same lock, writes the claims, numbers the
+events ``max(notification_id) + 1 ...`` and inserts them; the statement's
+commit releases the lock. Readers tailing the log therefore never see a later
+id commit before an earlier one, and a rolled-back append consumes no id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from psycopg.sql import SQL, Identifier, Literal
+
+from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.schema import SCHEMA_TABLE, SCHEMA_VERSION, check_schema_version
+
+CLAIM_CONSTRAINT = "nenjim_unique_claim"
+# Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
+_DDL_LOCK = 0x6E656E6A696D
+
+
+class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
+    """``PostgresApplicationRecorder`` with claims and a single-round-trip append."""
+
+    def __init__(self, datastore: PostgresDatastore, *, name: str) -> None:
+        super().__init__(datastore, events_table_name=f"{name}_events")
+        self.claims_table_name = f"{name}_claims"
+        self.append_function_name = f"{name}_append"
+        schema = Identifier(self.datastore.schema)
+        names = {
+            "schema": schema,
+            "events": Identifier(self.events_table_name),
+            "claims": Identifier(self.claims_table_name),
+            "append": Identifier(self.append_function_name),
+            "version_table": Identifier(SCHEMA_TABLE),
+            "events_channel": Literal(self.channel_name),
+        }
+        self.sql_create_statements.extend(SQL(statement).format(**names) for statement in _DDL)
+        self.sql_create_statements.append(
+            SQL(
+                "INSERT INTO {schema}.{version_table} VALUES ({component}, {version}) "
+                "ON CONFLICT (component) DO NOTHING"
+            ).format(
+                schema=schema,
+                version_table=names["version_table"],
+                component=self.events_table_name,
+                version=SCHEMA_VERSION,
+            )
+        )
+        self._append_sql = SQL(
+            "SELECT * FROM {schema}.{append}(%s, %s, %s, %s, %s, %s, %s)"
+        ).format(**names)
+        self._owner_sql = SQL(
+            "SELECT owner FROM {schema}.{claims} WHERE namespace = %s AND key = %s"
+        ).format(**names)
+        self._version_sql = SQL(
+            "SELECT version FROM {schema}.{version_table} WHERE component = %s"
+        ).format(**names)
+
+    def create_table(self) -> None:
+        with self.datastore.get_connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+            for statement in self.sql_create_statements:
+                if "CREATE TYPE" in statement.as_string():
+                    try:
+                        with conn.transaction():
+                            conn.execute(statement, prepare=False)
+                    except psycopg.errors.DuplicateObject:
+                        pass  # the type exists: CREATE TYPE has no IF NOT EXISTS
+                else:
+                    conn.execute(statement, prepare=False)
+            row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
+        self.datastore.register_type_adapters()
+        where = f"PostgreSQL schema {self.datastore.schema!r}"
+        check_schema_version(where, None if row is None else int(row["version"]))
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        claims: Sequence[Claim] = kwargs.get("claims", ())
+        params = (
+            [_uuid(e.originator_id) for e in stored_events],
+            [e.originator_version for e in stored_events],
+            [e.topic for e in stored_events],
+            [e.state for e in stored_events],
+            [c.namespace for c in claims],
+            [c.key for c in claims],
+            [c.owner for c in claims],
+        )
+        try:
+            with self.datastore.get_connection() as conn:
+                rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
+        except IntegrityError as error:
+            cause = error.__cause__
+            if isinstance(cause, psycopg.Error) and cause.diag.constraint_name == CLAIM_CONSTRAINT:
+                detail = json.loads(cause.diag.message_detail or "{}")
+                raise ClaimConflictError(
+                    Claim(detail["namespace"], detail["key"], detail["owner"]), detail["holder"]
+                ) from error
+            raise
+        return [row["notification_id"] for row in rows]
+
+    def claim_owner(self, namespace: str, key: str) -> str | None:
+        """The owner of ``key`` in ``namespace``, or ``None``."""
+        with self.datastore.get_connection() as conn:
+            row = conn.execute(self._owner_sql, (namespace, key)).fetchone()
+        return None if row is None else str(row["owner"])
+
+
+def _uuid(originator_id: UUID | str) -> UUID:
+    return originator_id if isinstance(originator_id, UUID) else UUID(originator_id)
+
+
+_DDL: list[str] = [
+    "CREATE TABLE IF NOT EXISTS {schema}.{claims} ("
+    "namespace text NOT NULL, key text NOT NULL, owner text NOT NULL, "
+    "PRIMARY KEY (namespace, key))",
+    "CREATE TABLE IF NOT EXISTS {schema}.{version_table} ("
+    "component text PRIMARY KEY, version integer NOT NULL)",
+    """
+CREATE OR REPLACE FUNCTION {schema}.{append}(
+    ids uuid[], versions bigint[], topics text[], states bytea[],
+    claim_namespaces text[], claim_keys text[], claim_owners text[])
+RETURNS TABLE (notification_id bigint) LANGUAGE plpgsql AS $fn$
+DECLARE
+    last_id bigint;
+    clash record;
+BEGIN
+    -- One writer at a time: ids are numbered and committed in the same order.
+    LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE;
+    INSERT INTO {schema}.{claims} AS t (namespace, key, owner)
+        SELECT * FROM unnest(claim_namespaces, claim_keys, claim_owners)
+        ON CONFLICT (namespace, key) DO NOTHING;
+    SELECT c.namespace, c.key, c.owner, t.owner AS holder INTO clash
+        FROM unnest(claim_namespaces, claim_keys, claim_owners) AS c(namespace, key, owner)
+        JOIN {schema}.{claims} AS t USING (namespace, key)
+        WHERE t.owner <> c.owner
+        LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'unique_violation',
+            CONSTRAINT = 'nenjim_unique_claim',
+            MESSAGE = format('%s %L is owned by %L', clash.namespace, clash.key, clash.holder),
+            DETAIL = json_build_object('namespace', clash.namespace, 'key', clash.key,
+                                       'owner', clash.owner, 'holder', clash.holder)::text;
+    END IF;
+    SELECT coalesce(max(e.notification_id), 0) INTO last_id FROM {schema}.{events} AS e;
+    RETURN QUERY
+        INSERT INTO {schema}.{events} AS e
+            (originator_id, originator_version, topic, state, notification_id)
+        SELECT s.i, s.v, s.t, s.s, last_id + s.n
+        FROM unnest(ids, versions, topics, states) WITH ORDINALITY AS s(i, v, t, s, n)
+        ORDER BY s.n
+        RETURNING e.notification_id;
+    PERFORM pg_notify({events_channel}, '');
+END
+$fn$
+""",
+]

@@ -1,0 +1,77 @@
+"""SQLite recorder with the claims table, written inside the events' transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteDatastore
+
+from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.schema import SCHEMA_TABLE, SCHEMA_VERSION, check_schema_version
+
+
+class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
+    """``SQLiteApplicationRecorder`` plus a ``(namespace, key) -> owner`` claims table.
+
+    Notification ids are rowids of a table without AUTOINCREMENT: gap-free,
+    since a rolled-back insert does not consume one, and in commit order,
+    since SQLite has one writer at a time.
+    """
+
+    def __init__(self, datastore: SQLiteDatastore, *, name: str) -> None:
+        self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
+        super().__init__(datastore, events_table_name=f"{name}_events")
+
+    def construct_create_table_statements(self) -> list[str]:
+        return [
+            *super().construct_create_table_statements(),
+            f"CREATE TABLE IF NOT EXISTS {self.claims_table_name} ("
+            "namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, "
+            "PRIMARY KEY (namespace, key)) WITHOUT ROWID",
+            f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} ("
+            "component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+            f"INSERT OR IGNORE INTO {SCHEMA_TABLE} VALUES "
+            f"('{self.events_table_name}', {SCHEMA_VERSION})",
+        ]
+
+    def create_table(self) -> None:
+        super().create_table()
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT version FROM {SCHEMA_TABLE} WHERE component = ?",
+                (self.events_table_name,),
+            )
+            row = c.fetchone()
+        check_schema_version(f"SQLite database {self.datastore.pool.db_name}", row[0])
+
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        claims: Sequence[Claim] = kwargs.get("claims", ())
+        for claim in claims:
+            # The events' insert took the write lock, so this read-after-write is consistent.
+            c.execute(
+                f"INSERT INTO {self.claims_table_name} VALUES (?, ?, ?) "
+                "ON CONFLICT (namespace, key) DO NOTHING",
+                (claim.namespace, claim.key, claim.owner),
+            )
+            holder = self._owner(c, claim.namespace, claim.key)
+            if holder != claim.owner:
+                raise ClaimConflictError(claim, str(holder))
+        return ids
+
+    def claim_owner(self, namespace: str, key: str) -> str | None:
+        """The owner of ``key`` in ``namespace``, or ``None``."""
+        with self.datastore.transaction(commit=False) as c:
+            return self._owner(c, namespace, key)
+
+    def _owner(self, c: SQLiteCursor, namespace: str, key: str) -> str | None:
+        c.execute(
+            f"SELECT owner FROM {self.claims_table_name} WHERE namespace = ? AND key = ?",
+            (namespace, key),
+        )
+        row = c.fetchone()
+        return None if row is None else str(row[0])
