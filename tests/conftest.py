@@ -15,6 +15,7 @@ from postgres_server import postgres_server
 from infrastructure.log import LogApplication
 
 STORES = ["memory", "sqlite", "postgresql"]
+DURABLE_STORES = ["sqlite", "postgresql"]
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +66,7 @@ def store_url_for(kind: str, request: pytest.FixtureRequest) -> str:
         return "memory:"
     if kind == "sqlite":
         directory: Path = request.getfixturevalue("tmp_path_factory").mktemp("store")
-        return f"sqlite:///{directory / 'log.db'}"
+        return f"sqlite://{directory / 'log.db'}"
     url: str = request.getfixturevalue("postgres_schema_url")
     return url
 
@@ -73,4 +74,10 @@ def store_url_for(kind: str, request: pytest.FixtureRequest) -> str:
 @pytest.fixture(params=STORES)
 def store_url(request: pytest.FixtureRequest, close_logs: None) -> str:
     """A fresh store of each kind in turn."""
+    return store_url_for(request.param, request)
+
+
+@pytest.fixture(params=DURABLE_STORES)
+def durable_store_url(request: pytest.FixtureRequest, close_logs: None) -> str:
+    """A fresh store of each durable kind in turn."""
     return store_url_for(request.param, request)

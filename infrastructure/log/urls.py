@@ -57,7 +57,8 @@ def _sqlite_env(url: str) -> dict[str, str]:
             raise UnsupportedStoreError(
                 f"invalid SQLite URL {url!r}: expected 'sqlite:///absolute/path.db'"
             )
-        path = Path(unquote(rest[2:]))
+        # sqlite:///abs/path.db; a fourth slash (sqlite:////abs) is tolerated.
+        path = Path("/" + unquote(rest[3:]).lstrip("/"))
     else:
         path = Path(unquote(rest)).absolute()
     if not rest or path.name == "":
