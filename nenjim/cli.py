@@ -1,6 +1,7 @@
 """The ``nenjim`` command line: argument parsing and dispatch.
 
-``nenjim journal verify|digest|log|show|release|new``; see ``--help``. Exit
+``nenjim journal verify|digest|log|show|release|new|audit`` and ``nenjim
+projections rebuild``; see ``--help``. Exit
 codes: 0 success, 1 a Journal error or something not found, 2 bad usage.
 """
 
@@ -11,6 +12,9 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
+from eventsourcing.persistence import PersistenceError
+
+from infrastructure.log import IncompatibleStoreError, UnsupportedStoreError
 from journal.exception import InvalidValueError, JournalError
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim import cli_commands as run
@@ -33,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error), error.exit_code)
     except JournalError as error:
         return _fail(str(error), EXIT_FAILURE)
+    except (UnsupportedStoreError, IncompatibleStoreError, PersistenceError) as error:
+        return _fail(f"store: {error}", EXIT_FAILURE)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new = add("new", run.new, "Draft a successor of the head revision.", opens, coordinate)
     new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
+    audit = add("audit", run.audit, "Re-check every logged revision of a store.")
+    audit.add_argument("--store", metavar="URL", required=True, help="event store URL")
+    projections = groups.add_parser(
+        "projections", help="maintain read models", description="Maintain read models."
+    )
+    maintenance = projections.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+    rebuild = maintenance.add_parser(
+        "rebuild",
+        help="Rebuild the Journal chain projection from the log.",
+        description="Rebuild the Journal chain projection from the log.",
+    )
+    rebuild.add_argument("--store", metavar="URL", required=True, help="event store URL")
+    rebuild.set_defaults(handler=run.rebuild)
     return parser
 
 
@@ -77,7 +96,11 @@ def _opening() -> argparse.ArgumentParser:
     """ROOT and --store, shared by every subcommand that opens a Journal."""
     opens = argparse.ArgumentParser(add_help=False)
     opens.add_argument("root", metavar="ROOT", help="Journal root directory")
-    opens.add_argument("--store", metavar="URL", help="event store URL (default: in memory)")
+    opens.add_argument(
+        "--store",
+        metavar="URL",
+        help="event store URL (default: $NENJIM_STORE_URL, else an SQLite file under var/)",
+    )
     return opens
 
 

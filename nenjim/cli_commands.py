@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from infrastructure.log.urls import STORE_URL_VARIABLE
 from journal.impl.ref import JournalAssembly, build_journal
+from journal.impl.ref.audit import audit_journal_log
+from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
 from nenjim.cli_json import dumps, release_json, revision_json
 from nenjim.cli_text import render_log, render_release, render_revision, render_verify
 
+DEFAULT_STORE_DIRECTORY = Path("var")
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -28,11 +34,26 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
+def store_for(root: str, store: str | None) -> str:
+    """``--store``, else ``$NENJIM_STORE_URL``, else an SQLite file under ``var/`` for ``root``.
+
+    The default file is per root (named by a hash of its absolute path), so
+    two unrelated roots never meet in one log.
+    """
+    chosen = store or os.environ.get(STORE_URL_VARIABLE)
+    if chosen:
+        return chosen
+    absolute = os.path.abspath(root)
+    tag = hashlib.sha256(absolute.encode()).hexdigest()[:12]
+    DEFAULT_STORE_DIRECTORY.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:{DEFAULT_STORE_DIRECTORY / f'journal-{Path(absolute).name}-{tag}.db'}"
+
+
 @contextmanager
 def open_journal(root: str, store: str | None) -> Iterator[JournalAssembly]:
     """Build the Journal over ``root``, start it (loading everything), stop it afterwards."""
     try:
-        assembly = build_journal(root, store=store)
+        assembly = build_journal(root, store=store_for(root, store))
     except ValueError as error:  # an unusable store URL is a bad argument, not a Journal error
         raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
     try:
@@ -135,3 +156,28 @@ def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) 
     return CommandError(
         f"unknown artifact {coordinate}: no revisions under {journal.manager.journal_root}"
     )
+
+
+def audit(args: argparse.Namespace) -> int:
+    """Re-check every logged text, digest, chain link and digest claim of a store."""
+    report = audit_journal_log(args.store)
+    summary = (
+        f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"
+    )
+    if not report.ok:
+        raise CommandError(f"audit failed after {summary}: {report.problem}")
+    print(f"audit OK: {summary}")
+    return EXIT_OK
+
+
+def rebuild(args: argparse.Namespace) -> int:
+    """Rebuild the chain projection from the log and report its size and speed."""
+    report = rebuild_chain_projection(args.store)
+    events = report.view.position
+    rate = events / report.seconds if report.seconds > 0 else float("inf")
+    print(
+        f"rebuilt journal-chains: {report.revisions} revisions of "
+        f"{len(report.view.chains)} artifacts from {events} events "
+        f"in {report.seconds:.3f} s ({rate:,.0f} events/s)"
+    )
+    return EXIT_OK

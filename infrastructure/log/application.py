@@ -22,6 +22,8 @@ from infrastructure.log.urls import StoreLocation, resolve_store_url
 class _ClaimLedger(Protocol):
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
 
+    def claims(self, namespace: str) -> list[Claim]: ...
+
 
 class LogApplication(Application[UUID]):
     """An Application whose recorder keeps the unique-claims table beside the events.
@@ -56,3 +58,7 @@ class LogApplication(Application[UUID]):
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""
         return cast(_ClaimLedger, self.recorder).claim_owner(namespace, key)
+
+    def claims(self, namespace: str) -> list[Claim]:
+        """Every claim in ``namespace``, ordered by key (for audits)."""
+        return cast(_ClaimLedger, self.recorder).claims(namespace)

@@ -37,6 +37,14 @@ class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
             self._claims[(claim.namespace, claim.key)] = claim.owner
         return ids
 
+    def claims(self, namespace: str) -> list[Claim]:
+        """Every claim in ``namespace``, ordered by key."""
+        with self._database_lock:
+            return sorted(
+                (Claim(ns, key, owner) for (ns, key), owner in self._claims.items() if ns == namespace),
+                key=lambda c: c.key,
+            )
+
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self._database_lock:

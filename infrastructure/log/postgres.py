@@ -62,6 +62,9 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
         self._owner_sql = SQL(
             "SELECT owner FROM {schema}.{claims} WHERE namespace = %s AND key = %s"
         ).format(**names)
+        self._claims_sql = SQL(
+            "SELECT key, owner FROM {schema}.{claims} WHERE namespace = %s ORDER BY key"
+        ).format(**names)
         self._version_sql = SQL(
             "SELECT version FROM {schema}.{version_table} WHERE component = %s"
         ).format(**names)
@@ -108,6 +111,12 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
                 ) from error
             raise
         return [row["notification_id"] for row in rows]
+
+    def claims(self, namespace: str) -> list[Claim]:
+        """Every claim in ``namespace``, ordered by key."""
+        with self.datastore.get_connection() as conn:
+            rows = conn.execute(self._claims_sql, (namespace,)).fetchall()
+        return [Claim(namespace, row["key"], row["owner"]) for row in rows]
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""

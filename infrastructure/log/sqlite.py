@@ -63,6 +63,15 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
                 raise ClaimConflictError(claim, str(holder))
         return ids
 
+    def claims(self, namespace: str) -> list[Claim]:
+        """Every claim in ``namespace``, ordered by key."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT key, owner FROM {self.claims_table_name} WHERE namespace = ? ORDER BY key",
+                (namespace,),
+            )
+            return [Claim(namespace, row[0], row[1]) for row in c.fetchall()]
+
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self.datastore.transaction(commit=False) as c:

@@ -17,6 +17,12 @@ CONTENT_101 = "sha256:fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68f
 WriteRevision = Callable[[Path, str, str, str], Path]
 
 
+@pytest.fixture(autouse=True)
+def in_memory_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most CLI tests need no durable store; tests of the default store unset this."""
+    monkeypatch.setenv("NENJIM_STORE_URL", "memory:")
+
+
 def _write_revision(root: Path, coordinate: str, version: str, text: str) -> Path:
     directory = root / coordinate
     directory.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,11 @@ class JournalIngestion:
         """The latest published worldview."""
         return self._projection.view
 
+    def close(self) -> None:
+        """Release the log's connections; the published view stays readable."""
+        with self._lock:
+            self._log.close()
+
     def catch_up(self) -> JournalWorldview:
         """Bring the projection up to the end of the log."""
         with self._lock:

@@ -50,9 +50,12 @@ class ReferenceJournal(JournalService, NenjimProcess):
         self._state = _State.RUNNING
 
     def stop(self) -> None:
-        """Stop answering queries; idempotent."""
+        """Stop answering queries and release the store; idempotent."""
         with self._lifecycle:
+            if self._state is _State.STOPPED:
+                return
             self._state = _State.STOPPED
+        self._ingestion.close()
 
     def _refresh(self) -> RefreshReport:
         if self._state is not _State.RUNNING:
