@@ -98,10 +98,17 @@ class JournalChainsProjection:
         """The latest worldview."""
         return self._view
 
-    def apply(self, events: Iterable[tuple[int, DomainEventProtocol[UUID]]]) -> JournalWorldview:
+    def apply(
+        self,
+        events: Iterable[tuple[int, DomainEventProtocol[UUID]]],
+        parsed: Mapping[str, JournalRevision] | None = None,
+    ) -> JournalWorldview:
         """Fold ``(notification id, event)`` pairs, in log order, into a new view.
 
         The new view becomes :attr:`view` only if every event applied.
+        ``parsed`` may offer already parsed revisions by digest; one is used
+        only when its text is exactly the event's, so it saves work and
+        changes nothing.
         """
         view = self._view
         added: dict[ArtifactCoordinate, list[JournalRevision]] = {}
@@ -112,7 +119,7 @@ class JournalChainsProjection:
                     f"notification {position} is not after the projection's {view.position}"
                 )
             if isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted):
-                revision = _revision(event, position)
+                revision = _revision(event, position, parsed or {})
                 added.setdefault(revision.coordinate, []).append(revision)
         if position == view.position:
             return view  # nothing new: keep the published object
@@ -128,9 +135,11 @@ class JournalChainsProjection:
         self._view = JournalWorldview(MappingProxyType(chains), position)
         return self._view
 
-    def catch_up(self, log: Application[UUID]) -> JournalWorldview:
+    def catch_up(
+        self, log: Application[UUID], parsed: Mapping[str, JournalRevision] | None = None
+    ) -> JournalWorldview:
         """Apply every notification after :attr:`view`'s position, then publish."""
-        return self.apply(read_after(log, self._view.position))
+        return self.apply(read_after(log, self._view.position), parsed)
 
 
 def read_after(
@@ -149,9 +158,14 @@ def read_after(
 
 
 def _revision(
-    event: JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted, position: int
+    event: JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted,
+    position: int,
+    parsed: Mapping[str, JournalRevision],
 ) -> JournalRevision:
-    revision = parse_journal(event.text)
+    known = parsed.get(event.digest)
+    revision = known if known is not None and known.text == event.text else None
+    if revision is None:
+        revision = parse_journal(event.text)
     if (
         str(revision.digest) != event.digest
         or str(revision.coordinate) != event.coordinate

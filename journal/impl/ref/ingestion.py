@@ -91,7 +91,7 @@ class JournalIngestion:
                     ) from conflict
                 except IntegrityError:
                     continue  # another writer moved a head first: decide again
-                self._projection.catch_up(self._log)
+                self._projection.catch_up(self._log, {str(r.digest): r for r in accepted})
                 return accepted
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
