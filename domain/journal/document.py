@@ -38,6 +38,7 @@ class Release:
 
     ``dependencies`` and ``preferences`` are ordered by coordinate (each
     coordinate appears once, so order in the text carries no meaning);
+    construction sorts them, so equal content makes equal releases.
     ``policy`` is the effective policy: the release's own, else the header's.
     """
 
@@ -50,10 +51,21 @@ class Release:
     exclusions: frozenset[ArtifactCoordinate] = field(default_factory=frozenset)
     preferences: tuple[Preference, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Frozen: normalising the collections needs the object-level setter.
+        dependencies = tuple(sorted(self.dependencies, key=lambda d: d.coordinate))
+        preferences = tuple(sorted(self.preferences, key=lambda p: p.coordinate))
+        object.__setattr__(self, "dependencies", dependencies)
+        object.__setattr__(self, "exclusions", frozenset(self.exclusions))
+        object.__setattr__(self, "preferences", preferences)
+
 
 @dataclass(frozen=True, slots=True)
 class JournalDocument:
-    """The meaning of one Journal text; ``releases`` ascend by SemVer precedence."""
+    """The meaning of one Journal text; ``releases`` ascend by SemVer precedence.
+
+    Construction sorts ``releases``, so equal content makes equal documents.
+    """
 
     coordinate: ArtifactCoordinate
     version: JournalVersion
@@ -62,6 +74,10 @@ class JournalDocument:
     information: str | None = None
     policy: Policy = ACTIVE_POLICY
     releases: tuple[Release, ...] = ()
+
+    def __post_init__(self) -> None:
+        releases = tuple(sorted(self.releases, key=lambda r: r.version))
+        object.__setattr__(self, "releases", releases)
 
     @property
     def is_genesis(self) -> bool:

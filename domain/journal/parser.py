@@ -9,7 +9,7 @@ artifact (once known) and the 1-based line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -42,9 +42,13 @@ from domain.journal.values import (
 FORMAT_VERSION = "1"
 MAGIC = "NENJIM-JOURNAL"
 
-_DIRECTIVE = re.compile(r"[ \t]*(\S+)(?:[ \t]+(.*?))?[ \t]*")
+# Only spaces/tabs separate: other Unicode blanks belong to the word they touch.
+_DIRECTIVE = re.compile(r"[ \t]*([^ \t]+)(?:[ \t]+(.*?))?[ \t]*")
 _KEYWORD = re.compile(r"[A-Z][A-Z0-9_-]*")
-_FORBIDDEN_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f\ud800-\udfff]")
+_FORMAT_NUMBER = re.compile(r"[0-9]+")
+_BLANK_TEXT = re.compile(r"(?:[ \t]*\r?\n)*[ \t]*")
+_CONTROL_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _ARGUMENT_SPLIT = re.compile(r"[ \t]+")
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
@@ -73,7 +77,15 @@ _V = TypeVar("_V")
 
 
 def decode_journal_bytes(data: bytes) -> str:
-    """Decode exact file bytes as UTF-8 without a BOM; errors name the line."""
+    """Decode exact file bytes as UTF-8 without a BOM; errors name the line.
+
+    Raises ``TypeError`` for anything but ``bytes`` and
+    :class:`JournalFormatError` for a BOM or invalid UTF-8.
+    """
+    if not isinstance(data, bytes):
+        raise TypeError(f"Journal bytes must be bytes, got {type(data).__name__}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise JournalFormatError("byte-order mark: expected UTF-8 without a BOM", line=1)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -92,27 +104,32 @@ def parse_journal(text: str) -> JournalRevision:
     if not isinstance(text, str):
         raise TypeError(f"a Journal text must be a str, got {type(text).__name__}")
     document = _Parser().parse(text)
-    try:
-        digest = Sha256Digest.of_text(text)
-    except UnicodeEncodeError:  # pragma: no cover - surrogates are rejected per line first
-        raise JournalFormatError("text is not encodable as UTF-8") from None
-    return JournalRevision(document=document, text=text, digest=digest)
+    # Every character passed the per-line checks, so no surrogate is left to fail encoding.
+    return JournalRevision(document=document, text=text, digest=Sha256Digest.of_text(text))
 
 
 def iter_lines(text: str) -> list[str]:
     """Split on LF/CRLF (the last line may lack one); a lone CR is an error."""
+    return list(_lines(text))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """Lazily, so an error on a late line is raised after the earlier lines were read."""
     lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    result = []
+    last = lines.pop()  # the text after the final LF: a line without its own LF, or ""
     for number, line in enumerate(lines, start=1):
-        content = line.removesuffix("\r")
-        if "\r" in content:
-            raise JournalFormatError(
-                "lone carriage return: expected lines ending in LF or CRLF", line=number
-            )
-        result.append(content)
-    return result
+        yield _without_cr(line.removesuffix("\r"), number)
+    if last:
+        # Without an LF after it, a trailing CR is a lone CR, not half a CRLF.
+        yield _without_cr(last, len(lines) + 1)
+
+
+def _without_cr(content: str, number: int) -> str:
+    if "\r" in content:
+        raise JournalFormatError(
+            "lone carriage return: expected lines ending in LF or CRLF", line=number
+        )
+    return content
 
 
 @dataclass
@@ -140,14 +157,14 @@ class _Parser:
         self._line_number = 0
 
     def parse(self, text: str) -> JournalDocument:
-        if not text.strip():
+        if _BLANK_TEXT.fullmatch(text):
             raise JournalFormatError(
                 "empty or blank text: expected a Journal starting with 'NENJIM-JOURNAL 1'"
             )
         if text.startswith("\ufeff"):
             raise JournalFormatError("byte-order mark: expected UTF-8 without a BOM", line=1)
         try:
-            for self._line_number, line in enumerate(iter_lines(text), start=1):
+            for self._line_number, line in enumerate(_lines(text), start=1):
                 self._line(line)
             self._line_number = 0
             return self._document()
@@ -159,17 +176,23 @@ class _Parser:
             raise
 
     def _line(self, line: str) -> None:
-        bad = _FORBIDDEN_CHAR.search(line)
+        bad = _CONTROL_CHAR.search(line)
         if bad is not None:
             raise JournalFormatError(
                 f"forbidden character U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
                 "expected text without control characters other than TAB"
             )
+        bad = _SURROGATE.search(line)
+        if bad is not None:
+            raise JournalFormatError(
+                f"lone surrogate U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
+                "expected text encodable as UTF-8"
+            )
         stripped = line.lstrip(" \t")
         if not stripped or stripped.startswith("#"):
             return
         match = _DIRECTIVE.fullmatch(line)
-        assert match is not None  # any non-blank line matches
+        assert match is not None  # any line with a non-blank character matches
         keyword, arguments = match.group(1), match.group(2) or ""
         if not _KEYWORD.fullmatch(keyword):
             raise JournalFormatError(f"expected an upper-case KEYWORD, got {keyword!r}")
@@ -192,11 +215,14 @@ class _Parser:
             raise JournalFormatError(
                 f"expected 'NENJIM-JOURNAL 1' as the first directive, got {keyword}"
             )
-        if arguments != FORMAT_VERSION:
+        if arguments == FORMAT_VERSION:
+            self.started = True
+            return
+        if _FORMAT_NUMBER.fullmatch(arguments):
             raise JournalFormatError(
-                f"unsupported format version {arguments!r}: expected 'NENJIM-JOURNAL 1'"
+                f"unsupported format version {arguments}: expected 'NENJIM-JOURNAL 1'"
             )
-        self.started = True
+        raise JournalFormatError(f"{MAGIC} expects the format number 1, got {arguments!r}")
 
     def _header_directive(self, keyword: str, arguments: str) -> None:
         if keyword in _RELEASE_ONLY:
@@ -248,9 +274,7 @@ class _Parser:
         if keyword == "LICENSE":
             if not arguments:
                 raise JournalFormatError("LICENSE expects an SPDX license expression")
-            block.license = _value(
-                keyword, arguments, validate_license_expression, "an SPDX expression"
-            )
+            block.license = _value(keyword, arguments, validate_license_expression)
         elif keyword == "CONTENT":
             block.content = _one(keyword, arguments, Sha256Digest, "a digest")
         elif keyword == "DESCRIPTION":
@@ -259,10 +283,10 @@ class _Parser:
             block.policy = _policy(arguments)
         elif keyword == "DEPENDENCY":
             coordinate, requirement = _pair(keyword, arguments, "a coordinate and a requirement")
-            target = _value(keyword, coordinate, ArtifactCoordinate, "a coordinate")
+            target = _value(keyword, coordinate, ArtifactCoordinate)
             self._unique(block.dependencies, keyword, target, block)
             block.dependencies[target] = (
-                _value(keyword, requirement, VersionRequirement, "a version requirement"),
+                _value(keyword, requirement, VersionRequirement),
                 self._line_number,
             )
         elif keyword == "EXCLUDE":
@@ -271,10 +295,10 @@ class _Parser:
             block.exclusions[target] = self._line_number
         else:
             coordinate, version = _pair(keyword, arguments, "a coordinate and a version")
-            target = _value(keyword, coordinate, ArtifactCoordinate, "a coordinate")
+            target = _value(keyword, coordinate, ArtifactCoordinate)
             self._unique(block.preferences, keyword, target, block)
             block.preferences[target] = (
-                _value(keyword, version, ReleaseVersion, "a release version"),
+                _value(keyword, version, ReleaseVersion),
                 self._line_number,
             )
 
@@ -300,7 +324,6 @@ class _Parser:
         assert self.artifact is not None
         header_policy = self._header_value("POLICY", Policy) or ACTIVE_POLICY
         releases = [self._finish(block, header_policy) for block in self.blocks]
-        releases.sort(key=lambda r: r.version)
         return JournalDocument(
             coordinate=self.artifact,
             version=self._header_value("JOURNAL_VERSION", JournalVersion),
@@ -331,11 +354,9 @@ class _Parser:
             content=block.content,
             description=block.description,
             policy=block.policy or header_policy,
-            dependencies=tuple(
-                Dependency(c, r) for c, (r, _) in sorted(block.dependencies.items())
-            ),
+            dependencies=tuple(Dependency(c, r) for c, (r, _) in block.dependencies.items()),
             exclusions=frozenset(block.exclusions),
-            preferences=tuple(Preference(c, v) for c, (v, _) in sorted(block.preferences.items())),
+            preferences=tuple(Preference(c, v) for c, (v, _) in block.preferences.items()),
         )
         assert self.artifact is not None
         for keyword, coordinate, problem in release_rule_violations(self.artifact, release):
@@ -350,7 +371,7 @@ class _Parser:
         return release
 
 
-def _value(keyword: str, text: str, build: Callable[[str], _V], expected: str) -> _V:
+def _value(keyword: str, text: str, build: Callable[[str], _V]) -> _V:
     try:
         return build(text)
     except InvalidValueError as error:
@@ -361,7 +382,7 @@ def _one(keyword: str, arguments: str, build: Callable[[str], _V], expected: str
     parts = _ARGUMENT_SPLIT.split(arguments) if arguments else []
     if len(parts) != 1:
         raise JournalFormatError(f"{keyword} expects exactly one argument: {expected}")
-    return _value(keyword, parts[0], build, expected)
+    return _value(keyword, parts[0], build)
 
 
 def _pair(keyword: str, arguments: str, expected: str) -> tuple[str, str]:
@@ -381,6 +402,8 @@ def _quoted(keyword: str, arguments: str) -> str:
         char = arguments[i]
         if char == "\\":
             escaped = arguments[i + 1 : i + 2]
+            if not escaped:
+                break  # a backslash at the end escapes nothing: unterminated
             if escaped not in _ESCAPES:
                 raise JournalFormatError(
                     f"{keyword}: unknown escape '\\{escaped}': expected \\\" \\\\ \\n or \\t"

@@ -15,7 +15,7 @@ from license_expression import get_license_index
 
 from domain.journal.errors import InvalidValueError
 
-_TOKEN = re.compile(r"\s*(?:(\()|(\))|([A-Za-z0-9.:+-]+))")
+_TOKEN = re.compile(r"[ \t]*(?:(\()|(\))|([A-Za-z0-9.:+-]+))")
 _LICENSE_REF = re.compile(r"(?:DocumentRef-[A-Za-z0-9.-]+:)?LicenseRef-[A-Za-z0-9.-]+")
 _OPERATORS = {"AND", "OR", "WITH"}
 
@@ -37,24 +37,24 @@ def _identifiers() -> tuple[dict[str, str], dict[str, str]]:
 def validate_license_expression(expression: str) -> str:
     """Return ``expression`` if it is a valid SPDX 2.3 expression, else raise.
 
-    SPDX ids match case-insensitively, operators must be upper case (lower
-    case ``and``/``or``/``with`` are accepted by SPDX 2.3 too).
+    SPDX ids match case-insensitively; operators are ``AND``/``OR``/``WITH``
+    or, as the SPDX 2.3 grammar also allows, all lower case. Tokens are
+    separated by spaces or tabs only.
     """
     tokens = _tokenize(expression)
-    position = _Parser(tokens, expression).parse()
-    if position != len(tokens):
-        raise _error(expression, f"unexpected {tokens[position]!r}")
+    _check_grammar(tokens, expression)
     return expression
 
 
 def _tokenize(expression: str) -> list[str]:
     tokens: list[str] = []
     pos = 0
-    stripped = expression.rstrip()
+    stripped = expression.rstrip(" \t")
     while pos < len(stripped):
         match = _TOKEN.match(stripped, pos)
         if match is None:
-            raise _error(expression, f"unexpected character {stripped[pos:].lstrip()[0]!r}")
+            bad = stripped[pos:].lstrip(" \t")[0]
+            raise _error(expression, f"unexpected character {bad!r}")
         tokens.append(match.group(match.lastindex or 0))
         pos = match.end()
     if not tokens:
@@ -66,67 +66,56 @@ def _error(expression: str, problem: str) -> InvalidValueError:
     return InvalidValueError(f"invalid SPDX license expression {expression!r}: {problem}")
 
 
-class _Parser:
-    """Recursive descent: or-expr := and-expr (OR and-expr)*; and-expr := atom (AND atom)*."""
+def _check_grammar(tokens: list[str], expression: str) -> None:
+    """Checks ``expr := term ((AND|OR) term)*; term := '(' expr ')' | license [WITH exception]``.
 
-    def __init__(self, tokens: list[str], expression: str) -> None:
-        self.tokens = tokens
-        self.expression = expression
-        self.pos = 0
+    Validity does not depend on operator precedence, so a two-state scan with
+    a parenthesis depth suffices; unlike recursion it has no nesting limit.
+    """
+    depth = 0
+    expect_operand = True
+    pos = 0
+    while pos < len(tokens):
+        token = tokens[pos]
+        pos += 1
+        if expect_operand:
+            if token == "(":
+                depth += 1
+                continue
+            _check_license(token, expression)
+            if pos < len(tokens) and _is_operator(tokens[pos], "WITH"):
+                exception = tokens[pos + 1] if pos + 1 < len(tokens) else None
+                if exception is None or exception.lower() not in _identifiers()[1]:
+                    raise _error(
+                        expression, f"an SPDX license exception after WITH, got {exception!r}"
+                    )
+                pos += 2
+            expect_operand = False
+        elif token == ")" and depth > 0:
+            depth -= 1
+        elif _is_operator(token, "AND") or _is_operator(token, "OR"):
+            expect_operand = True
+        else:
+            expected = "AND, OR or ')'" if depth else "AND or OR"
+            raise _error(expression, f"{expected}, got {token!r}")
+    if expect_operand:
+        raise _error(expression, "a license after the operator, got the end")
+    if depth:
+        raise _error(expression, "a closing ')'")
 
-    def parse(self) -> int:
-        self._or()
-        return self.pos
 
-    def _peek(self) -> str | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+def _is_operator(token: str, name: str) -> bool:
+    return token in (name, name.lower())
 
-    def _operator(self, name: str) -> bool:
-        token = self._peek()
-        if token is not None and token.upper() == name and token in (name, name.lower()):
-            self.pos += 1
-            return True
-        return False
 
-    def _or(self) -> None:
-        self._and()
-        while self._operator("OR"):
-            self._and()
-
-    def _and(self) -> None:
-        self._atom()
-        while self._operator("AND"):
-            self._atom()
-
-    def _atom(self) -> None:
-        token = self._peek()
-        if token is None:
-            raise _error(self.expression, "a license after the operator, got the end")
-        if token == "(":
-            self.pos += 1
-            self._or()
-            if self._peek() != ")":
-                raise _error(self.expression, "a closing ')'")
-            self.pos += 1
-            return
-        self._license(token)
-        self.pos += 1
-        if self._operator("WITH"):
-            exception = self._peek()
-            if exception is None or exception.lower() not in _identifiers()[1]:
-                raise _error(
-                    self.expression, f"an SPDX license exception after WITH, got {exception!r}"
-                )
-            self.pos += 1
-
-    def _license(self, token: str) -> None:
-        if token in "()" or token.upper() in _OPERATORS:
-            raise _error(self.expression, f"a license identifier, got {token!r}")
-        if _LICENSE_REF.fullmatch(token):
-            return
-        base = token.removesuffix("+")
-        if base.lower() in _identifiers()[0]:
-            return
-        if base.lower() in _identifiers()[1]:
-            raise _error(self.expression, f"{token!r} is an exception, usable only after WITH")
-        raise _error(self.expression, f"{token!r} is not on the SPDX license list nor LicenseRef-*")
+def _check_license(token: str, expression: str) -> None:
+    if token in "()" or token.upper() in _OPERATORS:
+        raise _error(expression, f"a license identifier, got {token!r}")
+    if _LICENSE_REF.fullmatch(token):
+        return
+    base = token.removesuffix("+")
+    if base.lower() in _identifiers()[0]:
+        return
+    if base.lower() in _identifiers()[1]:
+        raise _error(expression, f"{token!r} is an exception, usable only after WITH")
+    raise _error(expression, f"{token!r} is not on the SPDX license list nor LicenseRef-*")

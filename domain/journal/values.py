@@ -45,6 +45,9 @@ class _TextValue:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
     def __str__(self) -> str:
         return self._text
 
@@ -68,6 +71,7 @@ _COORDINATE = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})+")
 MAX_COORDINATE_LENGTH = 255
 
 
+@total_ordering
 class ArtifactCoordinate(_TextValue):
     """Reverse-DNS artifact name, e.g. ``com.r35157.nenjim.hubd``; also its directory name."""
 
@@ -83,10 +87,13 @@ class ArtifactCoordinate(_TextValue):
         return text
 
     def __lt__(self, other: ArtifactCoordinate) -> bool:
+        if not isinstance(other, ArtifactCoordinate):
+            return NotImplemented
         return self._text < other._text
 
 
-_JOURNAL_VERSION = re.compile(r"\d{8}T\d{6}Z")
+# ASCII digits only: ``\d`` would admit other scripts' digits.
+_JOURNAL_VERSION = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})Z")
 
 
 @total_ordering
@@ -99,24 +106,24 @@ class JournalVersion(_TextValue):
 
     def __init__(self, text: str) -> None:
         super().__init__(text)
-        t = self._text
-        object.__setattr__(
-            self,
-            "_instant",
-            datetime(
-                int(t[0:4]), int(t[4:6]), int(t[6:8]),
-                int(t[9:11]), int(t[11:13]), int(t[13:15]), tzinfo=UTC,
-            ),
-        )  # fmt: skip
+        instant = self._parse(self._text)
+        assert instant is not None  # _canonical accepted it
+        object.__setattr__(self, "_instant", instant)
+
+    @staticmethod
+    def _parse(text: str) -> datetime | None:
+        match = _JOURNAL_VERSION.fullmatch(text)
+        if match is None:
+            return None
+        year, month, day, hour, minute, second = map(int, match.groups())
+        try:
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+        except ValueError:  # not a real calendar date-time (e.g. 20260230, 24:00, :60)
+            return None
 
     def _canonical(self, text: str) -> str:
-        expected = "a real UTC date-time YYYYMMDDTHHMMSSZ"
-        if not _JOURNAL_VERSION.fullmatch(text):
-            raise self._invalid(text, expected)
-        try:
-            datetime.strptime(text, "%Y%m%dT%H%M%SZ")
-        except ValueError:
-            raise self._invalid(text, expected) from None
+        if self._parse(text) is None:
+            raise self._invalid(text, "a real UTC date-time YYYYMMDDTHHMMSSZ")
         return text
 
     @property
@@ -126,10 +133,27 @@ class JournalVersion(_TextValue):
 
     @classmethod
     def from_datetime(cls, moment: datetime) -> JournalVersion:
-        """The version of an aware ``datetime``, converted to UTC and cut to the second."""
-        if moment.tzinfo is None or moment.utcoffset() is None:
+        """The version of an aware ``datetime``, converted to UTC and cut to the second.
+
+        A naive ``datetime``, or one whose UTC form falls outside years
+        0001-9999, raises :class:`InvalidValueError`; a non-``datetime``
+        raises ``TypeError``.
+        """
+        if not isinstance(moment, datetime):
+            raise TypeError(f"JournalVersion.from_datetime expects a datetime, got {moment!r}")
+        if moment.utcoffset() is None:
             raise InvalidValueError(f"journal version needs an aware datetime, got {moment!r}")
-        return cls(moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ"))
+        try:
+            utc = moment.astimezone(UTC)
+        except OverflowError:
+            raise InvalidValueError(
+                f"journal version needs a UTC year in 0001..9999, got {moment!r}"
+            ) from None
+        # Explicit zero padding: strftime("%Y") gives "999", not "0999", on some platforms.
+        return cls(
+            f"{utc.year:04d}{utc.month:02d}{utc.day:02d}"
+            f"T{utc.hour:02d}{utc.minute:02d}{utc.second:02d}Z"
+        )
 
     def __lt__(self, other: JournalVersion) -> bool:
         if not isinstance(other, JournalVersion):
@@ -162,8 +186,8 @@ class Sha256Digest(_TextValue):
         return cls.of_bytes(text.encode("utf-8"))
 
 
-_NUMERIC = r"0|[1-9]\d*"
-_PRERELEASE_ID = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+_NUMERIC = r"0|[1-9][0-9]*"
+_PRERELEASE_ID = r"(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
 _SEMVER = re.compile(
     rf"({_NUMERIC})\.({_NUMERIC})\.({_NUMERIC})(?:-({_PRERELEASE_ID}(?:\.{_PRERELEASE_ID})*))?"
 )
@@ -190,9 +214,10 @@ class ReleaseVersion(_TextValue):
         pre_key: tuple[Any, ...] = (
             (1,)
             if pre is None
-            else (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")))
+            else (0, *((0, _number_key(p)) if p.isdigit() else (1, p) for p in pre.split(".")))
         )
-        object.__setattr__(self, "_key", (int(major), int(minor), int(patch), pre_key))
+        key = (_number_key(major), _number_key(minor), _number_key(patch), pre_key)
+        object.__setattr__(self, "_key", key)
 
     def _canonical(self, text: str) -> str:
         if not _SEMVER.fullmatch(text):
@@ -205,6 +230,14 @@ class ReleaseVersion(_TextValue):
         if not isinstance(other, ReleaseVersion):
             return NotImplemented
         return self._key < other._key
+
+
+def _number_key(digits: str) -> tuple[int, str]:
+    """Orders digit strings without leading zeros numerically, at any length.
+
+    ``int()`` refuses strings over 4300 digits, which a text may still hold.
+    """
+    return len(digits), digits
 
 
 class VersionRequirement(_TextValue):
@@ -315,15 +348,56 @@ class PolicyStatus(enum.Enum):
         return self.value
 
 
+# What a quoted string cannot carry: C0 controls other than TAB and LF (which
+# are escaped), and lone surrogates (not encodable as UTF-8).
+_UNQUOTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\ud800-\udfff]")
+
+
+def quote(text: str) -> str:
+    """``text`` as a quoted string with the format's four escapes ``\\" \\\\ \\n \\t``.
+
+    Raises ``TypeError`` for a non-``str`` and :class:`InvalidValueError` for
+    an empty text or one with a character no Journal text can hold.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a quoted string needs a str, got {type(text).__name__}")
+    if not text:
+        raise InvalidValueError("invalid quoted string '': expected non-empty text")
+    bad = _UNQUOTABLE.search(text)
+    if bad is not None:
+        raise InvalidValueError(
+            f"invalid quoted string {text!r}: character U+{ord(bad.group()):04X} "
+            "cannot be written in a Journal text"
+        )
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A status with an optional reason; a release's effective policy inherits the header's."""
+    """A status with an optional reason; a release's effective policy inherits the header's.
+
+    The reason must be a non-empty text a quoted string can carry;
+    ``str()`` gives the directive's argument text, e.g. ``yanked "broken"``.
+    """
 
     status: PolicyStatus
     reason: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, PolicyStatus):
+            raise TypeError(f"Policy status must be a PolicyStatus, got {self.status!r}")
+        if self.reason is not None:
+            quote(self.reason)  # raises for a reason no Journal text could carry
+
     def __str__(self) -> str:
-        return self.status.value if self.reason is None else f"{self.status.value} {self.reason!r}"
+        return (
+            self.status.value
+            if self.reason is None
+            else f"{self.status.value} {quote(self.reason)}"
+        )
 
 
 ACTIVE_POLICY = Policy(PolicyStatus.ACTIVE)

@@ -41,7 +41,11 @@ class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
         """Every claim in ``namespace``, ordered by key."""
         with self._database_lock:
             return sorted(
-                (Claim(ns, key, owner) for (ns, key), owner in self._claims.items() if ns == namespace),
+                (
+                    Claim(ns, key, owner)
+                    for (ns, key), owner in self._claims.items()
+                    if ns == namespace
+                ),
                 key=lambda c: c.key,
             )
 
