@@ -19,7 +19,7 @@ from domain.journal.errors import (
     JournalConflictError,
 )
 from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, Sha256Digest
+from domain.journal.values import ArtifactCoordinate, JournalVersion, Sha256Digest
 
 CHAIN_NAMESPACE = uuid.UUID("6f1c2f7e-6a4b-5f0e-9a55-1d3c9a0c7e21")
 
@@ -126,7 +126,7 @@ class JournalChain(Aggregate):
                     artifact=artifact,
                 )
             raise _foreign_predecessor(revision, owners)
-        if str(revision.version) <= self.head_version:
+        if revision.version <= JournalVersion(self.head_version):
             raise JournalChainError(
                 ChainViolation.NON_INCREASING_VERSION,
                 f"JOURNAL_VERSION {revision.version} is not later than the "

@@ -147,6 +147,8 @@ def release_rule_violations(
     artifact: ArtifactCoordinate, release: Release
 ) -> Iterator[tuple[str, ArtifactCoordinate, str]]:
     """Semantic rules 2-4 of one release: ``(keyword, coordinate, problem)`` per breach."""
+    if not (release.dependencies or release.exclusions or release.preferences):
+        return
     dependencies = {d.coordinate: d.requirement for d in release.dependencies}
     named = (
         [("DEPENDENCY", c) for c in dependencies]

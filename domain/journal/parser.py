@@ -43,12 +43,18 @@ FORMAT_VERSION = "1"
 MAGIC = "NENJIM-JOURNAL"
 
 # Only spaces/tabs separate: other Unicode blanks belong to the word they touch.
-_DIRECTIVE = re.compile(r"[ \t]*([^ \t]+)(?:[ \t]+(.*?))?[ \t]*")
 _KEYWORD = re.compile(r"[A-Z][A-Z0-9_-]*")
 _FORMAT_NUMBER = re.compile(r"[0-9]+")
 _BLANK_TEXT = re.compile(r"(?:[ \t]*\r?\n)*[ \t]*")
 _CONTROL_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Everything the per-line checks reject, minus the line endings: one scan of the
+# whole text lets clean texts (nearly all of them) skip the per-line checks.
+_SUSPECT_CHAR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+# Values repeat across a root (coordinates, requirements, licences); value
+# objects are immutable, so equal texts can share one validated instance.
+_VALUE_CACHE: dict[tuple[Callable[[str], object], str], object] = {}
+_VALUE_CACHE_LIMIT = 65536
 _ARGUMENT_SPLIT = re.compile(r"[ \t]+")
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
@@ -155,6 +161,7 @@ class _Parser:
         self.blocks: list[_ReleaseBlock] = []
         self.started = False
         self._line_number = 0
+        self._clean = False
 
     def parse(self, text: str) -> JournalDocument:
         if _BLANK_TEXT.fullmatch(text):
@@ -163,6 +170,7 @@ class _Parser:
             )
         if text.startswith("\ufeff"):
             raise JournalFormatError("byte-order mark: expected UTF-8 without a BOM", line=1)
+        self._clean = _SUSPECT_CHAR.search(text) is None
         try:
             for self._line_number, line in enumerate(_lines(text), start=1):
                 self._line(line)
@@ -176,25 +184,16 @@ class _Parser:
             raise
 
     def _line(self, line: str) -> None:
-        bad = _CONTROL_CHAR.search(line)
-        if bad is not None:
-            raise JournalFormatError(
-                f"forbidden character U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
-                "expected text without control characters other than TAB"
-            )
-        bad = _SURROGATE.search(line)
-        if bad is not None:
-            raise JournalFormatError(
-                f"lone surrogate U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
-                "expected text encodable as UTF-8"
-            )
-        stripped = line.lstrip(" \t")
-        if not stripped or stripped.startswith("#"):
+        if not self._clean:
+            _check_characters(line)
+        stripped = line.strip(" \t")
+        if not stripped or stripped[0] == "#":
             return
-        match = _DIRECTIVE.fullmatch(line)
-        assert match is not None  # any line with a non-blank character matches
-        keyword, arguments = match.group(1), match.group(2) or ""
-        if not _KEYWORD.fullmatch(keyword):
+        parts = _ARGUMENT_SPLIT.split(stripped, maxsplit=1)
+        keyword = parts[0]
+        arguments = parts[1] if len(parts) > 1 else ""
+        # Known keywords are valid by construction; the pattern only decides the error.
+        if keyword not in _KNOWN and not _KEYWORD.fullmatch(keyword):
             raise JournalFormatError(f"expected an upper-case KEYWORD, got {keyword!r}")
         if not self.started:
             self._magic(keyword, arguments)
@@ -372,10 +371,18 @@ class _Parser:
 
 
 def _value(keyword: str, text: str, build: Callable[[str], _V]) -> _V:
+    slot = (build, text)
+    cached = _VALUE_CACHE.get(slot)
+    if cached is not None:
+        return cached  # type: ignore[return-value]  # stored by this same builder
     try:
-        return build(text)
+        value = build(text)
     except InvalidValueError as error:
         raise JournalFormatError(f"{keyword}: {error.detail}") from None
+    if len(_VALUE_CACHE) >= _VALUE_CACHE_LIMIT:
+        _VALUE_CACHE.clear()
+    _VALUE_CACHE[slot] = value
+    return value
 
 
 def _one(keyword: str, arguments: str, build: Callable[[str], _V], expected: str) -> _V:
@@ -448,3 +455,19 @@ def _absolute_uri(text: str) -> str:
             f"invalid URI {text!r}: expected an RFC 3986 absolute URI with a scheme"
         )
     return text
+
+
+def _check_characters(line: str) -> None:
+    """Reject control characters other than TAB and lone surrogates, naming the column."""
+    bad = _CONTROL_CHAR.search(line)
+    if bad is not None:
+        raise JournalFormatError(
+            f"forbidden character U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
+            "expected text without control characters other than TAB"
+        )
+    bad = _SURROGATE.search(line)
+    if bad is not None:
+        raise JournalFormatError(
+            f"lone surrogate U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
+            "expected text encodable as UTF-8"
+        )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, Recording
 
 from domain.journal.chain import JournalChain, accept_revision
 from domain.journal.document import JournalRevision
@@ -80,9 +81,13 @@ class JournalIngestion:
         """
         with self._lock:
             for _ in range(_MAX_ATTEMPTS):
+                # The caught-up view names every artifact the log has a chain for, so
+                # unknown artifacts need no read; a writer that created one meanwhile
+                # makes the append conflict, and the next attempt sees it.
+                self._projection.catch_up(self._log)
                 chains, accepted = self._decide(revisions, sources)
                 try:
-                    self._append(chains)
+                    recordings = self._append(chains)
                 except ClaimConflictError as conflict:
                     raise JournalChainError(
                         ChainViolation.DIGEST_TAKEN,
@@ -91,7 +96,7 @@ class JournalIngestion:
                     ) from conflict
                 except IntegrityError:
                     continue  # another writer moved a head first: decide again
-                self._projection.catch_up(self._log, {str(r.digest): r for r in accepted})
+                self._publish(recordings, accepted)
                 return accepted
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
@@ -110,7 +115,8 @@ class JournalIngestion:
         for index, revision in enumerate(revisions):
             coordinate = revision.coordinate
             if coordinate not in chains:
-                chains[coordinate] = self._log.chain(coordinate)
+                known = coordinate in self._projection.view.chains
+                chains[coordinate] = self._log.chain(coordinate) if known else None
             try:
                 chain, is_new = accept_revision(chains[coordinate], revision, owner)
             except JournalError as error:
@@ -125,6 +131,22 @@ class JournalIngestion:
                 accepted.append(revision)
         return [c for c in chains.values() if c is not None and c.pending_events], accepted
 
-    def _append(self, chains: list[JournalChain]) -> None:
-        if chains:
-            self._log.append_chains(chains)
+    def _append(self, chains: list[JournalChain]) -> list[Recording[UUID]]:
+        return self._log.append_chains(chains) if chains else []
+
+    def _publish(self, recordings: list[Recording[UUID]], accepted: list[JournalRevision]) -> None:
+        """Fold the appended events into the projection.
+
+        When the log gave them the positions right after the view's, they are
+        the log's next events and are applied as they are; otherwise another
+        writer interleaved and the projection reads the log.
+        """
+        parsed = {str(r.digest): r for r in accepted}
+        start = self._projection.view.position
+        ids = [r.notification.id for r in recordings]
+        if ids == list(range(start + 1, start + 1 + len(ids))):
+            self._projection.apply(
+                ((r.notification.id, r.domain_event) for r in recordings), parsed
+            )
+        else:
+            self._projection.catch_up(self._log, parsed)
