@@ -1,0 +1,204 @@
+"""``Backend``: resources, capabilities, the root view and transaction scopes.
+
+A scope is one physical transaction (or savepoint) bound to the thread that
+opened it. Each thread keeps a stack of its open scopes per backend: a nested
+``transaction()`` becomes a savepoint of the innermost one, and a root-view
+operation joins the innermost one (root handle routing). An exception raised
+by a physical operation marks its scope failed: every later use raises
+``TransactionError`` and the scope rolls back even if the caller caught the
+error (PostgreSQL aborts a transaction after a failed statement, so going on
+in place is not portable).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from infrastructure.storage.driver import Context, StorageDriver
+from infrastructure.storage.errors import TransactionError, UnsupportedBackendError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.view import View
+
+_T = TypeVar("_T")
+
+REQUIRED_CAPABILITIES: Mapping[str, Any] = MappingProxyType(
+    {
+        "spi_version": 2,
+        "atomic_resources": True,
+        "record_cas": True,
+        "stream_cas": True,
+        "conditional_unique": True,
+        "guarded_checks": True,
+        "nested_savepoints": True,
+    }
+)
+
+
+class Scope:
+    """One open transaction or savepoint of a backend, owned by one thread."""
+
+    def __init__(self, context: Context, parent: Scope | None) -> None:
+        self.context = context
+        self.parent = parent
+        self.thread = threading.get_ident()
+        self.closed = False
+        self.failed = False
+
+    def ensure_usable(self) -> None:
+        """Raise ``TransactionError`` unless this scope may run an operation now."""
+        if self.thread != threading.get_ident():
+            raise TransactionError("transaction view used from another thread")
+        if self.closed:
+            raise TransactionError("transaction view used after its scope closed")
+        if self.failed:
+            raise TransactionError(
+                "transaction scope failed: an operation raised; roll back and retry, "
+                "or isolate expected failures in a nested transaction"
+            )
+
+    def run(self, operation: Callable[[Context], _T]) -> _T:
+        """Run a physical operation; any exception fails the scope."""
+        self.ensure_usable()
+        try:
+            return operation(self.context)
+        except BaseException:
+            self.failed = True
+            raise
+
+
+class Backend:
+    """Base of the SPI's backends: a resource catalog over a physical driver."""
+
+    def __init__(self, resources: Sequence[Resource], driver: StorageDriver) -> None:
+        self._resources = _catalog(resources)
+        self._driver = driver
+        self._local = threading.local()
+        self._root = View(self, None)
+
+    @property
+    def resources(self) -> Mapping[str, Resource]:
+        """The registered resources by id."""
+        return self._resources
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """What this backend guarantees; the SPI requires :data:`REQUIRED_CAPABILITIES`."""
+        return REQUIRED_CAPABILITIES
+
+    @property
+    def view(self) -> View:
+        """The root view: each operation runs atomically, or joins the thread's transaction."""
+        return self._root
+
+    @property
+    def driver(self) -> StorageDriver:
+        """The physical driver (for administration and tests)."""
+        return self._driver
+
+    def close(self) -> None:
+        """Release the driver's connections."""
+        self._driver.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[View]:
+        """A transaction scope, or a savepoint when this thread already has one open.
+
+        Leaving the block normally commits; any exception rolls back and
+        propagates unchanged. A scope failed by an operation rolls back and
+        raises ``TransactionError`` even if the block swallowed the error.
+        """
+        stack = self._stack()
+        parent = stack[-1] if stack else None
+        if parent is not None:
+            parent.ensure_usable()
+        with self._driver.transaction(None if parent is None else parent.context) as context:
+            scope = Scope(context, parent)
+            stack.append(scope)
+            try:
+                yield View(self, scope)
+                if scope.failed:
+                    raise TransactionError("transaction rolled back: an operation in it failed")
+            finally:
+                scope.closed = True
+                stack.pop()
+
+    def run_in_transaction(self, function: Callable[[View], _T]) -> _T:
+        """``function(view)`` inside one transaction; returns its value."""
+        with self.transaction() as view:
+            return function(view)
+
+    def current_scope(self) -> Scope | None:
+        """The innermost scope this thread has open on this backend."""
+        stack = self._stack()
+        return stack[-1] if stack else None
+
+    def resolve(self, reference: Any, kind: str) -> Resource:
+        """A registered resource of ``kind``, by id or by the identical object."""
+        if isinstance(reference, Resource):
+            registered = self._resources.get(reference.id)
+            if registered is not reference:
+                raise UnsupportedBackendError(
+                    f"resource {reference.id!r} is not the object registered with this backend"
+                )
+        elif isinstance(reference, str):
+            registered = self._resources.get(reference)
+            if registered is None:
+                raise UnsupportedBackendError(f"unknown resource {reference!r}")
+        else:
+            raise UnsupportedBackendError(
+                f"a resource is a Resource or its id, got {type(reference).__name__}"
+            )
+        if registered.kind != kind:
+            raise UnsupportedBackendError(
+                f"resource {registered.id!r} is {registered.kind}, not {kind}"
+            )
+        return registered
+
+    def _stack(self) -> list[Scope]:
+        stack: list[Scope] | None = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+
+def validate_capabilities(backend: Any) -> None:
+    """Refuse a backend whose capabilities differ from the required ones."""
+    capabilities = getattr(backend, "capabilities", None)
+    if not isinstance(capabilities, Mapping):
+        raise UnsupportedBackendError("backend has no capabilities mapping")
+    wrong = sorted(
+        key
+        for key, value in REQUIRED_CAPABILITIES.items()
+        if key not in capabilities
+        or capabilities[key] != value
+        or type(capabilities[key]) is not type(value)
+    )
+    if wrong:
+        raise UnsupportedBackendError(f"backend lacks required capabilities: {', '.join(wrong)}")
+    for method in ("view", "transaction"):
+        if not hasattr(backend, method):
+            raise UnsupportedBackendError(f"backend has no {method}")
+
+
+def _catalog(resources: Any) -> Mapping[str, Resource]:
+    if isinstance(resources, Resource) or not isinstance(resources, Sequence):
+        raise UnsupportedBackendError("resources must be a sequence of Resource objects")
+    catalog: dict[str, Resource] = {}
+    for resource in resources:
+        if not isinstance(resource, Resource):
+            raise UnsupportedBackendError(f"not a Resource: {resource!r}")
+        if resource.id in catalog:
+            raise UnsupportedBackendError(f"duplicate resource id {resource.id!r}")
+        catalog[resource.id] = resource
+    for resource in catalog.values():
+        anchor = resource.guard_resource
+        if anchor is not None and (anchor not in catalog or catalog[anchor].kind != "records"):
+            raise UnsupportedBackendError(
+                f"resource {resource.id!r} guards on {anchor!r}, which is not a registered "
+                "records resource"
+            )
+    return MappingProxyType(catalog)

@@ -1,0 +1,101 @@
+"""Canonical JSON v1: JSON-native values, JCS member order and number form, no whitespace."""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+VERSION = 1
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def dumps(value: Any) -> str:
+    """The canonical text of ``value``; ``ValueError``/``TypeError`` if it is not JSON-native."""
+    parts: list[str] = []
+    _write(value, parts, "$")
+    return "".join(parts)
+
+
+def loads(text: str | bytes) -> Any:
+    """An ordinary JSON parse."""
+    return json.loads(text)
+
+
+def _write(value: Any, out: list[str], path: str) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise ValueError(f"{path}: integer {value} exceeds 2^53-1; encode it as a string")
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_number(value, path))
+    elif isinstance(value, str):
+        _check_text(value, path)
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out, f"{path}[{index}]")
+        out.append("]")
+    elif isinstance(value, dict):
+        _write_object(value, out, path)
+    else:
+        raise TypeError(f"{path}: {type(value).__name__} is not a JSON-native value")
+
+
+def _write_object(value: dict[Any, Any], out: list[str], path: str) -> None:
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"{path}: object keys must be str, got {type(key).__name__}")
+        _check_text(key, path)
+    out.append("{")
+    # JCS orders members by their UTF-16 code units.
+    for index, key in enumerate(sorted(value, key=lambda k: k.encode("utf-16-be"))):
+        if index:
+            out.append(",")
+        out.append(json.dumps(key, ensure_ascii=False))
+        out.append(":")
+        _write(value[key], out, f"{path}.{key}")
+    out.append("}")
+
+
+def _check_text(text: str, path: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{path}: string is not valid UTF-8 (lone surrogate)") from None
+
+
+def _number(value: float, path: str) -> str:
+    """ECMAScript Number-to-String, the form JCS prescribes."""
+    if not math.isfinite(value):
+        raise ValueError(f"{path}: {value} is not a finite number")
+    if value == 0:
+        if math.copysign(1.0, value) < 0:
+            raise ValueError(f"{path}: -0.0 has no canonical form")
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits_tuple, exponent = Decimal(repr(abs(value))).as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple)).rstrip("0")
+    assert isinstance(exponent, int)
+    # n: position of the decimal point relative to the digits (ES spec notation).
+    n = exponent + len("".join(map(str, digits_tuple)))
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"

@@ -1,0 +1,124 @@
+"""The physical operation set a storage driver implements.
+
+The SPI core validates every argument, resolves guards and manages scopes;
+a driver only performs these operations inside the physical transaction
+(``context``) it opened. Conflict checks that need the stored state (duplicate
+keys, revisions, attribute preconditions, unique constraints, stream heads and
+ids, blob bytes) are the driver's, because only it can make them atomic.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from infrastructure.storage.conditions import _Unchecked
+from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.resource import Resource
+
+Context = Any
+AttributeValues = Mapping[str, str | int | bool | None]
+
+
+class StorageDriver(ABC):
+    """Physical storage for one backend's resources."""
+
+    @abstractmethod
+    def transaction(self, outer: Context | None) -> AbstractContextManager[Context]:
+        """Open a transaction (``outer`` is ``None``) or a savepoint inside ``outer``.
+
+        The context manager commits (or releases the savepoint) on a normal
+        exit and rolls back on any exception, re-raising it unchanged.
+        """
+
+    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release connections and files."""
+
+    # records
+    @abstractmethod
+    def read_record(self, ctx: Context, resource: Resource, key: str) -> RecordEntry | None:
+        """The stored row, or ``None``."""
+
+    @abstractmethod
+    def insert_record(self, ctx: Context, resource: Resource, entry: RecordEntry) -> RecordEntry:
+        """Store a new row: duplicate key → ConflictError; unique → UniqueConstraintError."""
+
+    @abstractmethod
+    def replace_record(
+        self,
+        ctx: Context,
+        resource: Resource,
+        entry: RecordEntry,
+        expected_revision: int,
+        expected_attributes: AttributeValues,
+    ) -> RecordEntry:
+        """CAS: revision, expected attributes, immutables, then unique; row exists."""
+
+    @abstractmethod
+    def delete_record(
+        self, ctx: Context, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> None:
+        """Delete an existing row (a wrong checked revision is a ConflictError)."""
+
+    @abstractmethod
+    def scan_records(
+        self,
+        ctx: Context,
+        resource: Resource,
+        equals: AttributeValues,
+        after: str | None,
+        limit: int | None,
+    ) -> Sequence[RecordEntry]:
+        """Rows whose attributes equal ``equals``, by UTF-8 key bytes, after ``after``."""
+
+    @abstractmethod
+    def delete_matching_records(
+        self, ctx: Context, resource: Resource, equals: AttributeValues
+    ) -> None:
+        """Delete every row whose attributes equal ``equals``."""
+
+    @abstractmethod
+    def record_history(self, ctx: Context, resource: Resource, key: str) -> Sequence[RecordEntry]:
+        """Every revision ever written under ``key``, in write order."""
+
+    # streams
+    @abstractmethod
+    def append_stream(
+        self,
+        ctx: Context,
+        resource: Resource,
+        stream: str,
+        expected_head: int,
+        entries: Sequence[AppendEntry],
+    ) -> Sequence[StreamEntry]:
+        """Append at ``expected_head``: head mismatch or known id → ConflictError."""
+
+    @abstractmethod
+    def read_stream(
+        self, ctx: Context, resource: Resource, stream: str, after: int, limit: int | None
+    ) -> Sequence[StreamEntry]:
+        """Entries after ``after`` in position order."""
+
+    @abstractmethod
+    def stream_head(self, ctx: Context, resource: Resource, stream: str) -> int:
+        """The head position (0 for a missing stream)."""
+
+    @abstractmethod
+    def delete_stream(self, ctx: Context, resource: Resource, stream: str) -> None:
+        """Remove the entries and the head; the stream restarts at position 1."""
+
+    # blobs
+    @abstractmethod
+    def put_blob(self, ctx: Context, resource: Resource, blob: BlobEntry) -> BlobEntry:
+        """Store once; same bytes → the stored entry; other bytes → BlobConflictError."""
+
+    @abstractmethod
+    def fetch_blob(self, ctx: Context, resource: Resource, key: str) -> BlobEntry | None:
+        """The stored blob, or ``None``."""
+
+    # guards
+    @abstractmethod
+    def lock_guard(self, ctx: Context, resource: Resource, key: str) -> None:
+        """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""

@@ -1,0 +1,91 @@
+"""``DurableRecord``: the opaque envelope a driver stores and never reads into."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from infrastructure.storage import canonical_json
+from infrastructure.storage.errors import SerializationError
+
+_FORMAT_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
+
+
+class DurableRecord:
+    """``record_type``, ``format_version`` (``"<int>.<int>"``) and a Canonical-JSON payload.
+
+    Immutable: the payload is kept as its canonical text, and ``payload``
+    returns a fresh copy on every access, so no caller can change what is
+    stored.
+    """
+
+    __slots__ = ("_payload_json", "format_version", "record_type")
+    record_type: str
+    format_version: str
+    _payload_json: str
+
+    def __init__(self, record_type: Any, format_version: Any, payload: Any) -> None:
+        if not isinstance(record_type, str) or not record_type:
+            raise SerializationError(f"record_type must be a non-empty str, got {record_type!r}")
+        if not isinstance(format_version, str) or not _FORMAT_VERSION.fullmatch(format_version):
+            raise SerializationError(
+                f"format_version must look like '0.1' (no leading zeros), got {format_version!r}"
+            )
+        if not isinstance(payload, dict):
+            raise SerializationError(f"payload must be a dict, got {type(payload).__name__}")
+        try:
+            text = canonical_json.dumps(payload)
+        except (TypeError, ValueError) as error:
+            raise SerializationError(f"payload is not Canonical JSON: {error}") from error
+        object.__setattr__(self, "record_type", record_type)
+        object.__setattr__(self, "format_version", format_version)
+        object.__setattr__(self, "_payload_json", text)
+
+    @classmethod
+    def from_json(cls, record_type: str, format_version: str, payload_json: str) -> DurableRecord:
+        """Rebuild a stored envelope from its canonical payload text."""
+        try:
+            payload = canonical_json.loads(payload_json)
+        except ValueError as error:
+            raise SerializationError(f"stored payload is not JSON: {error}") from error
+        return cls(record_type, format_version, payload)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """A fresh copy of the payload."""
+        value: dict[str, Any] = canonical_json.loads(self._payload_json)
+        return value
+
+    @property
+    def payload_json(self) -> str:
+        """The payload's Canonical JSON text."""
+        return self._payload_json
+
+    def copy(self) -> DurableRecord:
+        """An equal, independent instance."""
+        clone = object.__new__(DurableRecord)
+        object.__setattr__(clone, "record_type", self.record_type)
+        object.__setattr__(clone, "format_version", self.format_version)
+        object.__setattr__(clone, "_payload_json", self._payload_json)
+        return clone
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("DurableRecord is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("DurableRecord is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DurableRecord):
+            return NotImplemented
+        return (self.record_type, self.format_version, self._payload_json) == (
+            other.record_type,
+            other.format_version,
+            other._payload_json,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.record_type, self.format_version, self._payload_json))
+
+    def __repr__(self) -> str:
+        return f"DurableRecord({self.record_type!r}, {self.format_version!r}, {self._payload_json})"

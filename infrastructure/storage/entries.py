@@ -1,0 +1,95 @@
+"""Immutable entry values: what goes into and comes out of records, streams and blobs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from infrastructure.storage.durable_record import DurableRecord
+from infrastructure.storage.errors import SerializationError
+from infrastructure.storage.scalars import validate_key, validate_revision
+
+Attributes = Mapping[str, str | int | bool | None]
+
+
+def frozen_attributes(values: Mapping[str, Any]) -> Attributes:
+    """A read-only copy of an attribute map."""
+    return MappingProxyType(dict(values))
+
+
+def _record(value: Any) -> DurableRecord:
+    if not isinstance(value, DurableRecord):
+        raise SerializationError(f"record must be a DurableRecord, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEntry:
+    """A stored record: key, revision, attributes and envelope."""
+
+    key: str
+    revision: int
+    attributes: Attributes
+    record: DurableRecord
+
+    def __post_init__(self) -> None:
+        validate_key(self.key)
+        validate_revision(self.revision)
+        object.__setattr__(self, "attributes", frozen_attributes(self.attributes))
+        _record(self.record)
+
+    def fresh(self) -> RecordEntry:
+        """An equal entry with its own record and attribute map."""
+        return RecordEntry(self.key, self.revision, dict(self.attributes), self.record.copy())
+
+
+@dataclass(frozen=True, slots=True)
+class AppendEntry:
+    """One entry to append to a stream."""
+
+    id: str
+    record: DurableRecord
+
+    def __post_init__(self) -> None:
+        validate_key(self.id, "entry id")
+        _record(self.record)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    """A stored stream entry; positions start at 1."""
+
+    position: int
+    id: str
+    record: DurableRecord
+
+    def __post_init__(self) -> None:
+        validate_revision(self.position, "position")
+        validate_key(self.id, "entry id")
+        _record(self.record)
+
+    def fresh(self) -> StreamEntry:
+        """An equal entry with its own record."""
+        return StreamEntry(self.position, self.id, self.record.copy())
+
+
+@dataclass(frozen=True, slots=True)
+class BlobEntry:
+    """Content bytes with their attributes."""
+
+    key: str
+    data: bytes
+    attributes: Attributes = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        validate_key(self.key)
+        if not isinstance(self.data, bytes | bytearray | memoryview):
+            raise TypeError(f"blob data must be bytes, got {type(self.data).__name__}")
+        object.__setattr__(self, "data", bytes(self.data))
+        object.__setattr__(self, "attributes", frozen_attributes(self.attributes))
+
+    def fresh(self) -> BlobEntry:
+        """An equal entry with its own attribute map."""
+        return BlobEntry(self.key, self.data, dict(self.attributes))

@@ -1,0 +1,50 @@
+"""The neutral storage errors. Invalid arguments raise ``ValueError``/``TypeError`` instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class StorageError(Exception):
+    """Base of every storage error."""
+
+
+class ConflictError(StorageError):
+    """A compare-and-swap, identity or precondition conflict."""
+
+
+class UniqueConstraintError(ConflictError):
+    """A named unique constraint refused a row; ``resource`` and ``constraint`` say which."""
+
+    def __init__(self, resource: str, constraint: str) -> None:
+        super().__init__(f"unique constraint {resource}.{constraint} failed")
+        self.resource = resource
+        self.constraint = constraint
+
+
+class ConditionFailedError(ConflictError):
+    """A ``check()`` condition was false; ``condition`` is the very object passed in."""
+
+    def __init__(self, condition: Any, message: str) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+class BlobConflictError(ConflictError):
+    """``put_if_absent`` with different bytes under an existing key."""
+
+
+class NotFoundError(StorageError):
+    """A record, blob or guard anchor that must exist does not."""
+
+
+class SerializationError(StorageError):
+    """A record envelope or stored value that cannot be encoded or decoded."""
+
+
+class TransactionError(StorageError):
+    """A view used out of its scope: closed, failed, or on another thread."""
+
+
+class UnsupportedBackendError(StorageError):
+    """A backend or resource set that does not satisfy the SPI."""

@@ -1,0 +1,258 @@
+"""``InMemoryBackend``: the reference driver, one lock and snapshots for savepoints.
+
+Every transaction (including each root-view operation's own) takes one
+reentrant lock over all resources and snapshots the state; a rollback
+restores the snapshot. Entries are immutable, so a snapshot copies only the
+containers. Record history is kept as an append-only list per key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from infrastructure.storage.backend import Backend
+from infrastructure.storage.conditions import _Unchecked
+from infrastructure.storage.driver import AttributeValues, StorageDriver
+from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.errors import (
+    BlobConflictError,
+    ConflictError,
+    NotFoundError,
+    UniqueConstraintError,
+)
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.uniqueness import find_unique_violation
+
+
+@dataclass
+class _State:
+    records: dict[str, dict[str, RecordEntry]] = field(default_factory=dict)
+    history: dict[str, dict[str, list[RecordEntry]]] = field(default_factory=dict)
+    streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
+    blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
+
+    def snapshot(self) -> _State:
+        return _State(
+            {r: dict(rows) for r, rows in self.records.items()},
+            {r: {k: list(v) for k, v in keys.items()} for r, keys in self.history.items()},
+            {r: {s: list(e) for s, e in streams.items()} for r, streams in self.streams.items()},
+            {r: dict(blobs) for r, blobs in self.blobs.items()},
+        )
+
+    def restore(self, snapshot: _State) -> None:
+        self.records, self.history = snapshot.records, snapshot.history
+        self.streams, self.blobs = snapshot.streams, snapshot.blobs
+
+
+class InMemoryDriver(StorageDriver):
+    """All resources in process memory under one reentrant lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._state = _State()
+
+    @contextmanager
+    def transaction(self, outer: _State | None) -> Iterator[_State]:
+        with self._lock:
+            snapshot = self._state.snapshot()
+            try:
+                yield self._state
+            except BaseException:
+                self._state.restore(snapshot)
+                raise
+
+    # records
+    def _rows(self, ctx: _State, resource: Resource) -> dict[str, RecordEntry]:
+        return ctx.records.setdefault(resource.id, {})
+
+    def _log(self, ctx: _State, resource: Resource, entry: RecordEntry) -> None:
+        ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []).append(entry)
+
+    def read_record(self, ctx: _State, resource: Resource, key: str) -> RecordEntry | None:
+        return self._rows(ctx, resource).get(key)
+
+    def insert_record(self, ctx: _State, resource: Resource, entry: RecordEntry) -> RecordEntry:
+        rows = self._rows(ctx, resource)
+        if entry.key in rows:
+            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
+        _check_unique(resource, rows, entry)
+        rows[entry.key] = entry
+        self._log(ctx, resource, entry)
+        return entry
+
+    def replace_record(
+        self,
+        ctx: _State,
+        resource: Resource,
+        entry: RecordEntry,
+        expected_revision: int,
+        expected_attributes: AttributeValues,
+    ) -> RecordEntry:
+        rows = self._rows(ctx, resource)
+        current = rows.get(entry.key)
+        if current is None:
+            raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
+        if current.revision != expected_revision:
+            raise ConflictError(
+                f"record revision conflict: {resource.id}/{entry.key} is at "
+                f"{current.revision}, expected {expected_revision}"
+            )
+        _check_preconditions(resource, current, entry, expected_attributes)
+        _check_unique(resource, rows, entry)
+        rows[entry.key] = entry
+        self._log(ctx, resource, entry)
+        return entry
+
+    def delete_record(
+        self, ctx: _State, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> None:
+        rows = self._rows(ctx, resource)
+        current = rows.get(key)
+        if current is None:
+            return
+        if isinstance(expected_revision, int) and current.revision != expected_revision:
+            raise ConflictError(
+                f"record deletion revision conflict: {resource.id}/{key} is at "
+                f"{current.revision}, expected {expected_revision}"
+            )
+        del rows[key]
+
+    def scan_records(
+        self,
+        ctx: _State,
+        resource: Resource,
+        equals: AttributeValues,
+        after: str | None,
+        limit: int | None,
+    ) -> Sequence[RecordEntry]:
+        floor = None if after is None else after.encode()
+        found = sorted(
+            (
+                row
+                for row in self._rows(ctx, resource).values()
+                if _matches(row.attributes, equals) and (floor is None or row.key.encode() > floor)
+            ),
+            key=lambda row: row.key.encode(),
+        )
+        return found if limit is None else found[:limit]
+
+    def delete_matching_records(
+        self, ctx: _State, resource: Resource, equals: AttributeValues
+    ) -> None:
+        rows = self._rows(ctx, resource)
+        for key in [k for k, row in rows.items() if _matches(row.attributes, equals)]:
+            del rows[key]
+
+    def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordEntry]:
+        return tuple(ctx.history.get(resource.id, {}).get(key, ()))
+
+    # streams
+    def _stream(self, ctx: _State, resource: Resource, stream: str) -> list[StreamEntry]:
+        return ctx.streams.setdefault(resource.id, {}).setdefault(stream, [])
+
+    def append_stream(
+        self,
+        ctx: _State,
+        resource: Resource,
+        stream: str,
+        expected_head: int,
+        entries: Sequence[AppendEntry],
+    ) -> Sequence[StreamEntry]:
+        stored = self._stream(ctx, resource, stream)
+        if len(stored) != expected_head:
+            raise ConflictError(
+                f"stream head conflict: {resource.id}/{stream} is at {len(stored)}, "
+                f"expected {expected_head}"
+            )
+        known = {entry.id for entry in stored}
+        for entry in entries:
+            if entry.id in known:
+                raise ConflictError(
+                    f"duplicate stream entry identity: {resource.id}/{stream}/{entry.id}"
+                )
+        added = [
+            StreamEntry(expected_head + offset, entry.id, entry.record)
+            for offset, entry in enumerate(entries, start=1)
+        ]
+        stored.extend(added)
+        return added
+
+    def read_stream(
+        self, ctx: _State, resource: Resource, stream: str, after: int, limit: int | None
+    ) -> Sequence[StreamEntry]:
+        entries = ctx.streams.get(resource.id, {}).get(stream, [])[after:]
+        return entries if limit is None else entries[:limit]
+
+    def stream_head(self, ctx: _State, resource: Resource, stream: str) -> int:
+        return len(ctx.streams.get(resource.id, {}).get(stream, []))
+
+    def delete_stream(self, ctx: _State, resource: Resource, stream: str) -> None:
+        ctx.streams.get(resource.id, {}).pop(stream, None)
+
+    # blobs
+    def put_blob(self, ctx: _State, resource: Resource, blob: BlobEntry) -> BlobEntry:
+        blobs = ctx.blobs.setdefault(resource.id, {})
+        stored = blobs.get(blob.key)
+        if stored is None:
+            blobs[blob.key] = blob
+            return blob
+        if stored.data != blob.data:
+            raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")
+        return stored
+
+    def fetch_blob(self, ctx: _State, resource: Resource, key: str) -> BlobEntry | None:
+        return ctx.blobs.get(resource.id, {}).get(key)
+
+    # guards
+    def lock_guard(self, ctx: _State, resource: Resource, key: str) -> None:
+        # The one lock already excludes every other writer; only existence matters.
+        if key not in self._rows(ctx, resource):
+            raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+
+
+def _matches(attributes: Mapping[str, object], equals: AttributeValues) -> bool:
+    return all(
+        attributes.get(name) == value and type(attributes.get(name)) is type(value)
+        for name, value in equals.items()
+    )
+
+
+def _check_preconditions(
+    resource: Resource,
+    current: RecordEntry,
+    entry: RecordEntry,
+    expected_attributes: AttributeValues,
+) -> None:
+    changed = [
+        name
+        for name in resource.immutable_attributes
+        if entry.attributes[name] != current.attributes[name]
+    ]
+    differing = [
+        name
+        for name, value in expected_attributes.items()
+        if not _matches(current.attributes, {name: value})
+    ]
+    if changed or differing:
+        raise ConflictError(
+            f"attribute precondition failed: {resource.id}/{entry.key} "
+            f"(immutable changed: {changed}, expected differs: {differing})"
+        )
+
+
+def _check_unique(resource: Resource, rows: Mapping[str, RecordEntry], entry: RecordEntry) -> None:
+    violated = find_unique_violation(
+        resource, entry, (row for row in rows.values() if row.key != entry.key)
+    )
+    if violated is not None:
+        raise UniqueConstraintError(resource.id, violated)
+
+
+class InMemoryBackend(Backend):
+    """The in-memory backend: a reference and test backend with the full SPI semantics."""
+
+    def __init__(self, resources: Sequence[Resource] = ()) -> None:
+        super().__init__(resources, InMemoryDriver())

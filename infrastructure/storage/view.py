@@ -1,0 +1,442 @@
+"""``View`` and its handles: argument validation, guards, then one physical operation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from infrastructure.storage.conditions import (
+    UNCHECKED,
+    GuardRef,
+    NoRows,
+    RevisionIs,
+    StreamHeadIs,
+    _Unchecked,
+)
+from infrastructure.storage.driver import Context, StorageDriver
+from infrastructure.storage.durable_record import DurableRecord
+from infrastructure.storage.entries import (
+    AppendEntry,
+    BlobEntry,
+    RecordEntry,
+    StreamEntry,
+)
+from infrastructure.storage.errors import (
+    ConditionFailedError,
+    ConflictError,
+    NotFoundError,
+    SerializationError,
+)
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
+
+if TYPE_CHECKING:
+    from infrastructure.storage.backend import Backend, Scope
+
+_T = TypeVar("_T")
+_H = TypeVar("_H", bound="_Handle")
+
+
+class View:
+    """Access to a backend's resources: the root view (``scope`` None) or a bound one."""
+
+    def __init__(self, backend: Backend, scope: Scope | None) -> None:
+        self._backend = backend
+        self._scope = scope
+        self._handles: dict[tuple[str, str], Any] = {}
+
+    def records(self, resource: Resource | str) -> Records:
+        """The records handle of ``resource`` (cached per view)."""
+        return self._handle(resource, "records", Records)
+
+    def streams(self, resource: Resource | str) -> Streams:
+        """The streams handle of ``resource`` (cached per view)."""
+        return self._handle(resource, "streams", Streams)
+
+    def blobs(self, resource: Resource | str) -> Blobs:
+        """The blobs handle of ``resource`` (cached per view)."""
+        return self._handle(resource, "blobs", Blobs)
+
+    def check(self, *, guards: Sequence[GuardRef], conditions: Sequence[Any]) -> bool:
+        """Lock ``guards`` in a fixed order, then require every condition; True or raise.
+
+        A false condition raises ``ConditionFailedError`` carrying that very
+        condition object, inside the physical scope (so it fails the scope).
+        """
+        if self._scope is not None:
+            self._scope.ensure_usable()
+        anchors = self._guard_anchors(guards)
+        resolved = [self._condition(condition) for condition in conditions]
+        for condition, resource in resolved:
+            self._require_coverage(condition, resource, anchors)
+
+        def operation(ctx: Context, driver: StorageDriver) -> bool:
+            for resource_id, key in sorted(
+                set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
+            ):
+                driver.lock_guard(ctx, self._backend.resources[resource_id], key)
+            for condition, resource in resolved:
+                _evaluate(ctx, driver, condition, resource)
+            return True
+
+        return self.run(operation)
+
+    def run(self, operation: Callable[[Context, StorageDriver], _T]) -> _T:
+        """Run one physical operation in this view's scope.
+
+        The root view joins the thread's innermost open scope, or opens a
+        transaction of its own for just this operation.
+        """
+        driver = self._backend.driver
+        scope = self._scope or self._backend.current_scope()
+        if scope is None:
+            with self._backend.transaction() as view:
+                result: _T = view.run(operation)
+                return result
+        return scope.run(lambda ctx: operation(ctx, driver))
+
+    def ensure_usable(self) -> None:
+        """Raise ``TransactionError`` if this bound view may not be used now."""
+        if self._scope is not None:
+            self._scope.ensure_usable()
+
+    def _handle(self, reference: Resource | str, kind: str, cls: type[_H]) -> _H:
+        self.ensure_usable()
+        resource = self._backend.resolve(reference, kind)
+        slot = (kind, resource.id)
+        handle = self._handles.get(slot)
+        if not isinstance(handle, cls):
+            handle = self._handles[slot] = cls(self, resource)
+        return handle
+
+    def _guard_anchors(self, guards: Any) -> list[tuple[str, str]]:
+        if isinstance(guards, str | bytes) or not isinstance(guards, Sequence):
+            raise TypeError("guards must be a list of GuardRef")
+        anchors = []
+        for guard in guards:
+            if not isinstance(guard, GuardRef):
+                raise TypeError(f"not a GuardRef: {guard!r}")
+            resource = self._backend.resolve(guard.resource, "records")
+            anchors.append((resource.id, guard.key))
+        return anchors
+
+    def _condition(self, condition: Any) -> tuple[Any, Resource]:
+        if isinstance(condition, RevisionIs):
+            return condition, self._backend.resolve(condition.resource, "records")
+        if isinstance(condition, StreamHeadIs):
+            return condition, self._backend.resolve(condition.resource, "streams")
+        if isinstance(condition, NoRows):
+            resource = self._backend.resolve(condition.resource, "records")
+            resource.index_values(condition.index, condition.equals)
+            return condition, resource
+        raise TypeError(f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}")
+
+    @staticmethod
+    def _require_coverage(
+        condition: Any, resource: Resource, anchors: list[tuple[str, str]]
+    ) -> None:
+        if resource.guard is None:
+            return
+        via = resource.guard["via"]
+        if isinstance(condition, RevisionIs):
+            if via != "key":
+                raise ValueError(
+                    f"RevisionIs on {resource.id} needs a resource guarded via its key"
+                )
+            key = condition.key
+        elif isinstance(condition, StreamHeadIs):
+            key = condition.stream
+        else:
+            if via not in condition.equals:
+                raise ValueError(
+                    f"NoRows on {resource.id} must give the guard attribute {via!r} in equals"
+                )
+            key = condition.equals[via]
+        if (resource.guard["resource"], key) not in anchors:
+            raise ValueError(
+                f"{type(condition).__name__} on {resource.id} needs "
+                f"GuardRef({resource.guard['resource']!r}, {key!r}) in guards"
+            )
+
+
+def _evaluate(ctx: Context, driver: StorageDriver, condition: Any, resource: Resource) -> None:
+    if isinstance(condition, RevisionIs):
+        row = driver.read_record(ctx, resource, condition.key)
+        if row is None or row.revision != condition.expected:
+            found = "missing" if row is None else f"at revision {row.revision}"
+            raise ConditionFailedError(
+                condition,
+                f"condition failed: {resource.id}/{condition.key} expected revision "
+                f"{condition.expected}, {found}",
+            )
+    elif isinstance(condition, StreamHeadIs):
+        head = driver.stream_head(ctx, resource, condition.stream)
+        if head != condition.expected:
+            raise ConditionFailedError(
+                condition,
+                f"condition failed: {resource.id}/{condition.stream} expected head "
+                f"{condition.expected}, found {head}",
+            )
+    else:
+        equals = resource.index_values(condition.index, condition.equals)
+        if driver.scan_records(ctx, resource, equals, None, 1):
+            raise ConditionFailedError(
+                condition,
+                f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
+            )
+
+
+class _Handle:
+    def __init__(self, view: View, resource: Resource) -> None:
+        self._view = view
+        self.resource = resource
+
+    def _guard(self, ctx: Context, driver: StorageDriver, key: str | None) -> None:
+        """Lock the anchor named by ``key`` (an own key, stream name or attribute value)."""
+        anchor = self.resource.guard_resource
+        if anchor is None or key is None:
+            return
+        try:
+            driver.lock_guard(ctx, self._view._backend.resources[anchor], key)
+        except NotFoundError as error:
+            raise NotFoundError(f"guard record not found: {anchor}/{key}") from error
+
+    def _anchor_key(self, key: str, attributes: Mapping[str, Any]) -> str | None:
+        via = self.resource.guard_via
+        if via is None:
+            return None
+        if via in ("key", "stream"):
+            return key
+        value = attributes.get(via)
+        return None if value is None else str(value)
+
+
+class Records(_Handle):
+    """Records of one resource: CAS revisions, attributes, indexes, unique constraints."""
+
+    def insert(
+        self, *, key: str, revision: int, attributes: Mapping[str, Any], record: Any
+    ) -> RecordEntry:
+        """Store a new record; a duplicate key is a ``ConflictError``."""
+        self._view.ensure_usable()
+        entry = RecordEntry(
+            validate_key(key),
+            validate_revision(revision),
+            self.resource.validate_attributes(attributes),
+            _durable(record),
+        )
+
+        def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
+            if not self.resource.is_self_anchored:  # a root creates its own anchor
+                self._guard(ctx, driver, self._anchor_key(key, entry.attributes))
+            return driver.insert_record(ctx, self.resource, entry).fresh()
+
+        return self._view.run(operation)
+
+    def read(self, key: str) -> RecordEntry | None:
+        """The record, or ``None``."""
+        self._view.ensure_usable()
+        validate_key(key)
+        found = self._view.run(lambda ctx, driver: driver.read_record(ctx, self.resource, key))
+        return None if found is None else found.fresh()
+
+    def fetch(self, key: str) -> RecordEntry:
+        """The record; ``NotFoundError`` if missing (raised after the read, scope intact)."""
+        self._view.ensure_usable()
+        found = self.read(key)
+        if found is None:
+            raise NotFoundError(f"record not found: {self.resource.id}/{key}")
+        return found
+
+    def replace(
+        self,
+        *,
+        key: str,
+        expected_revision: int,
+        next_revision: int,
+        attributes: Mapping[str, Any],
+        record: Any,
+        expected_attributes: Mapping[str, Any] | None = None,
+    ) -> RecordEntry:
+        """Compare-and-swap from ``expected_revision`` to ``expected_revision + 1``."""
+        self._view.ensure_usable()
+        validate_key(key)
+        validate_revision(expected_revision, "expected_revision")
+        validate_revision(next_revision, "next_revision")
+        entry = RecordEntry(
+            key, next_revision, self.resource.validate_attributes(attributes), _durable(record)
+        )
+        expected = self.resource.validate_attributes(expected_attributes or {}, partial=True)
+        if next_revision != expected_revision + 1:
+            raise ConflictError(
+                f"next_revision {next_revision} must be expected_revision + 1 "
+                f"({expected_revision + 1})"
+            )
+
+        def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
+            current = driver.read_record(ctx, self.resource, key)
+            if current is None:
+                raise NotFoundError(f"record not found: {self.resource.id}/{key}")
+            self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+            stored = driver.replace_record(ctx, self.resource, entry, expected_revision, expected)
+            return stored.fresh()
+
+        return self._view.run(operation)
+
+    def delete(self, *, key: str, expected_revision: int | _Unchecked = UNCHECKED) -> None:
+        """Delete; unchecked deletes of a missing key do nothing, checked ones conflict."""
+        self._view.ensure_usable()
+        validate_key(key)
+        if expected_revision is not UNCHECKED:
+            validate_revision(expected_revision, "expected_revision")
+
+        def operation(ctx: Context, driver: StorageDriver) -> None:
+            current = driver.read_record(ctx, self.resource, key)
+            if current is None:
+                if expected_revision is UNCHECKED:
+                    return
+                raise ConflictError(
+                    f"record deletion revision conflict: {self.resource.id}/{key} is missing"
+                )
+            self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+            driver.delete_record(ctx, self.resource, key, expected_revision)
+
+        self._view.run(operation)
+
+    def scan(
+        self,
+        *,
+        index: str,
+        equals: Mapping[str, Any],
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[RecordEntry, ...]:
+        """Rows equal on ``index``, ascending by the UTF-8 bytes of the key."""
+        self._view.ensure_usable()
+        values = self.resource.index_values(index, equals)
+        if after is not None:
+            validate_key(after, "after")
+        validate_limit(limit)
+        rows = self._view.run(
+            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
+        )
+        return tuple(row.fresh() for row in rows)
+
+    def delete_matching(self, *, index: str, equals: Mapping[str, Any]) -> None:
+        """Delete every row equal on ``index``; an attribute guard's anchor must exist."""
+        self._view.ensure_usable()
+        values = self.resource.index_values(index, equals)
+        via = self.resource.guard_via
+        attribute_guard = via is not None and via not in ("key", "stream")
+        if attribute_guard and via not in values:
+            raise ValueError(
+                f"delete_matching on {self.resource.id} must give the guard attribute {via!r}"
+            )
+
+        def operation(ctx: Context, driver: StorageDriver) -> None:
+            if attribute_guard:
+                self._guard(ctx, driver, self._anchor_key("", values))
+            driver.delete_matching_records(ctx, self.resource, values)
+
+        self._view.run(operation)
+
+    def history(self, key: str) -> tuple[RecordEntry, ...]:
+        """Every revision ever written under ``key``, oldest first (from the log)."""
+        self._view.ensure_usable()
+        validate_key(key)
+        rows = self._view.run(lambda ctx, driver: driver.record_history(ctx, self.resource, key))
+        return tuple(row.fresh() for row in rows)
+
+
+class Streams(_Handle):
+    """Append-only streams with expected-head appends."""
+
+    def append(
+        self, *, stream: str, expected_head: int, entries: Sequence[AppendEntry]
+    ) -> tuple[StreamEntry, ...]:
+        """Append ``entries`` at positions ``expected_head + 1 ...``."""
+        self._view.ensure_usable()
+        validate_key(stream, "stream")
+        validate_revision(expected_head, "expected_head")
+        if not isinstance(entries, list | tuple):
+            raise TypeError(f"entries must be a list, got {type(entries).__name__}")
+        batch = tuple(entries)
+        for entry in batch:
+            if not isinstance(entry, AppendEntry):
+                raise SerializationError(f"not an AppendEntry: {type(entry).__name__}")
+        ids = [entry.id for entry in batch]
+        if len(set(ids)) != len(ids):
+            raise ConflictError(f"duplicate stream entry identity within the batch: {ids}")
+
+        def operation(ctx: Context, driver: StorageDriver) -> tuple[StreamEntry, ...]:
+            self._guard(ctx, driver, self._anchor_key(stream, {}))
+            stored = driver.append_stream(ctx, self.resource, stream, expected_head, batch)
+            return tuple(entry.fresh() for entry in stored)
+
+        return self._view.run(operation)
+
+    def read(
+        self, *, stream: str, after: int = 0, limit: int | None = None
+    ) -> tuple[StreamEntry, ...]:
+        """Entries with position above ``after``, ascending; ``()`` for a missing stream."""
+        self._view.ensure_usable()
+        validate_key(stream, "stream")
+        validate_revision(after, "after")
+        validate_limit(limit)
+        rows = self._view.run(
+            lambda ctx, driver: driver.read_stream(ctx, self.resource, stream, after, limit)
+        )
+        return tuple(row.fresh() for row in rows)
+
+    def head(self, *, stream: str) -> int:
+        """The current head (0 for a missing stream)."""
+        self._view.ensure_usable()
+        validate_key(stream, "stream")
+        return self._view.run(lambda ctx, driver: driver.stream_head(ctx, self.resource, stream))
+
+    def delete(self, *, stream: str) -> None:
+        """Remove the stream; it restarts at position 1."""
+        self._view.ensure_usable()
+        validate_key(stream, "stream")
+
+        def operation(ctx: Context, driver: StorageDriver) -> None:
+            self._guard(ctx, driver, self._anchor_key(stream, {}))
+            driver.delete_stream(ctx, self.resource, stream)
+
+        self._view.run(operation)
+
+
+class Blobs(_Handle):
+    """Content written once under a key."""
+
+    def put_if_absent(self, *, key: str, data: bytes, attributes: Mapping[str, Any]) -> BlobEntry:
+        """Store ``data`` unless present; returns the stored blob (first attributes win)."""
+        self._view.ensure_usable()
+        validate_key(key)
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"blob data must be bytes, got {type(data).__name__}")
+        blob = BlobEntry(key, bytes(data), self.resource.validate_attributes(attributes))
+        stored = self._view.run(lambda ctx, driver: driver.put_blob(ctx, self.resource, blob))
+        return stored.fresh()
+
+    def fetch(self, key: str) -> BlobEntry:
+        """The blob; ``NotFoundError`` if missing."""
+        self._view.ensure_usable()
+        validate_key(key)
+        found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
+        if found is None:
+            raise NotFoundError(f"blob not found: {self.resource.id}/{key}")
+        return found.fresh()
+
+    def exists(self, key: str) -> bool:
+        """Whether a blob is stored under ``key``."""
+        self._view.ensure_usable()
+        validate_key(key)
+        found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
+        return found is not None
+
+
+def _durable(record: Any) -> DurableRecord:
+    if not isinstance(record, DurableRecord):
+        raise SerializationError(f"record must be a DurableRecord, got {type(record).__name__}")
+    return record
