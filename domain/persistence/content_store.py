@@ -1,0 +1,95 @@
+"""ContentStore: content-addressed bytes (``sha256:<hex>``) over the ``content.blobs`` resource."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from domain.persistence.boundary import at_boundary
+from domain.persistence.errors import IntegrityError, SerializationError
+from infrastructure import storage
+from infrastructure.storage import canonical_json
+
+CONTENT_RESOURCE = "content.blobs"
+TEXT_CANONICALIZATION = 1
+
+
+def content_id(data: bytes) -> str:
+    """The durable id of ``data``: ``sha256:`` + lowercase hex of its SHA-256."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class ContentStore:
+    """Immutable content under its SHA-256 id; every fetch re-verifies the digest."""
+
+    def __init__(self, view: storage.View) -> None:
+        self._view = view
+
+    @property
+    def _blobs(self) -> storage.Blobs:
+        return self._view.blobs(CONTENT_RESOURCE)
+
+    @at_boundary
+    def put(self, data: bytes, *, canonicalization_version: int) -> str:
+        """Store ``data`` once and return its id; the first version value is kept."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"content must be bytes, got {type(data).__name__}")
+        data = bytes(data)
+        identity = content_id(data)
+        try:
+            stored = self._blobs.put_if_absent(
+                key=identity,
+                data=data,
+                attributes={"canonicalization_version": canonicalization_version},
+            )
+        except storage.BlobConflictError as error:
+            raise IntegrityError(f"content {identity} is stored with other bytes") from error
+        _verify(identity, stored.key, stored.data)
+        return identity
+
+    @at_boundary
+    def fetch(self, identity: str) -> bytes:
+        """The bytes of ``identity``; ``NotFoundError`` if absent, ``IntegrityError`` if altered."""
+        blob = self._blobs.fetch(identity)
+        _verify(identity, blob.key, blob.data)
+        return bytes(blob.data)
+
+    @at_boundary
+    def exists(self, identity: str) -> bool:
+        """Whether content with that id is stored."""
+        return self._blobs.exists(identity)
+
+    def put_text(self, text: str) -> str:
+        """Store UTF-8 text (canonicalization version 1)."""
+        return self.put(text.encode("utf-8"), canonicalization_version=TEXT_CANONICALIZATION)
+
+    def put_json(self, value: Any) -> str:
+        """Store the Canonical JSON v1 bytes of ``value``."""
+        try:
+            text = canonical_json.dumps(value)
+        except (TypeError, ValueError) as error:
+            raise SerializationError(f"content is not Canonical JSON: {error}") from error
+        return self.put(text.encode("utf-8"), canonicalization_version=canonical_json.VERSION)
+
+    def fetch_text(self, identity: str) -> str:
+        """Content decoded as UTF-8; ``IntegrityError`` if it is not UTF-8."""
+        data = self.fetch(identity)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise IntegrityError(f"content {identity} is not UTF-8 text") from error
+
+    def fetch_json(self, identity: str) -> Any:
+        """Content parsed as JSON."""
+        return canonical_json.loads(self.fetch(identity))
+
+    def fetch_many(self, identities: Iterable[str]) -> Mapping[str, bytes]:
+        """Each distinct id's bytes."""
+        return MappingProxyType({i: self.fetch(i) for i in dict.fromkeys(identities)})
+
+
+def _verify(identity: str, key: str, data: bytes) -> None:
+    if key != identity or content_id(data) != identity:
+        raise IntegrityError(f"content {identity} does not match its digest")

@@ -1,0 +1,101 @@
+"""The Storage SPI 2 conformance kit: pytest contracts any backend can reuse.
+
+The kit is shipped with the package (it is not collected by itself) and is
+what the project's own drivers run. A backend proves conformance by
+subclassing the contract classes in its own test module and providing one
+fixture, ``make_backend``: a callable that takes a sequence of
+:class:`~infrastructure.storage.Resource` objects and returns a fresh, empty
+backend registered over exactly those (identical) objects. Tearing the
+backend down (closing pools, deleting files or schemas) is that fixture's
+business; it may be called more than once per test.
+
+.. code-block:: python
+
+    # tests/test_my_backend_conformance.py
+    from collections.abc import Callable, Iterator, Sequence
+
+    import pytest
+
+    from infrastructure.storage import Backend, Resource
+    from infrastructure.storage.testing import StorageConformanceContract
+    from my_package import MyBackend
+
+
+    @pytest.fixture
+    def make_backend(tmp_path) -> Iterator[Callable[[Sequence[Resource]], Backend]]:
+        opened: list[MyBackend] = []
+
+        def make(resources: Sequence[Resource]) -> Backend:
+            backend = MyBackend(resources=resources, path=tmp_path / f"{len(opened)}.db")
+            opened.append(backend)
+            return backend
+
+        yield make
+        for backend in opened:
+            backend.close()
+
+
+    class TestMyBackend(StorageConformanceContract):
+        pass
+
+``StorageConformanceContract`` bundles every contract. They can also be
+subclassed one by one (each needs the same ``make_backend`` fixture):
+
+* :class:`StoragePrimitivesContract` — records, streams, blobs, guards,
+  ``check()``, view expiry, thread binding, root-handle routing, the
+  failed-scope rule (SPI notes §3.1).
+* :class:`StorageTransactionContract` — nested savepoints through
+  ``with backend.transaction()`` and ``run_in_transaction``, validation before
+  physical work, base exceptions and generators, concurrent writers (§3.2,
+  §1.13).
+* :class:`StorageDeclarationContract` — Resource declarations and how a
+  backend resolves them (§3.12, §3.13).
+* :class:`StorageValidationContract` — scalar, attribute and record
+  validation of every handle (§1.2).
+* :class:`StorageValuesContract` — capabilities, the error taxonomy,
+  ``DurableRecord`` and entry values (§1.4, §1.14, §1.15).
+
+The kit registers its own fixture resources (``agent.roots``,
+``agent.executions``, ``agent.journal``, ``content.blobs``,
+``workflow.states`` and ``inventory.items``; see
+:mod:`infrastructure.storage.testing.resources`), so a backend that needs a
+physical mapping per resource must be able to map those. The concurrency
+tests use real threads; a backend must therefore accept root-view calls from
+any thread. The whole kit is meant to stay fast (seconds on an in-memory
+backend); a hanging helper thread fails its test after ten seconds.
+"""
+
+from __future__ import annotations
+
+from infrastructure.storage.testing.declarations import (
+    StorageDeclarationContract,
+    StorageValidationContract,
+    StorageValuesContract,
+)
+from infrastructure.storage.testing.primitives import StoragePrimitivesContract
+from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
+from infrastructure.storage.testing.support import BackendFactory, StorageContract
+from infrastructure.storage.testing.transactions import StorageTransactionContract
+
+
+class StorageConformanceContract(
+    StoragePrimitivesContract,
+    StorageTransactionContract,
+    StorageDeclarationContract,
+    StorageValidationContract,
+    StorageValuesContract,
+):
+    """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
+
+
+__all__ = [
+    "FIXTURE_RESOURCES",
+    "BackendFactory",
+    "StorageConformanceContract",
+    "StorageContract",
+    "StorageDeclarationContract",
+    "StoragePrimitivesContract",
+    "StorageTransactionContract",
+    "StorageValidationContract",
+    "StorageValuesContract",
+]
