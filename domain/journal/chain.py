@@ -8,9 +8,10 @@ cannot both append. The chain and history rules live here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from eventsourcing.domain import Aggregate
+from eventsourcing.utils import get_topic
 
 from domain.journal.document import JournalDocument, JournalRevision
 from domain.journal.errors import (
@@ -74,6 +75,37 @@ class JournalChain(Aggregate):
             text=revision.text,
         )
         chain._head_document = revision.document
+        return chain
+
+    @classmethod
+    def restore(cls, revisions: Sequence[JournalRevision]) -> JournalChain:
+        """The chain at the head of ``revisions`` (all of one artifact, in order), without replay.
+
+        Built as an ``eventsourcing`` aggregate snapshot from revisions a
+        projection already holds; appending to it still targets the next
+        stream version, so a stale restore loses the append race safely.
+        """
+        head = revisions[-1]
+        state = {
+            "_created_on": None,
+            "_modified_on": None,
+            "coordinate": str(head.coordinate),
+            "_digest_by_version": {str(r.version): str(r.digest) for r in revisions},
+            "_version_by_digest": {str(r.digest): str(r.version) for r in revisions},
+            "head_version": str(head.version),
+            "head_digest": str(head.digest),
+            "_head_text": head.text,
+            "_head_document": head.document,
+        }
+        snapshot = cls.Snapshot(
+            originator_id=chain_id(head.coordinate),
+            originator_version=len(revisions),
+            timestamp=cls.Snapshot.create_timestamp(),
+            topic=get_topic(cls),
+            state=state,
+        )
+        chain = snapshot.mutate(None)
+        assert isinstance(chain, JournalChain)
         return chain
 
     def _advance(self, journal_version: str, digest: str, text: str) -> None:

@@ -60,7 +60,8 @@ class _TextValue:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._text))
+        # str caches its own hash; equality already separates the types.
+        return hash(self._text)
 
     def __reduce__(self) -> tuple[type[Self], tuple[str]]:
         return (type(self), (self._text,))

@@ -39,6 +39,9 @@ class JournalIngestion:
         self._log = log
         self._projection = projection
         self._lock = threading.RLock()
+        # Chains as of their last successful append here; valid while their
+        # version equals the projection's revision count for the artifact.
+        self._chains: dict[ArtifactCoordinate, JournalChain] = {}
 
     @property
     def view(self) -> JournalWorldview:
@@ -80,22 +83,32 @@ class JournalIngestion:
         ``sources`` optionally gives, position by position, the file of each revision.
         """
         with self._lock:
-            for _ in range(_MAX_ATTEMPTS):
-                # The caught-up view names every artifact the log has a chain for, so
-                # unknown artifacts need no read; a writer that created one meanwhile
-                # makes the append conflict, and the next attempt sees it.
-                self._projection.catch_up(self._log)
-                chains, accepted = self._decide(revisions, sources)
+            for attempt in range(_MAX_ATTEMPTS):
+                # Decisions use the projection's view of the log. If another writer
+                # moved a chain since, the append conflicts on the stream version and
+                # the next attempt decides again on a caught-up view; a rejection is
+                # only final when judged on a caught-up view.
+                caught_up = attempt > 0
+                if caught_up:
+                    self._projection.catch_up(self._log)
+                touched = {r.coordinate for r in revisions}
                 try:
+                    chains, accepted = self._decide(revisions, sources)
                     recordings = self._append(chains)
-                except ClaimConflictError as conflict:
-                    raise JournalChainError(
-                        ChainViolation.DIGEST_TAKEN,
-                        f"{conflict.claim.key} is owned by {conflict.holder}",
-                        artifact=conflict.claim.owner,
-                    ) from conflict
-                except IntegrityError:
-                    continue  # another writer moved a head first: decide again
+                except BaseException as error:
+                    for coordinate in touched:  # decided-on chains may hold pending events
+                        self._chains.pop(coordinate, None)
+                    if isinstance(error, ClaimConflictError):
+                        raise JournalChainError(
+                            ChainViolation.DIGEST_TAKEN,
+                            f"{error.claim.key} is owned by {error.holder}",
+                            artifact=error.claim.owner,
+                        ) from error
+                    if isinstance(error, IntegrityError):
+                        continue  # another writer moved a head first: decide again
+                    if isinstance(error, JournalError) and not caught_up:
+                        continue
+                    raise
                 self._publish(recordings, accepted)
                 return accepted
         raise JournalConflictError(
@@ -115,8 +128,7 @@ class JournalIngestion:
         for index, revision in enumerate(revisions):
             coordinate = revision.coordinate
             if coordinate not in chains:
-                known = coordinate in self._projection.view.chains
-                chains[coordinate] = self._log.chain(coordinate) if known else None
+                chains[coordinate] = self._current_chain(coordinate)
             try:
                 chain, is_new = accept_revision(chains[coordinate], revision, owner)
             except JournalError as error:
@@ -130,6 +142,17 @@ class JournalIngestion:
                 batch_owners[revision.digest] = coordinate
                 accepted.append(revision)
         return [c for c in chains.values() if c is not None and c.pending_events], accepted
+
+    def _current_chain(self, coordinate: ArtifactCoordinate) -> JournalChain | None:
+        """The artifact's chain at the projection's head, without replaying the log."""
+        snapshot = self._projection.view.chain(coordinate)
+        if snapshot is None:
+            return None
+        cached = self._chains.get(coordinate)
+        if cached is not None and cached.version == len(snapshot.revisions):
+            return cached
+        chain = self._chains[coordinate] = JournalChain.restore(snapshot.revisions)
+        return chain
 
     def _append(self, chains: list[JournalChain]) -> list[Recording[UUID]]:
         return self._log.append_chains(chains) if chains else []

@@ -1,0 +1,661 @@
+"""Benchmark 1: single-revision ingest throughput against stock ``eventsourcing`` and raw drivers.
+
+Ours: ``JournalIngestion.ingest(revision)`` of successor revisions (an append
+at the expected head, durable), texts built and parsed before timing. Each
+thread owns distinct artifacts and, by default, its own ``JournalIngestion``
+over its own ``JournalLog`` on the same store URL, as independent writers
+would. Baselines, at the same thread counts and on fresh stores:
+
+* a stock ``eventsourcing.application.Application`` saving one event on an
+  aggregate it holds (its stock SQLite / PostgreSQL recorders), and the same
+  with ``repository.get`` before each save (read-modify-write, which is what
+  our ingestion does to learn the head);
+* raw ``sqlite3`` INSERT + COMMIT of one row (WAL, ``synchronous=FULL``) and raw
+  psycopg INSERT of one row in autocommit (one round trip).
+
+For PostgreSQL with 8 writers the notification ids are then checked to be
+gap-free and contiguous, and a tailing reader checks they commit in order
+(the same reader on raw ``bigserial`` inserts, which have no lock, is the
+control that shows it can see out-of-order commits). Two side tables show how
+one ingest's cost grows with the chain's length and with the number of
+artifacts in the Journal.
+
+Run: ``python -m benchmarks.ingest [--quick] [--no-profile]``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import UUID
+
+import psycopg
+from eventsourcing.application import Application
+from eventsourcing.domain import Aggregate, event
+from psycopg import sql
+
+from benchmarks.common import (
+    PG_URL,
+    Options,
+    Rate,
+    Step,
+    Timing,
+    chain_texts,
+    machine_table,
+    mark,
+    measure,
+    parse_options,
+    pg_problem,
+    pg_schema,
+    pg_stock_env,
+    pg_store_url,
+    profile_pass,
+    profile_summary,
+    rate_text,
+    ratio_text,
+    run_pass,
+    scratch_dir,
+    sqlite_stock_env,
+    table,
+)
+from domain.journal.document import JournalRevision
+from domain.journal.parser import parse_journal
+from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.log import JournalLog
+from projections.journal_chains import JournalChainsProjection
+
+THREADS = (1, 8)
+SQLITE_TARGET = 1.5
+PG_TARGET = 2.0
+# Successors prepared per artifact: chains grow from 1 to at most this + 1 revisions.
+SUCCESSORS_PER_ARTIFACT = 20
+MAIN = Timing(runs=3, seconds=2.0, warmup=0.3)
+SIDE = Timing(runs=3, seconds=1.0, warmup=0.2)  # reference rows that no target depends on
+QUICK = Timing(runs=1, seconds=0.3, warmup=0.1)
+
+
+def _capacity(threads: int, quick: bool) -> int:
+    """Revisions parsed per thread in advance: more than a run uses at the rates seen here."""
+    if quick:
+        return 1_500 if threads == 1 else 400
+    return 12_000 if threads == 1 else 3_000
+
+
+# Stock and raw work costs nothing to prepare, so it may be far larger (still bounded).
+_CHEAP_FACTOR = 8
+_RAW_CAPACITY = 1_000_000
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One thread's artifacts: genesis revisions, then successors interleaved round-robin."""
+
+    genesis: list[JournalRevision]
+    successors: list[JournalRevision]
+
+
+def build_workload(prefix: str, capacity: int) -> Workload:
+    """Parse ``capacity`` successors spread over ``capacity / 20`` artifacts named ``prefix.aN``."""
+    artifacts = max(1, capacity // SUCCESSORS_PER_ARTIFACT)
+    chains = [chain_texts(f"{prefix}.a{i}", SUCCESSORS_PER_ARTIFACT + 1) for i in range(artifacts)]
+    return Workload(
+        genesis=[parse_journal(chain[0]) for chain in chains],
+        successors=[
+            parse_journal(chains[a][s])
+            for s in range(1, SUCCESSORS_PER_ARTIFACT + 1)
+            for a in range(artifacts)
+        ],
+    )
+
+
+def _ingest_step(ingestion: JournalIngestion, revisions: Sequence[JournalRevision]) -> Step:
+    pending = iter(revisions)
+
+    def step() -> bool:
+        revision = next(pending, None)
+        if revision is None:
+            return False
+        _, is_new = ingestion.ingest(revision)
+        if not is_new:
+            raise RuntimeError(f"{revision.coordinate} {revision.version} was not new")
+        return True
+
+    return step
+
+
+@contextmanager
+def nenjim_writers(url: str, threads: int, *, shared: bool, quick: bool) -> Iterator[list[Step]]:
+    """One step per thread; ``shared``: all threads use one ingestion (one RLock, one log)."""
+    ingestions: list[JournalIngestion] = []
+    try:
+        for _ in range(1 if shared else threads):
+            ingestions.append(JournalIngestion(JournalLog(url), JournalChainsProjection()))
+        steps = []
+        for index in range(threads):
+            ingestion = ingestions[0 if shared else index]
+            work = build_workload(f"bench.w{index}", _capacity(threads, quick))
+            ingestion.ingest_all(work.genesis)  # one transaction per thread
+            steps.append(_ingest_step(ingestion, work.successors))
+        for ingestion in ingestions:
+            ingestion.catch_up()  # every projection starts at the end of the log
+        yield steps
+    finally:
+        for ingestion in ingestions:
+            ingestion.close()
+
+
+# --------------------------------------------------------------------------- stock eventsourcing
+
+
+class BenchNote(Aggregate):
+    """A stock aggregate whose events carry a Journal-sized text."""
+
+    def __init__(self) -> None:
+        self.notes = 0
+
+    @event("Noted")
+    def note(self, text: str) -> None:
+        """Record one text."""
+        self.notes += 1
+
+
+class StockApplication(Application[UUID]):
+    """The stock application (stock recorders chosen by ``PERSISTENCE_MODULE``)."""
+
+    name = "stock"
+
+
+def _stock_step(
+    app: StockApplication, notes: list[BenchNote], texts: list[str], capacity: int, reread: bool
+) -> Step:
+    state = {"done": 0}
+
+    def step() -> bool:
+        done = state["done"]
+        if done >= capacity:
+            return False
+        note = notes[done % len(notes)]
+        if reread:
+            note = app.repository.get(note.id)
+            notes[done % len(notes)] = note
+        note.note(texts[done % len(texts)])
+        app.save(note)
+        state["done"] = done + 1
+        return True
+
+    return step
+
+
+@contextmanager
+def stock_writers(
+    env: dict[str, str], threads: int, *, reread: bool, quick: bool
+) -> Iterator[list[Step]]:
+    """One stock Application per thread (independent writers), each with its own aggregates."""
+    apps: list[StockApplication] = []
+    texts = chain_texts("bench.stock", 64)  # payloads of the same size as ours
+    try:
+        steps = []
+        for _ in range(threads):
+            app = StockApplication(env=env)
+            apps.append(app)
+            capacity = _capacity(threads, quick) * _CHEAP_FACTOR
+            notes = [BenchNote() for _ in range(max(1, capacity // SUCCESSORS_PER_ARTIFACT))]
+            app.save(*notes)
+            steps.append(_stock_step(app, notes, texts, capacity, reread))
+        yield steps
+    finally:
+        for app in apps:
+            app.close()
+
+
+# --------------------------------------------------------------------------- raw drivers
+
+# The same shape as the stock recorders' events tables (rowid / bigserial as the id).
+_RAW_SQLITE_TABLE = (
+    "CREATE TABLE IF NOT EXISTS raw_events (originator_id TEXT NOT NULL, "
+    "originator_version INTEGER NOT NULL, topic TEXT, state BLOB, "
+    "PRIMARY KEY (originator_id, originator_version))"
+)
+_RAW_PG_TABLE = (
+    "CREATE TABLE IF NOT EXISTS {}.raw_events (originator_id uuid NOT NULL, "
+    "originator_version bigint NOT NULL, topic text, state bytea, "
+    "notification_id bigserial UNIQUE, PRIMARY KEY (originator_id, originator_version))"
+)
+
+
+def _payload() -> bytes:
+    return chain_texts("bench.raw", 2)[1].encode("utf-8")
+
+
+@contextmanager
+def raw_sqlite_writers(path: Path, threads: int, *, quick: bool) -> Iterator[list[Step]]:
+    """One connection per thread; each call is BEGIN; INSERT one row; COMMIT."""
+    connections: list[sqlite3.Connection] = []
+    payload = _payload()
+    try:
+        for _ in range(threads):
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")  # what the library leaves in place
+            connections.append(conn)
+        connections[0].execute(_RAW_SQLITE_TABLE)
+        steps = []
+        for conn in connections:
+            steps.append(_raw_sqlite_step(conn, payload, _RAW_CAPACITY))
+        yield steps
+    finally:
+        for conn in connections:
+            conn.close()
+
+
+def _raw_sqlite_step(conn: sqlite3.Connection, payload: bytes, capacity: int) -> Step:
+    originator = uuid.uuid4().hex
+    state = {"done": 0}
+
+    def step() -> bool:
+        done = state["done"]
+        if done >= capacity:
+            return False
+        conn.execute("BEGIN")
+        conn.execute(
+            "INSERT INTO raw_events VALUES (?, ?, ?, ?)", (originator, done, "bench", payload)
+        )
+        conn.execute("COMMIT")
+        state["done"] = done + 1
+        return True
+
+    return step
+
+
+@contextmanager
+def raw_pg_writers(schema: str, threads: int, *, quick: bool) -> Iterator[list[Step]]:
+    """One autocommit connection per thread; each call is one INSERT (one round trip)."""
+    connections: list[psycopg.Connection[tuple[object, ...]]] = []
+    payload = _payload()
+    insert = sql.SQL(
+        "INSERT INTO {}.raw_events (originator_id, originator_version, topic, state) "
+        "VALUES (%s, %s, %s, %s)"
+    ).format(sql.Identifier(schema))
+    try:
+        for _ in range(threads):
+            connections.append(psycopg.connect(PG_URL, autocommit=True, connect_timeout=5))
+        connections[0].execute(sql.SQL(_RAW_PG_TABLE).format(sql.Identifier(schema)))
+        steps = []
+        for conn in connections:
+            steps.append(_raw_pg_step(conn, insert, payload, _RAW_CAPACITY))
+        yield steps
+    finally:
+        for conn in connections:
+            conn.close()
+
+
+def _raw_pg_step(
+    conn: psycopg.Connection[tuple[object, ...]],
+    insert: sql.Composed,
+    payload: bytes,
+    capacity: int,
+) -> Step:
+    originator = uuid.uuid4()
+    state = {"done": 0}
+
+    def step() -> bool:
+        done = state["done"]
+        if done >= capacity:
+            return False
+        conn.execute(insert, (originator, done, "bench", payload), prepare=True)
+        state["done"] = done + 1
+        return True
+
+    return step
+
+
+# --------------------------------------------------------------------------- id checks
+
+
+@dataclass(frozen=True, slots=True)
+class IdCheck:
+    """Notification ids after a run, and what a tailing reader saw while writers ran."""
+
+    count: int
+    contiguous: bool
+    tail_read: int
+    tail_holes: int
+
+    @property
+    def ok(self) -> bool:
+        """Gap-free, contiguous from 1, and never seen out of commit order."""
+        return self.contiguous and self.tail_holes == 0
+
+
+def _ids(schema: str, table_name: str) -> list[int]:
+    with psycopg.connect(PG_URL, connect_timeout=5) as conn:
+        rows = conn.execute(
+            sql.SQL("SELECT notification_id FROM {}.{} ORDER BY notification_id").format(
+                sql.Identifier(schema), sql.Identifier(table_name)
+            )
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def tail_while_writing(schema: str, table_name: str, steps: list[Step], seconds: float) -> IdCheck:
+    """Run the writers while a reader tails the ids; then check all ids are 1..N.
+
+    The reader asks for ids after the last one it saw, every millisecond. If
+    a later id ever committed before an earlier one, it would at some point
+    see the later id first: a hole. That is what commit order rules out.
+    """
+    stop = threading.Event()
+    seen = {"read": 0, "holes": 0}
+    query = sql.SQL(
+        "SELECT notification_id FROM {}.{} WHERE notification_id > %s "
+        "ORDER BY notification_id LIMIT 1000"
+    ).format(sql.Identifier(schema), sql.Identifier(table_name))
+    start = _ids(schema, table_name)
+    last = start[-1] if start else 0
+
+    def tail() -> None:
+        nonlocal last
+        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=5) as conn:
+            # Bounded: one poll per millisecond at most, for at most 10x the pass.
+            for _ in range(int(seconds * 10_000)):
+                for (nid,) in conn.execute(query, (last,), prepare=True).fetchall():
+                    seen["read"] += 1
+                    if nid != last + 1:
+                        seen["holes"] += 1
+                    last = int(nid)
+                if stop.is_set():
+                    return
+                time.sleep(0.001)
+
+    reader = threading.Thread(target=tail, daemon=True)
+    reader.start()
+    try:
+        run_pass(steps, seconds)
+    finally:
+        time.sleep(0.05)  # let the reader see the last commits
+        stop.set()
+        reader.join(30)
+    ids = _ids(schema, table_name)
+    return IdCheck(len(ids), ids == list(range(1, len(ids) + 1)), seen["read"], seen["holes"])
+
+
+# --------------------------------------------------------------------------- chain length
+
+
+def _timed_successors(
+    url: str, seeds: list[JournalRevision], successors: list[JournalRevision], seconds: float
+) -> list[str]:
+    """Seed a fresh store in one transaction, warm up, then time ``successors`` one by one."""
+    warm = [parse_journal(t) for t in chain_texts("bench.warm", 6)]
+    ingestion = JournalIngestion(JournalLog(url), JournalChainsProjection())
+    try:
+        ingestion.ingest_all([*seeds, warm[0]])  # linear in the seeds
+        run_pass([_ingest_step(ingestion, warm[1:])], seconds)  # first-use costs
+        done = run_pass([_ingest_step(ingestion, successors)], seconds)
+    finally:
+        ingestion.close()
+    return [f"{done.ops:,}", rate_text(done.rate), f"{1e3 / max(done.rate, 1e-9):.2f}"]
+
+
+def chain_length_effect(directory: Path, lengths: Sequence[int], seconds: float) -> list[list[str]]:
+    """Ingest rate when each chain already holds ``length`` revisions (one thread, SQLite).
+
+    About 100 successors are timed, spread over enough artifacts that each
+    chain grows by at most 10% (or by one for the shortest), so the rate is
+    the rate at that length.
+    """
+    rows = []
+    timed = 100
+    for length in lengths:
+        artifacts = max(1, min(timed, timed * 10 // length))
+        each = -(-timed // artifacts)
+        chains = [chain_texts(f"bench.len.a{i}", length + each) for i in range(artifacts)]
+        seeds = [parse_journal(t) for chain in chains for t in chain[:length]]
+        successors = [parse_journal(chain[length + s]) for s in range(each) for chain in chains]
+        url = f"sqlite:///{directory / f'length-{length}.db'}"
+        rows.append([f"{length:,}", *_timed_successors(url, seeds, successors, seconds)])
+    return rows
+
+
+def artifact_count_effect(
+    directory: Path, counts: Sequence[int], seconds: float
+) -> list[list[str]]:
+    """Ingest rate when the Journal already holds ``count`` artifacts (one thread, SQLite).
+
+    Every artifact has a genesis; 100 of them then get one successor each,
+    so chain lengths stay at 1 and only the number of artifacts changes.
+    """
+    rows = []
+    for count in counts:
+        chains = [chain_texts(f"bench.many.a{i}", 2) for i in range(count)]
+        seeds = [parse_journal(chain[0]) for chain in chains]
+        successors = [parse_journal(chain[1]) for chain in chains[:100]]
+        url = f"sqlite:///{directory / f'artifacts-{count}.db'}"
+        rows.append([f"{count:,}", *_timed_successors(url, seeds, successors, seconds)])
+    return rows
+
+
+# --------------------------------------------------------------------------- the benchmark
+
+
+@dataclass
+class BackendResult:
+    """Measured rates of one backend, by variant then thread count."""
+
+    rates: dict[str, dict[int, Rate]]
+    id_checks: dict[str, IdCheck]
+
+
+def _measure_backend(
+    backend: str,
+    open_store: Callable[[ExitStack, str], tuple[str, dict[str, str], Path | str]],
+    options: Options,
+    profiles: list[str],
+) -> BackendResult:
+    main = QUICK if options.quick else MAIN
+    side = QUICK if options.quick else SIDE
+    result = BackendResult({}, {})
+    target = SQLITE_TARGET if backend == "SQLite" else PG_TARGET
+
+    def record(variant: str, threads: int, rate: Rate) -> None:
+        result.rates.setdefault(variant, {})[threads] = rate
+
+    for threads in THREADS:
+        with ExitStack() as stack:
+            _, env, _ = open_store(stack, "stock")
+            with stock_writers(env, threads, reread=False, quick=options.quick) as steps:
+                record("stock", threads, measure(steps, main))
+        with ExitStack() as stack:
+            _, env, _ = open_store(stack, "stockget")
+            with stock_writers(env, threads, reread=True, quick=options.quick) as steps:
+                record("stock-get", threads, measure(steps, side))
+        with ExitStack() as stack:
+            _, _, raw_place = open_store(stack, "raw")
+            if isinstance(raw_place, Path):
+                raw = raw_sqlite_writers(raw_place, threads, quick=options.quick)
+            else:
+                raw = raw_pg_writers(raw_place, threads, quick=options.quick)
+            with raw as steps:
+                record("raw", threads, measure(steps, side))
+                if backend == "PostgreSQL" and threads == 8 and isinstance(raw_place, str):
+                    result.id_checks["raw"] = tail_while_writing(
+                        raw_place, "raw_events", steps, side.seconds
+                    )
+        with ExitStack() as stack:
+            url, _, place = open_store(stack, "ours")
+            with nenjim_writers(url, threads, shared=False, quick=options.quick) as steps:
+                rate = measure(steps, main)
+                record("ours", threads, rate)
+                if backend == "PostgreSQL" and threads == 8 and isinstance(place, str):
+                    result.id_checks["ours"] = tail_while_writing(
+                        place, "journal_events", steps, side.seconds
+                    )
+                stock = result.rates["stock"][threads].median
+                missed = rate.median < target * stock
+                wanted = backend == "SQLite" or threads == 8
+                if options.profile and missed and wanted:
+                    stats = profile_pass(steps, side.seconds)
+                    title = f"{backend}, nenjim ingest, {threads} independent writer(s)"
+                    if threads > 1:
+                        title += (
+                            "; wall time summed over the threads, so the own time of blocking"
+                            " calls includes waiting for locks, I/O and the GIL"
+                        )
+                    profiles.append(profile_summary(stats, title))
+        if threads > 1:
+            with ExitStack() as stack:
+                url, _, _ = open_store(stack, "shared")
+                with nenjim_writers(url, threads, shared=True, quick=options.quick) as steps:
+                    record("ours-shared", threads, measure(steps, side))
+    return result
+
+
+def _sqlite_store(directory: Path) -> Callable[[ExitStack, str], tuple[str, dict[str, str], Path]]:
+    numbers = iter(range(1, 1_000))
+
+    def open_store(stack: ExitStack, tag: str) -> tuple[str, dict[str, str], Path]:
+        path = directory / f"{tag}-{next(numbers)}.db"
+        return f"sqlite:///{path}", sqlite_stock_env(path), path
+
+    return open_store
+
+
+def _pg_store(stack: ExitStack, tag: str) -> tuple[str, dict[str, str], str]:
+    schema = stack.enter_context(pg_schema(tag))
+    return pg_store_url(schema), pg_stock_env(schema), schema
+
+
+_LABELS = {
+    "ours": "nenjim `JournalIngestion.ingest`, one ingestion + log per thread",
+    "ours-shared": "nenjim, one `JournalIngestion` shared by all threads",
+    "stock": "stock `Application.save`, 1 event on a held aggregate",
+    "stock-get": "stock `repository.get` + `save` (read-modify-write)",
+    "raw": "raw driver: 1-row INSERT + COMMIT",
+}
+
+
+def _backend_table(backend: str, result: BackendResult) -> str:
+    rows = []
+    for variant, label in _LABELS.items():
+        by_threads = result.rates.get(variant, {})
+        rows.append([label, *(by_threads[t].cell() if t in by_threads else "-" for t in THREADS)])
+    for name, over in (("stock", "stock save"), ("stock-get", "stock get+save"), ("raw", "raw")):
+        cells = []
+        for threads in THREADS:
+            ours = result.rates["ours"][threads].median
+            cells.append(ratio_text(ours / result.rates[name][threads].median))
+        rows.append([f"**ratio nenjim / {over}**", *cells])
+    header = ["variant (revisions or rows per second)", *(f"{t} thread(s)" for t in THREADS)]
+    return table(f"Ingest, {backend}", header, rows)
+
+
+def run(options: Options) -> str:
+    """Run benchmark 1 and return its report."""
+    out: list[str] = []
+    profiles: list[str] = []
+    results: dict[str, BackendResult] = {}
+    with scratch_dir() as directory:
+        results["SQLite"] = _measure_backend("SQLite", _sqlite_store(directory), options, profiles)
+        problem = pg_problem()
+        if problem is None:
+            results["PostgreSQL"] = _measure_backend("PostgreSQL", _pg_store, options, profiles)
+        else:
+            out.append(f"PostgreSQL skipped: {problem}")
+        for backend, result in results.items():
+            out.append(_backend_table(backend, result))
+        lengths = (1, 100) if options.quick else (1, 100, 1_000)
+        counts = (100, 2_000) if options.quick else (100, 2_000, 10_000)
+        bound = 1.0 if options.quick else 3.0
+        length_rows = chain_length_effect(directory, lengths, bound)
+        count_rows = artifact_count_effect(directory, counts, bound)
+    timed = ["ingests timed", "ingests/s", "ms per ingest"]
+    out.append(
+        table(
+            "Ingest rate vs chain length (SQLite, 1 thread)",
+            ["revisions already in each chain", *timed],
+            length_rows,
+        )
+    )
+    out.append(
+        table(
+            "Ingest rate vs artifacts in the Journal (SQLite, 1 thread, chains of 1)",
+            ["artifacts already in the Journal", *timed],
+            count_rows,
+        )
+    )
+    out.append(_targets(results))
+    out.append(
+        "Cells: median of the timed passes (min-max); `*` = a worker used up its prepared work "
+        "before the pass ended. Chains grow from 1 to at most "
+        f"{SUCCESSORS_PER_ARTIFACT + 1} revisions during a run."
+    )
+    out.extend(profiles)
+    return "\n\n".join(out)
+
+
+def _targets(results: dict[str, BackendResult]) -> str:
+    rows = []
+    sqlite = results["SQLite"]
+    for threads in THREADS:
+        ratio = sqlite.rates["ours"][threads].median / sqlite.rates["stock"][threads].median
+        rows.append(
+            [
+                f"SQLite ingest, {threads} thread(s), vs stock save",
+                f">= {SQLITE_TARGET}x",
+                ratio_text(ratio),
+                mark(ratio >= SQLITE_TARGET),
+            ]
+        )
+    pg = results.get("PostgreSQL")
+    if pg is not None:
+        ratio = pg.rates["ours"][8].median / pg.rates["stock"][8].median
+        check = pg.id_checks["ours"]
+        rows.append(
+            [
+                "PostgreSQL ingest, 8 writers, vs stock save",
+                f">= {PG_TARGET}x",
+                ratio_text(ratio),
+                mark(ratio >= PG_TARGET),
+            ]
+        )
+        rows.append(
+            [
+                "PostgreSQL, 8 writers: ids gap-free, contiguous, in commit order",
+                "yes",
+                f"{check.count:,} ids 1..N contiguous: {check.contiguous}; tailer read "
+                f"{check.tail_read:,}, holes seen {check.tail_holes}",
+                mark(check.ok),
+            ]
+        )
+        raw = pg.id_checks.get("raw")
+        if raw is not None:
+            rows.append(
+                [
+                    "(control) raw bigserial INSERT, 8 threads, no lock",
+                    "holes possible",
+                    f"tailer read {raw.tail_read:,}, holes seen {raw.tail_holes}",
+                    "-",
+                ]
+            )
+    return table("Ingest targets", ["target", "wanted", "measured", ""], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    options = parse_options(argv, __doc__.splitlines()[0] if __doc__ else "ingest")
+    print(machine_table(), end="\n\n", flush=True)
+    print(run(options), flush=True)
+
+
+if __name__ == "__main__":
+    main()
