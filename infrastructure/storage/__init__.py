@@ -22,6 +22,7 @@ from infrastructure.storage.errors import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
+from infrastructure.storage.opening import open_backend
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.view import Blobs, Records, Streams, View
 
@@ -52,5 +53,6 @@ __all__ = [
     "UniqueConstraintError",
     "UnsupportedBackendError",
     "View",
+    "open_backend",
     "validate_capabilities",
 ]

@@ -1,0 +1,244 @@
+"""``AgentExecution``: one run of an Agent, with its LLM calls and pending approval."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Self
+
+from domain import durable_fields as f
+from domain.agents.journal import AgentJournalRecord
+from domain.agents.root import AgentRoot
+
+ACTIVE_STATUSES = frozenset({"preparing", "active", "suspended"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+EXECUTION_STATUSES = ACTIVE_STATUSES | TERMINAL_STATUSES
+LLM_CALL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+APPROVAL_REQUEST_KEYS = frozenset({"id", "execution_id", "items", "created_at"})
+APPROVAL_REQUEST_OPTIONAL_KEYS = frozenset({"approved"})
+APPROVAL_ITEM_KEYS = frozenset(
+    {
+        "tool_invocation_id",
+        "tool_call_id",
+        "tool_name",
+        "arguments",
+        "facts",
+        "reason",
+        "origin",
+        "metadata",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCallRecord:
+    """One finished LLM call of an execution; its manifest, output and usage are content refs."""
+
+    llm_call_id: str
+    execution_id: str
+    sequence: int
+    status: str
+    manifest_ref: str
+    output_ref: str | None
+    error_ref: str | None
+    usage_ref: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    metadata: Mapping[str, Any] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("llm_call_id", f.text(self.llm_call_id, "llm_call_id")),
+            ("execution_id", f.text(self.execution_id, "execution_id")),
+            ("sequence", f.positive(self.sequence, "sequence")),
+            ("status", f.choice(self.status, LLM_CALL_STATUSES, "status")),
+            ("manifest_ref", f.text(self.manifest_ref, "manifest_ref")),
+            ("output_ref", f.optional_text(self.output_ref, "output_ref")),
+            ("error_ref", f.optional_text(self.error_ref, "error_ref")),
+            ("usage_ref", f.optional_text(self.usage_ref, "usage_ref")),
+            ("started_at", f.timestamp(self.started_at, "started_at")),
+            ("completed_at", f.optional_timestamp(self.completed_at, "completed_at")),
+            ("metadata", f.json_object(self.metadata, "metadata")),
+        ):
+            object.__setattr__(self, name, value)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentExecution:
+    """A run of an Agent (record type ``phronomy.agent_execution``).
+
+    Statuses ``preparing``, ``active`` and ``suspended`` are active: an Agent
+    admits at most one active execution. ``completed``, ``failed`` and
+    ``cancelled`` are terminal. The values do not police transitions; the
+    repositories' revision and attribute checks do.
+
+    ``base_*`` record the root the run started from. ``working_records`` are
+    journal records of this Agent not yet appended (their ``execution_id``
+    is this run or ``None``); ``llm_calls`` belong to this run.
+    ``approval_request`` is ``None`` or a read-only JSON object with ``id``,
+    ``execution_id`` (this run), a non-empty ``items`` list, ``created_at``
+    and optionally ``approved``.
+    """
+
+    execution_id: str
+    agent_id: str
+    execution_revision: int
+    status: str
+    phase: str
+    base_agent_revision: int
+    base_context_revision: int
+    base_journal_position: int
+    working_records: tuple[AgentJournalRecord, ...]
+    llm_calls: tuple[LLMCallRecord, ...]
+    approval_request: Mapping[str, Any] | None = field(hash=False)
+    result_ref: str | None
+    error_ref: str | None
+    created_at: datetime
+    updated_at: datetime
+    terminal_reason: str | None
+    metadata: Mapping[str, Any] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        execution_id = f.identifier(self.execution_id, "execution_id")
+        agent_id = f.identifier(self.agent_id, "agent_id")
+        working_records = f.tuple_of(self.working_records, AgentJournalRecord, "working_records")
+        for index, record in enumerate(working_records):
+            if record.agent_id != agent_id:
+                raise ValueError(f"working_records[{index}] belongs to Agent {record.agent_id!r}")
+            if record.execution_id not in (None, execution_id):
+                raise ValueError(
+                    f"working_records[{index}] belongs to execution {record.execution_id!r}"
+                )
+        llm_calls = f.tuple_of(self.llm_calls, LLMCallRecord, "llm_calls")
+        for index, call in enumerate(llm_calls):
+            if call.execution_id != execution_id:
+                raise ValueError(f"llm_calls[{index}] belongs to execution {call.execution_id!r}")
+        for name, value in (
+            ("execution_id", execution_id),
+            ("agent_id", agent_id),
+            ("execution_revision", f.count(self.execution_revision, "execution_revision")),
+            ("status", f.choice(self.status, EXECUTION_STATUSES, "status")),
+            ("phase", f.text(self.phase, "phase")),
+            ("base_agent_revision", f.count(self.base_agent_revision, "base_agent_revision")),
+            (
+                "base_context_revision",
+                f.count(self.base_context_revision, "base_context_revision"),
+            ),
+            (
+                "base_journal_position",
+                f.count(self.base_journal_position, "base_journal_position"),
+            ),
+            ("working_records", working_records),
+            ("llm_calls", llm_calls),
+            ("approval_request", _approval_request(self.approval_request, execution_id)),
+            ("result_ref", f.optional_text(self.result_ref, "result_ref")),
+            ("error_ref", f.optional_text(self.error_ref, "error_ref")),
+            ("created_at", f.timestamp(self.created_at, "created_at")),
+            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
+            ("terminal_reason", f.optional_text(self.terminal_reason, "terminal_reason")),
+            ("metadata", f.json_object(self.metadata, "metadata")),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def start(
+        cls,
+        execution_id: str,
+        *,
+        agent_id: str,
+        base: AgentRoot,
+        phase: str = "preparing",
+        working_records: Sequence[AgentJournalRecord] = (),
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> Self:
+        """A new run in status ``preparing`` at revision 0, based on ``base`` (the same Agent)."""
+        if not isinstance(base, AgentRoot):
+            raise TypeError(f"base must be an AgentRoot, got {type(base).__name__}")
+        if agent_id != base.agent_id:
+            raise ValueError(f"agent_id {agent_id!r} is not the base root's {base.agent_id!r}")
+        now = f.utc_now() if created_at is None else created_at
+        return cls(
+            execution_id=execution_id,
+            agent_id=agent_id,
+            execution_revision=0,
+            status="preparing",
+            phase=phase,
+            base_agent_revision=base.agent_revision,
+            base_context_revision=base.context_revision,
+            base_journal_position=base.journal_position,
+            working_records=tuple(working_records),
+            llm_calls=(),
+            approval_request=None,
+            result_ref=None,
+            error_ref=None,
+            created_at=now,
+            updated_at=now,
+            terminal_reason=None,
+            metadata={} if metadata is None else metadata,
+        )
+
+    @property
+    def is_active(self) -> bool:
+        """True while the run is not terminal (it holds the Agent's admission)."""
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def is_terminal(self) -> bool:
+        """True once the run has completed, failed or been cancelled."""
+        return self.status in TERMINAL_STATUSES
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, ``execution_revision`` + 1 and ``updated_at`` refreshed.
+
+        ``execution_id``, ``agent_id``, ``execution_revision`` and
+        ``created_at`` cannot be changed; ``updated_at`` may be given.
+        """
+        return f.evolved(self, changes, revision="execution_revision", fixed=_FIXED)
+
+
+_FIXED = frozenset({"execution_id", "agent_id", "created_at"})
+
+
+def _approval_request(value: object, execution_id: str) -> Mapping[str, Any] | None:
+    """The checked, deep read-only approval request of the run ``execution_id``."""
+    if value is None:
+        return None
+    request = f.json_object(value, "approval_request")
+    _check_keys(request, APPROVAL_REQUEST_KEYS, APPROVAL_REQUEST_OPTIONAL_KEYS, "approval_request")
+    f.text(request["id"], "approval_request.id")
+    if request["execution_id"] != execution_id:
+        raise ValueError(
+            f"approval_request.execution_id {request['execution_id']!r} is not {execution_id!r}"
+        )
+    f.text(request["created_at"], "approval_request.created_at")
+    if "approved" in request:
+        f.flag(request["approved"], "approval_request.approved")
+    items = request["items"]
+    if not isinstance(items, tuple) or not items:
+        raise ValueError("approval_request.items must be a non-empty list")
+    for index, item in enumerate(items):
+        what = f"approval_request.items[{index}]"
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{what} must be an object, got {type(item).__name__}")
+        _check_keys(item, APPROVAL_ITEM_KEYS, frozenset(), what)
+        f.text(item["tool_invocation_id"], f"{what}.tool_invocation_id")
+        f.optional_text(item["tool_call_id"], f"{what}.tool_call_id")
+        f.text(item["tool_name"], f"{what}.tool_name")
+        f.json_object(item["arguments"], f"{what}.arguments")
+        f.json_object(item["facts"], f"{what}.facts")
+        f.optional_text(item["reason"], f"{what}.reason")
+        f.text(item["origin"], f"{what}.origin")
+        f.json_object(item["metadata"], f"{what}.metadata")
+    return request
+
+
+def _check_keys(
+    value: Mapping[str, Any], required: frozenset[str], optional: frozenset[str], what: str
+) -> None:
+    missing = sorted(required - set(value))
+    unknown = sorted(set(value) - required - optional)
+    if missing or unknown:
+        raise ValueError(f"{what}: missing keys {missing}, unknown keys {unknown}")

@@ -1,0 +1,97 @@
+"""``HandoffState``: which Agent of a Handoff chain answers now, anchored on the main Agent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Self
+
+from domain import durable_fields as f
+
+HANDOFF_PHASES = frozenset({"stable", "target_pending", "target_active"})
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffState:
+    """The Handoff anchor of a main Agent (record type ``phronomy.handoff_state``).
+
+    Revisions start at 1. Outside the ``stable`` phase a Handoff is in
+    flight and must name the exact target execution
+    (``pending_target_execution_id``).
+    """
+
+    main_agent_id: str
+    handoff_revision: int
+    active_agent_id: str
+    active_handoff_context_ref: str | None
+    phase: str
+    pending_source_execution_id: str | None
+    pending_target_execution_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    metadata: Mapping[str, Any] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        phase = f.choice(self.phase, HANDOFF_PHASES, "phase")
+        target = f.optional_text(self.pending_target_execution_id, "pending_target_execution_id")
+        if phase != "stable" and not target:
+            raise ValueError(f"a Handoff in phase {phase!r} needs pending_target_execution_id")
+        for name, value in (
+            ("main_agent_id", f.identifier(self.main_agent_id, "main_agent_id")),
+            ("handoff_revision", f.positive(self.handoff_revision, "handoff_revision")),
+            ("active_agent_id", f.identifier(self.active_agent_id, "active_agent_id")),
+            (
+                "active_handoff_context_ref",
+                f.optional_text(self.active_handoff_context_ref, "active_handoff_context_ref"),
+            ),
+            ("phase", phase),
+            (
+                "pending_source_execution_id",
+                f.optional_text(self.pending_source_execution_id, "pending_source_execution_id"),
+            ),
+            ("pending_target_execution_id", target),
+            ("created_at", f.timestamp(self.created_at, "created_at")),
+            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
+            ("metadata", f.json_object(self.metadata, "metadata")),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def create(
+        cls,
+        main_agent_id: str,
+        *,
+        active_agent_id: str,
+        active_handoff_context_ref: str | None = None,
+        phase: str = "stable",
+        pending_source_execution_id: str | None = None,
+        pending_target_execution_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> Self:
+        """A first Handoff state at revision 1 (``stable`` unless told otherwise)."""
+        now = f.utc_now() if created_at is None else created_at
+        return cls(
+            main_agent_id=main_agent_id,
+            handoff_revision=1,
+            active_agent_id=active_agent_id,
+            active_handoff_context_ref=active_handoff_context_ref,
+            phase=phase,
+            pending_source_execution_id=pending_source_execution_id,
+            pending_target_execution_id=pending_target_execution_id,
+            created_at=now,
+            updated_at=now,
+            metadata={} if metadata is None else metadata,
+        )
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, ``handoff_revision`` + 1 and ``updated_at`` refreshed.
+
+        ``main_agent_id``, ``handoff_revision`` and ``created_at`` cannot be
+        changed; ``updated_at`` may be given.
+        """
+        return f.evolved(self, changes, revision="handoff_revision", fixed=_FIXED)
+
+
+_FIXED = frozenset({"main_agent_id", "created_at"})

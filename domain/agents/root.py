@@ -1,0 +1,96 @@
+"""``AgentRoot``: the durable identity and watermark of one Agent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Self
+
+from domain import durable_fields as f
+
+LIFECYCLE_STATUSES = frozenset({"idle", "active", "suspended", "closed", "invalidated"})
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRoot:
+    """The durable root of an Agent (record type ``phronomy.agent_root``).
+
+    ``agent_revision`` is the compare-and-swap revision of the row; the
+    watermark pairs it with ``journal_position``. Timestamps are aware UTC
+    datetimes; ``metadata`` is a deep read-only JSON object.
+    """
+
+    agent_id: str
+    agent_definition_id: str
+    agent_definition_version: str
+    agent_revision: int
+    context_revision: int
+    journal_position: int
+    lifecycle_status: str
+    transcript_generation: int
+    created_at: datetime
+    updated_at: datetime
+    metadata: Mapping[str, Any] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("agent_id", f.identifier(self.agent_id, "agent_id")),
+            ("agent_definition_id", f.text(self.agent_definition_id, "agent_definition_id")),
+            (
+                "agent_definition_version",
+                f.text(self.agent_definition_version, "agent_definition_version"),
+            ),
+            ("agent_revision", f.count(self.agent_revision, "agent_revision")),
+            ("context_revision", f.count(self.context_revision, "context_revision")),
+            ("journal_position", f.count(self.journal_position, "journal_position")),
+            (
+                "lifecycle_status",
+                f.choice(self.lifecycle_status, LIFECYCLE_STATUSES, "lifecycle_status"),
+            ),
+            (
+                "transcript_generation",
+                f.count(self.transcript_generation, "transcript_generation"),
+            ),
+            ("created_at", f.timestamp(self.created_at, "created_at")),
+            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
+            ("metadata", f.json_object(self.metadata, "metadata")),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def create(
+        cls,
+        agent_id: str,
+        *,
+        definition_id: str,
+        definition_version: str = "1",
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> Self:
+        """A new, idle root at revision 0 with an empty journal (position 0)."""
+        now = f.utc_now() if created_at is None else created_at
+        return cls(
+            agent_id=agent_id,
+            agent_definition_id=definition_id,
+            agent_definition_version=definition_version,
+            agent_revision=0,
+            context_revision=0,
+            journal_position=0,
+            lifecycle_status="idle",
+            transcript_generation=0,
+            created_at=now,
+            updated_at=now,
+            metadata={} if metadata is None else metadata,
+        )
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, ``agent_revision`` + 1 and ``updated_at`` refreshed.
+
+        ``agent_id``, ``agent_revision`` and ``created_at`` cannot be changed;
+        ``updated_at`` may be given explicitly.
+        """
+        return f.evolved(self, changes, revision="agent_revision", fixed=_FIXED)
+
+
+_FIXED = frozenset({"agent_id", "created_at"})

@@ -1,0 +1,170 @@
+"""``Persistence``: the domain's durable state over a Storage SPI backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from domain.persistence import catalog
+from domain.persistence.boundary import at_boundary, storage_boundary
+from domain.persistence.errors import (
+    NotFoundError,
+    SerializationError,
+    StateConflictError,
+)
+from domain.persistence.repository_set import Repositories
+from infrastructure import storage
+from infrastructure.storage.memory import InMemoryBackend
+from infrastructure.storage.opening import open_backend
+
+_T = TypeVar("_T")
+
+# The legacy capability trio the domain facade reports (storage-spi-notes §1.14).
+CAPABILITIES: Mapping[str, bool] = MappingProxyType(
+    {"atomic_all": True, "atomic_admission": True, "optimistic_revision": True}
+)
+
+
+class Persistence(Repositories):
+    """The eight repositories, transactions across them, and read-only result queries."""
+
+    def __init__(self, backend: storage.Backend) -> None:
+        with storage_boundary():
+            storage.validate_capabilities(backend)
+            for resource in catalog.CATALOG:
+                kind_ok = backend.resources.get(resource.id) is resource
+                if not kind_ok:
+                    raise storage.UnsupportedBackendError(
+                        f"backend does not register the catalog resource {resource.id!r}"
+                    )
+            super().__init__(backend.view)
+        self.backend = backend
+
+    @classmethod
+    def in_memory(cls) -> Persistence:
+        """Persistence over a fresh in-memory backend."""
+        return cls(InMemoryBackend(catalog.CATALOG))
+
+    @classmethod
+    def open(cls, url: str) -> Persistence:
+        """Persistence over the backend a store URL names (``memory:``, ``sqlite:``, ...)."""
+        with storage_boundary():
+            return cls(open_backend(url, catalog.CATALOG))
+
+    @property
+    def capabilities(self) -> Mapping[str, bool]:
+        """The domain-level capability flags."""
+        return CAPABILITIES
+
+    def close(self) -> None:
+        """Release the backend's connections."""
+        self.backend.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Repositories]:
+        """All eight repositories in one transaction; nested calls are savepoints."""
+        with storage_boundary(), self.backend.transaction() as view:
+            yield Repositories(view)
+
+    def run_in_transaction(self, function: Callable[[Repositories], _T]) -> _T:
+        """``function(tx)`` in one transaction; returns its value."""
+        with self.transaction() as tx:
+            return function(tx)
+
+    # read-only result queries
+    @at_boundary
+    def execution_result(self, execution_id: str) -> Mapping[str, Any]:
+        """Status and outcome of an Agent execution; ``result`` is text, ``error`` JSON."""
+        execution = self.executions.load(execution_id)
+        return _result(
+            {"execution_id": execution.execution_id, "agent_id": execution.agent_id},
+            execution,
+            None
+            if execution.result_ref is None
+            else self.contents.fetch_text(execution.result_ref),
+            None if execution.error_ref is None else self.contents.fetch_json(execution.error_ref),
+        )
+
+    def list_executions(
+        self, agent_id: str, *, after: str | None = None, limit: int = 100
+    ) -> tuple[Any, ...]:
+        """The Agent's executions by id, active and terminal."""
+        return self.executions.list(agent_id, after=after, limit=limit)
+
+    @at_boundary
+    def team_execution_result(self, team_execution_id: str) -> Mapping[str, Any]:
+        """Status and outcome of a Team run; ``result`` and ``error`` are JSON."""
+        run = self.team_executions.load(team_execution_id)
+        return _result(
+            {"team_execution_id": run.team_execution_id, "team_id": run.team_id},
+            run,
+            None if run.result_ref is None else self.contents.fetch_json(run.result_ref),
+            None if run.error_ref is None else self.contents.fetch_json(run.error_ref),
+        )
+
+    def list_team_executions(
+        self, team_id: str, *, after: str | None = None, limit: int = 100
+    ) -> tuple[Any, ...]:
+        """The Team's runs by id, active and terminal."""
+        return self.team_executions.list(team_id, after=after, limit=limit)
+
+    @at_boundary
+    def handoff_result(
+        self, execution_id: str, *, main_agent_id: str | None = None
+    ) -> Mapping[str, Any]:
+        """The outcome at the end of a chain of handed-off executions.
+
+        An execution hands off by naming its target in
+        ``metadata["handoff_target_execution_id"]`` (and its anchor in
+        ``metadata["main_agent_id"]``). A target not stored yet is reported as
+        reserved and pending, or cancelled when the source says
+        ``metadata["handoff_reservation"] == "cancelled"``.
+        """
+        current = self.executions.load(execution_id)
+        visited = {execution_id}
+        while True:
+            anchor = current.metadata.get("main_agent_id")
+            if main_agent_id is not None and anchor is not None and anchor != main_agent_id:
+                raise StateConflictError(
+                    f"execution {current.execution_id} belongs to the handoff of {anchor}, "
+                    f"not {main_agent_id}"
+                )
+            target = current.metadata.get("handoff_target_execution_id")
+            if target is None:
+                return self.execution_result(current.execution_id)
+            if target in visited:
+                raise SerializationError(f"handoff chain loops back to {target}")
+            visited.add(str(target))
+            try:
+                current = self.executions.load(str(target))
+            except NotFoundError:
+                cancelled = current.metadata.get("handoff_reservation") == "cancelled"
+                return MappingProxyType(
+                    {
+                        "execution_id": target,
+                        "agent_id": None,
+                        "status": "cancelled" if cancelled else "active",
+                        "phase": "cancelled" if cancelled else "target_pending",
+                        "reserved": True,
+                        "result_ref": None,
+                        "error_ref": None,
+                        "result": None,
+                        "error": None,
+                    }
+                )
+
+
+def _result(ids: dict[str, Any], run: Any, result: Any, error: Any) -> Mapping[str, Any]:
+    return MappingProxyType(
+        {
+            **ids,
+            "status": run.status,
+            "phase": run.phase,
+            "result_ref": run.result_ref,
+            "error_ref": run.error_ref,
+            "result": result,
+            "error": error,
+        }
+    )

@@ -1,0 +1,1 @@
+"""The eight domain repositories, each bound to one storage view."""

@@ -1,0 +1,166 @@
+"""Agent and Team executions: admission through the ``one_active_owner`` constraint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from domain.persistence.boundary import at_boundary
+from domain.persistence.errors import (
+    AgentBusyError,
+    ConflictError,
+    NotFoundError,
+    SerializationError,
+)
+from domain.persistence.repositories.roots import Revision
+from infrastructure import storage
+
+_E = TypeVar("_E")
+
+ONE_ACTIVE_OWNER = "one_active_owner"
+DEFAULT_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionCodec(Generic[_E]):
+    """How one kind of execution is keyed, owned, versioned and encoded."""
+
+    resource: storage.Resource
+    owner_resource: storage.Resource
+    kind: str
+    id_of: Callable[[_E], str]
+    owner_of: Callable[[_E], str]
+    revision_of: Callable[[_E], int]
+    is_active: Callable[[_E], bool]
+    encode: Callable[[_E], storage.DurableRecord]
+    decode: Callable[[Any], _E]
+    # Team runs may never be reactivated: a save of an active state requires
+    # the stored row to be active.
+    active_requires_active: bool = False
+
+
+class ExecutionRepository(Generic[_E]):
+    """Executions of one owner kind; at most one active per owner."""
+
+    def __init__(self, view: storage.View, codec: ExecutionCodec[_E]) -> None:
+        self._view = view
+        self._records = view.records(codec.resource)
+        self._codec = codec
+
+    def _attributes(self, execution: _E) -> dict[str, Any]:
+        codec = self._codec
+        return {"owner": codec.owner_of(execution), "active": codec.is_active(execution)}
+
+    def _busy(self, error: storage.UniqueConstraintError) -> BaseException:
+        if error.resource == self._codec.resource.id and error.constraint == ONE_ACTIVE_OWNER:
+            busy = AgentBusyError(str(error))
+            busy.__cause__ = error
+            return busy
+        return error
+
+    @at_boundary
+    def create_active(self, execution: _E) -> _E:
+        """Admit a new active execution; another active one for the owner → ``AgentBusyError``."""
+        codec = self._codec
+        if not codec.is_active(execution):
+            raise SerializationError(f"{codec.kind} {codec.id_of(execution)} is not active")
+        try:
+            entry = self._records.insert(
+                key=codec.id_of(execution),
+                revision=codec.revision_of(execution),
+                attributes=self._attributes(execution),
+                record=codec.encode(execution),
+            )
+        except storage.UniqueConstraintError as error:
+            raise self._busy(error) from error
+        return codec.decode(entry)
+
+    @at_boundary
+    def load(self, execution_id: str) -> _E:
+        """The stored execution; ``NotFoundError`` if there is none."""
+        entry = self._records.read(execution_id)
+        if entry is None:
+            raise NotFoundError(f"{self._codec.kind} not found: {execution_id}")
+        return self._codec.decode(entry)
+
+    @at_boundary
+    def save(self, execution_id: str, *, expected_revision: int, execution: _E) -> _E:
+        """CAS to the next revision; reactivating beside an active run → ``AgentBusyError``."""
+        codec = self._codec
+        if codec.revision_of(execution) != expected_revision + 1:
+            raise ConflictError(
+                f"{codec.kind} {execution_id}: revision {codec.revision_of(execution)} must be "
+                f"expected_revision + 1 ({expected_revision + 1})"
+            )
+        if codec.id_of(execution) != execution_id:
+            raise SerializationError(
+                f"{codec.kind} id {codec.id_of(execution)!r} does not match {execution_id!r}"
+            )
+        active = codec.is_active(execution)
+        expected = {"active": True} if codec.active_requires_active and active else {}
+        try:
+            entry = self._records.replace(
+                key=execution_id,
+                expected_revision=expected_revision,
+                next_revision=codec.revision_of(execution),
+                attributes=self._attributes(execution),
+                record=codec.encode(execution),
+                expected_attributes=expected,
+            )
+        except storage.UniqueConstraintError as error:
+            raise self._busy(error) from error
+        return codec.decode(entry)
+
+    @at_boundary
+    def list_active(self, owner_id: str) -> tuple[_E, ...]:
+        """The owner's active executions (at most one)."""
+        rows = self._records.scan(index="owner_active", equals={"owner": owner_id, "active": True})
+        return tuple(self._codec.decode(row) for row in rows)
+
+    @at_boundary
+    def list(
+        self, owner_id: str, *, after: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> tuple[_E, ...]:
+        """Active and terminal executions by ascending id bytes, after an exclusive cursor."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise ValueError(f"limit must be a positive int, got {limit!r}")
+        rows = self._records.scan(
+            index="owner", equals={"owner": owner_id}, after=after, limit=limit
+        )
+        return tuple(self._codec.decode(row) for row in rows)
+
+    @at_boundary
+    def delete(self, execution_id: str) -> None:
+        """Delete without a revision check; the owner's root must still exist."""
+        self._records.delete(key=execution_id)
+
+    @at_boundary
+    def delete_for_owner(self, owner_id: str) -> None:
+        """Delete every execution of the owner; the owner's root must exist."""
+        self._records.delete_matching(index="owner", equals={"owner": owner_id})
+
+    @at_boundary
+    def assert_idle(self, owner_id: str) -> bool:
+        """True if the owner has no active execution, holding the owner's anchor lock."""
+        condition = storage.NoRows(
+            self._codec.resource, "owner_active", {"owner": owner_id, "active": True}
+        )
+        try:
+            return self._view.check(
+                guards=[storage.GuardRef(self._codec.owner_resource, owner_id)],
+                conditions=[condition],
+            )
+        except storage.ConditionFailedError as error:
+            if error.condition is condition:
+                raise AgentBusyError(f"{owner_id} has an active execution") from error
+            raise
+
+    @at_boundary
+    def history(self, execution_id: str) -> tuple[Revision[_E], ...]:
+        """Every revision ever stored, oldest first, with its ``updated_at``."""
+        return tuple(
+            Revision(entry.revision, value, getattr(value, "updated_at", None))
+            for entry in self._records.history(execution_id)
+            for value in (self._codec.decode(entry),)
+        )

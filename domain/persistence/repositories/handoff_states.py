@@ -1,0 +1,64 @@
+"""Handoff states: one per main Agent, revision starts at 1."""
+
+from __future__ import annotations
+
+from domain.agents import HandoffState
+from domain.persistence.boundary import at_boundary
+from domain.persistence.codecs import (
+    decode_handoff_state,
+    encode_handoff_state,
+    handoff_state_attributes,
+)
+from domain.persistence.errors import ConflictError, SerializationError
+from infrastructure import storage
+
+
+class HandoffStateRepository:
+    """``load``/``save``/``delete`` of the Handoff anchor of a main Agent."""
+
+    def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._records = view.records(resource)
+
+    @at_boundary
+    def load(self, main_agent_id: str) -> HandoffState | None:
+        """The state, or ``None`` when the anchor is absent."""
+        entry = self._records.read(main_agent_id)
+        return None if entry is None else decode_handoff_state(entry)
+
+    @at_boundary
+    def save(
+        self, main_agent_id: str, *, expected_revision: int | None, state: HandoffState
+    ) -> HandoffState:
+        """Insert at 1 (``expected_revision`` None) or replace N with N + 1."""
+        revision = 1 if expected_revision is None else expected_revision + 1
+        if state.main_agent_id != main_agent_id:
+            raise SerializationError(
+                f"handoff state of {state.main_agent_id!r} saved under {main_agent_id!r}"
+            )
+        if state.handoff_revision != revision:
+            raise SerializationError(
+                f"handoff state revision {state.handoff_revision} must be {revision}"
+            )
+        record = encode_handoff_state(state)
+        attributes = handoff_state_attributes(state)
+        if expected_revision is None:
+            entry = self._records.insert(
+                key=main_agent_id, revision=revision, attributes=attributes, record=record
+            )
+            return decode_handoff_state(entry)
+        try:
+            entry = self._records.replace(
+                key=main_agent_id,
+                expected_revision=expected_revision,
+                next_revision=revision,
+                attributes=attributes,
+                record=record,
+            )
+        except storage.NotFoundError as error:
+            raise ConflictError(f"handoff state of {main_agent_id} does not exist") from error
+        return decode_handoff_state(entry)
+
+    @at_boundary
+    def delete(self, main_agent_id: str, *, expected_revision: int) -> None:
+        """Checked delete."""
+        self._records.delete(key=main_agent_id, expected_revision=expected_revision)

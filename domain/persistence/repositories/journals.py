@@ -1,0 +1,65 @@
+"""Agent journals: one stream per Agent, sequence = stream position."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from domain.agents import AgentJournalRecord
+from domain.persistence.boundary import at_boundary
+from domain.persistence.codecs import decode_journal_record, encode_journal_record
+from domain.persistence.errors import SerializationError
+from infrastructure import storage
+
+
+class JournalRepository:
+    """Append-only Agent journals with expected-position appends."""
+
+    def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._streams = view.streams(resource)
+
+    @at_boundary
+    def append(
+        self, agent_id: str, *, expected_position: int, records: Sequence[AgentJournalRecord]
+    ) -> tuple[AgentJournalRecord, ...]:
+        """Append at ``expected_position``; sequences become ``expected + 1 ...``.
+
+        The whole batch is encoded before anything is written.
+        """
+        entries = []
+        for offset, record in enumerate(records, start=1):
+            if not isinstance(record, AgentJournalRecord):
+                raise SerializationError(f"not an AgentJournalRecord: {type(record).__name__}")
+            if record.agent_id != agent_id:
+                raise SerializationError(
+                    f"journal record {record.record_id} belongs to {record.agent_id}, "
+                    f"not {agent_id}"
+                )
+            sequenced = record.with_sequence(expected_position + offset)
+            entries.append(storage.AppendEntry(record.record_id, encode_journal_record(sequenced)))
+        stored = self._streams.append(
+            stream=agent_id, expected_head=expected_position, entries=entries
+        )
+        return tuple(
+            decode_journal_record(entry, agent_id=agent_id, sequence=expected_position + offset)
+            for offset, entry in enumerate(stored, start=1)
+        )
+
+    @at_boundary
+    def read(
+        self, agent_id: str, *, after: int | None = None, limit: int | None = None
+    ) -> tuple[AgentJournalRecord, ...]:
+        """Records after ``after`` (``None``: from the start), ascending by sequence."""
+        if limit == 0:
+            return ()  # the domain allows an empty page; storage refuses limit 0
+        stored = self._streams.read(stream=agent_id, after=after or 0, limit=limit)
+        return tuple(decode_journal_record(entry, agent_id=agent_id) for entry in stored)
+
+    @at_boundary
+    def head(self, agent_id: str) -> int:
+        """The last sequence (0 when empty)."""
+        return self._streams.head(stream=agent_id)
+
+    @at_boundary
+    def delete(self, agent_id: str) -> None:
+        """Empty the journal; the Agent root must exist."""
+        self._streams.delete(stream=agent_id)

@@ -1,0 +1,99 @@
+"""Agent and Team roots: records keyed by id, revision = the root's own revision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from domain.persistence.boundary import at_boundary
+from domain.persistence.errors import ConflictError, NotFoundError, SerializationError
+from infrastructure import storage
+
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True, slots=True)
+class Revision(Generic[_R]):
+    """One stored revision of a value, with the time it carries."""
+
+    revision: int
+    value: _R
+    recorded_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RootCodec(Generic[_R]):
+    """How one kind of root is keyed, versioned and encoded."""
+
+    resource: storage.Resource
+    kind: str
+    id_of: Callable[[_R], str]
+    revision_of: Callable[[_R], int]
+    encode: Callable[[_R], storage.DurableRecord]
+    decode: Callable[[Any], _R]
+
+
+class RootRepository(Generic[_R]):
+    """``create``/``load``/``save``/``delete``/``history`` of Agent or Team roots."""
+
+    def __init__(self, view: storage.View, codec: RootCodec[_R]) -> None:
+        self._records = view.records(codec.resource)
+        self._codec = codec
+
+    @at_boundary
+    def create(self, root: _R) -> _R:
+        """Insert a new root at its own revision; a duplicate id is a ``ConflictError``."""
+        codec = self._codec
+        entry = self._records.insert(
+            key=codec.id_of(root),
+            revision=codec.revision_of(root),
+            attributes={},
+            record=codec.encode(root),
+        )
+        return codec.decode(entry)
+
+    @at_boundary
+    def load(self, root_id: str) -> _R:
+        """The stored root; ``NotFoundError`` if there is none."""
+        entry = self._records.read(root_id)
+        if entry is None:
+            raise NotFoundError(f"{self._codec.kind} not found: {root_id}")
+        return self._codec.decode(entry)
+
+    @at_boundary
+    def save(self, root_id: str, *, expected_revision: int, root: _R) -> _R:
+        """Replace ``expected_revision`` with ``root``, whose revision must be the next one."""
+        codec = self._codec
+        if codec.revision_of(root) != expected_revision + 1:
+            raise ConflictError(
+                f"{self._codec.kind} {root_id}: revision {codec.revision_of(root)} must be "
+                f"expected_revision + 1 ({expected_revision + 1})"
+            )
+        if codec.id_of(root) != root_id:
+            raise SerializationError(
+                f"{self._codec.kind} id {codec.id_of(root)!r} does not match {root_id!r}"
+            )
+        entry = self._records.replace(
+            key=root_id,
+            expected_revision=expected_revision,
+            next_revision=codec.revision_of(root),
+            attributes={},
+            record=codec.encode(root),
+        )
+        return codec.decode(entry)
+
+    @at_boundary
+    def delete(self, root_id: str) -> None:
+        """Delete without a revision check (idempotent); children are not cascaded."""
+        self._records.delete(key=root_id)
+
+    @at_boundary
+    def history(self, root_id: str) -> tuple[Revision[_R], ...]:
+        """Every revision ever stored, oldest first, with its ``updated_at``."""
+        return tuple(
+            Revision(entry.revision, value, getattr(value, "updated_at", None))
+            for entry in self._records.history(root_id)
+            for value in (self._codec.decode(entry),)
+        )

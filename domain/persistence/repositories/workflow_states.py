@@ -1,0 +1,76 @@
+"""Workflow snapshots: inserted at revision 1, then compare-and-swap."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from domain.persistence.boundary import at_boundary
+from domain.persistence.codecs import decode_workflow_state, encode_workflow_state
+from domain.persistence.errors import ConflictError
+from domain.persistence.repositories.roots import Revision
+from infrastructure import storage
+
+
+class WorkflowStateRepository:
+    """``load``/``save``/``delete`` of Workflow snapshots by instance id."""
+
+    def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._records = view.records(resource)
+
+    @at_boundary
+    def load(self, workflow_instance_id: str) -> Mapping[str, Any] | None:
+        """``None``, or a read-only ``{"snapshot": {...}, "revision": N}`` (a fresh copy)."""
+        entry = self._records.read(workflow_instance_id)
+        if entry is None:
+            return None
+        state = decode_workflow_state(entry, workflow_instance_id=workflow_instance_id)
+        return MappingProxyType({"snapshot": state.snapshot, "revision": state.workflow_revision})
+
+    @at_boundary
+    def save(
+        self,
+        workflow_instance_id: str,
+        *,
+        expected_revision: int | None,
+        snapshot: Mapping[str, Any],
+    ) -> int:
+        """Insert at 1 (``expected_revision`` None) or replace N with N + 1; returns it."""
+        revision = 1 if expected_revision is None else expected_revision + 1
+        record = encode_workflow_state(
+            workflow_instance_id, workflow_revision=revision, snapshot=snapshot
+        )
+        if expected_revision is None:
+            self._records.insert(
+                key=workflow_instance_id, revision=revision, attributes={}, record=record
+            )
+            return revision
+        try:
+            self._records.replace(
+                key=workflow_instance_id,
+                expected_revision=expected_revision,
+                next_revision=revision,
+                attributes={},
+                record=record,
+            )
+        except storage.NotFoundError as error:
+            raise ConflictError(
+                f"workflow state {workflow_instance_id} is not at revision {expected_revision}: "
+                "it does not exist"
+            ) from error
+        return revision
+
+    @at_boundary
+    def delete(self, workflow_instance_id: str, *, expected_revision: int) -> None:
+        """Checked delete: a wrong revision or a missing row is a ``ConflictError``."""
+        self._records.delete(key=workflow_instance_id, expected_revision=expected_revision)
+
+    @at_boundary
+    def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
+        """Every stored snapshot, oldest first (snapshots carry no time of their own)."""
+        return tuple(
+            Revision(entry.revision, MappingProxyType(dict(state.snapshot)), None)
+            for entry in self._records.history(workflow_instance_id)
+            for state in (decode_workflow_state(entry),)
+        )

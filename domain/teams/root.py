@@ -1,0 +1,84 @@
+"""``TeamRoot``: the durable identity of one Team."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Self
+
+from domain import durable_fields as f
+
+TEAM_LIFECYCLE_STATUSES = frozenset({"idle", "active", "closed"})
+
+
+@dataclass(frozen=True, slots=True)
+class TeamRoot:
+    """The durable root of a Team (record type ``phronomy.team_root``).
+
+    ``team_revision`` is the compare-and-swap revision of the row.
+    Timestamps are aware UTC datetimes; ``metadata`` is a deep read-only
+    JSON object.
+    """
+
+    team_id: str
+    team_definition_id: str
+    team_definition_version: str
+    team_revision: int
+    lifecycle_status: str
+    created_at: datetime
+    updated_at: datetime
+    metadata: Mapping[str, Any] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("team_id", f.identifier(self.team_id, "team_id")),
+            ("team_definition_id", f.text(self.team_definition_id, "team_definition_id")),
+            (
+                "team_definition_version",
+                f.text(self.team_definition_version, "team_definition_version"),
+            ),
+            ("team_revision", f.count(self.team_revision, "team_revision")),
+            (
+                "lifecycle_status",
+                f.choice(self.lifecycle_status, TEAM_LIFECYCLE_STATUSES, "lifecycle_status"),
+            ),
+            ("created_at", f.timestamp(self.created_at, "created_at")),
+            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
+            ("metadata", f.json_object(self.metadata, "metadata")),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def create(
+        cls,
+        team_id: str,
+        *,
+        definition_id: str,
+        definition_version: str = "1",
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> Self:
+        """A new, idle root at revision 0."""
+        now = f.utc_now() if created_at is None else created_at
+        return cls(
+            team_id=team_id,
+            team_definition_id=definition_id,
+            team_definition_version=definition_version,
+            team_revision=0,
+            lifecycle_status="idle",
+            created_at=now,
+            updated_at=now,
+            metadata={} if metadata is None else metadata,
+        )
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, ``team_revision`` + 1 and ``updated_at`` refreshed.
+
+        ``team_id``, ``team_revision`` and ``created_at`` cannot be changed;
+        ``updated_at`` may be given.
+        """
+        return f.evolved(self, changes, revision="team_revision", fixed=_FIXED)
+
+
+_FIXED = frozenset({"team_id", "created_at"})

@@ -1,0 +1,21 @@
+"""Workflow durable values: the snapshot value domain and the stored Workflow state.
+
+Pure values, free of storage; the storage declaration lives in
+:mod:`domain.workflows.resources`.
+"""
+
+from domain.workflows.snapshot import (
+    SNAPSHOT_KEYS,
+    WorkflowState,
+    WorkflowValueError,
+    freeze_snapshot,
+    normalize_snapshot,
+)
+
+__all__ = [
+    "SNAPSHOT_KEYS",
+    "WorkflowState",
+    "WorkflowValueError",
+    "freeze_snapshot",
+    "normalize_snapshot",
+]

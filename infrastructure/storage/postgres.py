@@ -1,0 +1,148 @@
+"""``PostgresBackend``: the SQL driver on a PostgreSQL schema, through a connection pool.
+
+The outermost scope of a thread takes a connection from a
+``psycopg_pool.ConnectionPool`` and holds it until the scope ends; nested
+scopes are savepoints (``conn.transaction()``) on that connection. Isolation
+is READ COMMITTED: correctness rests on row locks and re-reads after them,
+not on SERIALIZABLE. Guards are ``SELECT ... FOR UPDATE`` on the anchor row,
+so all writes under one anchor serialise while other anchors proceed.
+
+Nothing is retried or relabelled: a dropped connection, a deadlock or an
+unknown commit outcome surfaces as the raw ``psycopg`` error. A connection
+that broke is discarded when its scope ends, and the pool checks each
+connection it hands out (``ConnectionPool.check_connection``), so the next
+transaction gets a healthy one.
+
+URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
+(parsed by :mod:`infrastructure.log.urls`); the pool holds ``pool_size`` to
+``pool_size + max_overflow`` connections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import ConnectionPool
+
+from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
+from infrastructure.storage.backend import Backend
+from infrastructure.storage.errors import UnsupportedBackendError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import SqlDriver, schema
+from infrastructure.storage.sql.dialect import PostgresDialect
+from infrastructure.storage.sql.schema import Layout
+from infrastructure.storage.sql.session import Session
+
+# Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
+_DDL_LOCK = 0x6E656E6A696D5354
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresSettings:
+    """What a storage URL says about the database, the schema and the pool."""
+
+    conninfo: str
+    schema: str
+    pool_size: int
+    max_overflow: int
+    connect_timeout: float
+
+    @classmethod
+    def from_url(cls, url: str) -> PostgresSettings:
+        """Parse ``url``; ``UnsupportedBackendError`` if it is not a usable PostgreSQL URL."""
+        try:
+            location = resolve_store_url(url)
+            if location.kind != "postgresql":
+                raise UnsupportedStoreError(f"not a PostgreSQL URL: {url!r}")
+            env = location.env
+            pool_size = int(env["POSTGRES_POOL_SIZE"])
+            max_overflow = int(env["POSTGRES_MAX_OVERFLOW"])
+            if pool_size < 1 or max_overflow < 0:
+                raise UnsupportedStoreError(f"need pool_size >= 1 and max_overflow >= 0: {url!r}")
+        except ValueError as error:  # UnsupportedStoreError is a ValueError
+            raise UnsupportedBackendError(f"cannot open PostgreSQL storage: {error}") from error
+        connect_timeout = int(env["POSTGRES_CONNECT_TIMEOUT"])
+        conninfo = make_conninfo(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env["POSTGRES_HOST"],
+            port=env["POSTGRES_PORT"],
+            user=env["POSTGRES_USER"],
+            password=env["POSTGRES_PASSWORD"] or None,
+            connect_timeout=connect_timeout,
+        )
+        schema_name = env.get("POSTGRES_SCHEMA", "public")
+        return cls(conninfo, schema_name, pool_size, max_overflow, float(connect_timeout))
+
+
+class PostgresDriver(SqlDriver):
+    """A connection pool on one database; every table lives in one schema."""
+
+    def __init__(self, settings: PostgresSettings) -> None:
+        super().__init__(PostgresDialect(settings.schema))
+        self.settings = settings
+        self._pool: ConnectionPool | None = None
+
+    @contextmanager
+    def transaction(self, outer: Session | None) -> Iterator[Session]:
+        if outer is not None:
+            with outer.connection.transaction():
+                yield outer.nested()
+            return
+        if self._pool is None:
+            raise UnsupportedBackendError("PostgreSQL driver used before open() or after close()")
+        with self._pool.connection() as connection, connection.transaction():
+            yield Session(connection, self.dialect)
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def _open_schema(self, layout: Layout) -> None:
+        settings = self.settings
+        pool = ConnectionPool(
+            settings.conninfo,
+            min_size=settings.pool_size,
+            max_size=settings.pool_size + settings.max_overflow,
+            kwargs={"autocommit": True},  # transactions are explicit conn.transaction() blocks
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            name=f"nenjim-storage-{settings.schema}",
+            open=False,
+        )
+        try:
+            pool.open(wait=True, timeout=settings.connect_timeout)
+            self._pool = pool
+            with self.transaction(None) as session:
+                session.execute("SELECT pg_advisory_xact_lock(?)", (_DDL_LOCK,))
+                schema.apply(session, layout, f"PostgreSQL schema {settings.schema!r}")
+        except BaseException:
+            self._pool = None
+            pool.close()
+            raise
+
+
+class PostgresBackend(Backend):
+    """Storage SPI 2 on PostgreSQL; the schema is created (idempotently) on open."""
+
+    def __init__(self, resources: Sequence[Resource], url: str) -> None:
+        driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url))
+        super().__init__(resources, driver)
+        driver.open(tuple(self.resources.values()))
+
+    @property
+    def schema(self) -> str:
+        """The schema holding the tables."""
+        return self._postgres.settings.schema
+
+
+def _configure(connection: psycopg.Connection[Any]) -> None:
+    # The locking design assumes READ COMMITTED: a new statement sees rows
+    # committed by the writer whose lock it waited for. Never inherit a
+    # server default such as SERIALIZABLE.
+    connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED

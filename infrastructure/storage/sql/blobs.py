@@ -1,0 +1,48 @@
+"""Blobs: written once into ``storage_blobs``, with one ``BlobPut`` event in the log.
+
+``INSERT ... ON CONFLICT DO NOTHING`` then, when a row was already there,
+read it back and compare the bytes: equal bytes return the stored blob
+(first attributes win), other bytes are a ``BlobConflictError``. On
+PostgreSQL a racing put of the same key waits for the first to commit and
+then reads its row.
+"""
+
+from __future__ import annotations
+
+from infrastructure.storage.entries import BlobEntry
+from infrastructure.storage.errors import BlobConflictError, ConflictError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql.session import Session
+
+
+def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
+    """Store ``blob`` unless its key exists; the stored blob either way."""
+    inserted = session.execute(
+        "INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (resource, key) DO NOTHING",
+        (resource.id, blob.key, blob.data, session.dialect.json(blob.attributes)),
+    )
+    if inserted:
+        originator = events.blob_stream(resource.id, blob.key)
+        if not events.append(
+            session, originator, 1, events.BLOB_PUT, events.blob_state(resource.id, blob)
+        ):
+            raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log")
+        return blob
+    stored = fetch(session, resource, blob.key)
+    if stored is None:
+        raise ConflictError(f"blob {resource.id}/{blob.key} vanished while being written")
+    if stored.data != blob.data:
+        raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")
+    return stored
+
+
+def fetch(session: Session, resource: Resource, key: str) -> BlobEntry | None:
+    """The stored blob, or ``None``."""
+    row = session.one(
+        "SELECT data, attributes FROM {blobs} WHERE resource = ? AND key = ?", (resource.id, key)
+    )
+    if row is None:
+        return None
+    return codec.blob_row(resource, key, row[0], session.dialect.load_json(row[1]))

@@ -1,0 +1,127 @@
+"""``SqlDriver``: the physical operations shared by the SQLite and PostgreSQL drivers.
+
+A subclass supplies connections and transactions (``transaction`` yields a
+:class:`Session`), and the serialisation of schema creation
+(``_open_schema``). The SPI core has already validated every argument and
+locked the guards when an operation gets here.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+
+from infrastructure.storage.conditions import _Unchecked
+from infrastructure.storage.driver import AttributeValues, StorageDriver
+from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.errors import UnsupportedBackendError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import blobs, records, streams
+from infrastructure.storage.sql.dialect import Dialect
+from infrastructure.storage.sql.schema import Layout
+from infrastructure.storage.sql.session import Session
+
+
+class SqlDriver(StorageDriver):
+    """Records, streams and blobs on the ``storage_events`` log and its inline projections."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self._layout: Layout | None = None
+
+    def open(self, resources: Sequence[Resource]) -> None:
+        """Plan the catalog's indexes and bring the schema up to date (idempotent)."""
+        layout = Layout(self.dialect, resources)
+        self._open_schema(layout)
+        self._layout = layout
+
+    @abstractmethod
+    def _open_schema(self, layout: Layout) -> None:
+        """Apply :func:`infrastructure.storage.sql.schema.apply` under the database's DDL lock."""
+
+    @property
+    def layout(self) -> Layout:
+        """The generated indexes of the catalog this driver was opened with."""
+        if self._layout is None:
+            raise UnsupportedBackendError("SQL driver used before open()")
+        return self._layout
+
+    # records
+    def read_record(self, ctx: Session, resource: Resource, key: str) -> RecordEntry | None:
+        return records.read(ctx, resource, key)
+
+    def insert_record(self, ctx: Session, resource: Resource, entry: RecordEntry) -> RecordEntry:
+        return records.insert(ctx, self.layout, resource, entry)
+
+    def replace_record(
+        self,
+        ctx: Session,
+        resource: Resource,
+        entry: RecordEntry,
+        expected_revision: int,
+        expected_attributes: AttributeValues,
+    ) -> RecordEntry:
+        return records.replace(
+            ctx,
+            self.layout,
+            resource,
+            entry,
+            expected_revision=expected_revision,
+            expected_attributes=expected_attributes,
+        )
+
+    def delete_record(
+        self, ctx: Session, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> None:
+        records.delete(ctx, resource, key, expected_revision)
+
+    def scan_records(
+        self,
+        ctx: Session,
+        resource: Resource,
+        equals: AttributeValues,
+        after: str | None,
+        limit: int | None,
+    ) -> Sequence[RecordEntry]:
+        return records.scan(ctx, resource, equals, after, limit)
+
+    def delete_matching_records(
+        self, ctx: Session, resource: Resource, equals: AttributeValues
+    ) -> None:
+        records.delete_matching(ctx, resource, equals)
+
+    def record_history(self, ctx: Session, resource: Resource, key: str) -> Sequence[RecordEntry]:
+        return records.history(ctx, resource, key)
+
+    # streams
+    def append_stream(
+        self,
+        ctx: Session,
+        resource: Resource,
+        stream: str,
+        expected_head: int,
+        entries: Sequence[AppendEntry],
+    ) -> Sequence[StreamEntry]:
+        return streams.append(ctx, resource, stream, expected_head, entries)
+
+    def read_stream(
+        self, ctx: Session, resource: Resource, stream: str, after: int, limit: int | None
+    ) -> Sequence[StreamEntry]:
+        return streams.read(ctx, resource, stream, after, limit)
+
+    def stream_head(self, ctx: Session, resource: Resource, stream: str) -> int:
+        return streams.head(ctx, resource, stream)
+
+    def delete_stream(self, ctx: Session, resource: Resource, stream: str) -> None:
+        streams.delete(ctx, resource, stream)
+
+    # blobs
+    def put_blob(self, ctx: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
+        return blobs.put(ctx, resource, blob)
+
+    def fetch_blob(self, ctx: Session, resource: Resource, key: str) -> BlobEntry | None:
+        return blobs.fetch(ctx, resource, key)
+
+    # guards
+    def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:
+        records.lock_guard(ctx, resource, key)

@@ -1,0 +1,288 @@
+"""Records: each write appends to the key's log stream, then updates ``storage_records``.
+
+Conflicts are found by queries before anything is written (a duplicate key,
+a stale revision, a failed attribute precondition, a unique constraint), so
+an expected conflict never aborts a PostgreSQL transaction with a statement
+error. The database still has the last word on races: the event's primary
+key refuses a second writer of the same log version, and the generated
+partial unique indexes refuse a second row a constraint forbids; such a
+violation is reported as the ``UniqueConstraintError`` of the constraint
+whose index it names. Replace and delete re-read the row ``FOR UPDATE``
+(PostgreSQL) after the SPI core locked the guard: parent lock, then child.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from infrastructure.storage.conditions import _Unchecked
+from infrastructure.storage.driver import AttributeValues
+from infrastructure.storage.entries import RecordEntry
+from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql.dialect import check_attribute_name
+from infrastructure.storage.sql.schema import Layout
+from infrastructure.storage.sql.session import Row, Session
+
+_COLUMNS = "key, revision, attributes, record_type, format_version, payload"
+
+
+def lock_guard(session: Session, resource: Resource, key: str) -> None:
+    """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
+    found = session.one(
+        "SELECT 1 FROM {records} WHERE resource = ? AND key = ?" + session.dialect.for_update,
+        (resource.id, key),
+    )
+    if found is None:
+        raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+
+
+def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
+    """The stored row, or ``None`` (no lock)."""
+    row = session.one(
+        "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ? AND key = ?",
+        (resource.id, key),
+    )
+    return None if row is None else _entry(session, resource, row)
+
+
+def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> RecordEntry:
+    """Store a new row as the next event of the key's log stream."""
+    if _exists(session, resource, entry.key):
+        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
+    _check_unique(session, resource, entry)
+    originator = events.record_stream(resource.id, entry.key)
+    version = events.last_version(session, originator) + 1
+    state = events.record_state(resource.id, entry)
+    if not events.append(session, originator, version, events.RECORD_INSERTED, state):
+        # Another writer took this version since we looked (on PostgreSQL it
+        # committed while this insert waited for it).
+        if _exists(session, resource, entry.key):
+            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
+        raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
+    with _unique_violations(layout, resource):
+        session.execute(
+            "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+            "format_version, payload, log_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (resource.id, entry.key, entry.revision, *_values(session, entry), version),
+        )
+    return entry
+
+
+def replace(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    entry: RecordEntry,
+    *,
+    expected_revision: int,
+    expected_attributes: AttributeValues,
+) -> RecordEntry:
+    """CAS on the locked row: revision, preconditions, unique, then the next log version."""
+    row = _locked(session, resource, entry.key, _COLUMNS + ", log_version")
+    if row is None:
+        raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
+    current, log_version = _entry(session, resource, row), int(row[6])
+    if current.revision != expected_revision:
+        raise ConflictError(
+            f"record revision conflict: {resource.id}/{entry.key} is at "
+            f"{current.revision}, expected {expected_revision}"
+        )
+    _check_preconditions(resource, current, entry, expected_attributes)
+    _check_unique(session, resource, entry)
+    originator = events.record_stream(resource.id, entry.key)
+    state = events.record_state(resource.id, entry)
+    if not events.append(session, originator, log_version + 1, events.RECORD_REPLACED, state):
+        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
+    with _unique_violations(layout, resource):
+        session.execute(
+            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+            "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?",
+            (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key),
+        )
+    return entry
+
+
+def delete(
+    session: Session, resource: Resource, key: str, expected_revision: int | _Unchecked
+) -> None:
+    """Tombstone the locked row; a checked delete needs the row at that revision."""
+    row = _locked(session, resource, key, "revision, log_version")
+    checked = isinstance(expected_revision, int)
+    if row is None:
+        if checked:
+            raise ConflictError(
+                f"record deletion revision conflict: {resource.id}/{key} is missing"
+            )
+        return
+    revision, log_version = int(row[0]), int(row[1])
+    if checked and revision != expected_revision:
+        raise ConflictError(
+            f"record deletion revision conflict: {resource.id}/{key} is at "
+            f"{revision}, expected {expected_revision}"
+        )
+    _tombstone(session, resource, key, revision, log_version)
+
+
+def scan(
+    session: Session,
+    resource: Resource,
+    equals: AttributeValues,
+    after: str | None,
+    limit: int | None,
+) -> list[RecordEntry]:
+    """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
+    terms, params = _matching(session, resource, equals)
+    query = "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ?" + terms
+    if after is not None:
+        query += " AND key > ?"
+        params.append(after)
+    query += " ORDER BY key"
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(limit)
+    return [_entry(session, resource, row) for row in session.all(query, (resource.id, *params))]
+
+
+def delete_matching(session: Session, resource: Resource, equals: AttributeValues) -> None:
+    """Tombstone every row equal on ``equals`` (locked in key order)."""
+    terms, params = _matching(session, resource, equals)
+    rows = session.all(
+        "SELECT key, revision, log_version FROM {records} WHERE resource = ?"
+        + terms
+        + " ORDER BY key"
+        + session.dialect.for_update,
+        (resource.id, *params),
+    )
+    for key, revision, log_version in rows:
+        _tombstone(session, resource, key, int(revision), int(log_version))
+
+
+def history(session: Session, resource: Resource, key: str) -> list[RecordEntry]:
+    """Every revision written under ``key`` (not the deletes), from its log stream."""
+    return [
+        codec.record_event(resource, state)
+        for topic, state in events.history(session, events.record_stream(resource.id, key))
+        if topic in events.RECORD_WRITES
+    ]
+
+
+def _entry(session: Session, resource: Resource, row: Row) -> RecordEntry:
+    key, revision, attributes, record_type, format_version, payload = row[:6]
+    parsed = session.dialect.load_json(attributes)
+    return codec.record_row(resource, (key, revision, parsed, record_type, format_version, payload))
+
+
+def _values(session: Session, entry: RecordEntry) -> tuple[object, ...]:
+    record = entry.record
+    return (
+        session.dialect.json(entry.attributes),
+        record.record_type,
+        record.format_version,
+        record.payload_json,
+    )
+
+
+def _exists(session: Session, resource: Resource, key: str) -> bool:
+    found = session.one(
+        "SELECT 1 FROM {records} WHERE resource = ? AND key = ?", (resource.id, key)
+    )
+    return found is not None
+
+
+def _locked(session: Session, resource: Resource, key: str, columns: str) -> Row | None:
+    return session.one(
+        "SELECT "
+        + columns
+        + " FROM {records} WHERE resource = ? AND key = ?"
+        + session.dialect.for_update,
+        (resource.id, key),
+    )
+
+
+def _tombstone(
+    session: Session, resource: Resource, key: str, revision: int, log_version: int
+) -> None:
+    originator = events.record_stream(resource.id, key)
+    state = events.tombstone_state(resource.id, key, revision)
+    if not events.append(session, originator, log_version + 1, events.RECORD_DELETED, state):
+        raise ConflictError(f"record deletion revision conflict: {resource.id}/{key} changed")
+    session.execute("DELETE FROM {records} WHERE resource = ? AND key = ?", (resource.id, key))
+
+
+def _matching(
+    session: Session, resource: Resource, values: Mapping[str, str | int | bool | None]
+) -> tuple[str, list[object]]:
+    """`` AND <attribute> = ?`` terms (``IS NULL`` for None) and their parameters."""
+    dialect = session.dialect
+    terms, params = [], []
+    for name, value in values.items():
+        expression = dialect.attribute(check_attribute_name(resource.id, name))
+        if value is None:
+            terms.append(f" AND {expression} IS NULL")
+        else:
+            terms.append(f" AND {expression} = ?")
+            params.append(dialect.bind(value))
+    return "".join(terms), params
+
+
+def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:
+    for constraint in resource.unique:
+        fields, where = constraint["fields"], constraint["where"]
+        if any(entry.attributes[name] is None for name in fields):
+            continue  # nulls are distinct
+        if not _satisfies(entry.attributes, where):
+            continue
+        terms, params = _matching(
+            session, resource, {**where, **{name: entry.attributes[name] for name in fields}}
+        )
+        clash = session.one(
+            "SELECT 1 FROM {records} WHERE resource = ? AND key <> ?" + terms + " LIMIT 1",
+            (resource.id, entry.key, *params),
+        )
+        if clash is not None:
+            raise UniqueConstraintError(resource.id, constraint["name"])
+
+
+def _check_preconditions(
+    resource: Resource,
+    current: RecordEntry,
+    entry: RecordEntry,
+    expected_attributes: AttributeValues,
+) -> None:
+    changed = [
+        name
+        for name in resource.immutable_attributes
+        if not _satisfies(current.attributes, {name: entry.attributes[name]})
+    ]
+    differing = [
+        name
+        for name, value in expected_attributes.items()
+        if not _satisfies(current.attributes, {name: value})
+    ]
+    if changed or differing:
+        raise ConflictError(
+            f"attribute precondition failed: {resource.id}/{entry.key} "
+            f"(immutable changed: {changed}, expected differs: {differing})"
+        )
+
+
+def _satisfies(attributes: Mapping[str, object], values: Mapping[str, object]) -> bool:
+    return all(
+        attributes.get(name) == value and type(attributes.get(name)) is type(value)
+        for name, value in values.items()
+    )
+
+
+@contextmanager
+def _unique_violations(layout: Layout, resource: Resource) -> Iterator[None]:
+    """Report a generated unique index's violation as its constraint's error."""
+    try:
+        yield
+    except Exception as error:
+        constraint = layout.constraint(layout.dialect.violated_index(error))
+        if constraint is None:
+            raise
+        raise UniqueConstraintError(resource.id, constraint) from error

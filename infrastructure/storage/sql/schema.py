@@ -1,0 +1,160 @@
+"""The SQL backends' schema: fixed tables, indexes generated from the catalog, version.
+
+Every records resource gets, in ``storage_records``:
+
+- a scan index per declared index: ``(resource, <attribute expressions>, key)``;
+- a partial unique expression index per unique constraint, e.g. on
+  PostgreSQL ``((attributes->>'owner')) WHERE resource = 'agent.executions'
+  AND (attributes->>'active') = 'true'``, so the database itself refuses a
+  second row even when two writers race past the driver's pre-check. A null
+  field escapes the index (SQL nulls are distinct), as the SPI requires.
+
+Index names carry a readable slug and a hash of the whole definition, so a
+changed declaration gets a new index; ``storage_generated_indexes`` records
+what was generated, and an index no longer in the catalog of its resource is
+dropped at the next open. :meth:`Layout.constraint` maps an index name back
+to the constraint it enforces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from infrastructure.log.schema import SCHEMA_VERSION, check_schema_version
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql.dialect import Dialect, check_attribute_name, dumps
+from infrastructure.storage.sql.session import Session
+
+COMPONENT = "storage"
+"""This schema's row in ``nenjim_schema``."""
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedIndex:
+    """One index made from the catalog; ``constraint`` is set for unique ones."""
+
+    name: str
+    resource: str
+    constraint: str | None
+    ddl: str
+
+
+class Layout:
+    """The generated indexes of one catalog on one dialect."""
+
+    def __init__(self, dialect: Dialect, resources: Sequence[Resource]) -> None:
+        self.dialect = dialect
+        self.resource_ids = frozenset(resource.id for resource in resources)
+        self.indexes = tuple(
+            index
+            for resource in resources
+            if resource.kind == "records"
+            for index in _indexes(dialect, resource)
+        )
+        self._constraints = {index.name: index.constraint for index in self.indexes}
+
+    def constraint(self, index_name: str | None) -> str | None:
+        """The unique constraint an index enforces, or ``None``."""
+        return None if index_name is None else self._constraints.get(index_name)
+
+
+def apply(session: Session, layout: Layout, where: str) -> None:
+    """Create what is missing, refuse another schema version, sync generated indexes.
+
+    Runs inside one transaction that the caller serialises against other
+    openers (SQLite: the writer lock; PostgreSQL: an advisory lock).
+    """
+    dialect = layout.dialect
+    for statement in dialect.prepare():
+        session.execute_ddl(statement)
+    session.execute(
+        "CREATE TABLE IF NOT EXISTS {versions} "
+        "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+    )
+    row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
+    check_schema_version(where, None if row is None else int(row[0]))
+    for statement in dialect.create_tables():
+        session.execute(statement)
+    planned = {index.name for index in layout.indexes}
+    for name, resource in session.all("SELECT index_name, resource FROM {generated}"):
+        if resource in layout.resource_ids and name not in planned:
+            session.execute_ddl(dialect.drop_index(name))
+            session.execute("DELETE FROM {generated} WHERE index_name = ?", (name,))
+    for index in layout.indexes:
+        session.execute_ddl(index.ddl)
+        session.execute(
+            "INSERT INTO {generated} (index_name, resource) VALUES (?, ?) "
+            "ON CONFLICT (index_name) DO NOTHING",
+            (index.name, index.resource),
+        )
+    session.execute(
+        "INSERT INTO {versions} (component, version) VALUES (?, ?) "
+        "ON CONFLICT (component) DO NOTHING",
+        (COMPONENT, SCHEMA_VERSION),
+    )
+
+
+def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
+    table = dialect.tables["records"]
+    resource_is = f"resource = {dialect.quote(resource.id)}"
+    made = []
+    for name, fields in resource.indexes.items():
+        columns = ", ".join(["resource", *_expressions(dialect, resource, fields), "key"])
+        index = _name("i", resource.id, name, fields, {})
+        made.append(
+            GeneratedIndex(
+                index,
+                resource.id,
+                None,
+                f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns})",
+            )
+        )
+    for constraint in resource.unique:
+        fields, where = constraint["fields"], constraint["where"]
+        columns = ", ".join(_expressions(dialect, resource, fields))
+        predicate = " AND ".join([resource_is, *_where(dialect, resource, where)])
+        index = _name("u", resource.id, constraint["name"], fields, where)
+        made.append(
+            GeneratedIndex(
+                index,
+                resource.id,
+                constraint["name"],
+                f"CREATE UNIQUE INDEX IF NOT EXISTS {dialect.identifier(index)} "
+                f"ON {table} ({columns}) WHERE {predicate}",
+            )
+        )
+    return made
+
+
+def _expressions(dialect: Dialect, resource: Resource, fields: Sequence[str]) -> list[str]:
+    return [dialect.attribute(check_attribute_name(resource.id, field)) for field in fields]
+
+
+def _where(
+    dialect: Dialect, resource: Resource, where: Mapping[str, str | int | bool | None]
+) -> list[str]:
+    terms = []
+    for field, value in where.items():
+        expression = dialect.attribute(check_attribute_name(resource.id, field))
+        terms.append(
+            f"{expression} IS NULL" if value is None else f"{expression} = {dialect.literal(value)}"
+        )
+    return terms
+
+
+def _name(
+    kind: str,
+    resource_id: str,
+    name: str,
+    fields: Sequence[str],
+    where: Mapping[str, object],
+) -> str:
+    spec = dumps([kind, resource_id, name, list(fields), sorted(where.items())])
+    digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:12]
+    slug = _SLUG.sub("_", f"{resource_id}_{name}".lower()).strip("_")[:36]
+    return f"storage_{kind}_{slug}_{digest}"

@@ -1,0 +1,47 @@
+"""``Session``: one connection inside an open transaction, speaking a dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from infrastructure.storage.sql.dialect import Dialect
+
+Row = tuple[Any, ...]
+
+
+class Session:
+    """The driver context of the SQL backends: a connection in a transaction.
+
+    ``depth`` counts the savepoints opened on top of the outermost
+    transaction (SQLite names its savepoints by it). Errors raised by the
+    database pass through unchanged.
+    """
+
+    def __init__(self, connection: Any, dialect: Dialect, depth: int = 0) -> None:
+        self.connection = connection
+        self.dialect = dialect
+        self.depth = depth
+
+    def nested(self) -> Session:
+        """The context of a savepoint opened inside this one."""
+        return Session(self.connection, self.dialect, self.depth + 1)
+
+    def execute(self, template: str, params: Sequence[object] = ()) -> int:
+        """Run a statement template; the number of rows it changed."""
+        rowcount: int = self.connection.execute(self.dialect.sql(template), params).rowcount
+        return rowcount
+
+    def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
+        """The first row of a query template, or ``None``."""
+        row: Row | None = self.connection.execute(self.dialect.sql(template), params).fetchone()
+        return row
+
+    def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
+        """Every row of a query template."""
+        rows: list[Row] = self.connection.execute(self.dialect.sql(template), params).fetchall()
+        return rows
+
+    def execute_ddl(self, statement: str) -> None:
+        """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""
+        self.connection.execute(statement)

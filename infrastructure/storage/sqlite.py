@@ -1,0 +1,139 @@
+"""``SQLiteBackend``: the SQL driver on one SQLite file.
+
+Each thread has its own connection (``isolation_level=None``: transactions
+are issued by hand). The outermost scope is ``BEGIN IMMEDIATE``, which takes
+the database's single writer lock at once, so every transaction, reads
+included, runs alone and the driver's pre-checks are exact; nested scopes
+are ``SAVEPOINT``/``RELEASE``/``ROLLBACK TO``. The file is in WAL mode, and a
+writer waits up to ``busy_timeout`` seconds for the lock; past that SQLite's
+``database is locked`` error surfaces as the raw ``sqlite3.OperationalError``
+(it is not a conflict, and nothing retries it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from infrastructure.storage.backend import Backend
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import SqlDriver, schema
+from infrastructure.storage.sql.dialect import SQLiteDialect
+from infrastructure.storage.sql.schema import Layout
+from infrastructure.storage.sql.session import Session
+
+DEFAULT_BUSY_TIMEOUT = 30.0
+"""Seconds a transaction waits for another connection's writer lock."""
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that can be referenced weakly (the C type cannot)."""
+
+
+class SQLiteDriver(SqlDriver):
+    """Per-thread connections to one SQLite file."""
+
+    def __init__(self, path: Path, busy_timeout: float) -> None:
+        super().__init__(SQLiteDialect())
+        self.path = path
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        # Weak: a finished thread's connection is closed when its thread-local
+        # slot is collected; close() closes the ones still alive.
+        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+
+    @contextmanager
+    def transaction(self, outer: Session | None) -> Iterator[Session]:
+        if outer is not None:
+            with self._savepoint(outer) as inner:
+                yield inner
+            return
+        connection = self._connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield Session(connection, self.dialect)
+        except BaseException:
+            self._rollback(connection)
+            raise
+        try:
+            connection.execute("COMMIT")
+        except BaseException:
+            self._rollback(connection)
+            raise
+
+    def close(self) -> None:
+        for connection in list(self._connections):
+            connection.close()
+
+    def _open_schema(self, layout: Layout) -> None:
+        with self.transaction(None) as session:  # BEGIN IMMEDIATE serialises openers
+            schema.apply(session, layout, f"SQLite database {self.path}")
+
+    @contextmanager
+    def _savepoint(self, outer: Session) -> Iterator[Session]:
+        inner = outer.nested()
+        name = f"storage_savepoint_{inner.depth}"
+        inner.connection.execute(f"SAVEPOINT {name}")
+        try:
+            yield inner
+        except BaseException:
+            inner.connection.execute(f"ROLLBACK TO {name}")
+            inner.connection.execute(f"RELEASE {name}")
+            raise
+        inner.connection.execute(f"RELEASE {name}")
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: _Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            # check_same_thread=False only so close() may close every thread's
+            # connection; each is used by the thread that opened it.
+            connection = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+            )
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            self._connections.add(connection)
+            self._local.connection = connection
+        return connection
+
+    def _rollback(self, connection: sqlite3.Connection) -> None:
+        # The original error is what the caller needs; a connection too broken
+        # to roll back is dropped, so the thread's next transaction opens anew.
+        try:
+            connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            self._local.connection = None
+            with suppress(sqlite3.Error):
+                connection.close()
+
+
+class SQLiteBackend(Backend):
+    """Storage SPI 2 on an SQLite file, created (with its schema) if missing."""
+
+    def __init__(
+        self,
+        resources: Sequence[Resource],
+        path: str | Path,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:
+        driver = self._sqlite = SQLiteDriver(Path(path), busy_timeout)
+        super().__init__(resources, driver)
+        try:
+            driver.open(tuple(self.resources.values()))
+        except BaseException:
+            driver.close()
+            raise
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._sqlite.path

@@ -1,0 +1,67 @@
+"""The shipped conformance kit run against ``PostgresBackend`` (a new schema per backend)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from infrastructure.storage import Backend, Resource
+from infrastructure.storage.postgres import PostgresBackend
+from infrastructure.storage.testing import (
+    BackendFactory,
+    StorageDeclarationContract,
+    StoragePrimitivesContract,
+    StorageTransactionContract,
+    StorageValidationContract,
+    StorageValuesContract,
+)
+
+
+@pytest.fixture
+def make_backend(postgres_url: str, postgres_schema_url: str) -> Iterator[BackendFactory]:
+    """The test's fresh schema for the first backend, another new schema for each later one."""
+    opened: list[PostgresBackend] = []
+    extra_schemas: list[str] = []
+
+    def make(resources: Sequence[Resource]) -> Backend:
+        url = postgres_schema_url
+        if opened:
+            schema = f"t_{uuid.uuid4().hex[:16]}"
+            extra_schemas.append(schema)
+            query = f"schema={schema}&pool_size=1&max_overflow=7"
+            url = urlunsplit(urlsplit(postgres_url)._replace(query=query))
+        backend = PostgresBackend(resources, url)
+        opened.append(backend)
+        return backend
+
+    yield make
+    for backend in opened:
+        backend.close()
+    if extra_schemas:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            for schema in extra_schemas:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+class TestPostgresPrimitives(StoragePrimitivesContract):
+    """§3.1 neutral storage primitives."""
+
+
+class TestPostgresTransactions(StorageTransactionContract):
+    """§3.2 transaction boundaries and the §1.13 scope rules."""
+
+
+class TestPostgresDeclarations(StorageDeclarationContract):
+    """§3.12 resource declarations and resolution."""
+
+
+class TestPostgresValidation(StorageValidationContract):
+    """§1.2 scalar and attribute validation."""
+
+
+class TestPostgresValues(StorageValuesContract):
+    """Capabilities, errors, DurableRecord and entry values."""

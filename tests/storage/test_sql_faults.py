@@ -1,0 +1,421 @@
+"""Faults and schema on the SQL backends: raw driver errors, the database's own unique
+indexes, corrupt rows, schema versions, generated indexes, and opening by URL."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.storage import (
+    Backend,
+    ConflictError,
+    DurableRecord,
+    GuardRef,
+    Resource,
+    SerializationError,
+    StorageError,
+    TransactionError,
+    UniqueConstraintError,
+    UnsupportedBackendError,
+)
+from infrastructure.storage.memory import InMemoryBackend
+from infrastructure.storage.opening import open_backend
+from infrastructure.storage.postgres import PostgresBackend
+from infrastructure.storage.sql import events, records
+from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sqlite import SQLiteBackend
+from infrastructure.storage.testing.resources import (
+    EXECUTIONS,
+    EXECUTIONS_ID,
+    FIXTURE_RESOURCES,
+    OWNER,
+    ROOTS,
+    WORKFLOW_STATES,
+    roots_resource,
+)
+
+OTHER_OWNER = "owner-2"
+TIMEOUT = 20.0
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh SQLite file or PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path / 'storage.db'}"
+    url: str = request.getfixturevalue("postgres_schema_url")
+    return url
+
+
+@pytest.fixture
+def backend(store_url: str) -> Iterator[Backend]:
+    """A backend with the owner's root."""
+    opened = _open(store_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def pg_backend(postgres_schema_url: str) -> Iterator[Backend]:
+    """A PostgreSQL backend with the roots of two owners."""
+    opened = _open(postgres_schema_url)
+    opened.view.records(ROOTS).insert(key=OTHER_OWNER, revision=0, attributes={}, record=_record())
+    yield opened
+    opened.close()
+
+
+def _open(url: str, resources: Sequence[Resource] = FIXTURE_RESOURCES) -> Backend:
+    opened = open_backend(url, resources)
+    if opened.view.records(ROOTS.id).read(OWNER) is None:
+        opened.view.records(ROOTS.id).insert(key=OWNER, revision=0, attributes={}, record=_record())
+    return opened
+
+
+def _record(value: str = "v") -> DurableRecord:
+    return DurableRecord("test.faults", "0.1", {"value": value})
+
+
+def _run(backend: Backend, template: str, params: Sequence[object] = ()) -> list[Any]:
+    """Run SQL through the backend's own session (its dialect's tables and placeholders)."""
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        session: Session = scope.context
+        if template.lstrip().upper().startswith("SELECT"):
+            return session.all(template, params)
+        session.execute(template, params)
+        return []
+
+
+def _backend_pid(backend: Backend) -> int:
+    scope = backend.current_scope()
+    assert scope is not None
+    pid: int = scope.context.connection.info.backend_pid
+    return pid
+
+
+def _terminate(postgres_url: str, pid: int) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + TIMEOUT
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            assert time.monotonic() < deadline, f"backend {pid} did not terminate"
+            time.sleep(0.01)
+
+
+def _active(key: str, owner: str = OWNER, *, active: bool = True) -> dict[str, Any]:
+    return {
+        "key": key,
+        "revision": 0,
+        "attributes": {"owner": owner, "active": active},
+        "record": _record(key),
+    }
+
+
+# dropped connections, deadlocks, busy databases: raw driver errors --------------
+
+
+def test_connection_killed_mid_transaction_surfaces_raw_and_the_next_transaction_works(
+    pg_backend: Backend, postgres_url: str
+) -> None:
+    backend = pg_backend
+
+    def write_while_the_connection_dies() -> None:
+        with backend.transaction() as view:
+            view.records(WORKFLOW_STATES).insert(
+                key="partial", revision=1, attributes={}, record=_record()
+            )
+            _terminate(postgres_url, _backend_pid(backend))
+            view.records(WORKFLOW_STATES).read("partial")
+
+    with pytest.raises(psycopg.OperationalError) as raised:
+        write_while_the_connection_dies()
+    assert not isinstance(raised.value, StorageError)
+
+    records_view = backend.view.records(WORKFLOW_STATES)
+    assert records_view.read("partial") is None
+    logged = _run(
+        backend,
+        "SELECT count(*) FROM {events} WHERE originator_id = ?",
+        (events.record_stream(WORKFLOW_STATES.id, "partial"),),
+    )
+    assert logged[0][0] == 0
+    records_view.insert(key="after", revision=1, attributes={}, record=_record())
+    assert records_view.fetch("after").revision == 1
+
+
+def test_pool_replaces_an_idle_connection_that_was_dropped(
+    pg_backend: Backend, postgres_url: str
+) -> None:
+    backend = pg_backend
+    with backend.transaction():
+        idle = _backend_pid(backend)
+    _terminate(postgres_url, idle)
+    with backend.transaction() as view:
+        assert _backend_pid(backend) != idle
+        view.records(WORKFLOW_STATES).insert(key="wf", revision=1, attributes={}, record=_record())
+    assert backend.view.records(WORKFLOW_STATES).fetch("wf").revision == 1
+
+
+def test_opposite_order_guard_locks_deadlock_as_a_raw_database_error(pg_backend: Backend) -> None:
+    backend = pg_backend
+    both_locked = threading.Barrier(2, timeout=TIMEOUT)
+    outcomes: dict[str, BaseException | None] = {}
+
+    def lock(name: str, first: str, second: str) -> None:
+        try:
+            with backend.transaction() as view:
+                view.check(guards=[GuardRef(ROOTS, first)], conditions=[])
+                both_locked.wait()
+                view.check(guards=[GuardRef(ROOTS, second)], conditions=[])
+            outcomes[name] = None
+        except Exception as error:  # checked by the test thread
+            outcomes[name] = error
+
+    threads = [
+        threading.Thread(target=lock, args=("a", OWNER, OTHER_OWNER)),
+        threading.Thread(target=lock, args=("b", OTHER_OWNER, OWNER)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    errors = [error for error in outcomes.values() if error is not None]
+    assert len(errors) == 1
+    assert isinstance(errors[0], psycopg.errors.DeadlockDetected)
+    assert not isinstance(errors[0], StorageError)
+    assert list(outcomes.values()).count(None) == 1
+
+
+def test_sqlite_busy_database_is_a_raw_operational_error(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    backend = SQLiteBackend(FIXTURE_RESOURCES, path, busy_timeout=0.05)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="locked") as raised:
+            backend.view.records(WORKFLOW_STATES).insert(
+                key="wf", revision=1, attributes={}, record=_record()
+            )
+        assert not isinstance(raised.value, StorageError)
+        blocker.execute("ROLLBACK")
+        backend.view.records(WORKFLOW_STATES).insert(
+            key="wf", revision=1, attributes={}, record=_record()
+        )
+        assert backend.view.records(WORKFLOW_STATES).fetch("wf").revision == 1
+    finally:
+        blocker.close()
+        backend.close()
+
+
+# the database's own unique indexes ----------------------------------------------
+
+
+def test_generated_unique_index_refuses_what_the_pre_check_did_not_see(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executions = backend.view.records(EXECUTIONS)
+    executions.insert(**_active("winner"))
+    executions.insert(**_active("sleeper", active=False))
+    monkeypatch.setattr(records, "_check_unique", lambda *_: None)
+
+    with pytest.raises(UniqueConstraintError) as inserted:
+        executions.insert(**_active("racer"))
+    with pytest.raises(UniqueConstraintError) as replaced:
+        executions.replace(
+            key="sleeper",
+            expected_revision=0,
+            next_revision=1,
+            attributes={"owner": OWNER, "active": True},
+            record=_record(),
+        )
+    for error in (inserted.value, replaced.value):
+        assert (error.resource, error.constraint) == (EXECUTIONS_ID, "one_active_owner")
+        assert isinstance(error.__cause__, sqlite3.IntegrityError | psycopg.errors.UniqueViolation)
+    assert executions.read("racer") is None
+    assert executions.fetch("sleeper").revision == 0
+    # Inactive rows and other owners are outside the partial index.
+    executions.insert(**_active("also-sleeping", active=False))
+
+
+def test_a_duplicate_key_is_a_conflict_not_a_unique_violation(backend: Backend) -> None:
+    executions = backend.view.records(EXECUTIONS)
+    executions.insert(**_active("run", active=False))
+    with pytest.raises(ConflictError) as raised:
+        executions.insert(**_active("run", active=False))
+    assert not isinstance(raised.value, UniqueConstraintError)
+
+
+# rows the resource would not accept --------------------------------------------
+
+
+def test_corrupt_stored_rows_are_serialization_errors_that_fail_the_scope(
+    backend: Backend, store_url: str
+) -> None:
+    executions = backend.view.records(EXECUTIONS)
+    executions.insert(**_active("bad-type"))
+    executions.insert(**_active("bad-payload", active=False))
+    json_param = "CAST(? AS jsonb)" if store_url.startswith("postgresql") else "?"
+    _run(
+        backend,
+        "UPDATE {records} SET attributes = " + json_param + " WHERE resource = ? AND key = ?",
+        ('{"owner": "owner-1", "active": 1}', EXECUTIONS_ID, "bad-type"),
+    )
+    _run(
+        backend,
+        "UPDATE {records} SET payload = ? WHERE resource = ? AND key = ?",
+        ("{not json", EXECUTIONS_ID, "bad-payload"),
+    )
+    with pytest.raises(SerializationError):
+        executions.read("bad-type")
+    with pytest.raises(SerializationError):
+        executions.read("bad-payload")
+
+    def read_on_after_a_decode_failure() -> None:
+        with backend.transaction() as view:
+            with pytest.raises(SerializationError):
+                view.records(EXECUTIONS).scan(index="owner", equals={"owner": OWNER})
+            view.records(EXECUTIONS).read("bad-type")
+
+    with pytest.raises(TransactionError):
+        read_on_after_a_decode_failure()
+
+
+# schema ------------------------------------------------------------------------
+
+
+def _generated(backend: Backend) -> set[str]:
+    return {row[0] for row in _run(backend, "SELECT index_name FROM {generated}")}
+
+
+def test_reopening_is_idempotent_and_keeps_the_data(store_url: str) -> None:
+    first = _open(store_url)
+    first.view.records(EXECUTIONS).insert(**_active("run"))
+    indexes = _generated(first)
+    first.close()
+    again = _open(store_url)
+    try:
+        assert again.view.records(EXECUTIONS).fetch("run").attributes["active"] is True
+        assert _generated(again) == indexes
+        assert len(indexes) == 6  # executions and inventory: 2 scan indexes, 1 unique each
+    finally:
+        again.close()
+
+
+def test_another_schema_version_is_refused(store_url: str) -> None:
+    first = _open(store_url)
+    _run(first, "UPDATE {versions} SET version = ? WHERE component = ?", (99, "storage"))
+    first.close()
+    with pytest.raises(IncompatibleStoreError) as raised:
+        open_backend(store_url, FIXTURE_RESOURCES)
+    assert raised.value.found == 99
+
+
+def test_a_changed_constraint_replaces_its_generated_index(store_url: str) -> None:
+    first = _open(store_url)
+    before = _generated(first)
+    first.close()
+    # one_active_owner becomes unconditional: one execution per owner at all.
+    stricter = Resource(
+        EXECUTIONS_ID,
+        "records",
+        attributes={"owner": "string", "active": "boolean"},
+        immutable_attributes=("owner",),
+        indexes={"owner": ("owner",), "owner_active": ("owner", "active")},
+        unique=({"name": "one_active_owner", "fields": ("owner",), "where": {}},),
+        guard={"resource": ROOTS.id, "via": "owner"},
+    )
+    roots = roots_resource()
+    again = _open(store_url, [roots, stricter])
+    try:
+        after = _generated(again)
+        assert len(after - before) == 1
+        assert len(before - after) == 1
+        (dropped,) = before - after
+        assert dropped.startswith("storage_u_agent_executions_one_active_owner")
+        executions = again.view.records(stricter)
+        executions.insert(**_active("first", active=False))
+        with pytest.raises(UniqueConstraintError):
+            executions.insert(**_active("second", active=False))
+    finally:
+        again.close()
+
+
+def test_indexed_attribute_names_must_be_identifiers(tmp_path: Path) -> None:
+    unsafe = Resource(
+        "odd.items",
+        "records",
+        attributes={"it's": "string", "plain": "string"},
+        indexes={"by_plain": ("plain",), "by_odd": ("it's",)},
+    )
+    with pytest.raises(UnsupportedBackendError, match="it's"):
+        SQLiteBackend([unsafe], tmp_path / "odd.db")
+    # An attribute that is never indexed or constrained may be named anything.
+    fine = Resource(
+        "odd.items",
+        "records",
+        attributes={"it's": "string", "plain": "string"},
+        indexes={"by_plain": ("plain",)},
+    )
+    backend = SQLiteBackend([fine], tmp_path / "fine.db")
+    try:
+        backend.view.records(fine).insert(
+            key="k", revision=0, attributes={"it's": "x", "plain": "p"}, record=_record()
+        )
+        (found,) = backend.view.records(fine).scan(index="by_plain", equals={"plain": "p"})
+        assert found.attributes["it's"] == "x"
+    finally:
+        backend.close()
+
+
+# opening by URL ------------------------------------------------------------------
+
+
+def test_open_backend_by_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_schema_url: str
+) -> None:
+    assert isinstance(open_backend("memory:", FIXTURE_RESOURCES), InMemoryBackend)
+    monkeypatch.chdir(tmp_path)
+    relative = open_backend("sqlite:relative.db", FIXTURE_RESOURCES)
+    absolute = open_backend(f"sqlite://{tmp_path / 'absolute.db'}", FIXTURE_RESOURCES)
+    postgres = open_backend(postgres_schema_url, FIXTURE_RESOURCES)
+    try:
+        assert isinstance(relative, SQLiteBackend)
+        assert relative.path == tmp_path / "relative.db"
+        assert isinstance(absolute, SQLiteBackend)
+        assert absolute.path == tmp_path / "absolute.db"
+        assert isinstance(postgres, PostgresBackend)
+        assert f"schema={postgres.schema}&" in postgres_schema_url
+        for backend in (relative, absolute, postgres):
+            assert backend.resources["agent.roots"] is ROOTS
+    finally:
+        for each in (relative, absolute, postgres):
+            each.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mysql://localhost/db",
+        "sqlite://relative-with-two-slashes.db",
+        "postgresql://localhost/",
+        "postgresql://localhost/db?sslmode=require",
+        "postgresql://localhost/db?pool_size=zero",
+    ],
+)
+def test_unusable_urls_are_unsupported(url: str) -> None:
+    with pytest.raises(UnsupportedBackendError):
+        open_backend(url, FIXTURE_RESOURCES)
+
+
+def test_postgres_backend_refuses_another_kind_of_url() -> None:
+    with pytest.raises(UnsupportedBackendError):
+        PostgresBackend(FIXTURE_RESOURCES, "sqlite:storage.db")

@@ -1,0 +1,54 @@
+"""The shipped conformance kit run against ``SQLiteBackend`` (a new file per backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from infrastructure.storage import Backend, Resource
+from infrastructure.storage.sqlite import SQLiteBackend
+from infrastructure.storage.testing import (
+    BackendFactory,
+    StorageDeclarationContract,
+    StoragePrimitivesContract,
+    StorageTransactionContract,
+    StorageValidationContract,
+    StorageValuesContract,
+)
+
+
+@pytest.fixture
+def make_backend(tmp_path: Path) -> Iterator[BackendFactory]:
+    """A fresh SQLite file per call, closed after the test."""
+    opened: list[SQLiteBackend] = []
+
+    def make(resources: Sequence[Resource]) -> Backend:
+        backend = SQLiteBackend(resources, tmp_path / f"storage-{len(opened)}.db")
+        opened.append(backend)
+        return backend
+
+    yield make
+    for backend in opened:
+        backend.close()
+
+
+class TestSQLitePrimitives(StoragePrimitivesContract):
+    """§3.1 neutral storage primitives."""
+
+
+class TestSQLiteTransactions(StorageTransactionContract):
+    """§3.2 transaction boundaries and the §1.13 scope rules."""
+
+
+class TestSQLiteDeclarations(StorageDeclarationContract):
+    """§3.12 resource declarations and resolution."""
+
+
+class TestSQLiteValidation(StorageValidationContract):
+    """§1.2 scalar and attribute validation."""
+
+
+class TestSQLiteValues(StorageValuesContract):
+    """Capabilities, errors, DurableRecord and entry values."""

@@ -1,0 +1,270 @@
+"""The SQL backends keep records and streams on an append-only log (``storage_events``).
+
+Every test runs on SQLite and on PostgreSQL. The log is read through the
+backend's own session, so table names and placeholders follow the dialect.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infrastructure.storage import AppendEntry, Backend, DurableRecord
+from infrastructure.storage.opening import open_backend
+from infrastructure.storage.sql import events
+from infrastructure.storage.sql.session import Row, Session
+from infrastructure.storage.testing.resources import (
+    CONTENT_BLOBS,
+    EXECUTIONS,
+    FIXTURE_RESOURCES,
+    JOURNAL,
+    OWNER,
+    ROOTS,
+    WORKFLOW_STATES,
+)
+
+AWKWARD_KEYS = (
+    "it's",
+    'say "hi"',
+    "back\\slash",
+    "100%",
+    "_%_",
+    "?",
+    "{records}",
+    "😀 non-BMP",
+    "𝄞",
+    "'; DROP TABLE storage_records; --",
+    "a\nb",
+    "Z",
+    "é",
+    "€ euro",
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh SQL backend over the kit's resources, with the owner's root at revision 0."""
+    if request.param == "sqlite":
+        url = f"sqlite://{tmp_path / 'storage.db'}"
+    else:
+        url = request.getfixturevalue("postgres_schema_url")
+    opened = open_backend(url, FIXTURE_RESOURCES)
+    opened.view.records(ROOTS).insert(key=OWNER, revision=0, attributes={}, record=_record("root"))
+    yield opened
+    opened.close()
+
+
+def _record(value: str) -> DurableRecord:
+    return DurableRecord("test.log", "0.1", {"value": value})
+
+
+def _query(backend: Backend, template: str, params: Sequence[object] = ()) -> list[Row]:
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        session: Session = scope.context
+        return session.all(template, params)
+
+
+def _stream_log(backend: Backend, originator: uuid.UUID) -> list[tuple[int, str, dict[str, Any]]]:
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        session: Session = scope.context
+        rows = session.all(
+            "SELECT originator_version, topic, state FROM {events} "
+            "WHERE originator_id = ? ORDER BY originator_version",
+            (session.dialect.originator(originator),),
+        )
+    return [(int(version), str(topic), events.decode(state)) for version, topic, state in rows]
+
+
+def test_every_mutation_appends_to_the_log_in_order(backend: Backend) -> None:
+    first = _query(backend, "SELECT max(notification_id) FROM {events}")[0][0]
+    records = backend.view.records(WORKFLOW_STATES)
+    records.insert(key="wf", revision=1, attributes={}, record=_record("one"))
+    records.replace(
+        key="wf", expected_revision=1, next_revision=2, attributes={}, record=_record("two")
+    )
+    records.delete(key="wf")
+    journal = backend.view.streams(JOURNAL)
+    journal.append(
+        stream=OWNER,
+        expected_head=0,
+        entries=[AppendEntry("a", _record("a")), AppendEntry("b", _record("b"))],
+    )
+    journal.delete(stream=OWNER)
+    backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+        key="blob", data=b"\x00\xff", attributes={"canonicalization_version": 1}
+    )
+    # Reads, no-op deletes and a repeated blob put are not mutations.
+    records.read("wf")
+    records.delete(key="wf")
+    journal.delete(stream=OWNER)
+    backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+        key="blob", data=b"\x00\xff", attributes={"canonicalization_version": 2}
+    )
+
+    rows = _query(
+        backend,
+        "SELECT notification_id, topic, state FROM {events} WHERE notification_id > ? "
+        "ORDER BY notification_id",
+        (first,),
+    )
+    assert [row[1] for row in rows] == [
+        events.RECORD_INSERTED,
+        events.RECORD_REPLACED,
+        events.RECORD_DELETED,
+        events.STREAM_ENTRY_APPENDED,
+        events.STREAM_ENTRY_APPENDED,
+        events.STREAM_DELETED,
+        events.BLOB_PUT,
+    ]
+    ids = [int(row[0]) for row in rows]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    states = [events.decode(row[2]) for row in rows]
+    assert [state.get("key", state.get("stream")) for state in states] == [
+        "wf",
+        "wf",
+        "wf",
+        OWNER,
+        OWNER,
+        OWNER,
+        "blob",
+    ]
+    assert states[1]["payload"] == {"value": "two"}
+    assert states[4]["id"] == "b"
+    assert states[6]["attributes"] == {"canonicalization_version": 1}
+
+
+def test_record_history_spans_insert_replace_delete_and_reinsert(backend: Backend) -> None:
+    records = backend.view.records(EXECUTIONS)
+    attributes = {"owner": OWNER, "active": True}
+    records.insert(key="run", revision=0, attributes=attributes, record=_record("started"))
+    records.replace(
+        key="run",
+        expected_revision=0,
+        next_revision=1,
+        attributes={"owner": OWNER, "active": False},
+        record=_record("done"),
+    )
+    records.delete(key="run", expected_revision=1)
+    assert records.read("run") is None
+    records.insert(key="run", revision=5, attributes=attributes, record=_record("again"))
+
+    history = records.history("run")
+    assert [(entry.revision, entry.record.payload["value"]) for entry in history] == [
+        (0, "started"),
+        (1, "done"),
+        (5, "again"),
+    ]
+    assert [dict(entry.attributes) for entry in history] == [
+        attributes,
+        {"owner": OWNER, "active": False},
+        attributes,
+    ]
+    assert history[1].attributes["active"] is False
+
+    log = _stream_log(backend, events.record_stream(EXECUTIONS.id, "run"))
+    assert [(version, topic) for version, topic, _ in log] == [
+        (1, events.RECORD_INSERTED),
+        (2, events.RECORD_REPLACED),
+        (3, events.RECORD_DELETED),
+        (4, events.RECORD_INSERTED),
+    ]
+    assert log[2][2] == {"resource": EXECUTIONS.id, "key": "run", "revision": 1}
+    live = _query(
+        backend,
+        "SELECT revision, log_version FROM {records} WHERE resource = ? AND key = ?",
+        (EXECUTIONS.id, "run"),
+    )
+    assert [tuple(row) for row in live] == [(5, 4)]
+
+
+def test_deleted_stream_restarts_at_one_while_the_log_keeps_old_entries(
+    backend: Backend,
+) -> None:
+    journal = backend.view.streams(JOURNAL)
+    journal.append(
+        stream=OWNER,
+        expected_head=0,
+        entries=[AppendEntry("a", _record("a")), AppendEntry("b", _record("b"))],
+    )
+    journal.delete(stream=OWNER)
+    again = journal.append(stream=OWNER, expected_head=0, entries=[AppendEntry("a", _record("c"))])
+    assert [(entry.position, entry.id) for entry in again] == [(1, "a")]
+    assert journal.head(stream=OWNER) == 1
+    assert [(e.position, e.id, e.record.payload) for e in journal.read(stream=OWNER)] == [
+        (1, "a", {"value": "c"})
+    ]
+    assert journal.read(stream=OWNER, after=1) == ()
+
+    log = _stream_log(backend, events.entry_stream(JOURNAL.id, OWNER))
+    assert [(version, topic, state.get("id")) for version, topic, state in log] == [
+        (1, events.STREAM_ENTRY_APPENDED, "a"),
+        (2, events.STREAM_ENTRY_APPENDED, "b"),
+        (3, events.STREAM_DELETED, None),
+        (4, events.STREAM_ENTRY_APPENDED, "a"),
+    ]
+    assert log[0][2]["payload"] == {"value": "a"}
+    heads = _query(
+        backend,
+        "SELECT head, base FROM {heads} WHERE resource = ? AND stream = ?",
+        (JOURNAL.id, OWNER),
+    )
+    assert [tuple(row) for row in heads] == [(1, 3)]
+
+
+def test_a_rolled_back_transaction_leaves_nothing_in_the_log(backend: Backend) -> None:
+    before = _query(backend, "SELECT count(*) FROM {events}")[0][0]
+
+    def write_then_fail() -> None:
+        with backend.transaction() as view:
+            view.records(WORKFLOW_STATES).insert(
+                key="wf", revision=1, attributes={}, record=_record("x")
+            )
+            view.streams(JOURNAL).append(
+                stream=OWNER, expected_head=0, entries=[AppendEntry("a", _record("a"))]
+            )
+            raise RuntimeError("roll back")
+
+    with pytest.raises(RuntimeError, match="roll back"):
+        write_then_fail()
+    assert _query(backend, "SELECT count(*) FROM {events}")[0][0] == before
+    assert backend.view.streams(JOURNAL).head(stream=OWNER) == 0
+
+
+def test_awkward_keys_round_trip_everywhere_and_scan_in_utf8_byte_order(
+    backend: Backend,
+) -> None:
+    records = backend.view.records(EXECUTIONS)
+    for key in AWKWARD_KEYS:
+        backend.view.records(ROOTS).insert(key=key, revision=0, attributes={}, record=_record(key))
+        records.insert(
+            key=key, revision=0, attributes={"owner": OWNER, "active": False}, record=_record(key)
+        )
+        stream = backend.view.streams(JOURNAL)
+        stream.append(stream=key, expected_head=0, entries=[AppendEntry(key, _record(key))])
+        backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+            key=key, data=key.encode(), attributes={"canonicalization_version": 1}
+        )
+
+    expected = sorted(AWKWARD_KEYS, key=str.encode)
+    scanned = records.scan(index="owner", equals={"owner": OWNER})
+    assert [entry.key for entry in scanned] == expected
+    assert [entry.record.payload["value"] for entry in scanned] == expected
+    for cut in (2, 7):
+        page = records.scan(index="owner", equals={"owner": OWNER}, after=expected[cut], limit=3)
+        assert [entry.key for entry in page] == expected[cut + 1 : cut + 4]
+    for key in AWKWARD_KEYS:
+        assert records.fetch(key).key == key
+        assert backend.view.records(ROOTS).fetch(key).record.payload == {"value": key}
+        (entry,) = backend.view.streams(JOURNAL).read(stream=key)
+        assert (entry.position, entry.id) == (1, key)
+        assert backend.view.blobs(CONTENT_BLOBS).fetch(key).data == key.encode()
+        assert [e.key for e in records.history(key)] == [key]
