@@ -3,11 +3,27 @@
 ``Persistence(backend)`` validates the backend and exposes the eight
 repositories; ``Persistence.in_memory()`` and ``Persistence.open(url)`` build
 one. Errors live in ``domain.persistence.errors``; the resource catalog in
-``domain.persistence.catalog``.
+``domain.persistence.catalog``. The names below load on first use, so the
+error contract (``domain.persistence.errors``) imports without the storage
+drivers.
 """
 
-from domain.persistence.catalog import CATALOG
-from domain.persistence.persistence import CAPABILITIES, Persistence
-from domain.persistence.repository_set import Repositories
+from __future__ import annotations
 
-__all__ = ["CAPABILITIES", "CATALOG", "Persistence", "Repositories"]
+import importlib
+from typing import Any
+
+_LAZY = {
+    "CAPABILITIES": "domain.persistence.persistence",
+    "Persistence": "domain.persistence.persistence",
+    "CATALOG": "domain.persistence.catalog",
+    "Repositories": "domain.persistence.repository_set",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,12 +52,8 @@ class ExecutionRepository(Generic[_E]):
         codec = self._codec
         return {"owner": codec.owner_of(execution), "active": codec.is_active(execution)}
 
-    def _busy(self, error: storage.UniqueConstraintError) -> BaseException:
-        if error.resource == self._codec.resource.id and error.constraint == ONE_ACTIVE_OWNER:
-            busy = AgentBusyError(str(error))
-            busy.__cause__ = error
-            return busy
-        return error
+    def _is_admission(self, error: storage.UniqueConstraintError) -> bool:
+        return error.resource == self._codec.resource.id and error.constraint == ONE_ACTIVE_OWNER
 
     @at_boundary
     def create_active(self, execution: _E) -> _E:
@@ -73,7 +69,9 @@ class ExecutionRepository(Generic[_E]):
                 record=codec.encode(execution),
             )
         except storage.UniqueConstraintError as error:
-            raise self._busy(error) from error
+            if self._is_admission(error):
+                raise AgentBusyError(str(error)) from error
+            raise
         return codec.decode(entry)
 
     @at_boundary
@@ -97,6 +95,12 @@ class ExecutionRepository(Generic[_E]):
             raise SerializationError(
                 f"{codec.kind} id {codec.id_of(execution)!r} does not match {execution_id!r}"
             )
+        stored = self._records.read(execution_id)
+        if stored is not None and stored.attributes["owner"] != codec.owner_of(execution):
+            raise SerializationError(
+                f"{codec.kind} {execution_id} belongs to {stored.attributes['owner']!r}, "
+                f"not {codec.owner_of(execution)!r}"
+            )
         active = codec.is_active(execution)
         expected = {"active": True} if codec.active_requires_active and active else {}
         try:
@@ -109,7 +113,9 @@ class ExecutionRepository(Generic[_E]):
                 expected_attributes=expected,
             )
         except storage.UniqueConstraintError as error:
-            raise self._busy(error) from error
+            if self._is_admission(error):
+                raise AgentBusyError(str(error)) from error
+            raise
         return codec.decode(entry)
 
     @at_boundary
@@ -153,7 +159,7 @@ class ExecutionRepository(Generic[_E]):
             )
         except storage.ConditionFailedError as error:
             if error.condition is condition:
-                raise AgentBusyError(f"{owner_id} has an active execution") from error
+                raise AgentBusyError(str(error)) from error
             raise
 
     @at_boundary

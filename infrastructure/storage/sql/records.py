@@ -63,11 +63,16 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
     with _unique_violations(layout, resource):
-        session.execute(
+        inserted = session.execute(
             "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
-            "format_version, payload, log_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "format_version, payload, log_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (resource, key) DO NOTHING",
             (resource.id, entry.key, entry.revision, *_values(session, entry), version),
         )
+    if not inserted:
+        # A concurrent insert of the key committed after our checks (and past a
+        # deleted row's log version): the key is taken.
+        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
     return entry
 
 
