@@ -20,7 +20,7 @@ _LAZY = {
     "Repositories": "domain.persistence.repository_set",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = ["CAPABILITIES", "CATALOG", "Persistence", "Repositories"]
 
 
 def __getattr__(name: str) -> Any:
