@@ -16,6 +16,7 @@ from infrastructure.log.claims import Claim
 from infrastructure.log.popo import ClaimingPOPOApplicationRecorder
 from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
 from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from infrastructure.log.sqlite_files import prepare_database_file
 from infrastructure.log.urls import StoreLocation, resolve_store_url
 
 
@@ -34,6 +35,10 @@ class LogApplication(Application[UUID]):
 
     def __init__(self, store: str | None = None) -> None:
         self.location: StoreLocation = resolve_store_url(store)
+        if self.location.kind == "sqlite":
+            prepare_database_file(
+                self.location.env["SQLITE_DBNAME"], float(self.location.env["SQLITE_LOCK_TIMEOUT"])
+            )
         super().__init__(env=self.location.env)
 
     def construct_recorder(self) -> ApplicationRecorder:

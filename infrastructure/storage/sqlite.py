@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from infrastructure.log.sqlite_files import enable_wal
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
@@ -98,8 +99,9 @@ class SQLiteDriver(SqlDriver):
                 check_same_thread=False,
                 factory=_Connection,
             )
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
+            enable_wal(connection)
+            # FULL: a committed transaction survives a power loss, not only a crash.
+            connection.execute("PRAGMA synchronous = FULL")
             self._connections.add(connection)
             self._local.connection = connection
         return connection
