@@ -10,7 +10,13 @@ resources)`` picks one by URL. The conformance kit is
 from infrastructure.storage.backend import REQUIRED_CAPABILITIES, Backend, validate_capabilities
 from infrastructure.storage.conditions import UNCHECKED, GuardRef, NoRows, RevisionIs, StreamHeadIs
 from infrastructure.storage.durable_record import DurableRecord
-from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.entries import (
+    AppendEntry,
+    BlobEntry,
+    RecordedEntry,
+    RecordEntry,
+    StreamEntry,
+)
 from infrastructure.storage.errors import (
     BlobConflictError,
     ConditionFailedError,
@@ -41,6 +47,7 @@ __all__ = [
     "NoRows",
     "NotFoundError",
     "RecordEntry",
+    "RecordedEntry",
     "Records",
     "Resource",
     "RevisionIs",

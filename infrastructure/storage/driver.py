@@ -15,7 +15,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.entries import (
+    AppendEntry,
+    BlobEntry,
+    RecordedEntry,
+    RecordEntry,
+    StreamEntry,
+)
 from infrastructure.storage.resource import Resource
 
 Context = Any
@@ -80,8 +86,8 @@ class StorageDriver(ABC):
         """Delete every row whose attributes equal ``equals``."""
 
     @abstractmethod
-    def record_history(self, ctx: Context, resource: Resource, key: str) -> Sequence[RecordEntry]:
-        """Every revision ever written under ``key``, in write order."""
+    def record_history(self, ctx: Context, resource: Resource, key: str) -> Sequence[RecordedEntry]:
+        """Every revision ever written under ``key``, in write order, with its time."""
 
     # streams
     @abstractmethod

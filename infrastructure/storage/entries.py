@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -43,6 +44,19 @@ class RecordEntry:
     def fresh(self) -> RecordEntry:
         """An equal entry with its own record and attribute map."""
         return RecordEntry(self.key, self.revision, dict(self.attributes), self.record.copy())
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEntry(RecordEntry):
+    """A revision from a record's history, with the time the log recorded it."""
+
+    recorded_at: datetime
+
+    def fresh(self) -> RecordedEntry:
+        """An equal entry with its own record and attribute map."""
+        return RecordedEntry(
+            self.key, self.revision, dict(self.attributes), self.record.copy(), self.recorded_at
+        )
 
 
 @dataclass(frozen=True, slots=True)

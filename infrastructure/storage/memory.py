@@ -12,11 +12,18 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues, StorageDriver
-from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.entries import (
+    AppendEntry,
+    BlobEntry,
+    RecordedEntry,
+    RecordEntry,
+    StreamEntry,
+)
 from infrastructure.storage.errors import (
     BlobConflictError,
     ConflictError,
@@ -30,7 +37,7 @@ from infrastructure.storage.uniqueness import find_unique_violation
 @dataclass
 class _State:
     records: dict[str, dict[str, RecordEntry]] = field(default_factory=dict)
-    history: dict[str, dict[str, list[RecordEntry]]] = field(default_factory=dict)
+    history: dict[str, dict[str, list[RecordedEntry]]] = field(default_factory=dict)
     streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
 
@@ -69,7 +76,10 @@ class InMemoryDriver(StorageDriver):
         return ctx.records.setdefault(resource.id, {})
 
     def _log(self, ctx: _State, resource: Resource, entry: RecordEntry) -> None:
-        ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []).append(entry)
+        recorded = RecordedEntry(
+            entry.key, entry.revision, entry.attributes, entry.record, datetime.now(UTC)
+        )
+        ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []).append(recorded)
 
     def read_record(self, ctx: _State, resource: Resource, key: str) -> RecordEntry | None:
         return self._rows(ctx, resource).get(key)
@@ -146,7 +156,7 @@ class InMemoryDriver(StorageDriver):
         for key in [k for k, row in rows.items() if _matches(row.attributes, equals)]:
             del rows[key]
 
-    def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordEntry]:
+    def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return tuple(ctx.history.get(resource.id, {}).get(key, ()))
 
     # streams

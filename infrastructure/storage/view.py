@@ -18,6 +18,7 @@ from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import (
     AppendEntry,
     BlobEntry,
+    RecordedEntry,
     RecordEntry,
     StreamEntry,
 )
@@ -340,8 +341,8 @@ class Records(_Handle):
 
         self._view.run(operation)
 
-    def history(self, key: str) -> tuple[RecordEntry, ...]:
-        """Every revision ever written under ``key``, oldest first (from the log)."""
+    def history(self, key: str) -> tuple[RecordedEntry, ...]:
+        """Every revision ever written under ``key``, oldest first, with when it was written."""
         self._view.ensure_usable()
         validate_key(key)
         rows = self._view.run(lambda ctx, driver: driver.record_history(ctx, self.resource, key))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -940,10 +940,15 @@ def test_agent_history_lists_every_revision_in_order(persistence: Persistence) -
     two = persistence.agents.save(
         AGENT, expected_revision=1, root=one.evolve(journal_position=0, updated_at=_at(2))
     )
+    before = datetime.now(UTC)
     history = persistence.agents.history(AGENT)
     assert [h.revision for h in history] == [0, 1, 2]
     assert [h.value for h in history] == [root, one, two]
-    assert [h.recorded_at for h in history] == [_at(0), _at(1), _at(2)]
+    # The time is when the log recorded each write, not a time the value carries.
+    times = [h.recorded_at for h in history]
+    assert times == sorted(times)
+    assert all(t.tzinfo is not None and t <= before for t in times)
+    assert times[0] > before - timedelta(minutes=5)
     assert persistence.agents.history("ghost") == ()
 
 

@@ -164,9 +164,9 @@ class ExecutionRepository(Generic[_E]):
 
     @at_boundary
     def history(self, execution_id: str) -> tuple[Revision[_E], ...]:
-        """Every revision ever stored, oldest first, with its ``updated_at``."""
+        """Every revision ever stored, oldest first, with the time the log recorded it."""
         return tuple(
-            Revision(entry.revision, value, getattr(value, "updated_at", None))
+            Revision(entry.revision, value, entry.recorded_at)
             for entry in self._records.history(execution_id)
             for value in (self._codec.decode(entry),)
         )

@@ -16,11 +16,11 @@ _R = TypeVar("_R")
 
 @dataclass(frozen=True, slots=True)
 class Revision(Generic[_R]):
-    """One stored revision of a value, with the time it carries."""
+    """One stored revision of a value, with the time the log recorded it."""
 
     revision: int
     value: _R
-    recorded_at: datetime | None
+    recorded_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +91,9 @@ class RootRepository(Generic[_R]):
 
     @at_boundary
     def history(self, root_id: str) -> tuple[Revision[_R], ...]:
-        """Every revision ever stored, oldest first, with its ``updated_at``."""
+        """Every revision ever stored, oldest first, with the time the log recorded it."""
         return tuple(
-            Revision(entry.revision, value, getattr(value, "updated_at", None))
+            Revision(entry.revision, value, entry.recorded_at)
             for entry in self._records.history(root_id)
             for value in (self._codec.decode(entry),)
         )

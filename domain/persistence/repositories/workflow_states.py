@@ -68,9 +68,9 @@ class WorkflowStateRepository:
 
     @at_boundary
     def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
-        """Every stored snapshot, oldest first (snapshots carry no time of their own)."""
+        """Every stored snapshot, oldest first, with the time the log recorded it."""
         return tuple(
-            Revision(entry.revision, MappingProxyType(dict(state.snapshot)), None)
+            Revision(entry.revision, MappingProxyType(dict(state.snapshot)), entry.recorded_at)
             for entry in self._records.history(workflow_instance_id)
             for state in (decode_workflow_state(entry),)
         )

@@ -9,10 +9,17 @@ the SPI could not have stored.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from infrastructure.storage.durable_record import DurableRecord
-from infrastructure.storage.entries import Attributes, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.entries import (
+    Attributes,
+    BlobEntry,
+    RecordedEntry,
+    RecordEntry,
+    StreamEntry,
+)
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.resource import Resource
 
@@ -59,6 +66,20 @@ def record_event(resource: Resource, state: Mapping[str, Any]) -> RecordEntry:
             state["revision"],
             attributes(resource, state["attributes"]),
             envelope(state["record_type"], state["format_version"], state["payload"]),
+        )
+    )
+
+
+def recorded_event(resource: Resource, state: Mapping[str, Any]) -> RecordedEntry:
+    """A history item: the row a record-write event stored, and when."""
+    entry = record_event(resource, state)
+    return _checked(
+        lambda: RecordedEntry(
+            entry.key,
+            entry.revision,
+            entry.attributes,
+            entry.record,
+            datetime.fromisoformat(state["recorded_at"]),
         )
     )
 

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues, StorageDriver
-from infrastructure.storage.entries import AppendEntry, BlobEntry, RecordEntry, StreamEntry
+from infrastructure.storage.entries import (
+    AppendEntry,
+    BlobEntry,
+    RecordedEntry,
+    RecordEntry,
+    StreamEntry,
+)
 from infrastructure.storage.errors import UnsupportedBackendError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import blobs, records, streams
@@ -90,7 +96,7 @@ class SqlDriver(StorageDriver):
     ) -> None:
         records.delete_matching(ctx, resource, equals)
 
-    def record_history(self, ctx: Session, resource: Resource, key: str) -> Sequence[RecordEntry]:
+    def record_history(self, ctx: Session, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return records.history(ctx, resource, key)
 
     # streams

@@ -18,6 +18,7 @@ import base64
 import json
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from infrastructure.storage.durable_record import DurableRecord
@@ -99,6 +100,7 @@ def record_state(resource_id: str, entry: RecordEntry) -> dict[str, Any]:
         "key": entry.key,
         "revision": entry.revision,
         "attributes": dict(entry.attributes),
+        "recorded_at": datetime.now(UTC).isoformat(),
         **_envelope(entry.record),
     }
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues
-from infrastructure.storage.entries import RecordEntry
+from infrastructure.storage.entries import RecordedEntry, RecordEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events
@@ -165,10 +165,10 @@ def delete_matching(session: Session, resource: Resource, equals: AttributeValue
         _tombstone(session, resource, key, int(revision), int(log_version))
 
 
-def history(session: Session, resource: Resource, key: str) -> list[RecordEntry]:
+def history(session: Session, resource: Resource, key: str) -> list[RecordedEntry]:
     """Every revision written under ``key`` (not the deletes), from its log stream."""
     return [
-        codec.record_event(resource, state)
+        codec.recorded_event(resource, state)
         for topic, state in events.history(session, events.record_stream(resource.id, key))
         if topic in events.RECORD_WRITES
     ]

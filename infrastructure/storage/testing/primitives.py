@@ -772,4 +772,13 @@ class StoragePrimitivesContract(StorageContract):
             {"owner": OWNER, "active": False},
         )
         assert all(entry.key == RUN for entry in history)
+        times = [entry.recorded_at for entry in history]
+        assert all(t.tzinfo is not None for t in times)
+        assert times == sorted(times)
+        records.delete(key=RUN)
+        records.insert(
+            key=RUN, revision=5, attributes={"owner": OWNER, "active": False}, record=first
+        )
+        # The log keeps revisions across a delete and a re-insert of the key.
+        assert tuple(entry.revision for entry in records.history(RUN)) == (0, 1, 5)
         assert records.history("never-written") == ()
