@@ -2,7 +2,7 @@
 
 The chain is written as 10,000 files of one artifact and loaded through the
 public path (``build_journal(root, store="memory:")`` + ``start()``); a
-``ChainSnapshot.of`` built directly from the parsed revisions is timed too.
+``ChainSnapshot.from_revisions`` built directly from the parsed revisions is timed too.
 Each sample times one lookup at a random version (uniform over the chain's
 span, a little before and after it) with ``time.perf_counter_ns``; samples
 are bounded in count and time. The garbage collector stays on, as it would
@@ -91,7 +91,7 @@ def run(options: Options) -> str:
     versions = [version_at(i, STEP_SECONDS) for i in range(REVISIONS)]
     revisions = tuple(parse_journal(t) for t in texts)
     coordinate = ArtifactCoordinate(ARTIFACT)
-    snapshot = ChainSnapshot.of(coordinate, revisions)
+    snapshot = ChainSnapshot.from_revisions(revisions)
     # Random instants over the span plus a margin, at any second (mostly between revisions).
     span = REVISIONS * STEP_SECONDS
     margin = 50 * STEP_SECONDS

@@ -5,11 +5,18 @@ a :class:`JournalWorldview`: per artifact a :class:`ChainSnapshot` whose
 revisions ascend by Journal version, and whose as-of lookup is a binary
 search over the version keys. Every update builds a new worldview and
 leaves the old one untouched, so a reader holding one never sees it change.
+
+Folding checks each event against the chain (the text's SHA-256 is its
+digest, the predecessor is the previous head, versions increase) but does
+not parse the text: a revision is parsed on first use and kept. Revisions
+the writer had just parsed are handed over, so they are never parsed twice.
+A rebuild therefore costs a digest per event, not a parse.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -25,9 +32,59 @@ from domain.journal.values import ArtifactCoordinate, JournalVersion
 
 _PAGE = 500
 
+_AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
+
 
 class ProjectionIntegrityError(RuntimeError):
     """An event in the log contradicts the projection (an edited or corrupt log)."""
+
+
+class StoredRevision:
+    """One accepted revision as the log holds it; parsed once, on first use."""
+
+    __slots__ = ("_parsed", "coordinate", "digest", "position", "text", "version_key")
+
+    def __init__(
+        self,
+        *,
+        coordinate: str,
+        version_key: str,
+        digest: str,
+        text: str,
+        position: int,
+        parsed: JournalRevision | None = None,
+    ) -> None:
+        self.coordinate = coordinate
+        self.version_key = version_key
+        self.digest = digest
+        self.text = text
+        self.position = position
+        self._parsed = parsed
+
+    @property
+    def revision(self) -> JournalRevision:
+        """The parsed revision (parsed on first use; the same object afterwards)."""
+        parsed = self._parsed
+        if parsed is None:
+            parsed = parse_journal(self.text)
+            if (str(parsed.coordinate), str(parsed.version)) != (
+                self.coordinate,
+                self.version_key,
+            ):
+                raise ProjectionIntegrityError(
+                    f"notification {self.position}: stored text is {parsed.coordinate} "
+                    f"{parsed.version}, its event says {self.coordinate} {self.version_key}"
+                )
+            self._parsed = parsed
+        return parsed
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoredRevision):
+            return NotImplemented
+        return (self.digest, self.text) == (other.digest, other.text)
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,38 +92,66 @@ class ChainSnapshot:
     """One artifact's revisions, ascending by Journal version, with an as-of index."""
 
     coordinate: ArtifactCoordinate
-    revisions: tuple[JournalRevision, ...]
+    stored: tuple[StoredRevision, ...]
     _keys: tuple[str, ...] = field(repr=False, compare=False)
 
     @classmethod
     def of(
-        cls, coordinate: ArtifactCoordinate, revisions: tuple[JournalRevision, ...]
+        cls, coordinate: ArtifactCoordinate, stored: tuple[StoredRevision, ...]
     ) -> ChainSnapshot:
-        """Index ``revisions`` (already in ascending version order)."""
-        return cls(coordinate, revisions, tuple(str(r.version) for r in revisions))
+        """Index ``stored`` (already in ascending version order)."""
+        return cls(coordinate, stored, tuple(s.version_key for s in stored))
+
+    @classmethod
+    def from_revisions(cls, revisions: tuple[JournalRevision, ...]) -> ChainSnapshot:
+        """A snapshot of already parsed revisions of one artifact, in ascending order."""
+        stored = tuple(
+            StoredRevision(
+                coordinate=str(r.coordinate),
+                version_key=str(r.version),
+                digest=str(r.digest),
+                text=r.text,
+                position=0,
+                parsed=r,
+            )
+            for r in revisions
+        )
+        return cls.of(revisions[0].coordinate, stored)
+
+    @property
+    def revisions(self) -> tuple[JournalRevision, ...]:
+        """Every revision, ascending by Journal version."""
+        return tuple(s.revision for s in self.stored)
 
     @property
     def latest(self) -> JournalRevision:
         """The chain head."""
-        return self.revisions[-1]
+        return self.stored[-1].revision
+
+    def digest_at(self, version: JournalVersion) -> str | None:
+        """The digest accepted at exactly ``version`` (no parsing)."""
+        i = bisect.bisect_left(self._keys, str(version))
+        return (
+            self.stored[i].digest if i < len(self._keys) and self._keys[i] == str(version) else None
+        )
 
     def exact(self, version: JournalVersion) -> JournalRevision | None:
         """The revision at exactly ``version``."""
         i = bisect.bisect_left(self._keys, str(version))
-        return self.revisions[i] if i < len(self._keys) and self._keys[i] == str(version) else None
+        if i < len(self._keys) and self._keys[i] == str(version):
+            return self.stored[i].revision
+        return None
 
     def as_of(self, version: JournalVersion) -> JournalRevision | None:
         """The newest revision at or before ``version`` (binary search)."""
         i = bisect.bisect_right(self._keys, str(version))
-        return self.revisions[i - 1] if i else None
+        return self.stored[i - 1].revision if i else None
 
-    def extended(self, revisions: Iterable[JournalRevision]) -> ChainSnapshot:
-        """A new snapshot with ``revisions`` appended after the head."""
-        added = tuple(revisions)
+    def extended(self, stored: Iterable[StoredRevision]) -> ChainSnapshot:
+        """A new snapshot with ``stored`` appended after the head."""
+        added = tuple(stored)
         return ChainSnapshot(
-            self.coordinate,
-            self.revisions + added,
-            self._keys + tuple(str(r.version) for r in added),
+            self.coordinate, self.stored + added, self._keys + tuple(s.version_key for s in added)
         )
 
 
@@ -111,26 +196,26 @@ class JournalChainsProjection:
         changes nothing.
         """
         view = self._view
-        added: dict[ArtifactCoordinate, list[JournalRevision]] = {}
+        added: dict[str, list[tuple[_AcceptedEvent, StoredRevision]]] = {}
         position = view.position
         for position, event in events:
             if position <= view.position:
                 raise ProjectionIntegrityError(
                     f"notification {position} is not after the projection's {view.position}"
                 )
-            if isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted):
-                revision = _revision(event, position, parsed or {})
-                added.setdefault(revision.coordinate, []).append(revision)
+            if isinstance(event, _AcceptedEvent):
+                stored = _stored(event, position, parsed or {})
+                added.setdefault(event.coordinate, []).append((event, stored))
         if position == view.position:
             return view  # nothing new: keep the published object
         chains = dict(view.chains)
-        for coordinate, revisions in added.items():
+        for name, items in added.items():
+            coordinate = ArtifactCoordinate(name)
             current = chains.get(coordinate)
-            _check_order(current, revisions)
+            _check_order(current, items)
+            new = tuple(stored for _, stored in items)
             chains[coordinate] = (
-                ChainSnapshot.of(coordinate, tuple(revisions))
-                if current is None
-                else current.extended(revisions)
+                ChainSnapshot.of(coordinate, new) if current is None else current.extended(new)
             )
         self._view = JournalWorldview(MappingProxyType(chains), position)
         return self._view
@@ -157,38 +242,42 @@ def read_after(
             return
 
 
-def _revision(
-    event: JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted,
-    position: int,
-    parsed: Mapping[str, JournalRevision],
-) -> JournalRevision:
+def _stored(
+    event: _AcceptedEvent, position: int, parsed: Mapping[str, JournalRevision]
+) -> StoredRevision:
     known = parsed.get(event.digest)
-    revision = known if known is not None and known.text == event.text else None
-    if revision is None:
-        revision = parse_journal(event.text)
+    if known is not None and known.text != event.text:
+        known = None
     if (
-        str(revision.digest) != event.digest
-        or str(revision.coordinate) != event.coordinate
-        or str(revision.version) != event.journal_version
+        known is None
+        and "sha256:" + hashlib.sha256(event.text.encode()).hexdigest() != event.digest
     ):
         raise ProjectionIntegrityError(
-            f"notification {position}: stored text does not match its event "
-            f"(digest {event.digest}, artifact {event.coordinate}, version {event.journal_version})"
+            f"notification {position}: stored text does not digest to its event's "
+            f"{event.digest} ({event.coordinate} {event.journal_version})"
         )
-    return revision
+    return StoredRevision(
+        coordinate=event.coordinate,
+        version_key=event.journal_version,
+        digest=event.digest,
+        text=event.text,
+        position=position,
+        parsed=known,
+    )
 
 
-def _check_order(current: ChainSnapshot | None, revisions: list[JournalRevision]) -> None:
-    previous = None if current is None else current.latest
-    for revision in revisions:
+def _check_order(
+    current: ChainSnapshot | None, items: list[tuple[_AcceptedEvent, StoredRevision]]
+) -> None:
+    previous = None if current is None else current.stored[-1]
+    for event, stored in items:
+        predecessor = getattr(event, "predecessor", None)
         if previous is None:
-            if not revision.is_genesis:
-                raise ProjectionIntegrityError(
-                    f"{revision.coordinate}: chain starts without genesis"
-                )
-        elif revision.predecessor != previous.digest or not previous.version < revision.version:
+            if predecessor is not None:
+                raise ProjectionIntegrityError(f"{event.coordinate}: chain starts without genesis")
+        elif predecessor != previous.digest or not previous.version_key < stored.version_key:
             raise ProjectionIntegrityError(
-                f"{revision.coordinate}: revision {revision.version} does not follow "
-                f"{previous.version}"
+                f"{event.coordinate}: revision {stored.version_key} does not follow "
+                f"{previous.version_key}"
             )
-        previous = revision
+        previous = stored

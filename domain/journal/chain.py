@@ -78,20 +78,19 @@ class JournalChain(Aggregate):
         return chain
 
     @classmethod
-    def restore(cls, revisions: Sequence[JournalRevision]) -> JournalChain:
-        """The chain at the head of ``revisions`` (all of one artifact, in order), without replay.
+    def restore(cls, head: JournalRevision, accepted: Sequence[tuple[str, str]]) -> JournalChain:
+        """The chain whose ``accepted`` (version, digest) pairs end at ``head``, without replay.
 
-        Built as an ``eventsourcing`` aggregate snapshot from revisions a
+        Built as an ``eventsourcing`` aggregate snapshot from what a
         projection already holds; appending to it still targets the next
         stream version, so a stale restore loses the append race safely.
         """
-        head = revisions[-1]
         state = {
             "_created_on": None,
             "_modified_on": None,
             "coordinate": str(head.coordinate),
-            "_digest_by_version": {str(r.version): str(r.digest) for r in revisions},
-            "_version_by_digest": {str(r.digest): str(r.version) for r in revisions},
+            "_digest_by_version": dict(accepted),
+            "_version_by_digest": {digest: version for version, digest in accepted},
             "head_version": str(head.version),
             "head_digest": str(head.digest),
             "_head_text": head.text,
@@ -99,7 +98,7 @@ class JournalChain(Aggregate):
         }
         snapshot = cls.Snapshot(
             originator_id=chain_id(head.coordinate),
-            originator_version=len(revisions),
+            originator_version=len(accepted),
             timestamp=cls.Snapshot.create_timestamp(),
             topic=get_topic(cls),
             state=state,

@@ -26,7 +26,7 @@ def test_as_of_matches_a_linear_scan(points: list[tuple[int, int]], query: tuple
     versions = sorted(_version(d, h) for d, h in points)
     chain = Chain("com.example.alpha")
     revisions = tuple(parse_journal(chain.add(v)) for v in versions)
-    snapshot = ChainSnapshot.of(revisions[0].coordinate, revisions)
+    snapshot = ChainSnapshot.from_revisions(revisions)
     wanted = JournalVersion(_version(*query))
     expected = [r for r in revisions if r.version <= wanted]
     assert snapshot.as_of(wanted) == (expected[-1] if expected else None)

@@ -149,9 +149,11 @@ class JournalIngestion:
         if snapshot is None:
             return None
         cached = self._chains.get(coordinate)
-        if cached is not None and cached.version == len(snapshot.revisions):
+        if cached is not None and cached.version == len(snapshot.stored):
             return cached
-        chain = self._chains[coordinate] = JournalChain.restore(snapshot.revisions)
+        chain = self._chains[coordinate] = JournalChain.restore(
+            snapshot.latest, [(s.version_key, s.digest) for s in snapshot.stored]
+        )
         return chain
 
     def _append(self, chains: list[JournalChain]) -> list[Recording[UUID]]:

@@ -19,7 +19,7 @@ class RebuildReport:
     @property
     def revisions(self) -> int:
         """Revisions in the rebuilt view."""
-        return sum(len(chain.revisions) for chain in self.view.chains.values())
+        return sum(len(chain.stored) for chain in self.view.chains.values())
 
 
 def rebuild_chain_projection(store: str | None) -> RebuildReport:

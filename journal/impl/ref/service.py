@@ -115,8 +115,8 @@ def _parse_new(
     revisions = []
     for file in files:
         chain = view.chain(file.coordinate)
-        known = None if chain is None else chain.exact(file.version)
-        if known is None or known.digest != file.digest:
+        known = None if chain is None else chain.digest_at(file.version)
+        if known != str(file.digest):
             revisions.append((file, file.parse()))
     return revisions
 
