@@ -21,6 +21,7 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/nenjim journal verify data/sample/journals
 	$(VENV)/bin/nenjim journal log data/sample/journals com.r35157.nenjim.hubd
 	$(VENV)/bin/nenjim journal show data/sample/journals com.r35157.nenjim.hubd --as-of 20260301T000000Z
+	$(PY) examples/agent_run.py
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
