@@ -31,7 +31,11 @@ from infrastructure.storage.errors import (
     UniqueConstraintError,
 )
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.uniqueness import find_unique_violation
+from infrastructure.storage.rules import (
+    attributes_match,
+    check_preconditions,
+    find_unique_violation,
+)
 
 
 @dataclass
@@ -110,7 +114,7 @@ class InMemoryDriver(StorageDriver):
                 f"record revision conflict: {resource.id}/{entry.key} is at "
                 f"{current.revision}, expected {expected_revision}"
             )
-        _check_preconditions(resource, current, entry, expected_attributes)
+        check_preconditions(resource, current, entry, expected_attributes)
         _check_unique(resource, rows, entry)
         rows[entry.key] = entry
         self._log(ctx, resource, entry)
@@ -143,7 +147,8 @@ class InMemoryDriver(StorageDriver):
             (
                 row
                 for row in self._rows(ctx, resource).values()
-                if _matches(row.attributes, equals) and (floor is None or row.key.encode() > floor)
+                if attributes_match(row.attributes, equals)
+                and (floor is None or row.key.encode() > floor)
             ),
             key=lambda row: row.key.encode(),
         )
@@ -153,7 +158,7 @@ class InMemoryDriver(StorageDriver):
         self, ctx: _State, resource: Resource, equals: AttributeValues
     ) -> None:
         rows = self._rows(ctx, resource)
-        for key in [k for k, row in rows.items() if _matches(row.attributes, equals)]:
+        for key in [k for k, row in rows.items() if attributes_match(row.attributes, equals)]:
             del rows[key]
 
     def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordedEntry]:
@@ -221,36 +226,6 @@ class InMemoryDriver(StorageDriver):
         # The one lock already excludes every other writer; only existence matters.
         if key not in self._rows(ctx, resource):
             raise NotFoundError(f"guard record not found: {resource.id}/{key}")
-
-
-def _matches(attributes: Mapping[str, object], equals: AttributeValues) -> bool:
-    return all(
-        attributes.get(name) == value and type(attributes.get(name)) is type(value)
-        for name, value in equals.items()
-    )
-
-
-def _check_preconditions(
-    resource: Resource,
-    current: RecordEntry,
-    entry: RecordEntry,
-    expected_attributes: AttributeValues,
-) -> None:
-    changed = [
-        name
-        for name in resource.immutable_attributes
-        if entry.attributes[name] != current.attributes[name]
-    ]
-    differing = [
-        name
-        for name, value in expected_attributes.items()
-        if not _matches(current.attributes, {name: value})
-    ]
-    if changed or differing:
-        raise ConflictError(
-            f"attribute precondition failed: {resource.id}/{entry.key} "
-            f"(immutable changed: {changed}, expected differs: {differing})"
-        )
 
 
 def _check_unique(resource: Resource, rows: Mapping[str, RecordEntry], entry: RecordEntry) -> None:

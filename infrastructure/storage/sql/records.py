@@ -21,6 +21,7 @@ from infrastructure.storage.driver import AttributeValues
 from infrastructure.storage.entries import RecordedEntry, RecordEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
+from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events
 from infrastructure.storage.sql.dialect import check_attribute_name
 from infrastructure.storage.sql.schema import Layout
@@ -95,7 +96,7 @@ def replace(
             f"record revision conflict: {resource.id}/{entry.key} is at "
             f"{current.revision}, expected {expected_revision}"
         )
-    _check_preconditions(resource, current, entry, expected_attributes)
+    check_preconditions(resource, current, entry, expected_attributes)
     _check_unique(session, resource, entry)
     originator = events.record_stream(resource.id, entry.key)
     state = events.record_state(resource.id, entry)
@@ -238,7 +239,7 @@ def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> N
         fields, where = constraint["fields"], constraint["where"]
         if any(entry.attributes[name] is None for name in fields):
             continue  # nulls are distinct
-        if not _satisfies(entry.attributes, where):
+        if not attributes_match(entry.attributes, where):
             continue
         terms, params = _matching(
             session, resource, {**where, **{name: entry.attributes[name] for name in fields}}
@@ -249,36 +250,6 @@ def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> N
         )
         if clash is not None:
             raise UniqueConstraintError(resource.id, constraint["name"])
-
-
-def _check_preconditions(
-    resource: Resource,
-    current: RecordEntry,
-    entry: RecordEntry,
-    expected_attributes: AttributeValues,
-) -> None:
-    changed = [
-        name
-        for name in resource.immutable_attributes
-        if not _satisfies(current.attributes, {name: entry.attributes[name]})
-    ]
-    differing = [
-        name
-        for name, value in expected_attributes.items()
-        if not _satisfies(current.attributes, {name: value})
-    ]
-    if changed or differing:
-        raise ConflictError(
-            f"attribute precondition failed: {resource.id}/{entry.key} "
-            f"(immutable changed: {changed}, expected differs: {differing})"
-        )
-
-
-def _satisfies(attributes: Mapping[str, object], values: Mapping[str, object]) -> bool:
-    return all(
-        attributes.get(name) == value and type(attributes.get(name)) is type(value)
-        for name, value in values.items()
-    )
 
 
 @contextmanager
