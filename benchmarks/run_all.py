@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from benchmarks import as_of, ingest, rebuild, startup
+from benchmarks import as_of, ingest, rebuild, startup, storage
 from benchmarks.common import machine_table, parse_options
 
 
@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("2. Start-up load", startup.run(options, stores_ready=rebuild_on))
     section("3. as_of latency", as_of.run(options))
     section("4. Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
+    section("5. Storage SPI operations", storage.run(options))
     print(f"All benchmarks took {time.perf_counter() - started:.0f} s.", flush=True)
 
 
