@@ -43,12 +43,20 @@ class DurableRecord:
 
     @classmethod
     def from_json(cls, record_type: str, format_version: str, payload_json: str) -> DurableRecord:
-        """Rebuild a stored envelope from its canonical payload text."""
+        """Rebuild a stored envelope from its canonical payload text.
+
+        The text is parsed to prove it is a JSON object, then re-rendered and
+        compared (not trusted): a stored payload that is not in canonical form
+        is a ``SerializationError``.
+        """
         try:
             payload = canonical_json.loads(payload_json)
         except ValueError as error:
             raise SerializationError(f"stored payload is not JSON: {error}") from error
-        return cls(record_type, format_version, payload)
+        record = cls(record_type, format_version, payload)
+        if record._payload_json != payload_json:
+            raise SerializationError("stored payload is not in Canonical JSON form")
+        return record
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -49,6 +49,8 @@ def find_unique_violation(
     A candidate with a null constraint field, or outside the constraint's
     ``where``, is never in conflict (nulls are distinct, as in SQL).
     """
+    if not resource.unique:
+        return None
     others = list(others)
     for constraint in resource.unique:
         fields = constraint["fields"]
