@@ -51,20 +51,25 @@ def append(
         )
     if not entries:
         return []
-    _check_ids(session, resource, stream, entries)
     originator = events.entry_stream(resource.id, stream)
     stored = []
     for position, entry in enumerate(entries, start=expected_head + 1):
+        # The head row is locked, so the ids table is ours to check by inserting:
+        # no row inserted means the id is already in the live stream.
+        if not session.execute(
+            "INSERT INTO {ids} (resource, stream, entry_id) VALUES (?, ?, ?) "
+            "ON CONFLICT (resource, stream, entry_id) DO NOTHING",
+            (resource.id, stream, entry.id),
+        ):
+            raise ConflictError(
+                f"duplicate stream entry identity: {resource.id}/{stream}/{entry.id}"
+            )
         added = StreamEntry(position, entry.id, entry.record)
         state = events.entry_state(resource.id, stream, added)
         if not events.append(
             session, originator, base + position, events.STREAM_ENTRY_APPENDED, state
         ):
             raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
-        session.execute(
-            "INSERT INTO {ids} (resource, stream, entry_id) VALUES (?, ?, ?)",
-            (resource.id, stream, entry.id),
-        )
         stored.append(added)
     session.execute(
         "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
@@ -124,21 +129,3 @@ def _locked_head(session: Session, resource: Resource, stream: str) -> tuple[int
         (resource.id, stream),
     )
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
-
-
-def _check_ids(
-    session: Session, resource: Resource, stream: str, entries: Sequence[AppendEntry]
-) -> None:
-    marks = ", ".join("?" * len(entries))
-    rows = session.all(
-        "SELECT entry_id FROM {ids} WHERE resource = ? AND stream = ? AND entry_id IN ("
-        + marks
-        + ")",
-        (resource.id, stream, *(entry.id for entry in entries)),
-    )
-    known = {row[0] for row in rows}
-    for entry in entries:
-        if entry.id in known:
-            raise ConflictError(
-                f"duplicate stream entry identity: {resource.id}/{stream}/{entry.id}"
-            )
