@@ -155,6 +155,53 @@ class ChainSnapshot:
         )
 
 
+class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
+    """An immutable mapping that shares a large base with its successors.
+
+    An update copies only a small overlay of changed chains on top of the
+    shared base (never mutated), so publishing a new view after one append
+    does not copy every artifact; once the overlay outgrows a fraction of the
+    base it is folded into a fresh base, which keeps lookups two dict probes.
+    """
+
+    __slots__ = ("_base", "_overlay")
+
+    def __init__(
+        self,
+        base: Mapping[ArtifactCoordinate, ChainSnapshot],
+        overlay: Mapping[ArtifactCoordinate, ChainSnapshot],
+    ) -> None:
+        self._base = base
+        self._overlay = overlay
+
+    def __getitem__(self, coordinate: ArtifactCoordinate) -> ChainSnapshot:
+        found = self._overlay.get(coordinate)
+        return self._base[coordinate] if found is None else found
+
+    def __iter__(self) -> Iterator[ArtifactCoordinate]:
+        yield from self._overlay
+        yield from (c for c in self._base if c not in self._overlay)
+
+    def __len__(self) -> int:
+        return len(self._base) + sum(1 for c in self._overlay if c not in self._base)
+
+    def updated(self, changed: Mapping[ArtifactCoordinate, ChainSnapshot]) -> ChainMap:
+        """A new mapping with ``changed`` replacing or adding chains."""
+        overlay = {**self._overlay, **changed}
+        if len(overlay) > 64 and len(overlay) * 8 > len(self._base):
+            return ChainMap(MappingProxyType({**self._base, **overlay}), MappingProxyType({}))
+        return ChainMap(self._base, MappingProxyType(overlay))
+
+
+def _updated(
+    chains: Mapping[ArtifactCoordinate, ChainSnapshot],
+    changed: Mapping[ArtifactCoordinate, ChainSnapshot],
+) -> ChainMap:
+    if isinstance(chains, ChainMap):
+        return chains.updated(changed)
+    return ChainMap(MappingProxyType(dict(chains)), MappingProxyType({})).updated(changed)
+
+
 @dataclass(frozen=True, slots=True)
 class JournalWorldview:
     """Everything accepted up to ``position`` in the notification log."""
@@ -208,16 +255,16 @@ class JournalChainsProjection:
                 added.setdefault(event.coordinate, []).append((event, stored))
         if position == view.position:
             return view  # nothing new: keep the published object
-        chains = dict(view.chains)
+        changed: dict[ArtifactCoordinate, ChainSnapshot] = {}
         for name, items in added.items():
             coordinate = ArtifactCoordinate(name)
-            current = chains.get(coordinate)
+            current = view.chains.get(coordinate)
             _check_order(current, items)
             new = tuple(stored for _, stored in items)
-            chains[coordinate] = (
+            changed[coordinate] = (
                 ChainSnapshot.of(coordinate, new) if current is None else current.extended(new)
             )
-        self._view = JournalWorldview(MappingProxyType(chains), position)
+        self._view = JournalWorldview(_updated(view.chains, changed), position)
         return self._view
 
     def catch_up(

@@ -1,0 +1,31 @@
+"""``ChainMap`` behaves as an immutable dict, and earlier versions never change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.journal.values import ArtifactCoordinate
+from projections.journal_chains import ChainMap
+
+_KEYS = st.integers(0, 300).map(lambda i: ArtifactCoordinate(f"com.example.a{i}"))
+_UPDATES = st.lists(st.dictionaries(_KEYS, st.integers(), max_size=40), max_size=30)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_UPDATES)
+def test_updates_match_a_plain_dict_and_keep_old_versions(updates: list[dict[Any, int]]) -> None:
+    current = ChainMap({}, {})  # type: ignore[arg-type]
+    model: dict[Any, int] = {}
+    history: list[tuple[ChainMap, dict[Any, int]]] = []
+    for changed in updates:
+        current = current.updated(changed)  # type: ignore[arg-type]
+        model = {**model, **changed}
+        history.append((current, dict(model)))
+        assert dict(current) == model
+        assert len(current) == len(model)
+        assert set(current) == set(model)
+    for version, expected in history:
+        assert dict(version) == expected
