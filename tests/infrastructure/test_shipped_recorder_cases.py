@@ -7,6 +7,7 @@ concurrent batches get non-interleaved ids (what a tailing reader needs).
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +35,19 @@ class TestClaimingPOPORecorder(ApplicationRecorderTestCase[ClaimingPOPOApplicati
         self.optional_test_insert_subscribe()
 
 
+def _join_threads_started_since(before: set[threading.Thread]) -> None:
+    """Wait for the shipped cases' reader threads, which they stop but never join.
+
+    Closing a datastore while such a thread is inside ``sqlite3`` crashes the
+    interpreter (the eventsourcing notes saw it too), so teardown waits first.
+    """
+    for thread in set(threading.enumerate()) - before:
+        if "read_continuously" not in thread.name:
+            continue  # pool workers belong to the datastore and stop when it closes
+        thread.join(timeout=10)
+        assert not thread.is_alive(), f"thread {thread.name} did not stop"
+
+
 class _SQLiteCase:
     db_path: Path
     datastore: SQLiteDatastore | None = None
@@ -41,7 +55,9 @@ class _SQLiteCase:
     @pytest.fixture(autouse=True)
     def _database(self, tmp_path: Path) -> Iterator[None]:
         self.db_path = tmp_path / "events.db"
+        before = set(threading.enumerate())
         yield
+        _join_threads_started_since(before)
         if self.datastore is not None:
             self.datastore.close()
 
@@ -74,7 +90,9 @@ class _PostgresCase:
         self.datastores = []
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{self.schema}"')
+        before = set(threading.enumerate())
         yield
+        _join_threads_started_since(before)
         for datastore in self.datastores:
             datastore.close()
         with psycopg.connect(postgres_url, autocommit=True) as conn:
