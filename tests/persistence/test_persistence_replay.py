@@ -34,7 +34,7 @@ from domain.persistence.codecs import (
 from domain.teams import TeamExecution, TeamRoot
 from infrastructure.storage import RecordEntry, StreamEntry
 from infrastructure.storage.sql import codec, events
-from infrastructure.storage.sql.session import Session
+from storage_sql import sql_rows
 
 RESOURCES = {resource.id: resource for resource in CATALOG}
 
@@ -54,11 +54,7 @@ class Rebuilt:
 
 
 def _session_rows(p: Persistence, template: str) -> list[tuple[Any, ...]]:
-    with p.backend.transaction():
-        scope = p.backend.current_scope()
-        assert scope is not None
-        session: Session = scope.context
-        return session.all(template)
+    return sql_rows(p.backend, template)
 
 
 def _replay(p: Persistence) -> Rebuilt:

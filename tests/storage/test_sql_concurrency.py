@@ -12,8 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from infrastructure.storage.testing.resources import (
     ROOTS,
     WORKFLOW_STATES,
 )
+from storage_sql import log_stream, sql_rows
 
 WRITERS = 8
 ROUNDS = 4
@@ -104,27 +104,6 @@ def _race(action: Callable[[int], object], writers: int = WRITERS) -> list[BaseE
         thread.join(TIMEOUT)
         assert not thread.is_alive(), "a writer thread hung"
     return outcomes
-
-
-def _session_rows(backend: Backend, template: str, params: Sequence[object]) -> list[Any]:
-    with backend.transaction():
-        scope = backend.current_scope()
-        assert scope is not None
-        session: Session = scope.context
-        return session.all(template, params)
-
-
-def _log(backend: Backend, originator: uuid.UUID) -> list[tuple[int, str, dict[str, Any]]]:
-    with backend.transaction():
-        scope = backend.current_scope()
-        assert scope is not None
-        session: Session = scope.context
-        rows = session.all(
-            "SELECT originator_version, topic, state FROM {events} "
-            "WHERE originator_id = ? ORDER BY originator_version",
-            (session.dialect.originator(originator),),
-        )
-    return [(int(version), str(topic), events.decode(state)) for version, topic, state in rows]
 
 
 def _assert_log_replays_to_the_live_tables(backend: Backend) -> None:
@@ -250,7 +229,7 @@ def test_record_cas_race_has_one_winner_per_revision_and_the_log_loses_nothing(
 
     live = records.fetch("wf")
     assert live.revision == ROUNDS + 1
-    log = _log(backend, events.record_stream(WORKFLOW_STATES.id, "wf"))
+    log = log_stream(backend, events.record_stream(WORKFLOW_STATES.id, "wf"))
     # Replaying the log gives the live row: every revision once, no lost update.
     assert [version for version, _, _ in log] == list(range(1, ROUNDS + 2))
     assert [topic for _, topic, _ in log] == [events.RECORD_INSERTED] + [
@@ -285,12 +264,12 @@ def test_stream_append_race_has_one_winner_per_head_and_the_log_loses_nothing(
 
     stored = journal.read(stream=OWNER)
     assert [(entry.position, entry.id) for entry in stored] == list(enumerate(winners, start=1))
-    log = _log(backend, events.entry_stream(JOURNAL.id, OWNER))
+    log = log_stream(backend, events.entry_stream(JOURNAL.id, OWNER))
     assert [(version, state["id"]) for version, _, state in log] == list(
         enumerate(winners, start=1)
     )
     assert {topic for _, topic, _ in log} == {events.STREAM_ENTRY_APPENDED}
-    ids = _session_rows(
+    ids = sql_rows(
         backend,
         "SELECT entry_id FROM {ids} WHERE resource = ? AND stream = ? ORDER BY entry_id",
         (JOURNAL.id, OWNER),
@@ -439,7 +418,7 @@ def test_database_index_refuses_a_racing_duplicate_the_pre_check_missed(
     assert (error.resource, error.constraint) == (INVENTORY_ITEMS.id, "unique_code")
     assert isinstance(error.__cause__, psycopg.errors.UniqueViolation)
     assert backend.view.records(INVENTORY_ITEMS).read("second") is None
-    assert _log(backend, events.record_stream(INVENTORY_ITEMS.id, "second")) == []
+    assert log_stream(backend, events.record_stream(INVENTORY_ITEMS.id, "second")) == []
 
 
 # processes --------------------------------------------------------------------

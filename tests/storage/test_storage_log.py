@@ -6,17 +6,14 @@ backend's own session, so table names and placeholders follow the dialect.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from infrastructure.storage import AppendEntry, Backend, DurableRecord
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql import events
-from infrastructure.storage.sql.session import Row, Session
 from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
@@ -26,6 +23,7 @@ from infrastructure.storage.testing.resources import (
     ROOTS,
     WORKFLOW_STATES,
 )
+from storage_sql import log_stream, sql_rows
 
 AWKWARD_KEYS = (
     "it's",
@@ -62,29 +60,8 @@ def _record(value: str) -> DurableRecord:
     return DurableRecord("test.log", "0.1", {"value": value})
 
 
-def _query(backend: Backend, template: str, params: Sequence[object] = ()) -> list[Row]:
-    with backend.transaction():
-        scope = backend.current_scope()
-        assert scope is not None
-        session: Session = scope.context
-        return session.all(template, params)
-
-
-def _stream_log(backend: Backend, originator: uuid.UUID) -> list[tuple[int, str, dict[str, Any]]]:
-    with backend.transaction():
-        scope = backend.current_scope()
-        assert scope is not None
-        session: Session = scope.context
-        rows = session.all(
-            "SELECT originator_version, topic, state FROM {events} "
-            "WHERE originator_id = ? ORDER BY originator_version",
-            (session.dialect.originator(originator),),
-        )
-    return [(int(version), str(topic), events.decode(state)) for version, topic, state in rows]
-
-
 def test_every_mutation_appends_to_the_log_in_order(backend: Backend) -> None:
-    first = _query(backend, "SELECT max(notification_id) FROM {events}")[0][0]
+    first = sql_rows(backend, "SELECT max(notification_id) FROM {events}")[0][0]
     records = backend.view.records(WORKFLOW_STATES)
     records.insert(key="wf", revision=1, attributes={}, record=_record("one"))
     records.replace(
@@ -109,7 +86,7 @@ def test_every_mutation_appends_to_the_log_in_order(backend: Backend) -> None:
         key="blob", data=b"\x00\xff", attributes={"canonicalization_version": 2}
     )
 
-    rows = _query(
+    rows = sql_rows(
         backend,
         "SELECT notification_id, topic, state FROM {events} WHERE notification_id > ? "
         "ORDER BY notification_id",
@@ -170,7 +147,7 @@ def test_record_history_spans_insert_replace_delete_and_reinsert(backend: Backen
     ]
     assert history[1].attributes["active"] is False
 
-    log = _stream_log(backend, events.record_stream(EXECUTIONS.id, "run"))
+    log = log_stream(backend, events.record_stream(EXECUTIONS.id, "run"))
     assert [(version, topic) for version, topic, _ in log] == [
         (1, events.RECORD_INSERTED),
         (2, events.RECORD_REPLACED),
@@ -178,7 +155,7 @@ def test_record_history_spans_insert_replace_delete_and_reinsert(backend: Backen
         (4, events.RECORD_INSERTED),
     ]
     assert log[2][2] == {"resource": EXECUTIONS.id, "key": "run", "revision": 1}
-    live = _query(
+    live = sql_rows(
         backend,
         "SELECT revision, log_version FROM {records} WHERE resource = ? AND key = ?",
         (EXECUTIONS.id, "run"),
@@ -204,7 +181,7 @@ def test_deleted_stream_restarts_at_one_while_the_log_keeps_old_entries(
     ]
     assert journal.read(stream=OWNER, after=1) == ()
 
-    log = _stream_log(backend, events.entry_stream(JOURNAL.id, OWNER))
+    log = log_stream(backend, events.entry_stream(JOURNAL.id, OWNER))
     assert [(version, topic, state.get("id")) for version, topic, state in log] == [
         (1, events.STREAM_ENTRY_APPENDED, "a"),
         (2, events.STREAM_ENTRY_APPENDED, "b"),
@@ -212,7 +189,7 @@ def test_deleted_stream_restarts_at_one_while_the_log_keeps_old_entries(
         (4, events.STREAM_ENTRY_APPENDED, "a"),
     ]
     assert log[0][2]["payload"] == {"value": "a"}
-    heads = _query(
+    heads = sql_rows(
         backend,
         "SELECT head, base FROM {heads} WHERE resource = ? AND stream = ?",
         (JOURNAL.id, OWNER),
@@ -221,7 +198,7 @@ def test_deleted_stream_restarts_at_one_while_the_log_keeps_old_entries(
 
 
 def test_a_rolled_back_transaction_leaves_nothing_in_the_log(backend: Backend) -> None:
-    before = _query(backend, "SELECT count(*) FROM {events}")[0][0]
+    before = sql_rows(backend, "SELECT count(*) FROM {events}")[0][0]
 
     def write_then_fail() -> None:
         with backend.transaction() as view:
@@ -235,7 +212,7 @@ def test_a_rolled_back_transaction_leaves_nothing_in_the_log(backend: Backend) -
 
     with pytest.raises(RuntimeError, match="roll back"):
         write_then_fail()
-    assert _query(backend, "SELECT count(*) FROM {events}")[0][0] == before
+    assert sql_rows(backend, "SELECT count(*) FROM {events}")[0][0] == before
     assert backend.view.streams(JOURNAL).head(stream=OWNER) == 0
 
 
