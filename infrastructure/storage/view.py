@@ -82,6 +82,25 @@ class View:
 
         return self.run(operation)
 
+    def atomic(self, function: Callable[[View], _T]) -> _T:
+        """Run ``function(view)`` as one physical step: operations and what decodes them.
+
+        Domain code reads and decodes inside one scope this way; an exception
+        raised inside (a decode failure included) fails the scope, as a failed
+        physical operation does. A bound view runs it inline; the root view
+        joins the thread's open scope or opens one for this step.
+        """
+        scope = self._scope or self._backend.current_scope()
+        if scope is None:
+            with self._backend.transaction() as view:
+                return view.atomic(function)
+        scope.ensure_usable()
+        try:
+            return function(self if self._scope is not None else View(self._backend, scope))
+        except BaseException:
+            scope.failed = True
+            raise
+
     def run(self, operation: Callable[[Context, StorageDriver], _T]) -> _T:
         """Run one physical operation in this view's scope.
 

@@ -19,6 +19,7 @@ from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, Handoff
 from domain.persistence import Persistence, Repositories
 from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.storage import DurableRecord
 from infrastructure.storage.sql import events
 
 AGENT = "agent-1"
@@ -706,3 +707,19 @@ def test_insert_racing_a_committed_insert_of_the_same_key_conflicts_on_postgresq
         assert failures == conflicts, [repr(o) for o in outcomes]
     finally:
         persistence.close()
+
+
+def test_a_row_that_does_not_decode_fails_the_transaction(persistence: Persistence) -> None:
+    """Decoding runs inside the physical step (``atomic``), so its failure fails the scope."""
+    persistence.backend.view.records("agent.roots").insert(
+        key="corrupt", revision=0, attributes={}, record=DurableRecord("other.type", "0.1", {})
+    )
+    persistence.agents.create(AgentRoot.create("kept", definition_id="d"))
+
+    def body(tx: Repositories) -> None:
+        with pytest.raises(perr.SerializationError):
+            tx.agents.load("corrupt")
+        tx.agents.load("kept")  # the scope failed with the decode error
+
+    with pytest.raises(perr.TransactionError):
+        persistence.run_in_transaction(body)

@@ -13,7 +13,7 @@ from domain.persistence.errors import (
     NotFoundError,
     SerializationError,
 )
-from domain.persistence.repositories.roots import Revision
+from domain.persistence.repositories.roots import Revision, decoded_or_none
 from infrastructure import storage
 
 _E = TypeVar("_E")
@@ -61,26 +61,32 @@ class ExecutionRepository(Generic[_E]):
         codec = self._codec
         if not codec.is_active(execution):
             raise SerializationError(f"{codec.kind} {codec.id_of(execution)} is not active")
+        record = codec.encode(execution)
         try:
-            entry = self._records.insert(
-                key=codec.id_of(execution),
-                revision=codec.revision_of(execution),
-                attributes=self._attributes(execution),
-                record=codec.encode(execution),
+            return self._view.atomic(
+                lambda _: codec.decode(
+                    self._records.insert(
+                        key=codec.id_of(execution),
+                        revision=codec.revision_of(execution),
+                        attributes=self._attributes(execution),
+                        record=record,
+                    )
+                )
             )
         except storage.UniqueConstraintError as error:
             if self._is_admission(error):
                 raise AgentBusyError(str(error)) from error
             raise
-        return codec.decode(entry)
 
     @at_boundary
     def load(self, execution_id: str) -> _E:
         """The stored execution; ``NotFoundError`` if there is none."""
-        entry = self._records.read(execution_id)
-        if entry is None:
+        execution = self._view.atomic(
+            lambda _: decoded_or_none(self._records.read(execution_id), self._codec.decode)
+        )
+        if execution is None:
             raise NotFoundError(f"{self._codec.kind} not found: {execution_id}")
-        return self._codec.decode(entry)
+        return execution
 
     @at_boundary
     def save(self, execution_id: str, *, expected_revision: int, execution: _E) -> _E:
@@ -103,26 +109,35 @@ class ExecutionRepository(Generic[_E]):
             )
         active = codec.is_active(execution)
         expected = {"active": True} if codec.active_requires_active and active else {}
+        record = codec.encode(execution)
         try:
-            entry = self._records.replace(
-                key=execution_id,
-                expected_revision=expected_revision,
-                next_revision=codec.revision_of(execution),
-                attributes=self._attributes(execution),
-                record=codec.encode(execution),
-                expected_attributes=expected,
+            return self._view.atomic(
+                lambda _: codec.decode(
+                    self._records.replace(
+                        key=execution_id,
+                        expected_revision=expected_revision,
+                        next_revision=codec.revision_of(execution),
+                        attributes=self._attributes(execution),
+                        record=record,
+                        expected_attributes=expected,
+                    )
+                )
             )
         except storage.UniqueConstraintError as error:
             if self._is_admission(error):
                 raise AgentBusyError(str(error)) from error
             raise
-        return codec.decode(entry)
 
     @at_boundary
     def list_active(self, owner_id: str) -> tuple[_E, ...]:
         """The owner's active executions (at most one)."""
-        rows = self._records.scan(index="owner_active", equals={"owner": owner_id, "active": True})
-        return tuple(self._codec.decode(row) for row in rows)
+        equals = {"owner": owner_id, "active": True}
+        return self._view.atomic(
+            lambda _: tuple(
+                self._codec.decode(row)
+                for row in self._records.scan(index="owner_active", equals=equals)
+            )
+        )
 
     @at_boundary
     def list(
@@ -131,10 +146,14 @@ class ExecutionRepository(Generic[_E]):
         """Active and terminal executions by ascending id bytes, after an exclusive cursor."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
             raise ValueError(f"limit must be a positive int, got {limit!r}")
-        rows = self._records.scan(
-            index="owner", equals={"owner": owner_id}, after=after, limit=limit
+        return self._view.atomic(
+            lambda _: tuple(
+                self._codec.decode(row)
+                for row in self._records.scan(
+                    index="owner", equals={"owner": owner_id}, after=after, limit=limit
+                )
+            )
         )
-        return tuple(self._codec.decode(row) for row in rows)
 
     @at_boundary
     def delete(self, execution_id: str) -> None:
@@ -165,8 +184,9 @@ class ExecutionRepository(Generic[_E]):
     @at_boundary
     def history(self, execution_id: str) -> tuple[Revision[_E], ...]:
         """Every revision ever stored, oldest first, with the time the log recorded it."""
-        return tuple(
-            Revision(entry.revision, value, entry.recorded_at)
-            for entry in self._records.history(execution_id)
-            for value in (self._codec.decode(entry),)
+        return self._view.atomic(
+            lambda _: tuple(
+                Revision(entry.revision, self._codec.decode(entry), entry.recorded_at)
+                for entry in self._records.history(execution_id)
+            )
         )

@@ -10,6 +10,7 @@ from domain.persistence.codecs import (
     handoff_state_attributes,
 )
 from domain.persistence.errors import ConflictError, SerializationError
+from domain.persistence.repositories.roots import decoded_or_none
 from infrastructure import storage
 
 
@@ -17,13 +18,15 @@ class HandoffStateRepository:
     """``load``/``save``/``delete`` of the Handoff anchor of a main Agent."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._view = view
         self._records = view.records(resource)
 
     @at_boundary
     def load(self, main_agent_id: str) -> HandoffState | None:
         """The state, or ``None`` when the anchor is absent."""
-        entry = self._records.read(main_agent_id)
-        return None if entry is None else decode_handoff_state(entry)
+        return self._view.atomic(
+            lambda _: decoded_or_none(self._records.read(main_agent_id), decode_handoff_state)
+        )
 
     @at_boundary
     def save(
@@ -42,21 +45,27 @@ class HandoffStateRepository:
         record = encode_handoff_state(state)
         attributes = handoff_state_attributes(state)
         if expected_revision is None:
-            entry = self._records.insert(
-                key=main_agent_id, revision=revision, attributes=attributes, record=record
+            return self._view.atomic(
+                lambda _: decode_handoff_state(
+                    self._records.insert(
+                        key=main_agent_id, revision=revision, attributes=attributes, record=record
+                    )
+                )
             )
-            return decode_handoff_state(entry)
         try:
-            entry = self._records.replace(
-                key=main_agent_id,
-                expected_revision=expected_revision,
-                next_revision=revision,
-                attributes=attributes,
-                record=record,
+            return self._view.atomic(
+                lambda _: decode_handoff_state(
+                    self._records.replace(
+                        key=main_agent_id,
+                        expected_revision=expected_revision,
+                        next_revision=revision,
+                        attributes=attributes,
+                        record=record,
+                    )
+                )
             )
         except storage.NotFoundError as error:
             raise ConflictError(f"handoff state of {main_agent_id} does not exist") from error
-        return decode_handoff_state(entry)
 
     @at_boundary
     def delete(self, main_agent_id: str, *, expected_revision: int) -> None:

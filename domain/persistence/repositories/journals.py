@@ -15,6 +15,7 @@ class JournalRepository:
     """Append-only Agent journals with expected-position appends."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._view = view
         self._streams = view.streams(resource)
 
     @at_boundary
@@ -36,12 +37,16 @@ class JournalRepository:
                 )
             sequenced = record.with_sequence(expected_position + offset)
             entries.append(storage.AppendEntry(record.record_id, encode_journal_record(sequenced)))
-        stored = self._streams.append(
-            stream=agent_id, expected_head=expected_position, entries=entries
-        )
-        return tuple(
-            decode_journal_record(entry, agent_id=agent_id, sequence=expected_position + offset)
-            for offset, entry in enumerate(stored, start=1)
+        return self._view.atomic(
+            lambda _: tuple(
+                decode_journal_record(entry, agent_id=agent_id, sequence=expected_position + offset)
+                for offset, entry in enumerate(
+                    self._streams.append(
+                        stream=agent_id, expected_head=expected_position, entries=entries
+                    ),
+                    start=1,
+                )
+            )
         )
 
     @at_boundary
@@ -51,8 +56,12 @@ class JournalRepository:
         """Records after ``after`` (``None``: from the start), ascending by sequence."""
         if limit == 0:
             return ()  # the domain allows an empty page; storage refuses limit 0
-        stored = self._streams.read(stream=agent_id, after=after or 0, limit=limit)
-        return tuple(decode_journal_record(entry, agent_id=agent_id) for entry in stored)
+        return self._view.atomic(
+            lambda _: tuple(
+                decode_journal_record(entry, agent_id=agent_id)
+                for entry in self._streams.read(stream=agent_id, after=after or 0, limit=limit)
+            )
+        )
 
     @at_boundary
     def head(self, agent_id: str) -> int:

@@ -12,6 +12,7 @@ from domain.persistence.errors import ConflictError, NotFoundError, Serializatio
 from infrastructure import storage
 
 _R = TypeVar("_R")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class RootRepository(Generic[_R]):
     """``create``/``load``/``save``/``delete``/``history`` of Agent or Team roots."""
 
     def __init__(self, view: storage.View, codec: RootCodec[_R]) -> None:
+        self._view = view
         self._records = view.records(codec.resource)
         self._codec = codec
 
@@ -46,21 +48,27 @@ class RootRepository(Generic[_R]):
     def create(self, root: _R) -> _R:
         """Insert a new root at its own revision; a duplicate id is a ``ConflictError``."""
         codec = self._codec
-        entry = self._records.insert(
-            key=codec.id_of(root),
-            revision=codec.revision_of(root),
-            attributes={},
-            record=codec.encode(root),
+        record = codec.encode(root)
+        return self._view.atomic(
+            lambda _: codec.decode(
+                self._records.insert(
+                    key=codec.id_of(root),
+                    revision=codec.revision_of(root),
+                    attributes={},
+                    record=record,
+                )
+            )
         )
-        return codec.decode(entry)
 
     @at_boundary
     def load(self, root_id: str) -> _R:
         """The stored root; ``NotFoundError`` if there is none."""
-        entry = self._records.read(root_id)
-        if entry is None:
+        root = self._view.atomic(
+            lambda _: decoded_or_none(self._records.read(root_id), self._codec.decode)
+        )
+        if root is None:
             raise NotFoundError(f"{self._codec.kind} not found: {root_id}")
-        return self._codec.decode(entry)
+        return root
 
     @at_boundary
     def save(self, root_id: str, *, expected_revision: int, root: _R) -> _R:
@@ -75,14 +83,18 @@ class RootRepository(Generic[_R]):
             raise SerializationError(
                 f"{self._codec.kind} id {codec.id_of(root)!r} does not match {root_id!r}"
             )
-        entry = self._records.replace(
-            key=root_id,
-            expected_revision=expected_revision,
-            next_revision=codec.revision_of(root),
-            attributes={},
-            record=codec.encode(root),
+        record = codec.encode(root)
+        return self._view.atomic(
+            lambda _: codec.decode(
+                self._records.replace(
+                    key=root_id,
+                    expected_revision=expected_revision,
+                    next_revision=codec.revision_of(root),
+                    attributes={},
+                    record=record,
+                )
+            )
         )
-        return codec.decode(entry)
 
     @at_boundary
     def delete(self, root_id: str) -> None:
@@ -92,8 +104,14 @@ class RootRepository(Generic[_R]):
     @at_boundary
     def history(self, root_id: str) -> tuple[Revision[_R], ...]:
         """Every revision ever stored, oldest first, with the time the log recorded it."""
-        return tuple(
-            Revision(entry.revision, value, entry.recorded_at)
-            for entry in self._records.history(root_id)
-            for value in (self._codec.decode(entry),)
+        return self._view.atomic(
+            lambda _: tuple(
+                Revision(entry.revision, self._codec.decode(entry), entry.recorded_at)
+                for entry in self._records.history(root_id)
+            )
         )
+
+
+def decoded_or_none(entry: storage.RecordEntry | None, decode: Callable[[Any], _T]) -> _T | None:
+    """``decode(entry)``, or ``None`` for a missing row (a missing row is no failure)."""
+    return None if entry is None else decode(entry)

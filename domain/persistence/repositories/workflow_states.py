@@ -9,7 +9,7 @@ from typing import Any
 from domain.persistence.boundary import at_boundary
 from domain.persistence.codecs import decode_workflow_state, encode_workflow_state
 from domain.persistence.errors import ConflictError
-from domain.persistence.repositories.roots import Revision
+from domain.persistence.repositories.roots import Revision, decoded_or_none
 from infrastructure import storage
 
 
@@ -17,15 +17,22 @@ class WorkflowStateRepository:
     """``load``/``save``/``delete`` of Workflow snapshots by instance id."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:
+        self._view = view
         self._records = view.records(resource)
 
     @at_boundary
     def load(self, workflow_instance_id: str) -> Mapping[str, Any] | None:
         """``None``, or a read-only ``{"snapshot": {...}, "revision": N}`` (a fresh copy)."""
-        entry = self._records.read(workflow_instance_id)
-        if entry is None:
+        state = self._view.atomic(
+            lambda _: decoded_or_none(
+                self._records.read(workflow_instance_id),
+                lambda entry: decode_workflow_state(
+                    entry, workflow_instance_id=workflow_instance_id
+                ),
+            )
+        )
+        if state is None:
             return None
-        state = decode_workflow_state(entry, workflow_instance_id=workflow_instance_id)
         return MappingProxyType({"snapshot": state.snapshot, "revision": state.workflow_revision})
 
     @at_boundary
@@ -69,8 +76,13 @@ class WorkflowStateRepository:
     @at_boundary
     def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
         """Every stored snapshot, oldest first, with the time the log recorded it."""
-        return tuple(
-            Revision(entry.revision, MappingProxyType(dict(state.snapshot)), entry.recorded_at)
-            for entry in self._records.history(workflow_instance_id)
-            for state in (decode_workflow_state(entry),)
+        return self._view.atomic(
+            lambda _: tuple(
+                Revision(
+                    entry.revision,
+                    MappingProxyType(dict(decode_workflow_state(entry).snapshot)),
+                    entry.recorded_at,
+                )
+                for entry in self._records.history(workflow_instance_id)
+            )
         )

@@ -505,3 +505,39 @@ class StorageTransactionContract(StorageContract):
             index="owner_active", equals={"owner": OWNER, "active": True}
         )
         assert len(active) == 1
+
+    # -- atomic: one physical step for operations and their decoding (§1.5, §1.13.7) ------
+
+    def test_atomic_on_the_root_view_is_its_own_transaction(self, backend: Backend) -> None:
+        records = backend.view.records(WORKFLOW_STATES)
+
+        def write_then_fail_decoding(view: Any) -> None:
+            view.records(WORKFLOW_STATES).insert(
+                key="atomic", revision=1, attributes={}, record=opaque_record()
+            )
+            raise SerializationError("the stored row does not decode")
+
+        with pytest.raises(SerializationError):
+            backend.view.atomic(write_then_fail_decoding)
+        assert records.read("atomic") is None
+        assert backend.view.atomic(lambda view: "value") == "value"
+
+    def test_a_failure_inside_atomic_fails_the_enclosing_scope(self, backend: Backend) -> None:
+        records = backend.view.records(WORKFLOW_STATES)
+
+        def body(view: Any) -> None:
+            view.records(WORKFLOW_STATES).insert(
+                key="before", revision=1, attributes={}, record=opaque_record()
+            )
+            with pytest.raises(SerializationError):
+                # A root-view atomic joins the thread's scope, like a root handle.
+                backend.view.atomic(lambda inner: _raise(SerializationError("bad row")))
+            view.records(WORKFLOW_STATES).read("before")  # the scope is failed now
+
+        with pytest.raises(TransactionError):
+            backend.run_in_transaction(body)
+        assert records.read("before") is None
+
+
+def _raise(error: Exception) -> None:
+    raise error
