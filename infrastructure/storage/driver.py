@@ -47,6 +47,14 @@ class StorageDriver(ABC):
     def read_record(self, ctx: Context, resource: Resource, key: str) -> RecordEntry | None:
         """The stored row, or ``None``."""
 
+    def record_revision(self, ctx: Context, resource: Resource, key: str) -> int | None:
+        """The stored revision only (``check()`` needs no more); ``None`` if missing.
+
+        Drivers that can read one column cheaply override this.
+        """
+        row = self.read_record(ctx, resource, key)
+        return None if row is None else row.revision
+
     @abstractmethod
     def insert_record(self, ctx: Context, resource: Resource, entry: RecordEntry) -> RecordEntry:
         """Store a new row: duplicate key → ConflictError; unique → UniqueConstraintError."""

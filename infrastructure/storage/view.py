@@ -181,9 +181,9 @@ class View:
 
 def _evaluate(ctx: Context, driver: StorageDriver, condition: Any, resource: Resource) -> None:
     if isinstance(condition, RevisionIs):
-        row = driver.read_record(ctx, resource, condition.key)
-        if row is None or row.revision != condition.expected:
-            found = "missing" if row is None else f"at revision {row.revision}"
+        revision = driver.record_revision(ctx, resource, condition.key)
+        if revision != condition.expected:
+            found = "missing" if revision is None else f"at revision {revision}"
             raise ConditionFailedError(
                 condition,
                 f"condition failed: {resource.id}/{condition.key} expected revision "

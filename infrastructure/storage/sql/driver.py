@@ -56,6 +56,9 @@ class SqlDriver(StorageDriver):
     def read_record(self, ctx: Session, resource: Resource, key: str) -> RecordEntry | None:
         return records.read(ctx, resource, key)
 
+    def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
+        return records.revision(ctx, resource, key)
+
     def insert_record(self, ctx: Session, resource: Resource, entry: RecordEntry) -> RecordEntry:
         return records.insert(ctx, self.layout, resource, entry)
 

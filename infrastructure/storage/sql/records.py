@@ -49,6 +49,14 @@ def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
     return None if row is None else _entry(session, resource, row)
 
 
+def revision(session: Session, resource: Resource, key: str) -> int | None:
+    """The stored row's revision, or ``None`` (no decoding)."""
+    row = session.one(
+        "SELECT revision FROM {records} WHERE resource = ? AND key = ?", (resource.id, key)
+    )
+    return None if row is None else int(row[0])
+
+
 def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> RecordEntry:
     """Store a new row as the next event of the key's log stream."""
     if _exists(session, resource, entry.key):
