@@ -221,6 +221,10 @@ class _Handle:
         except NotFoundError as error:
             raise NotFoundError(f"guard record not found: {anchor}/{key}") from error
 
+    @property
+    def _guarded_by_attribute(self) -> bool:
+        return self.resource.guard_via not in (None, "key", "stream")
+
     def _anchor_key(self, key: str, attributes: Mapping[str, Any]) -> str | None:
         via = self.resource.guard_via
         if via is None:
@@ -294,10 +298,15 @@ class Records(_Handle):
             )
 
         def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
-            current = driver.read_record(ctx, self.resource, key)
-            if current is None:
-                raise NotFoundError(f"record not found: {self.resource.id}/{key}")
-            self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+            # Only an attribute guard needs the stored row to name its anchor (the
+            # attribute is immutable); the driver reports a missing row itself.
+            if self._guarded_by_attribute:
+                current = driver.read_record(ctx, self.resource, key)
+                if current is None:
+                    raise NotFoundError(f"record not found: {self.resource.id}/{key}")
+                self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+            else:
+                self._guard(ctx, driver, self._anchor_key(key, {}))
             stored = driver.replace_record(ctx, self.resource, entry, expected_revision, expected)
             return stored.fresh()
 
