@@ -14,6 +14,25 @@ from domain.agents.root import AgentRoot
 ACTIVE_STATUSES = frozenset({"preparing", "active", "suspended"})
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 EXECUTION_STATUSES = ACTIVE_STATUSES | TERMINAL_STATUSES
+
+
+class RunStatus:
+    """``is_active``/``is_terminal`` of a run with a ``status`` (Agent and Team runs alike)."""
+
+    __slots__ = ()
+    status: str
+
+    @property
+    def is_active(self) -> bool:
+        """True while the run is not terminal (it holds its owner's admission)."""
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def is_terminal(self) -> bool:
+        """True once the run has completed, failed or been cancelled."""
+        return self.status in TERMINAL_STATUSES
+
+
 LLM_CALL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 APPROVAL_REQUEST_KEYS = frozenset({"id", "execution_id", "items", "created_at"})
@@ -66,7 +85,7 @@ class LLMCallRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentExecution:
+class AgentExecution(RunStatus):
     """A run of an Agent (record type ``phronomy.agent_execution``).
 
     Statuses ``preparing``, ``active`` and ``suspended`` are active: an Agent
@@ -179,16 +198,6 @@ class AgentExecution:
             terminal_reason=None,
             metadata={} if metadata is None else metadata,
         )
-
-    @property
-    def is_active(self) -> bool:
-        """True while the run is not terminal (it holds the Agent's admission)."""
-        return self.status in ACTIVE_STATUSES
-
-    @property
-    def is_terminal(self) -> bool:
-        """True once the run has completed, failed or been cancelled."""
-        return self.status in TERMINAL_STATUSES
 
     def evolve(self, **changes: Any) -> Self:
         """A copy with ``changes``, ``execution_revision`` + 1 and ``updated_at`` refreshed.

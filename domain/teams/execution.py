@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Any, Self
 
 from domain import durable_fields as f
-from domain.agents.execution import ACTIVE_STATUSES, EXECUTION_STATUSES, TERMINAL_STATUSES
+from domain.agents.execution import EXECUTION_STATUSES, RunStatus
 
 
 @dataclass(frozen=True, slots=True)
-class TeamExecution:
+class TeamExecution(RunStatus):
     """A run of a Team (record type ``phronomy.team_execution``).
 
     Statuses are those of Agent executions: ``preparing``, ``active`` and
@@ -92,16 +92,6 @@ class TeamExecution:
             updated_at=now,
             metadata={} if metadata is None else metadata,
         )
-
-    @property
-    def is_active(self) -> bool:
-        """True while the run is not terminal (it holds the Team's admission)."""
-        return self.status in ACTIVE_STATUSES
-
-    @property
-    def is_terminal(self) -> bool:
-        """True once the run has completed, failed or been cancelled."""
-        return self.status in TERMINAL_STATUSES
 
     def evolve(self, **changes: Any) -> Self:
         """A copy with ``changes``, ``execution_revision`` + 1 and ``updated_at`` refreshed.

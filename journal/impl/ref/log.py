@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Recording
 
-from domain.journal.chain import JournalChain, chain_id
+from domain.journal.chain import JournalChain
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import Claim, LogApplication
 
@@ -19,14 +18,6 @@ class JournalLog(LogApplication):
     """Chains of revisions, one stream per artifact, on one append-only log."""
 
     name = "journal"
-
-    def chain(self, coordinate: ArtifactCoordinate) -> JournalChain | None:
-        """The artifact's chain at its current head, or ``None`` if it has none."""
-        try:
-            chain: JournalChain = self.repository.get(chain_id(coordinate))
-        except AggregateNotFoundError:
-            return None
-        return chain
 
     def digest_owner(self, digest: Sha256Digest) -> ArtifactCoordinate | None:
         """The artifact owning a revision digest, or ``None`` if no revision has it."""
