@@ -62,7 +62,7 @@ def _encode_base64(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
-def key_name_problem(name: str) -> str | None:
+def _key_name_problem(name: str) -> str | None:
     """Why ``name`` cannot name a key, or ``None`` when it can."""
     if not name:
         return "key name is empty"
@@ -88,7 +88,7 @@ def key_id(name: str, public_key: bytes) -> int:
 
 def _parse_key_fields(name: str, hex_id: str, encoded: str, what: str) -> tuple[int, bytes]:
     """Check a key string's name, key ID and payload; return the ID and the 32 key bytes."""
-    problem = key_name_problem(name)
+    problem = _key_name_problem(name)
     if problem is not None:
         raise InvalidKeyError(f"malformed {what}: {problem}")
     if not _HEX_KEY_ID.fullmatch(hex_id):
@@ -117,7 +117,7 @@ class VerifierKey:
     public_key: bytes
 
     def __post_init__(self) -> None:
-        problem = key_name_problem(self.name)
+        problem = _key_name_problem(self.name)
         if problem is not None:
             raise InvalidKeyError(f"verifier key: {problem}")
         if len(self.public_key) != _KEY_SIZE:
@@ -174,7 +174,7 @@ class SignerKey:
     __slots__ = ("_name", "_private", "_seed", "_verifier")
 
     def __init__(self, name: str, seed: bytes) -> None:
-        problem = key_name_problem(name)
+        problem = _key_name_problem(name)
         if problem is not None:
             raise InvalidKeyError(f"signer key: {problem}")
         if len(seed) != _KEY_SIZE:
@@ -295,7 +295,7 @@ def sign_note(note: str | Note, *signers: SignerKey) -> str:
         if (signature.name, signature.key_id) in replaced:
             continue
         raw = _decode_base64(signature.encoded)
-        if key_name_problem(signature.name) or raw is None or len(raw) < 5:
+        if _key_name_problem(signature.name) or raw is None or len(raw) < 5:
             raise InvalidNoteError(f"malformed existing signature by {signature.name!r}")
         if int.from_bytes(raw[:4], "big") != signature.key_id:
             raise InvalidNoteError(
@@ -396,7 +396,7 @@ def _parse_signature_line(line: str, number: int) -> tuple[NoteSignature, bytes]
             f"malformed note: signature line {number} does not start with an em dash and a space"
         )
     name, space, encoded = line[len(SIGNATURE_PREFIX) :].partition(" ")
-    problem = key_name_problem(name)
+    problem = _key_name_problem(name)
     if problem is not None or not space:
         reason = problem or "no space between key name and signature"
         raise InvalidNoteError(f"malformed note: signature line {number}: {reason}")
