@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +22,7 @@ from domain.transparency import (
     InvalidProofError,
     MemoryTree,
     TreeBuilder,
+    TreeNode,
     consistency_proof,
     inclusion_proof,
     leaf_hash,
@@ -36,6 +39,24 @@ PROPERTIES = settings(max_examples=300, deadline=None, suppress_health_check=[He
 @functools.cache
 def big_tree() -> MemoryTree:
     return MemoryTree(ENTRIES)
+
+
+class CountingSource:
+    """Counts the requests a proof makes of its hash source, and the nodes they name."""
+
+    def __init__(self, tree: MemoryTree) -> None:
+        self.tree = tree
+        self.requests: list[int] = []
+
+    def node_hashes(self, nodes: Sequence[TreeNode]) -> list[bytes]:
+        self.requests.append(len(nodes))
+        return self.tree.node_hashes(nodes)
+
+
+def _check_reads(source: CountingSource, size: int) -> None:
+    """One request per proof, of at most 2 * log2(size) + 2 nodes."""
+    assert len(source.requests) <= 1
+    assert sum(source.requests) <= 2 * math.log2(max(size, 1)) + 2
 
 
 def _split(n: int) -> int:
@@ -143,7 +164,9 @@ def test_every_inclusion_proof_verifies_and_every_altered_one_fails(data: st.Dat
     leaf = leaf_hash(ENTRIES[index])
     assert tree_hash(size, tree) == root
 
-    proof = inclusion_proof(index, size, tree)
+    source = CountingSource(tree)
+    proof = inclusion_proof(index, size, source)
+    _check_reads(source, size)
     expected = reference_path(index, 0, size)
     assert proof == _hashes(expected)
     verify_inclusion(leaf, index, size, proof, root)
@@ -170,7 +193,9 @@ def test_every_consistency_proof_verifies_and_every_altered_one_fails(data: st.D
     tree = big_tree()
     old_root, new_root = reference_mth(0, old), reference_mth(0, new)
 
-    proof = consistency_proof(old, new, tree)
+    source = CountingSource(tree)
+    proof = consistency_proof(old, new, source)
+    _check_reads(source, new)
     expected = reference_proof(old, new)
     assert proof == _hashes(expected)
     verify_consistency(old, new, old_root, new_root, proof)
