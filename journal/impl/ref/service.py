@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import heapq
 import threading
+from collections import defaultdict
 from pathlib import Path
 
 from domain.journal.document import JournalRevision, Release
@@ -42,7 +44,7 @@ class ReferenceJournal(JournalService, NenjimProcess):
             self._state = _State.STARTING
         try:
             self._ingestion.catch_up()
-            new = _parse_new(scan_root(self._root), self._ingestion.view)
+            new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view))
             self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
         except BaseException:
             self._state = _State.FAILED
@@ -62,7 +64,7 @@ class ReferenceJournal(JournalService, NenjimProcess):
             raise LifecycleError(f"refresh needs a started Journal; it is {self._state.value}")
         files = scan_root(self._root)
         accepted = []
-        for file, revision in _parse_new(files, self._ingestion.view):
+        for file, revision in in_link_order(_parse_new(files, self._ingestion.view)):
             stored, is_new = self._ingestion.ingest(revision, file.path)
             if is_new:
                 accepted.append(stored)
@@ -119,6 +121,39 @@ def _parse_new(
         if known != str(file.digest):
             revisions.append((file, file.parse()))
     return revisions
+
+
+def in_link_order(
+    candidates: list[tuple[JournalFile, JournalRevision]],
+) -> list[tuple[JournalFile, JournalRevision]]:
+    """``candidates`` (in artifact and version order) with each one after the one it cites.
+
+    A file citing another new file is judged after it, as it would be had the
+    cited file been accepted first, so the initial load and a refresh report
+    the same rule whatever order the names sort in. Files that cannot extend
+    what they cite (not later than it) are judged after those that can, as
+    against a root where every other file was accepted. Valid chains keep
+    their chronological order: a successor is later than its predecessor.
+    """
+    position = {str(revision.digest): i for i, (_, revision) in enumerate(candidates)}
+    followers: dict[int, list[tuple[bool, int]]] = defaultdict(list)
+    ready: list[tuple[bool, int]] = []
+    for i, (_, revision) in enumerate(candidates):
+        cited = None if revision.predecessor is None else position.get(str(revision.predecessor))
+        if cited is None:
+            ready.append((False, i))
+        else:
+            stale = revision.version <= candidates[cited][1].version
+            followers[cited].append((stale, i))
+    # Digests are unique and a text cannot cite its own digest: the links form a forest.
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        ordered.append(candidates[i])
+        for follower in followers.pop(i, ()):
+            heapq.heappush(ready, follower)
+    return ordered
 
 
 class JournalAdministration:
