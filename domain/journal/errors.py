@@ -120,5 +120,9 @@ class JournalRootError(JournalError):
     """The Journal root is missing, not a directory or unreadable."""
 
 
+class JournalIntegrityError(JournalError):
+    """The stored log contradicts itself or its digest claims (edited or corrupt)."""
+
+
 class LifecycleError(JournalError, RuntimeError):
     """The Journal was used out of lifecycle order."""
