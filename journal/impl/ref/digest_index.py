@@ -8,32 +8,43 @@ back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from domain.journal.errors import JournalIntegrityError
 from projections.journal_chains import JournalWorldview
 
 
 def check_digest_index(
-    view: JournalWorldview, before: Mapping[str, str], after: Mapping[str, str]
-) -> None:
-    """Raise :class:`JournalIntegrityError` unless the claims agree with ``view``.
+    view: JournalWorldview,
+    claims: Mapping[str, str],
+    caught_up: Callable[[], JournalWorldview],
+) -> JournalWorldview:
+    """Raise :class:`JournalIntegrityError` unless ``claims`` agree with ``view``; the view.
 
-    ``before`` was read before the events of ``view`` and ``after`` after
-    them, so a concurrent writer's append (claims and events commit together)
-    may add claims to ``after`` and revisions to ``view`` but cannot make a
-    consistent log look inconsistent: every claim read before has its
-    revision in ``view``, and every revision in ``view`` its claim read after.
+    ``claims`` (digest to owner) were read after the events of ``view``, so
+    every revision of ``view`` must have its claim. A claim without a
+    revision may belong to a writer that appended after ``view`` was read:
+    only then is ``caught_up()`` called, once, to read the log again, and a
+    claim still without its revision is an edit. Returns the view checked.
     """
-    owners = {s.digest: s.coordinate for chain in view.chains.values() for s in chain.stored}
+    owners = _owners(view)
     for digest, coordinate in owners.items():
-        owner = after.get(digest)
+        owner = claims.get(digest)
         if owner != coordinate:
             raise JournalIntegrityError(
                 f"digest index: {digest} of {coordinate} is claimed by {owner!r}"
             )
-    for digest, owner in before.items():
-        if digest not in owners:
-            raise JournalIntegrityError(
-                f"digest index: {digest} claimed by {owner} has no revision"
-            )
+    unmatched = {digest: owner for digest, owner in claims.items() if digest not in owners}
+    if unmatched:
+        view = caught_up()
+        owners = _owners(view)
+        for digest, owner in unmatched.items():
+            if owners.get(digest) != owner:
+                raise JournalIntegrityError(
+                    f"digest index: {digest} claimed by {owner} has no revision"
+                )
+    return view
+
+
+def _owners(view: JournalWorldview) -> dict[str, str]:
+    return {s.digest: s.coordinate for chain in view.chains.values() for s in chain.stored}

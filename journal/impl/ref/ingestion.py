@@ -61,10 +61,10 @@ class JournalIngestion:
         contradicts itself or its digest claims.
         """
         with self._lock:
-            before = self._log.digest_claims()
             view = self._projection.catch_up(self._log)
-            check_digest_index(view, before, self._log.digest_claims())
-            return view
+            return check_digest_index(
+                view, self._log.digest_claims(), lambda: self._projection.catch_up(self._log)
+            )
 
     def ingest_text(self, text: str) -> tuple[JournalRevision, bool]:
         """Parse and ingest one complete text; ``(revision, newly accepted?)``."""
