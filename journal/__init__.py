@@ -1,8 +1,13 @@
 """The public Journal API: exactly :class:`JournalService` and :class:`JournalServiceManager`.
 
 Models, value types and exceptions live in ``journal.model``,
-``journal.valuetypes`` and ``journal.exception``; the reference
-implementation in ``journal.impl.ref`` is not part of the API.
+``journal.valuetypes`` and ``journal.exception``, the component contracts in
+``journal.component``. A Journal is built with
+``journal.impl.ref.build_journal(root, store=...)``, which returns a
+``journal.impl.ref.JournalAssembly``: those two names are the public
+construction entry point, and the only public names under ``journal.impl``;
+its submodules are implementation, not API. ``docs/journal.md`` lists every
+public name.
 """
 
 from __future__ import annotations

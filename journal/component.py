@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+__all__ = ["NenjimComponent", "NenjimProcess"]
+
 
 class NenjimComponent(ABC):  # noqa: B024 - a marker: registrable, nothing to implement
     """A registrable, application-facing component."""

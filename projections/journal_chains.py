@@ -6,37 +6,66 @@ revisions ascend by Journal version, and whose as-of lookup is a binary
 search over the version keys. Every update builds a new worldview and
 leaves the old one untouched, so a reader holding one never sees it change.
 
-Folding checks each event against the chain (the text's SHA-256 is its
-digest, the predecessor is the previous head, versions increase) but does
-not parse the text: a revision is parsed on first use and kept. Revisions
-the writer had just parsed are handed over, so they are never parsed twice.
-A rebuild therefore costs a digest per event, not a parse.
+Folding checks every event against the log and its chain, cheaply, and
+refuses a log that contradicts itself (:class:`ProjectionIntegrityError`,
+a one-line ``JournalError``): notification ids follow each other without a
+gap; only the two chain events, with exactly their fields, are accepted
+(the topic is checked before anything is imported); an event sits on its
+artifact's stream at the next stream position; a chain starts with one
+genesis and each successor names the previous head and a later Journal
+version; the text's SHA-256 is the event's digest. It does not parse the
+text: a revision is parsed on first use and kept (and checked then against
+its event). Revisions the writer had just parsed are handed over, so they
+are never parsed twice. A rebuild therefore costs a digest per event, not a
+parse.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Notification
+from eventsourcing.utils import get_topic
 
-from domain.journal.chain import JournalChain
+from domain.journal.chain import JournalChain, chain_id
 from domain.journal.document import JournalRevision
+from domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, JournalVersion
 
 _PAGE = 500
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
+_TOPICS = {
+    get_topic(JournalChain.GenesisAccepted): JournalChain.GenesisAccepted,
+    get_topic(JournalChain.SuccessorAccepted): JournalChain.SuccessorAccepted,
+}
+_CHAIN_TOPIC = get_topic(JournalChain)
+_COMMON_FIELDS = frozenset(
+    {"originator_id", "originator_version", "timestamp", "coordinate", "journal_version"}
+    | {"digest", "text"}
+)
+_FIELDS: dict[type, frozenset[str]] = {
+    JournalChain.GenesisAccepted: _COMMON_FIELDS | {"originator_topic"},
+    JournalChain.SuccessorAccepted: _COMMON_FIELDS | {"predecessor"},
+}
+# The fixed-width form keeps string order chronological; the calendar is
+# checked when the text is parsed (the audit parses every text).
+_VERSION_SHAPE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
 
 
-class ProjectionIntegrityError(RuntimeError):
-    """An event in the log contradicts the projection (an edited or corrupt log)."""
+class ProjectionIntegrityError(JournalIntegrityError):
+    """An event in the log contradicts the log or its chain (an edited or corrupt log)."""
 
 
 class StoredRevision:
@@ -66,7 +95,13 @@ class StoredRevision:
         """The parsed revision (parsed on first use; the same object afterwards)."""
         parsed = self._parsed
         if parsed is None:
-            parsed = parse_journal(self.text)
+            try:
+                parsed = parse_journal(self.text)
+            except JournalError as error:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position}: the stored text of {self.coordinate} "
+                    f"{self.version_key} does not parse: {error}"
+                ) from error
             if (str(parsed.coordinate), str(parsed.version)) != (
                 self.coordinate,
                 self.version_key,
@@ -242,29 +277,10 @@ class JournalChainsProjection:
         only when its text is exactly the event's, so it saves work and
         changes nothing.
         """
-        view = self._view
-        added: dict[str, list[tuple[_AcceptedEvent, StoredRevision]]] = {}
-        position = view.position
+        fold = ChainFold(self._view, parsed)
         for position, event in events:
-            if position <= view.position:
-                raise ProjectionIntegrityError(
-                    f"notification {position} is not after the projection's {view.position}"
-                )
-            if isinstance(event, _AcceptedEvent):
-                stored = _stored(event, position, parsed or {})
-                added.setdefault(event.coordinate, []).append((event, stored))
-        if position == view.position:
-            return view  # nothing new: keep the published object
-        changed: dict[ArtifactCoordinate, ChainSnapshot] = {}
-        for name, items in added.items():
-            coordinate = ArtifactCoordinate(name)
-            current = view.chains.get(coordinate)
-            _check_order(current, items)
-            new = tuple(stored for _, stored in items)
-            changed[coordinate] = (
-                ChainSnapshot.of(coordinate, new) if current is None else current.extended(new)
-            )
-        self._view = JournalWorldview(_updated(view.chains, changed), position)
+            fold.add(position, event)
+        self._view = fold.view()
         return self._view
 
     def catch_up(
@@ -272,6 +288,76 @@ class JournalChainsProjection:
     ) -> JournalWorldview:
         """Apply every notification after :attr:`view`'s position, then publish."""
         return self.apply(read_after(log, self._view.position), parsed)
+
+
+class ChainFold:
+    """Checks events one at a time, in log order, against a view and the events before.
+
+    :meth:`add` raises :class:`ProjectionIntegrityError` for the first event
+    that contradicts the log or its chain; :meth:`view` is everything added.
+    """
+
+    def __init__(
+        self, view: JournalWorldview, parsed: Mapping[str, JournalRevision] | None = None
+    ) -> None:
+        self._base = view
+        self._parsed = parsed or {}
+        self._position = view.position
+        self._added: dict[str, list[StoredRevision]] = {}
+        self._streams: dict[str, tuple[ArtifactCoordinate, UUID]] = {}
+
+    def add(self, position: int, event: object) -> StoredRevision:
+        """Check one event against the chains so far and fold it; its stored revision."""
+        if position != self._position + 1:
+            raise ProjectionIntegrityError(
+                f"notification {position} follows notification {self._position}: "
+                "notification ids have no gaps"
+            )
+        accepted = _checked_shape(position, event)
+        where = f"notification {position} ({accepted.coordinate} {accepted.journal_version})"
+        coordinate, stream = self._stream(where, accepted.coordinate)
+        if accepted.originator_id != stream:
+            raise ProjectionIntegrityError(f"{where}: stored on another artifact's stream")
+        added = self._added.get(accepted.coordinate)
+        chain = self._base.chains.get(coordinate)
+        length = (0 if chain is None else len(chain.stored)) + (len(added) if added else 0)
+        if accepted.originator_version != length + 1:
+            raise ProjectionIntegrityError(
+                f"{where}: stream position {accepted.originator_version}, expected {length + 1}"
+            )
+        head = added[-1] if added else (None if chain is None else chain.stored[-1])
+        _check_link(where, accepted, head)
+        stored = _stored(accepted, position, self._parsed)
+        self._added.setdefault(accepted.coordinate, []).append(stored)
+        self._position = position
+        return stored
+
+    def view(self) -> JournalWorldview:
+        """The view with every added event; the starting view itself if none was."""
+        if self._position == self._base.position:
+            return self._base  # nothing new: keep the published object
+        changed: dict[ArtifactCoordinate, ChainSnapshot] = {}
+        for name, new in self._added.items():
+            coordinate = self._streams[name][0]
+            current = self._base.chains.get(coordinate)
+            stored = tuple(new)
+            changed[coordinate] = (
+                ChainSnapshot.of(coordinate, stored)
+                if current is None
+                else current.extended(stored)
+            )
+        return JournalWorldview(_updated(self._base.chains, changed), self._position)
+
+    def _stream(self, where: str, name: str) -> tuple[ArtifactCoordinate, UUID]:
+        """The artifact an event names, and the id of its stream."""
+        known = self._streams.get(name)
+        if known is None:
+            try:
+                coordinate = ArtifactCoordinate(name)
+            except InvalidValueError as error:
+                raise ProjectionIntegrityError(f"{where}: {error.detail}") from error
+            known = self._streams[name] = (coordinate, chain_id(coordinate))
+        return known
 
 
 def read_after(
@@ -284,9 +370,71 @@ def read_after(
         )
         for notification in page:
             position = notification.id
-            yield notification.id, log.mapper.to_domain_event(notification)
+            yield notification.id, decode_event(log, notification)
         if len(page) < _PAGE:
             return
+
+
+def decode_event(log: Application[UUID], notification: Notification) -> DomainEventProtocol[UUID]:
+    """The chain event a notification stores; its topic is checked before anything is imported."""
+    if notification.topic not in _TOPICS:
+        raise ProjectionIntegrityError(
+            f"notification {notification.id}: unexpected event topic {notification.topic!r}"
+        )
+    try:
+        return log.mapper.to_domain_event(notification)
+    except Exception as error:  # the stored state is whatever bytes the row holds
+        raise ProjectionIntegrityError(
+            f"notification {notification.id}: cannot decode the stored event: {error}"
+        ) from error
+
+
+def _checked_shape(position: int, event: object) -> _AcceptedEvent:
+    """``event`` if it is a chain event with exactly its fields, each of its type."""
+    kind = type(event)
+    expected = _FIELDS.get(kind)
+    if expected is None:
+        raise ProjectionIntegrityError(
+            f"notification {position}: unexpected event {get_topic(kind)}"
+        )
+    state: dict[str, Any] = vars(event)
+    if state.keys() != expected:
+        raise ProjectionIntegrityError(
+            f"notification {position}: {kind.__name__} with fields {sorted(state)}, "
+            f"expected {sorted(expected)}"
+        )
+    texts = expected - {"originator_id", "originator_version", "timestamp"}
+    wrong = sorted(name for name in texts if not isinstance(state[name], str))
+    if wrong or not isinstance(state["timestamp"], datetime):
+        raise ProjectionIntegrityError(
+            f"notification {position}: {kind.__name__} fields of the wrong type: "
+            f"{wrong or ['timestamp']}"
+        )
+    if not _VERSION_SHAPE.fullmatch(state["journal_version"]):
+        raise ProjectionIntegrityError(
+            f"notification {position}: journal version {state['journal_version']!r} "
+            "is not YYYYMMDDTHHMMSSZ"
+        )
+    assert isinstance(event, _AcceptedEvent)
+    return event
+
+
+def _check_link(where: str, event: _AcceptedEvent, head: StoredRevision | None) -> None:
+    """A genesis starts a chain; a successor follows the head with a later version."""
+    if isinstance(event, JournalChain.GenesisAccepted):
+        if head is not None:
+            raise ProjectionIntegrityError(f"{where}: a second genesis (head {head.version_key})")
+        if event.originator_topic != _CHAIN_TOPIC:
+            raise ProjectionIntegrityError(
+                f"{where}: genesis of {event.originator_topic!r}, expected {_CHAIN_TOPIC!r}"
+            )
+        return
+    if head is None:
+        raise ProjectionIntegrityError(f"{where}: chain starts without genesis")
+    if event.predecessor != head.digest or not head.version_key < event.journal_version:
+        raise ProjectionIntegrityError(
+            f"{where}: revision {event.journal_version} does not follow {head.version_key}"
+        )
 
 
 def _stored(
@@ -300,8 +448,8 @@ def _stored(
         and "sha256:" + hashlib.sha256(event.text.encode()).hexdigest() != event.digest
     ):
         raise ProjectionIntegrityError(
-            f"notification {position}: stored text does not digest to its event's "
-            f"{event.digest} ({event.coordinate} {event.journal_version})"
+            f"notification {position} ({event.coordinate} {event.journal_version}): "
+            f"stored text does not digest to its event's {event.digest}"
         )
     return StoredRevision(
         coordinate=event.coordinate,
@@ -311,20 +459,3 @@ def _stored(
         position=position,
         parsed=known,
     )
-
-
-def _check_order(
-    current: ChainSnapshot | None, items: list[tuple[_AcceptedEvent, StoredRevision]]
-) -> None:
-    previous = None if current is None else current.stored[-1]
-    for event, stored in items:
-        predecessor = getattr(event, "predecessor", None)
-        if previous is None:
-            if predecessor is not None:
-                raise ProjectionIntegrityError(f"{event.coordinate}: chain starts without genesis")
-        elif predecessor != previous.digest or not previous.version_key < stored.version_key:
-            raise ProjectionIntegrityError(
-                f"{event.coordinate}: revision {stored.version_key} does not follow "
-                f"{previous.version_key}"
-            )
-        previous = stored

@@ -2,13 +2,26 @@
 
 Every error carries where it happened — artifact, file and 1-based line when
 known — and renders them into its one-line message, so a caller that only
-prints ``str(error)`` still tells the user what and where.
+prints ``str(error)`` still tells the user what and where. A message is one
+line whatever the names in it hold: see :func:`one_line`.
 """
 
 from __future__ import annotations
 
 import enum
 from pathlib import Path
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character written as its Python escape.
+
+    File names and stored texts may hold line breaks, escape sequences or
+    invisible characters; escaped (``\\n``, ``\\x1b``, ``\\u2028`` ...) they can
+    neither split a message into lines nor drive a terminal.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 class JournalError(Exception):
@@ -51,7 +64,7 @@ class JournalError(Exception):
             where.append(f"path {self.path}")
         if self.line is not None:
             where.append(f"line {self.line}")
-        return f"{self.detail} ({', '.join(where)})" if where else self.detail
+        return one_line(f"{self.detail} ({', '.join(where)})" if where else self.detail)
 
 
 class InvalidValueError(JournalError, ValueError):
@@ -105,6 +118,10 @@ class JournalLayoutError(JournalError):
 
 class JournalRootError(JournalError):
     """The Journal root is missing, not a directory or unreadable."""
+
+
+class JournalIntegrityError(JournalError):
+    """The stored log contradicts itself or its digest claims (edited or corrupt)."""
 
 
 class LifecycleError(JournalError, RuntimeError):

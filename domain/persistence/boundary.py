@@ -1,4 +1,4 @@
-"""The error boundary: storage errors become domain persistence errors (ADR-061).
+"""The error boundary: storage errors become domain persistence errors.
 
 Each known storage category is re-raised as its domain counterpart with the
 same message and the storage error as ``__cause__``. Anything else — driver

@@ -1,4 +1,4 @@
-"""Domain persistence errors (ADR-061): a hierarchy separate from the storage errors.
+"""Domain persistence errors: a hierarchy separate from the storage errors.
 
 Repositories translate storage errors into these, keeping the storage error as
 ``__cause__``; unknown errors pass through unchanged.

@@ -12,7 +12,7 @@ KINDS = ("records", "streams", "blobs")
 
 
 class Resource:
-    """A storage resource declaration (see the Storage SPI notes §1.3).
+    """A storage resource declaration: id, kind, attributes, indexes, unique rules, guard.
 
     Declarations are validated and deep-copied into read-only structures, so
     later changes to the caller's objects have no effect.

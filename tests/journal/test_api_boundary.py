@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib
 import inspect
 import typing
+import weakref
+from collections.abc import Mapping
 from pathlib import Path
+from types import FunctionType, MethodType, ModuleType
 
 import pytest
 
@@ -13,10 +18,18 @@ import journal
 import journal.exception
 import journal.model
 import journal.valuetypes
+from infrastructure.log import LogApplication
 from journal import JournalService, JournalServiceManager
 from journal.component import NenjimComponent, NenjimProcess
+from journal.exception import JournalError, LifecycleError
 from journal.impl.ref import build_journal
+from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.loader import RootLoader
+from journal.impl.ref.publication import JournalPublisher
+from journal_texts import journal_text, write_revision
+from projections.journal_chains import JournalChainsProjection
 
+_TEXT = journal_text("com.example.alpha", "20260101T000000Z")
 FORBIDDEN = {"start", "stop", "refresh", "root", "journal_root", "parse", "ingest", "ingest_text"}
 
 
@@ -120,22 +133,171 @@ def test_assembly_is_no_component_and_exposes_no_internals(tmp_path: Path) -> No
     assert _public(type(assembly)) == {"service", "process", "manager"}
 
 
-def test_the_manager_cannot_be_reached_from_the_service(tmp_path: Path) -> None:
-    assembly = build_journal(tmp_path)
-    assembly.process.start()
-    seen: set[int] = set()
-    frontier: list[object] = [assembly.service]
+def _reachable(start: object) -> list[object]:
+    """Every object reachable from ``start`` through its state, not through ``gc``.
+
+    Follows instance dicts and slots, container items, bound methods'
+    ``__self__``, functions' closures and defaults, and weak references;
+    not classes, modules or a function's globals (those are reachable from
+    anything, by import).
+    """
+    seen: dict[int, object] = {}
+    frontier: list[object] = [start]
     while frontier:
         obj = frontier.pop()
-        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type)):
+        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type, ModuleType)):
             continue
-        seen.add(id(obj))
-        assert not isinstance(obj, JournalServiceManager)
-        assert type(obj).__name__ != "JournalAdministration"
-        state = getattr(obj, "__dict__", None)
-        if isinstance(state, dict):
-            frontier.extend(state.values())
-        if isinstance(obj, (list, tuple, set, frozenset)):
-            frontier.extend(obj)
-        elif isinstance(obj, dict):
-            frontier.extend(obj.values())
+        if obj is None:
+            continue
+        seen[id(obj)] = obj
+        frontier.extend(_referents(obj))
+    return list(seen.values())
+
+
+def _referents(obj: object) -> list[object]:
+    found: list[object] = []
+    state = getattr(obj, "__dict__", None)
+    if isinstance(state, dict):
+        found.extend(state.values())
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                found.append(getattr(obj, name))
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        found.extend(obj)
+    elif isinstance(obj, Mapping):
+        found.extend(obj.keys())
+        found.extend(obj.values())
+    if isinstance(obj, MethodType):
+        found.extend((obj.__self__, obj.__func__))
+    if isinstance(obj, FunctionType):
+        found.extend(cell.cell_contents for cell in obj.__closure__ or ())
+        found.extend(obj.__defaults__ or ())
+        found.extend((obj.__kwdefaults__ or {}).values())
+    if isinstance(obj, functools.partial):
+        found.extend((obj.func, *obj.args, *obj.keywords.values()))
+    if isinstance(obj, weakref.ref):
+        found.append(obj())
+    if isinstance(obj, weakref.finalize):
+        found.extend(obj.peek() or ())  # a finalizer's callback is as reachable as a method
+    return found
+
+
+ADMINISTRATION = (
+    JournalServiceManager,
+    JournalIngestion,
+    JournalChainsProjection,
+    LogApplication,
+    RootLoader,
+    JournalPublisher,
+    Path,
+)
+
+
+def _assert_holds_nothing_administrative(service: object) -> int:
+    reachable = _reachable(service)
+    for obj in reachable:
+        assert not isinstance(obj, ADMINISTRATION), type(obj)
+        module = type(obj).__module__
+        assert not module.startswith(("eventsourcing", "infrastructure", "psycopg", "sqlite3"))
+        assert getattr(obj, "__name__", "") not in {"refresh", "load", "ingest", "ingest_all"}
+    return len(reachable)
+
+
+def test_a_started_service_reaches_only_the_published_snapshot(tmp_path: Path) -> None:
+    write_revision(tmp_path, "com.example.alpha", "20260101T000000Z", _TEXT)
+    assembly = build_journal(tmp_path)
+    assembly.process.start()
+    assert assembly.service.latest("com.example.alpha") is not None
+    assert _assert_holds_nothing_administrative(assembly.service) > 10
+
+
+def test_before_start_only_the_one_shot_starter_leads_further(tmp_path: Path) -> None:
+    """The honest negative: the walk does find the loader while the starter is held."""
+    assembly = build_journal(tmp_path)
+    kinds = {type(obj) for obj in _reachable(assembly.service)}
+    assert RootLoader in kinds
+    assert JournalIngestion in kinds
+
+
+def test_a_failed_start_drops_the_starter(tmp_path: Path) -> None:
+    (tmp_path / "stray.txt").write_text("x")
+    assembly = build_journal(tmp_path)
+    with pytest.raises(JournalError):
+        assembly.process.start()
+    _assert_holds_nothing_administrative(assembly.service)
+
+
+def test_a_stopped_service_holds_nothing_administrative(tmp_path: Path) -> None:
+    assembly = build_journal(tmp_path)
+    assembly.process.stop()
+    _assert_holds_nothing_administrative(assembly.service)
+    with pytest.raises(LifecycleError, match="single-use; the Journal is stopped"):
+        assembly.process.start()
+    with pytest.raises(LifecycleError, match="refresh needs a started Journal; it is stopped"):
+        assembly.manager.refresh()
+
+
+def test_stopping_releases_the_store_and_the_manager_sees_it(tmp_path: Path) -> None:
+    assembly = build_journal(tmp_path)
+    assembly.process.start()
+    assembly.manager.refresh()
+    assembly.process.stop()
+    with pytest.raises(LifecycleError, match="it is stopped"):
+        assembly.manager.refresh()
+
+
+def test_dropping_the_process_stops_the_journal_and_releases_its_store(tmp_path: Path) -> None:
+    assembly = build_journal(tmp_path)
+    assembly.process.start()
+    manager = assembly.manager
+    del assembly
+    gc.collect()
+    with pytest.raises(LifecycleError, match="it is stopped"):
+        manager.refresh()
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def _documented_public_names() -> dict[str, set[str]]:
+    text = (REPOSITORY / "docs" / "journal.md").read_text()
+    section = text.split("## Public names", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`journal"):
+            table[cells[0].strip("`")] = {n.strip().strip("`") for n in cells[1].split(",")}
+    return table
+
+
+def test_the_documented_public_names_are_the_modules_all() -> None:
+    documented = _documented_public_names()
+    assert set(documented) == {
+        "journal",
+        "journal.impl.ref",
+        "journal.component",
+        "journal.model",
+        "journal.valuetypes",
+        "journal.exception",
+    }
+    for module, names in documented.items():
+        assert set(importlib.import_module(module).__all__) == names, module
+
+
+def test_the_readme_uses_only_documented_public_names() -> None:
+    documented = _documented_public_names()
+    readme = (REPOSITORY / "README.md").read_text()
+    section = readme.split("## The Python API", 1)[1].split("\n## ", 1)[0]
+    imports = [
+        line.split()
+        for line in section.splitlines()
+        if line.startswith(
+            ("from journal", "from domain", "from infrastructure", "from projections")
+        )
+    ]
+    assert imports
+    for words in imports:
+        module, names = words[1], {w.strip(",") for w in words[3:]}
+        assert module in documented, module
+        assert names <= documented[module], (module, names)

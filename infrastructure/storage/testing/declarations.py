@@ -1,8 +1,8 @@
-"""Resource declarations (SPI notes §3.12, §3.13), scalar validation (§1.2) and capabilities.
+"""Resource declarations, scalar validation and capabilities.
 
 Argument errors are Python's: a value of the wrong type raises ``TypeError``
 (``bool`` is never an ``int``), a well-typed but bad value raises
-``ValueError``. Where the notes leave the choice open (declarations, an
+``ValueError``. Where either is reasonable (declarations, an
 attribute set with a ``None`` for a non-nullable type) either is accepted.
 """
 
@@ -112,7 +112,7 @@ def _loose(value: object) -> Any:
 
 
 def _invalid_declarations() -> dict[str, Callable[[], Resource]]:
-    """Each builds a declaration the notes (§1.3, §3.12) reject with an argument error."""
+    """Each builds an invalid declaration, rejected with an argument error."""
     owner = {"owner": "string"}
     return {
         "unknown kind": lambda: Resource("x", "tables"),
@@ -237,7 +237,7 @@ SECOND_OWNER = "owner-2"
 class StorageDeclarationContract(StorageContract):
     """Resource declarations, resolution of resources by a backend and its views."""
 
-    # §3.12 / §3.13: an independent resource with nullable typed attributes.
+    # An independent resource (no guard) with nullable typed attributes.
     def test_independent_resource_with_nullable_typed_attributes(self, backend: Backend) -> None:
         items = backend.view.records(INVENTORY_ITEMS)
         first = items.insert(
@@ -519,7 +519,7 @@ class StorageDeclarationContract(StorageContract):
 
 
 class StorageValidationContract(StorageContract):
-    """Scalar and attribute validation (§1.2): refused before any write, nothing stored."""
+    """Scalar and attribute validation: refused before any write, nothing stored."""
 
     @staticmethod
     def _assert_nothing_written(backend: Backend) -> None:
@@ -798,7 +798,7 @@ class StorageValidationContract(StorageContract):
 
 
 class StorageValuesContract(StorageContract):
-    """DurableRecord, entries, errors and capabilities (§1.4, §1.14, §1.15, §2.4)."""
+    """DurableRecord, entries, errors and capabilities."""
 
     def test_backend_reports_exactly_the_required_capabilities(self, backend: Backend) -> None:
         expected = {

@@ -1,4 +1,4 @@
-"""Neutral storage primitives (SPI notes §3.1): records, streams, blobs, checks, view scopes.
+"""Neutral storage primitives: records, streams, blobs, checks, view scopes.
 
 Every test starts from a fresh backend whose ``agent.roots`` holds the row
 :data:`OWNER` at revision 7, the anchor that executions and journal streams
@@ -53,7 +53,7 @@ RUN = "run-1"
 MISSING_OWNER = "missing-parent"
 """An owner with no ``agent.roots`` row."""
 
-# The scan-order keys of §3.1 item 6. The expected order is spelled out so a
+# Scans order keys by their UTF-8 bytes. The expected order is spelled out so a
 # backend sorting by a locale collation or case-insensitively fails visibly.
 SCAN_KEYS = ("z", "é", "Z", "あ", "a")
 SCAN_ORDER = ("Z", "a", "z", "é", "あ")
@@ -332,7 +332,7 @@ class StoragePrimitivesContract(StorageContract):
     def test_guards_are_checked_on_replace_and_delete_and_never_on_reads(
         self, backend: Backend
     ) -> None:
-        # §1.9: once the anchor is gone, children can be read but not changed.
+        # Once the anchor is gone, children can be read but not changed.
         self._insert(backend)
         backend.view.streams(JOURNAL).append(
             stream=OWNER, expected_head=0, entries=[AppendEntry("first", opaque_record())]

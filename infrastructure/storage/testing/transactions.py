@@ -1,4 +1,4 @@
-"""Transaction boundaries (SPI notes §3.2, raw-view half) and the scope rules of §1.13.
+"""Transaction boundaries (through the raw view) and the rules of nested scopes.
 
 The nesting tests run through both Python entry points, ``with
 backend.transaction()`` and ``backend.run_in_transaction(fn)``, the way the
@@ -77,7 +77,7 @@ def _active_run(key: str) -> dict[str, Any]:
 class StorageTransactionContract(StorageContract):
     """Scopes, savepoints, failed-scope and validation-first rules of a backend."""
 
-    # §3.2 1 ----------------------------------------------------------------
+    # 1. a failed inner scope ------------------------------------------------
     @pytest.mark.parametrize("entry_point", ENTRY_POINTS)
     def test_failed_inner_scope_rolls_back_and_reraises_before_outer_continues(
         self, backend: Backend, entry_point: str
@@ -109,7 +109,7 @@ class StorageTransactionContract(StorageContract):
         assert not content_exists(backend.view, keys["inner"])
         assert backend.view.records(WORKFLOW_STATES).read(WORKFLOW) is None
 
-    # §3.2 2 ----------------------------------------------------------------
+    # 2. normal completion ---------------------------------------------------
     @pytest.mark.parametrize("entry_point", ENTRY_POINTS)
     def test_normal_completion_commits_both_scopes_and_returns_their_values(
         self, backend: Backend, entry_point: str
@@ -129,7 +129,7 @@ class StorageTransactionContract(StorageContract):
         assert content_exists(backend.view, keys["outer"])
         assert content_exists(backend.view, keys["inner"])
 
-    # §3.2 3 ----------------------------------------------------------------
+    # 3. an outer failure ---------------------------------------------------
     @pytest.mark.parametrize("entry_point", ENTRY_POINTS)
     def test_outer_failure_rolls_back_a_successful_inner_scope(
         self, backend: Backend, entry_point: str
@@ -153,7 +153,7 @@ class StorageTransactionContract(StorageContract):
         assert not content_exists(backend.view, keys["outer"])
         assert not content_exists(backend.view, keys["inner"])
 
-    # §3.2 4 ----------------------------------------------------------------
+    # 4. an uncaught inner error ---------------------------------------------
     @pytest.mark.parametrize("entry_point", ENTRY_POINTS)
     def test_uncaught_inner_error_escapes_and_rolls_back_both_scopes(
         self, backend: Backend, entry_point: str
@@ -175,7 +175,7 @@ class StorageTransactionContract(StorageContract):
         assert not content_exists(backend.view, keys["outer"])
         assert not content_exists(backend.view, keys["inner"])
 
-    # §3.2 5 ----------------------------------------------------------------
+    # 5. validation before any write ------------------------------------------
     def test_stream_batch_is_validated_before_any_write_without_failing_the_scope(
         self, backend: Backend
     ) -> None:
@@ -196,7 +196,7 @@ class StorageTransactionContract(StorageContract):
         assert tuple(entry.position for entry in appended) == (1, 2)
         assert [entry.record.payload for entry in appended] == [{}, {}]
 
-    # §1.13 -----------------------------------------------------------------
+    # scope rules ------------------------------------------------------------
     def test_transaction_yields_a_view_and_run_in_transaction_returns_the_value(
         self, backend: Backend
     ) -> None:
@@ -506,7 +506,7 @@ class StorageTransactionContract(StorageContract):
         )
         assert len(active) == 1
 
-    # -- atomic: one physical step for operations and their decoding (§1.5, §1.13.7) ------
+    # -- atomic: one physical step for operations and their decoding ------------------
 
     def test_atomic_on_the_root_view_is_its_own_transaction(self, backend: Backend) -> None:
         records = backend.view.records(WORKFLOW_STATES)

@@ -1,22 +1,31 @@
-"""Audit of a Journal log: every stored text, digest, chain link and digest claim.
+"""Audit of a Journal log: every check start-up makes, plus every stored text parsed.
 
-The audit trusts nothing derived: it reads the raw notification log in
-order, re-parses every stored text, recomputes its digest, replays the
-domain's chain and history rules from scratch, and compares the digest
-claims table with the revisions it saw. It reports the first inconsistency.
+The audit trusts nothing derived. It reads the raw notification log in
+order and folds it with the projection's checks (the ones every start-up
+makes: consecutive notification ids, known event topics with exactly their
+fields, each event on its artifact's stream at the next stream position,
+chain links, later versions, text digests); it then parses every stored
+text, compares it with its event (artifact, Journal version, predecessor)
+and replays the domain's chain and history rules from scratch; last it
+compares the digest claims with the revisions. It reports the first
+inconsistency, in one line.
+
+What the log alone cannot reveal, it cannot find: an edit that stays
+consistent (a head's text, digest and claim forged together, or the tail of
+the log cut with its claims) needs an anchor outside the log.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.journal.chain import JournalChain, accept_revision, chain_id
-from domain.journal.errors import JournalError
+from domain.journal.chain import JournalChain, accept_revision
+from domain.journal.errors import JournalError, JournalIntegrityError, one_line
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-
-_PAGE = 500
+from journal.impl.ref.digest_index import check_digest_index
+from journal.impl.ref.log import JournalLog
+from projections.journal_chains import ChainFold, JournalWorldview, StoredRevision, read_after
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +41,6 @@ class AuditReport:
     def ok(self) -> bool:
         """True if the log is consistent."""
         return self.problem is None
-
-
-class _InconsistencyError(Exception):
-    """The first inconsistency found; its message is the report's problem."""
 
 
 def audit_journal_log(store: str | None) -> AuditReport:
@@ -56,85 +61,48 @@ class _Audit:
 
     def run(self) -> AuditReport:
         try:
-            self._events()
-            self._claims()
-        except _InconsistencyError as problem:
-            return self._report(str(problem))
+            fold = ChainFold(JournalWorldview.empty())
+            self._fold(fold, 0)
+            check_digest_index(
+                fold.view(),
+                self.log.digest_claims(),
+                lambda: self._fold(fold, fold.view().position),
+            )
+        except JournalIntegrityError as problem:
+            return self._report(one_line(str(problem)))
         return self._report(None)
+
+    def _fold(self, fold: ChainFold, after: int) -> JournalWorldview:
+        """Check every event after position ``after``; the view of everything folded."""
+        for position, event in read_after(self.log, after):
+            self.events += 1
+            self._revision(fold.add(position, event))
+        return fold.view()
 
     def _report(self, problem: str | None) -> AuditReport:
         return AuditReport(self.events, len(self.chains), len(self.owners), problem)
 
-    def _events(self) -> None:
-        position = 0
-        while True:
-            page = self.log.recorder.select_notifications(
-                start=position, limit=_PAGE, inclusive_of_start=False
-            )
-            for notification in page:
-                if notification.id != position + 1:
-                    raise _InconsistencyError(
-                        f"notification ids jump from {position} to {notification.id}"
-                    )
-                position = notification.id
-                self.events += 1
-                try:
-                    event = self.log.mapper.to_domain_event(notification)
-                except Exception as error:
-                    raise _InconsistencyError(
-                        f"notification {notification.id}: cannot decode the stored event: {error}"
-                    ) from None
-                self._event(notification.id, event)
-            if len(page) < _PAGE:
-                return
-
-    def _event(self, position: int, event: object) -> None:
-        if not isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted):
-            raise _InconsistencyError(
-                f"notification {position}: unexpected event {type(event).__name__}"
-            )
-        where = f"notification {position} ({event.coordinate} {event.journal_version})"
+    def _revision(self, stored: StoredRevision) -> None:
+        """Parse one stored text, compare it with its event, apply the domain's rules."""
+        where = f"notification {stored.position} ({stored.coordinate} {stored.version_key})"
         try:
-            revision = parse_journal(event.text)
+            revision = parse_journal(stored.text)
         except JournalError as error:
-            raise _InconsistencyError(f"{where}: stored text does not parse: {error}") from None
-        if str(revision.digest) != event.digest:
-            raise _InconsistencyError(
-                f"{where}: stored text digests to {revision.digest}, the event says {event.digest}"
-            )
+            raise JournalIntegrityError(f"{where}: stored text does not parse: {error}") from None
         if (str(revision.coordinate), str(revision.version)) != (
-            event.coordinate,
-            event.journal_version,
+            stored.coordinate,
+            stored.version_key,
         ):
-            raise _InconsistencyError(
+            raise JournalIntegrityError(
                 f"{where}: stored text is {revision.coordinate} {revision.version}"
             )
-        if event.originator_id != chain_id(revision.coordinate):
-            raise _InconsistencyError(f"{where}: stored on another artifact's stream")
         chain = self.chains.get(revision.coordinate)
-        expected = 1 if chain is None else chain.version + 1
-        if event.originator_version != expected:
-            raise _InconsistencyError(
-                f"{where}: stream position {event.originator_version}, expected {expected}"
-            )
         try:
             chain, is_new = accept_revision(chain, revision, self.owners.get)
         except JournalError as error:
-            raise _InconsistencyError(f"{where}: breaks a chain rule: {error}") from None
+            raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
         if not is_new:
-            raise _InconsistencyError(f"{where}: repeats an accepted revision")
+            raise JournalIntegrityError(f"{where}: repeats an accepted revision")
         chain.collect_events()
         self.chains[revision.coordinate] = chain
         self.owners[revision.digest] = revision.coordinate
-
-    def _claims(self) -> None:
-        claimed = {c.key: c.owner for c in self.log.claims(DIGEST_NAMESPACE)}
-        for digest, coordinate in self.owners.items():
-            owner = claimed.pop(str(digest), None)
-            if owner != str(coordinate):
-                raise _InconsistencyError(
-                    f"digest index: {digest} of {coordinate} is claimed by {owner!r}"
-                )
-        if claimed:
-            key, owner = next(iter(claimed.items()))
-            raise _InconsistencyError(f"digest index: {key} claimed by {owner} has no revision")

@@ -8,7 +8,9 @@ read as exact bytes, so a digest covers CRLF line endings as written.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,12 +66,18 @@ class JournalFile:
 
 
 def scan_root(root: Path) -> list[JournalFile]:
-    """Every runtime file under ``root``: artifacts by name, each chronologically."""
+    """Every runtime file under ``root``: artifacts by name, each chronologically.
+
+    Every fault of the tree (a misplaced or misnamed entry, a symbolic link
+    that loops, dangles or leaves the root, a directory or file that cannot be
+    read) is a :class:`JournalLayoutError` or :class:`JournalRootError` naming
+    the path; no ``OSError`` escapes.
+    """
     real_root = _check_root(root)
     files: list[JournalFile] = []
     for entry in _entries(root, JournalRootError):
-        directory = _follow(entry, real_root)
-        if not directory.is_dir():
+        _, info = _follow(entry, real_root, None)
+        if not stat.S_ISDIR(info.st_mode):
             raise JournalLayoutError(
                 "unexpected file in the journal root: expected artifact directories only",
                 path=entry,
@@ -85,11 +93,23 @@ def scan_root(root: Path) -> list[JournalFile]:
 
 
 def _check_root(root: Path) -> Path:
-    if not root.exists():
-        raise JournalRootError("journal root does not exist", path=root)
-    if not root.is_dir():
+    try:
+        info = root.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise JournalRootError("journal root does not exist", path=root) from None
+    except OSError as error:
+        raise JournalRootError(
+            f"cannot access the journal root: {_reason(error)}", path=root
+        ) from None
+    if not stat.S_ISDIR(info.st_mode):
         raise JournalRootError("journal root is not a directory", path=root)
-    return root.resolve()
+    return Path(os.path.realpath(root))
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "symbolic link loop"
+    return error.strerror or str(error)
 
 
 def _entries(directory: Path, unreadable: type[JournalError]) -> list[Path]:
@@ -97,27 +117,39 @@ def _entries(directory: Path, unreadable: type[JournalError]) -> list[Path]:
     try:
         names = sorted(e.name for e in os.scandir(directory))
     except OSError as error:
-        raise unreadable(f"cannot read directory: {error.strerror}", path=directory) from error
+        raise unreadable(f"cannot read directory: {_reason(error)}", path=directory) from error
     return [directory / name for name in names if not name.startswith(".")]
 
 
-def _follow(entry: Path, real_root: Path) -> Path:
-    """``entry`` itself, or a symbolic link's target if it resolves inside the root."""
-    if not entry.is_symlink():
-        return entry
-    target = entry.resolve()
-    if not target.is_relative_to(real_root):
+def _follow(entry: Path, real_root: Path, artifact: str | None) -> tuple[Path, os.stat_result]:
+    """``entry`` or the target of a symbolic link (inside the root), and its status."""
+    try:
+        info = entry.lstat()
+        if not stat.S_ISLNK(info.st_mode):
+            return entry, info
+        # Not strict: a loop or a dangling link is reported below, by name.
+        target = Path(os.path.realpath(entry))
+        if not target.is_relative_to(real_root):
+            raise JournalLayoutError(
+                f"symbolic link points outside the journal root (to {target})",
+                artifact=artifact,
+                path=entry,
+            )
+        return target, entry.stat()
+    except FileNotFoundError as error:
         raise JournalLayoutError(
-            f"symbolic link points outside the journal root (to {target})", path=entry
-        )
-    if not target.exists():
-        raise JournalLayoutError(f"dangling symbolic link (to {target})", path=entry)
-    return target
+            f"dangling symbolic link (to {os.path.realpath(entry)})", artifact=artifact, path=entry
+        ) from error
+    except OSError as error:
+        raise JournalLayoutError(
+            f"cannot access: {_reason(error)}", artifact=artifact, path=entry
+        ) from error
 
 
 def _artifact_files(
     directory: Path, coordinate: ArtifactCoordinate, real_root: Path
 ) -> list[JournalFile]:
+    artifact = str(coordinate)
     found: list[JournalFile] = []
     for entry in _entries(directory, JournalLayoutError):
         name = entry.name
@@ -127,7 +159,7 @@ def _artifact_files(
             raise JournalLayoutError(
                 "unexpected entry in an artifact directory: expected "
                 "<journal-version>.journal files",
-                artifact=str(coordinate),
+                artifact=artifact,
                 path=entry,
             )
         try:
@@ -135,21 +167,21 @@ def _artifact_files(
         except InvalidValueError as error:
             raise JournalLayoutError(
                 f"file name is not <journal-version>.journal: {error.detail}",
-                artifact=str(coordinate),
+                artifact=artifact,
                 path=entry,
             ) from None
-        target = _follow(entry, real_root)
-        if not target.is_file():
+        target, info = _follow(entry, real_root, artifact)
+        if not stat.S_ISREG(info.st_mode):
             raise JournalLayoutError(
                 "not a regular file: expected a Journal revision file",
-                artifact=str(coordinate),
+                artifact=artifact,
                 path=entry,
             )
         try:
             data = target.read_bytes()
         except OSError as error:
             raise JournalLayoutError(
-                f"cannot read file: {error.strerror}", artifact=str(coordinate), path=entry
+                f"cannot read file: {_reason(error)}", artifact=artifact, path=entry
             ) from error
         found.append(JournalFile(entry, coordinate, version, data))
     found.sort(key=lambda f: f.version)

@@ -20,6 +20,7 @@ from domain.journal.errors import (
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import ClaimConflictError
+from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
@@ -54,9 +55,16 @@ class JournalIngestion:
             self._log.close()
 
     def catch_up(self) -> JournalWorldview:
-        """Bring the projection up to the end of the log."""
+        """Bring the projection up to the end of the log, checking the digest index too.
+
+        Raises :class:`JournalIntegrityError` (one line) for a log that
+        contradicts itself or its digest claims.
+        """
         with self._lock:
-            return self._projection.catch_up(self._log)
+            view = self._projection.catch_up(self._log)
+            return check_digest_index(
+                view, self._log.digest_claims(), lambda: self._projection.catch_up(self._log)
+            )
 
     def ingest_text(self, text: str) -> tuple[JournalRevision, bool]:
         """Parse and ingest one complete text; ``(revision, newly accepted?)``."""

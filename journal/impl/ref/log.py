@@ -24,6 +24,10 @@ class JournalLog(LogApplication):
         owner = self.claim_owner(DIGEST_NAMESPACE, str(digest))
         return None if owner is None else ArtifactCoordinate(owner)
 
+    def digest_claims(self) -> dict[str, str]:
+        """Every digest claim: revision digest to the artifact that owns it."""
+        return {claim.key: claim.owner for claim in self.claims(DIGEST_NAMESPACE)}
+
     def append_chains(self, chains: Sequence[JournalChain]) -> list[Recording[UUID]]:
         """Append every pending revision and claim its digest, all in one transaction."""
         claims = [

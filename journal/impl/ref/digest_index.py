@@ -1,0 +1,50 @@
+"""The digest index (one claim per accepted revision) checked against the chains.
+
+Every revision in the log has its digest claimed for its artifact, and every
+claim has its revision: the claims are written in the transaction of the
+events they accompany, so any disagreement is an edit behind the engine's
+back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from domain.journal.errors import JournalIntegrityError
+from projections.journal_chains import JournalWorldview
+
+
+def check_digest_index(
+    view: JournalWorldview,
+    claims: Mapping[str, str],
+    caught_up: Callable[[], JournalWorldview],
+) -> JournalWorldview:
+    """Raise :class:`JournalIntegrityError` unless ``claims`` agree with ``view``; the view.
+
+    ``claims`` (digest to owner) were read after the events of ``view``, so
+    every revision of ``view`` must have its claim. A claim without a
+    revision may belong to a writer that appended after ``view`` was read:
+    only then is ``caught_up()`` called, once, to read the log again, and a
+    claim still without its revision is an edit. Returns the view checked.
+    """
+    owners = _owners(view)
+    for digest, coordinate in owners.items():
+        owner = claims.get(digest)
+        if owner != coordinate:
+            raise JournalIntegrityError(
+                f"digest index: {digest} of {coordinate} is claimed by {owner!r}"
+            )
+    unmatched = {digest: owner for digest, owner in claims.items() if digest not in owners}
+    if unmatched:
+        view = caught_up()
+        owners = _owners(view)
+        for digest, owner in unmatched.items():
+            if owners.get(digest) != owner:
+                raise JournalIntegrityError(
+                    f"digest index: {digest} claimed by {owner} has no revision"
+                )
+    return view
+
+
+def _owners(view: JournalWorldview) -> dict[str, str]:
+    return {s.digest: s.coordinate for chain in view.chains.values() for s in chain.stored}

@@ -1,0 +1,98 @@
+"""Loads a Journal's root into its ingestion: the whole root at start, new files on refresh."""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from pathlib import Path
+
+from domain.journal.document import JournalRevision
+from journal.impl.ref.filesystem import JournalFile, scan_root
+from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.publication import JournalPublisher
+from journal.model import RefreshReport
+from projections.journal_chains import JournalWorldview
+
+
+class RootLoader:
+    """Reads one root and ingests what is new; publishes each new worldview.
+
+    Held by the manager, and by the process only until its ``start()``.
+    """
+
+    def __init__(
+        self, root: Path, ingestion: JournalIngestion, publisher: JournalPublisher
+    ) -> None:
+        self._root = root
+        self._ingestion = ingestion
+        self._publisher = publisher
+
+    def load(self) -> None:
+        """Catch up with the log, then ingest every new file of the root in one ingestion.
+
+        The worldview is published only if everything was accepted; the
+        process makes it visible by moving to RUNNING.
+        """
+        self._ingestion.catch_up()
+        new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view))
+        self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
+        self._publisher.publish(self._ingestion.view)
+
+    def refresh(self) -> RefreshReport:
+        """Ingest the root's new files, one atomic ingestion each, publishing after each."""
+        self._publisher.require_running("refresh")
+        accepted = []
+        for file, revision in in_link_order(
+            _parse_new(scan_root(self._root), self._ingestion.view)
+        ):
+            stored, is_new = self._ingestion.ingest(revision, file.path)
+            self._publisher.publish(self._ingestion.view)
+            if is_new:
+                accepted.append(stored)
+        return RefreshReport(tuple(accepted))
+
+
+def _parse_new(
+    files: list[JournalFile], view: JournalWorldview
+) -> list[tuple[JournalFile, JournalRevision]]:
+    """Parse the files whose exact bytes are not already accepted at their version."""
+    revisions = []
+    for file in files:
+        chain = view.chain(file.coordinate)
+        known = None if chain is None else chain.digest_at(file.version)
+        if known != str(file.digest):
+            revisions.append((file, file.parse()))
+    return revisions
+
+
+def in_link_order(
+    candidates: list[tuple[JournalFile, JournalRevision]],
+) -> list[tuple[JournalFile, JournalRevision]]:
+    """``candidates`` (in artifact and version order) with each one after the one it cites.
+
+    A file citing another new file is judged after it, as it would be had the
+    cited file been accepted first, so the initial load and a refresh report
+    the same rule whatever order the names sort in. Files that cannot extend
+    what they cite (not later than it) are judged after those that can, as
+    against a root where every other file was accepted. Valid chains keep
+    their chronological order: a successor is later than its predecessor.
+    """
+    position = {str(revision.digest): i for i, (_, revision) in enumerate(candidates)}
+    followers: dict[int, list[tuple[bool, int]]] = defaultdict(list)
+    ready: list[tuple[bool, int]] = []
+    for i, (_, revision) in enumerate(candidates):
+        cited = None if revision.predecessor is None else position.get(str(revision.predecessor))
+        if cited is None:
+            ready.append((False, i))
+        else:
+            stale = revision.version <= candidates[cited][1].version
+            followers[cited].append((stale, i))
+    # Digests are unique and a text cannot cite its own digest: the links form a forest.
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        ordered.append(candidates[i])
+        for follower in followers.pop(i, ()):
+            heapq.heappush(ready, follower)
+    return ordered
