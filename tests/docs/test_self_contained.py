@@ -18,7 +18,7 @@ SCANNED += ["examples", "benchmarks"]
 CITATION = re.compile(
     r"ADR-?\d|§|notes §|storage-spi-notes|eventsourcing-notes|followers-notes|"
     r"transparency-notes|\.\./shared|/work/shared|shared/docs|journal-api\.md|"
-    r"storage-api\.md|architecture\.md|\bseeds?/|the seed\b|\bthe (?:SPI |reference )?notes\b",
+    r"storage-api\.md|architecture\.md|\bseeds?/|\bthe (?:SPI |reference )?notes\b",
     re.IGNORECASE,
 )
 
