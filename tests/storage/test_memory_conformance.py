@@ -11,6 +11,7 @@ from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -46,3 +47,7 @@ class TestInMemoryValidation(StorageValidationContract):
 
 class TestInMemoryValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestInMemoryLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""

@@ -14,6 +14,7 @@ from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -65,3 +66,7 @@ class TestPostgresValidation(StorageValidationContract):
 
 class TestPostgresValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestPostgresLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""

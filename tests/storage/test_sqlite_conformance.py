@@ -12,6 +12,7 @@ from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -52,3 +53,7 @@ class TestSQLiteValidation(StorageValidationContract):
 
 class TestSQLiteValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestSQLiteLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""

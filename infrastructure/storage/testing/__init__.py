@@ -54,6 +54,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
   validation of every handle (§1.2).
 * :class:`StorageValuesContract` — capabilities, the error taxonomy,
   ``DurableRecord`` and entry values (§1.4, §1.14, §1.15).
+* :class:`StorageLifecycleContract` — ``close()`` (every later operation is a
+  ``BackendClosedError``) and scopes closed out of order (``TransactionError``,
+  everything they and their nested scopes wrote rolled back).
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -72,6 +75,7 @@ from infrastructure.storage.testing.declarations import (
     StorageValidationContract,
     StorageValuesContract,
 )
+from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
@@ -84,6 +88,7 @@ class StorageConformanceContract(
     StorageDeclarationContract,
     StorageValidationContract,
     StorageValuesContract,
+    StorageLifecycleContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -94,6 +99,7 @@ __all__ = [
     "StorageConformanceContract",
     "StorageContract",
     "StorageDeclarationContract",
+    "StorageLifecycleContract",
     "StoragePrimitivesContract",
     "StorageTransactionContract",
     "StorageValidationContract",
