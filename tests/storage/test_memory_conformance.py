@@ -12,6 +12,7 @@ from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -51,3 +52,7 @@ class TestInMemoryValues(StorageValuesContract):
 
 class TestInMemoryLifecycle(StorageLifecycleContract):
     """close() and the order in which scopes close."""
+
+
+class TestInMemoryLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

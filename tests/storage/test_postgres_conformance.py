@@ -15,6 +15,7 @@ from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -70,3 +71,7 @@ class TestPostgresValues(StorageValuesContract):
 
 class TestPostgresLifecycle(StorageLifecycleContract):
     """close() and the order in which scopes close."""
+
+
+class TestPostgresLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

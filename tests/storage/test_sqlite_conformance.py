@@ -13,6 +13,7 @@ from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -57,3 +58,7 @@ class TestSQLiteValues(StorageValuesContract):
 
 class TestSQLiteLifecycle(StorageLifecycleContract):
     """close() and the order in which scopes close."""
+
+
+class TestSQLiteLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

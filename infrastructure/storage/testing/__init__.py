@@ -57,6 +57,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 * :class:`StorageLifecycleContract` — ``close()`` (every later operation is a
   ``BackendClosedError``) and scopes closed out of order (``TransactionError``,
   everything they and their nested scopes wrote rolled back).
+* :class:`StorageLimitsContract` — signed 64-bit integers, no NUL or lone
+  surrogate in any text, 512-byte keys and indexed values, 1536-byte index
+  width, payloads nested at most 100 deep, ``check()`` arguments as lists.
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -76,6 +79,7 @@ from infrastructure.storage.testing.declarations import (
     StorageValuesContract,
 )
 from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
+from infrastructure.storage.testing.limits import StorageLimitsContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
@@ -89,6 +93,7 @@ class StorageConformanceContract(
     StorageValidationContract,
     StorageValuesContract,
     StorageLifecycleContract,
+    StorageLimitsContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -100,6 +105,7 @@ __all__ = [
     "StorageContract",
     "StorageDeclarationContract",
     "StorageLifecycleContract",
+    "StorageLimitsContract",
     "StoragePrimitivesContract",
     "StorageTransactionContract",
     "StorageValidationContract",
