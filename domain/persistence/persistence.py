@@ -21,7 +21,7 @@ from infrastructure.storage.opening import open_backend
 
 _T = TypeVar("_T")
 
-# The legacy capability trio the domain facade reports (storage-spi-notes §1.14).
+# The legacy capability trio the domain facade reports beside the SPI's own flags.
 CAPABILITIES: Mapping[str, bool] = MappingProxyType(
     {"atomic_all": True, "atomic_admission": True, "optimistic_revision": True}
 )

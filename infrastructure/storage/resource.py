@@ -28,7 +28,7 @@ _FIELD_WIDTH = {"string": MAX_INDEXED_TEXT_BYTES, "integer": 20, "boolean": 5}
 
 
 class Resource:
-    """A storage resource declaration (see the Storage SPI notes §1.3).
+    """A storage resource declaration: records, streams or blobs, with their rules.
 
     Declarations are validated and deep-copied into read-only structures, so
     later changes to the caller's objects have no effect.

@@ -43,17 +43,16 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 
 * :class:`StoragePrimitivesContract` — records, streams, blobs, guards,
   ``check()``, view expiry, thread binding, root-handle routing, the
-  failed-scope rule (SPI notes §3.1).
+  failed-scope rule.
 * :class:`StorageTransactionContract` — nested savepoints through
   ``with backend.transaction()`` and ``run_in_transaction``, validation before
-  physical work, base exceptions and generators, concurrent writers (§3.2,
-  §1.13).
+  physical work, base exceptions and generators, concurrent writers.
 * :class:`StorageDeclarationContract` — Resource declarations and how a
-  backend resolves them (§3.12, §3.13).
+  backend resolves them.
 * :class:`StorageValidationContract` — scalar, attribute and record
-  validation of every handle (§1.2).
+  validation of every handle.
 * :class:`StorageValuesContract` — capabilities, the error taxonomy,
-  ``DurableRecord`` and entry values (§1.4, §1.14, §1.15).
+  ``DurableRecord`` and entry values.
 * :class:`StorageLifecycleContract` — ``close()`` (every later operation is a
   ``BackendClosedError``) and scopes closed out of order (``TransactionError``,
   everything they and their nested scopes wrote rolled back).
