@@ -32,7 +32,7 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import ConnectionPool, PoolClosed
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
@@ -179,10 +179,11 @@ def _healthy_connection(pool: ConnectionPool[Any]) -> psycopg.Connection[Any]:
     """
     deadline = time.monotonic() + pool.timeout
     while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise PoolTimeout(f"couldn't get a working connection after {pool.timeout:.2f} sec")
         try:
-            connection: psycopg.Connection[Any] = pool.getconn(
-                timeout=max(0.0, deadline - time.monotonic())
-            )
+            connection: psycopg.Connection[Any] = pool.getconn(timeout=remaining)
         except PoolClosed as error:
             raise BackendClosedError("PostgreSQL storage used after close()") from error
         try:
