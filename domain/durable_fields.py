@@ -2,10 +2,11 @@
 
 Wrong types raise ``TypeError`` and bad values ``ValueError``. ``bool`` is
 never accepted as an integer. Text fields give back an exact ``str`` (a
-``StrEnum`` member becomes its value). JSON fields hold only values that
-Canonical JSON v1 can write: ``str``-keyed objects, arrays, strings, safe
-integers (at most 2^53-1 in magnitude), finite floats other than -0.0,
-booleans and ``None``.
+``StrEnum`` member becomes its value); no text holds NUL or a lone
+surrogate. JSON fields hold only values that Canonical JSON v1 can write:
+``str``-keyed objects, arrays, strings, safe integers (at most 2^53-1 in
+magnitude), finite floats other than -0.0, booleans and ``None``, with
+arrays and objects nested at most :data:`MAX_JSON_DEPTH` deep.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_JSON_DEPTH = 100
+"""The deepest nesting of arrays and objects in a JSON field (the outermost counts 1)."""
 
 _Value = TypeVar("_Value")
 _Dataclass = TypeVar("_Dataclass", bound="DataclassInstance")
@@ -38,10 +41,7 @@ def text(value: object, what: str) -> str:
 
 def identifier(value: object, what: str) -> str:
     """Text usable as a storage key or attribute: non-empty, without NUL."""
-    result = text(value, what)
-    if "\0" in result:
-        raise ValueError(f"{what} must not contain NUL")
-    return result
+    return text(value, what)
 
 
 def optional_text(value: object, what: str) -> str | None:
@@ -54,7 +54,9 @@ def optional_text(value: object, what: str) -> str | None:
 
 
 def utf8_text(value: str, what: str) -> str:
-    """An exact ``str`` copy of ``value``, which must encode as UTF-8 (no lone surrogates)."""
+    """An exact ``str`` copy of ``value``, without NUL and valid UTF-8 (no lone surrogates)."""
+    if "\0" in value:
+        raise ValueError(f"{what} must not contain NUL")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -145,19 +147,31 @@ def json_array(value: object, what: str) -> tuple[Any, ...]:
     return result
 
 
-def frozen_json(value: object, what: str) -> Any:
+def frozen_json(value: object, what: str, depth: int = 0) -> Any:
     """A deep read-only copy of a JSON value: objects become read-only mappings, arrays tuples."""
+    if isinstance(value, Mapping | list | tuple):
+        depth = json_depth(depth + 1, what)
     if isinstance(value, Mapping):
         members = {}
         for key, child in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{what}: object keys must be str, got {type(key).__name__}")
             name = utf8_text(key, what)
-            members[name] = frozen_json(child, f"{what}.{name}")
+            members[name] = frozen_json(child, f"{what}.{name}", depth)
         return MappingProxyType(members)
     if isinstance(value, list | tuple):
-        return tuple(frozen_json(child, f"{what}[{index}]") for index, child in enumerate(value))
+        return tuple(
+            frozen_json(child, f"{what}[{index}]", depth) for index, child in enumerate(value)
+        )
     return json_scalar(value, what)
+
+
+def json_depth(depth: int, what: str) -> int:
+    """``depth``, unless it is past :data:`MAX_JSON_DEPTH` (``ValueError``)."""
+    if depth > MAX_JSON_DEPTH:
+        where = what if len(what) <= 60 else what[:60] + "..."
+        raise ValueError(f"{where}: arrays and objects nest deeper than {MAX_JSON_DEPTH}")
+    return depth
 
 
 def json_scalar(value: object, what: str) -> str | int | float | bool | None:

@@ -26,6 +26,7 @@ _TRANSLATIONS: tuple[tuple[type[storage.StorageError], type[errors.PersistenceEr
     (storage.NotFoundError, errors.NotFoundError),
     (storage.SerializationError, errors.SerializationError),
     (storage.TransactionError, errors.TransactionError),
+    (storage.BackendClosedError, errors.BackendClosedError),
     (storage.UnsupportedBackendError, errors.UnsupportedBackendError),
 )
 

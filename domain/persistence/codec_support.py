@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from domain.persistence.errors import SerializationError
-from infrastructure.storage import DurableRecord, RecordEntry, StreamEntry
+from infrastructure.storage import AppendEntry, DurableRecord, RecordEntry, StreamEntry
 from infrastructure.storage import SerializationError as StorageSerializationError
 
 
@@ -211,3 +211,58 @@ def _timestamp(value: object, key: str, label: str) -> datetime | None:
     if parsed.utcoffset() is None:
         raise SerializationError(f"cannot decode {label}: {key} {value!r} has no UTC offset")
     return parsed
+
+
+def written_row(
+    entry: RecordEntry,
+    label: str,
+    *,
+    key: str,
+    revision: int,
+    attributes: Mapping[str, str | int | bool | None],
+    record: DurableRecord,
+) -> RecordEntry:
+    """The store's answer to a write of one row, which must be exactly that row.
+
+    Called inside the write's atomic step: a different answer (another key,
+    revision, attribute or payload) raises ``SerializationError`` and so rolls
+    the write back.
+    """
+    if (entry.key, entry.revision, _typed(entry.attributes), entry.record) != (
+        key,
+        revision,
+        _typed(attributes),
+        record,
+    ):
+        raise SerializationError(
+            f"{label} {key!r}: the store answered the write at revision {revision} with "
+            f"a different row ({entry.key!r} at revision {entry.revision})"
+        )
+    return entry
+
+
+def written_entries(
+    entries: Sequence[StreamEntry],
+    label: str,
+    *,
+    stream: str,
+    expected_head: int,
+    batch: Sequence[AppendEntry],
+) -> Sequence[StreamEntry]:
+    """The store's answer to an append, which must be the batch at the next positions."""
+    answered = [(e.position, e.id, e.record) for e in entries]
+    written = [
+        (expected_head + offset, entry.id, entry.record)
+        for offset, entry in enumerate(batch, start=1)
+    ]
+    if answered != written:
+        raise SerializationError(
+            f"{label} {stream!r}: the store answered the append at position {expected_head} "
+            f"with other entries ({[(p, i) for p, i, _ in answered]})"
+        )
+    return entries
+
+
+def _typed(attributes: Mapping[str, object]) -> dict[str, tuple[type, object]]:
+    # True == 1 in Python; stored attributes must keep their type.
+    return {name: (type(value), value) for name, value in attributes.items()}

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
 from domain.persistence.errors import IntegrityError, SerializationError
 from infrastructure import storage
@@ -33,25 +34,35 @@ class ContentStore:
 
     @at_boundary
     def put(self, data: bytes, *, canonicalization_version: int) -> str:
-        """Store ``data`` once and return its id; the first version value is kept."""
+        """Store ``data`` once and return its id; the first version value is kept.
+
+        The stored blob is checked against the id inside the write's atomic
+        step: an answer that does not match rolls the write back.
+        """
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"content must be bytes, got {type(data).__name__}")
         data = bytes(data)
         identity = content_id(data)
-        try:
-            stored = self._blobs.put_if_absent(
-                key=identity,
-                data=data,
-                attributes={"canonicalization_version": canonicalization_version},
-            )
-        except storage.BlobConflictError as error:
-            raise IntegrityError(f"content {identity} is stored with other bytes") from error
-        _verify(identity, stored.key, stored.data)
-        return identity
+        attributes = arguments.attributes(
+            self._blobs.resource, {"canonicalization_version": canonicalization_version}
+        )
+
+        def write(view: storage.View) -> str:
+            try:
+                stored = view.blobs(CONTENT_RESOURCE).put_if_absent(
+                    key=identity, data=data, attributes=attributes
+                )
+            except storage.BlobConflictError as error:
+                raise IntegrityError(f"content {identity} is stored with other bytes") from error
+            _verify(identity, stored.key, stored.data)
+            return identity
+
+        return self._view.atomic(write)
 
     @at_boundary
     def fetch(self, identity: str) -> bytes:
         """The bytes of ``identity``; ``NotFoundError`` if absent, ``IntegrityError`` if altered."""
+        arguments.content_id(identity)
         blob = self._blobs.fetch(identity)
         _verify(identity, blob.key, blob.data)
         return bytes(blob.data)
@@ -59,11 +70,18 @@ class ContentStore:
     @at_boundary
     def exists(self, identity: str) -> bool:
         """Whether content with that id is stored."""
+        arguments.content_id(identity)
         return self._blobs.exists(identity)
 
     def put_text(self, text: str) -> str:
         """Store UTF-8 text (canonicalization version 1)."""
-        return self.put(text.encode("utf-8"), canonicalization_version=TEXT_CANONICALIZATION)
+        if not isinstance(text, str):
+            raise TypeError(f"text content must be a str, got {type(text).__name__}")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("text content must be valid UTF-8 (lone surrogate)") from None
+        return self.put(data, canonicalization_version=TEXT_CANONICALIZATION)
 
     def put_json(self, value: Any) -> str:
         """Store the Canonical JSON v1 bytes of ``value``."""
@@ -82,12 +100,21 @@ class ContentStore:
             raise IntegrityError(f"content {identity} is not UTF-8 text") from error
 
     def fetch_json(self, identity: str) -> Any:
-        """Content parsed as JSON."""
-        return canonical_json.loads(self.fetch(identity))
+        """Content parsed as JSON; ``SerializationError`` if it is not JSON."""
+        data = self.fetch(identity)
+        try:
+            return canonical_json.loads(data)
+        except ValueError as error:
+            raise SerializationError(f"content {identity} is not JSON: {error}") from error
 
     def fetch_many(self, identities: Iterable[str]) -> Mapping[str, bytes]:
         """Each distinct id's bytes."""
-        return MappingProxyType({i: self.fetch(i) for i in dict.fromkeys(identities)})
+        if isinstance(identities, str | bytes) or not isinstance(identities, Iterable):
+            raise TypeError(
+                f"identities must be an iterable of content ids, got {type(identities).__name__}"
+            )
+        wanted = [arguments.content_id(identity) for identity in identities]
+        return MappingProxyType({i: self.fetch(i) for i in dict.fromkeys(wanted)})
 
 
 def _verify(identity: str, key: str, data: bytes) -> None:

@@ -31,6 +31,10 @@ class TransactionError(PersistenceError):
     """A transaction scope used out of order (closed, failed, other thread)."""
 
 
+class BackendClosedError(PersistenceError):
+    """The Persistence (its storage backend) was used after ``close()``."""
+
+
 class UnsupportedBackendError(PersistenceError):
     """A backend without the required capabilities or resource catalog."""
 

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from domain.persistence import catalog
+from domain.persistence import arguments, catalog
 from domain.persistence.boundary import at_boundary, storage_boundary
 from domain.persistence.errors import (
     NotFoundError,
@@ -118,27 +118,33 @@ class Persistence(Repositories):
 
         An execution hands off by naming its target in
         ``metadata["handoff_target_execution_id"]`` (and its anchor in
-        ``metadata["main_agent_id"]``). A target not stored yet is reported as
-        reserved and pending, or cancelled when the source says
-        ``metadata["handoff_reservation"] == "cancelled"``.
+        ``metadata["main_agent_id"]``); the chain is followed only from a
+        source that is no longer active (a live run has not handed off yet,
+        so its own result is the answer). A target not stored yet is reported
+        as reserved and pending, or cancelled when the source says
+        ``metadata["handoff_reservation"] == "cancelled"``. Metadata that
+        names a target or an anchor with anything but an id is a
+        ``SerializationError``.
         """
+        arguments.key(execution_id, "execution_id")
+        arguments.optional_key(main_agent_id, "main_agent_id")
         current = self.executions.load(execution_id)
         visited = {execution_id}
         while True:
-            anchor = current.metadata.get("main_agent_id")
+            anchor = _metadata_id(current, "main_agent_id")
             if main_agent_id is not None and anchor is not None and anchor != main_agent_id:
                 raise StateConflictError(
                     f"execution {current.execution_id} belongs to the handoff of {anchor}, "
                     f"not {main_agent_id}"
                 )
-            target = current.metadata.get("handoff_target_execution_id")
-            if target is None:
+            target = _metadata_id(current, "handoff_target_execution_id")
+            if target is None or current.is_active:
                 return self.execution_result(current.execution_id)
             if target in visited:
                 raise SerializationError(f"handoff chain loops back to {target}")
-            visited.add(str(target))
+            visited.add(target)
             try:
-                current = self.executions.load(str(target))
+                current = self.executions.load(target)
             except NotFoundError:
                 cancelled = current.metadata.get("handoff_reservation") == "cancelled"
                 return MappingProxyType(
@@ -154,6 +160,19 @@ class Persistence(Repositories):
                         "error": None,
                     }
                 )
+
+
+def _metadata_id(execution: Any, name: str) -> str | None:
+    """An execution id or Agent id an execution's metadata names, or ``None``."""
+    value = execution.metadata.get(name)
+    if value is None:
+        return None
+    try:
+        return arguments.key(value, name)
+    except (TypeError, ValueError) as error:
+        raise SerializationError(
+            f"execution {execution.execution_id}: metadata {name} is not an id: {error}"
+        ) from error
 
 
 def _result(ids: dict[str, Any], run: Any, result: Any, error: Any) -> Mapping[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import catalog
+from domain.persistence import arguments, catalog
 from domain.persistence.boundary import at_boundary
 from domain.persistence.codecs import (
     decode_agent_execution,
@@ -104,6 +104,9 @@ class Repositories:
 
         Holds the Agent's anchor lock; a mismatch is a ``ConflictError`` (never a reload).
         """
+        arguments.key(agent_id, "agent_id")
+        arguments.revision(agent_revision, "agent_revision")
+        arguments.revision(journal_position, "journal_position")
         revision = storage.RevisionIs(catalog.ROOTS, agent_id, agent_revision)
         position = storage.StreamHeadIs(catalog.JOURNAL, agent_id, journal_position)
         try:

@@ -8,7 +8,7 @@ booleans and ``None``. Where Ruby accepts symbols, this domain accepts
 for that string (a ``StrEnum`` member too). Everything else is refused:
 there is no lossy coercion and no generic object serialiser. The result
 must also satisfy Canonical JSON v1 (safe integers, finite floats, no
--0.0, valid UTF-8).
+-0.0, valid UTF-8 without NUL, ``fields`` nested at most 100 deep).
 
 Normal form: plain ``dict``/``list`` containers, exact ``str`` keys and
 text. Snapshots are handed out as deep copies, never shared, so they
@@ -93,19 +93,32 @@ def _snapshot(snapshot: object, *, strict: bool) -> dict[str, Any]:
         raise WorkflowValueError(f"snapshot fields must be a mapping, got {type(fields).__name__}")
     phase = top["phase"]
     return {
-        "fields": _value(fields, "fields", strict=strict),
+        "fields": _value(fields, "fields", strict=strict, depth=0),
         "phase": None if phase is None else _text(phase, "phase", strict=strict),
     }
 
 
-def _value(value: object, path: str, *, strict: bool) -> Any:
-    if isinstance(value, dict if strict else Mapping):
+def _value(value: object, path: str, *, strict: bool, depth: int) -> Any:
+    mapping = isinstance(value, dict if strict else Mapping)
+    sequence = isinstance(value, list) or (not strict and isinstance(value, tuple))
+    if mapping or sequence:
+        try:
+            depth = f.json_depth(depth + 1, path)
+        except ValueError as error:
+            raise WorkflowValueError(str(error)) from None
+    if mapping:
+        assert isinstance(value, Mapping)
         return _members(
-            value, path, strict=strict, convert=lambda child, at: _value(child, at, strict=strict)
+            value,
+            path,
+            strict=strict,
+            convert=lambda child, at: _value(child, at, strict=strict, depth=depth),
         )
-    if isinstance(value, list) or (not strict and isinstance(value, tuple)):
+    if sequence:
+        assert isinstance(value, list | tuple)
         return [
-            _value(child, f"{path}[{index}]", strict=strict) for index, child in enumerate(value)
+            _value(child, f"{path}[{index}]", strict=strict, depth=depth)
+            for index, child in enumerate(value)
         ]
     if isinstance(value, str | enum.Enum):
         return _text(value, path, strict=strict)

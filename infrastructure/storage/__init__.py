@@ -18,6 +18,7 @@ from infrastructure.storage.entries import (
     StreamEntry,
 )
 from infrastructure.storage.errors import (
+    BackendClosedError,
     BlobConflictError,
     ConditionFailedError,
     ConflictError,
@@ -30,6 +31,7 @@ from infrastructure.storage.errors import (
 )
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.resource import Resource
+from infrastructure.storage.transient import is_transient
 from infrastructure.storage.view import Blobs, Records, Streams, View
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "UNCHECKED",
     "AppendEntry",
     "Backend",
+    "BackendClosedError",
     "BlobConflictError",
     "BlobEntry",
     "Blobs",
@@ -60,6 +63,7 @@ __all__ = [
     "UniqueConstraintError",
     "UnsupportedBackendError",
     "View",
+    "is_transient",
     "open_backend",
     "validate_capabilities",
 ]

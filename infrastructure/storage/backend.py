@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from infrastructure.storage.driver import Context, StorageDriver
-from infrastructure.storage.errors import TransactionError, UnsupportedBackendError
+from infrastructure.storage.errors import (
+    BackendClosedError,
+    TransactionError,
+    UnsupportedBackendError,
+)
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.view import View
 
@@ -39,19 +43,45 @@ REQUIRED_CAPABILITIES: Mapping[str, Any] = MappingProxyType(
 
 
 class Scope:
-    """One open transaction or savepoint of a backend, owned by one thread."""
+    """One open transaction or savepoint of a backend, owned by one thread.
 
-    def __init__(self, context: Context, parent: Scope | None) -> None:
+    ``manager`` is the driver's context manager for it: the backend exits it
+    (commit or roll back) when the scope closes. A scope is ``abandoned``
+    when an enclosing scope closed first and rolled it back with itself.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        context: Context,
+        parent: Scope | None,
+        manager: AbstractContextManager[Context],
+    ) -> None:
+        self.backend = backend
         self.context = context
         self.parent = parent
+        self.manager = manager
         self.thread = threading.get_ident()
         self.closed = False
         self.failed = False
+        self.abandoned = False
 
     def ensure_usable(self) -> None:
-        """Raise ``TransactionError`` unless this scope may run an operation now."""
+        """Raise ``BackendClosedError`` or ``TransactionError`` unless usable now.
+
+        A closed backend also fails the scope, so it rolls back even if the
+        caller swallows the error.
+        """
+        if self.backend.closed:
+            self.failed = True
+            self.backend.ensure_open()
         if self.thread != threading.get_ident():
             raise TransactionError("transaction view used from another thread")
+        if self.abandoned:
+            raise TransactionError(
+                "transaction view used after its scope was rolled back: an enclosing "
+                "scope closed before it"
+            )
         if self.closed:
             raise TransactionError("transaction view used after its scope closed")
         if self.failed:
@@ -78,6 +108,7 @@ class Backend:
         self._driver = driver
         self._local = threading.local()
         self._root = View(self, None)
+        self._closed = False
 
     @property
     def resources(self) -> Mapping[str, Resource]:
@@ -100,8 +131,25 @@ class Backend:
         return self._driver
 
     def close(self) -> None:
-        """Release the driver's connections."""
+        """Take no more work and release the driver's connections (idempotent).
+
+        Every later operation, through the root view or a view of a scope
+        still open on any thread, raises ``BackendClosedError``. A
+        transaction another thread is running is not cut short: its
+        connection is released when it ends.
+        """
+        self._closed = True
         self._driver.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def ensure_open(self) -> None:
+        """Raise ``BackendClosedError`` after :meth:`close`."""
+        if self._closed:
+            raise BackendClosedError("storage backend used after close()")
 
     @contextmanager
     def transaction(self) -> Iterator[View]:
@@ -110,21 +158,24 @@ class Backend:
         Leaving the block normally commits; any exception rolls back and
         propagates unchanged. A scope failed by an operation rolls back and
         raises ``TransactionError`` even if the block swallowed the error.
+        Scopes close innermost first: closing one while a scope nested in it
+        is still open (two generators each holding one) raises
+        ``TransactionError`` and rolls back both.
         """
         stack = self._stack()
         parent = stack[-1] if stack else None
         if parent is not None:
             parent.ensure_usable()
-        with self._driver.transaction(None if parent is None else parent.context) as context:
-            scope = Scope(context, parent)
-            stack.append(scope)
-            try:
-                yield View(self, scope)
-                if scope.failed:
-                    raise TransactionError("transaction rolled back: an operation in it failed")
-            finally:
-                scope.closed = True
-                stack.pop()
+        self.ensure_open()
+        manager = self._driver.transaction(None if parent is None else parent.context)
+        scope = Scope(self, manager.__enter__(), parent, manager)
+        stack.append(scope)
+        try:
+            yield View(self, scope)
+        except BaseException as error:
+            _close(stack, scope, error)
+            raise
+        _close(stack, scope, None)
 
     def run_in_transaction(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` inside one transaction; returns its value."""
@@ -163,6 +214,54 @@ class Backend:
         if stack is None:
             stack = self._local.stack = []
         return stack
+
+
+def _close(stack: list[Scope], scope: Scope, error: BaseException | None) -> None:
+    """End ``scope``: commit it, or roll it back when ``error`` is set or it failed."""
+    if scope.abandoned:
+        # An enclosing scope closed first and already rolled this one back.
+        scope.closed = True
+        if error is None:
+            raise TransactionError(
+                "transaction scope was rolled back when an enclosing scope closed before it; "
+                "nothing it wrote was committed"
+            )
+        return
+    if stack[-1] is not scope:
+        nested = stack[stack.index(scope) + 1 :]
+        del stack[stack.index(scope) :]
+        failure = TransactionError(
+            f"transaction scopes close innermost first: a scope closed while {len(nested)} "
+            "scope(s) nested in it were still open; all of them were rolled back"
+        )
+        for inner in nested:
+            inner.abandoned = inner.closed = True
+        scope.closed = True
+        _roll_back([*reversed(nested), scope], failure)
+        raise failure
+    stack.pop()
+    scope.closed = True
+    if error is not None:
+        scope.manager.__exit__(type(error), error, error.__traceback__)
+    elif scope.failed:
+        failure = TransactionError("transaction rolled back: an operation in it failed")
+        _roll_back([scope], failure)
+        raise failure
+    else:
+        scope.manager.__exit__(None, None, None)
+
+
+def _roll_back(scopes: Sequence[Scope], failure: TransactionError) -> None:
+    """Roll back each scope, innermost first; a rollback that itself fails is raised."""
+    problem: BaseException | None = None
+    for scope in scopes:
+        try:
+            scope.manager.__exit__(TransactionError, failure, None)
+        except BaseException as raised:
+            if raised is not failure and problem is None:
+                problem = raised
+    if problem is not None:
+        raise problem
 
 
 def validate_capabilities(backend: Any) -> None:

@@ -1,4 +1,10 @@
-"""Canonical JSON v1: JSON-native values, JCS member order and number form, no whitespace."""
+"""Canonical JSON v1: JSON-native values, JCS member order and number form, no whitespace.
+
+This project's profile adds two limits that every backend relies on: no
+string (member names included) contains NUL, and values nest at most
+:data:`MAX_DEPTH` arrays and objects deep, so writing and parsing never run
+out of stack.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +15,50 @@ from typing import Any
 
 VERSION = 1
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_DEPTH = 100
+"""The deepest nesting of arrays and objects (the outermost counts 1)."""
 
 
 def dumps(value: Any) -> str:
     """The canonical text of ``value``; ``ValueError``/``TypeError`` if it is not JSON-native."""
     parts: list[str] = []
-    _write(value, parts, "$")
+    _write(value, parts, "$", 0)
     return "".join(parts)
 
 
 def loads(text: str | bytes) -> Any:
-    """An ordinary JSON parse."""
-    return json.loads(text)
+    """A JSON parse; ``ValueError`` for text that is not JSON (``NaN`` included) or nests
+    deeper than :data:`MAX_DEPTH`."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"JSON nests deeper than {MAX_DEPTH}") from None
+    if _depth(value) > MAX_DEPTH:
+        raise ValueError(f"JSON nests deeper than {MAX_DEPTH}")
+    return value
 
 
-def _write(value: Any, out: list[str], path: str) -> None:
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in parsed JSON (iterative: no recursion limit)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:
+            pending.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _write(value: Any, out: list[str], path: str, depth: int) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -40,19 +75,27 @@ def _write(value: Any, out: list[str], path: str) -> None:
         _check_text(value, path)
         out.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, list | tuple):
+        _check_depth(depth + 1, path)
         out.append("[")
         for index, item in enumerate(value):
             if index:
                 out.append(",")
-            _write(item, out, f"{path}[{index}]")
+            _write(item, out, f"{path}[{index}]", depth + 1)
         out.append("]")
     elif isinstance(value, dict):
-        _write_object(value, out, path)
+        _check_depth(depth + 1, path)
+        _write_object(value, out, path, depth + 1)
     else:
         raise TypeError(f"{path}: {type(value).__name__} is not a JSON-native value")
 
 
-def _write_object(value: dict[Any, Any], out: list[str], path: str) -> None:
+def _check_depth(depth: int, path: str) -> None:
+    if depth > MAX_DEPTH:
+        where = path if len(path) <= 60 else path[:60] + "..."
+        raise ValueError(f"{where}: arrays and objects nest deeper than {MAX_DEPTH}")
+
+
+def _write_object(value: dict[Any, Any], out: list[str], path: str, depth: int) -> None:
     for key in value:
         if not isinstance(key, str):
             raise TypeError(f"{path}: object keys must be str, got {type(key).__name__}")
@@ -64,11 +107,13 @@ def _write_object(value: dict[Any, Any], out: list[str], path: str) -> None:
             out.append(",")
         out.append(json.dumps(key, ensure_ascii=False))
         out.append(":")
-        _write(value[key], out, f"{path}.{key}")
+        _write(value[key], out, f"{path}.{key}", depth)
     out.append("}")
 
 
 def _check_text(text: str, path: str) -> None:
+    if "\0" in text:
+        raise ValueError(f"{path}: string contains NUL")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

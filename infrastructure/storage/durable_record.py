@@ -7,12 +7,17 @@ from typing import Any
 
 from infrastructure.storage import canonical_json
 from infrastructure.storage.errors import SerializationError
+from infrastructure.storage.scalars import validate_name
 
 _FORMAT_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 
 
 class DurableRecord:
     """``record_type``, ``format_version`` (``"<int>.<int>"``) and a Canonical-JSON payload.
+
+    The record type is text without NUL; the payload is a JSON object that
+    Canonical JSON v1 can write (no NUL in any string, nested at most 100
+    deep). Anything else is a ``SerializationError``.
 
     Immutable: the payload is kept as its canonical text, and ``payload``
     returns a fresh copy on every access, so no caller can change what is
@@ -25,8 +30,10 @@ class DurableRecord:
     _payload_json: str
 
     def __init__(self, record_type: Any, format_version: Any, payload: Any) -> None:
-        if not isinstance(record_type, str) or not record_type:
-            raise SerializationError(f"record_type must be a non-empty str, got {record_type!r}")
+        try:
+            validate_name(record_type, "record_type")
+        except (TypeError, ValueError) as error:
+            raise SerializationError(str(error)) from None
         if not isinstance(format_version, str) or not _FORMAT_VERSION.fullmatch(format_version):
             raise SerializationError(
                 f"format_version must look like '0.1' (no leading zeros), got {format_version!r}"

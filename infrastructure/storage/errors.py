@@ -46,5 +46,9 @@ class TransactionError(StorageError):
     """A view used out of its scope: closed, failed, or on another thread."""
 
 
+class BackendClosedError(StorageError):
+    """An operation on a backend after ``close()``: the backend takes no more work."""
+
+
 class UnsupportedBackendError(StorageError):
     """A backend or resource set that does not satisfy the SPI."""

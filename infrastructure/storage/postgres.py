@@ -9,9 +9,13 @@ so all writes under one anchor serialise while other anchors proceed.
 
 Nothing is retried or relabelled: a dropped connection, a deadlock or an
 unknown commit outcome surfaces as the raw ``psycopg`` error. A connection
-that broke is discarded when its scope ends, and the pool checks each
-connection it hands out (``ConnectionPool.check_connection``), so the next
-transaction gets a healthy one.
+that broke is discarded when its scope ends, and every transaction checks
+the connection it takes (an empty query) before using it: a dead one goes
+back to the pool, which replaces it, and the next idle one is tried at once.
+(The pool's own ``check=`` hook is not used: after a failed check it sleeps
+with exponential backoff, 1 s, 2 s, 4 s, ..., before looking again, so a
+burst of dropped connections stalled every writer for seconds while fresh
+connections sat idle in the pool.)
 
 URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
 (parsed by :mod:`infrastructure.log.urls`); the pool holds ``pool_size`` to
@@ -20,6 +24,7 @@ URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_ov
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,16 +32,19 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
-from infrastructure.storage.errors import UnsupportedBackendError
+from infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
+
+DEFAULT_POOL_TIMEOUT = 30.0
+"""Seconds a transaction waits for a pooled connection before ``psycopg_pool.PoolTimeout``."""
 
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
 _DDL_LOCK = 0x6E656E6A696D5354
@@ -82,9 +90,10 @@ class PostgresSettings:
 class PostgresDriver(SqlDriver):
     """A connection pool on one database; every table lives in one schema."""
 
-    def __init__(self, settings: PostgresSettings) -> None:
+    def __init__(self, settings: PostgresSettings, pool_timeout: float) -> None:
         super().__init__(PostgresDialect(settings.schema))
         self.settings = settings
+        self._pool_timeout = pool_timeout
         self._pool: ConnectionPool | None = None
 
     @contextmanager
@@ -93,10 +102,17 @@ class PostgresDriver(SqlDriver):
             with outer.connection.transaction():
                 yield outer.nested()
             return
-        if self._pool is None:
-            raise UnsupportedBackendError("PostgreSQL driver used before open() or after close()")
-        with self._pool.connection() as connection, connection.transaction():
-            yield Session(connection, self.dialect)
+        pool = self._pool
+        if pool is None:
+            raise BackendClosedError("PostgreSQL storage used before open() or after close()")
+        connection = _healthy_connection(pool)
+        try:
+            with connection.transaction():
+                yield Session(connection, self.dialect)
+        finally:
+            # A broken connection is discarded and replaced by the pool; one
+            # returned to a closed pool is closed.
+            pool.putconn(connection)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -109,9 +125,15 @@ class PostgresDriver(SqlDriver):
             settings.conninfo,
             min_size=settings.pool_size,
             max_size=settings.pool_size + settings.max_overflow,
-            kwargs={"autocommit": True},  # transactions are explicit conn.transaction() blocks
+            timeout=self._pool_timeout,
+            # Transactions are explicit conn.transaction() blocks. The fallback
+            # name (used unless the URL or PGAPPNAME names the application)
+            # tells an administrator which schema a session serves.
+            kwargs={
+                "autocommit": True,
+                "fallback_application_name": f"nenjim-storage:{settings.schema}"[:63],
+            },
             configure=_configure,
-            check=ConnectionPool.check_connection,
             name=f"nenjim-storage-{settings.schema}",
             open=False,
         )
@@ -130,8 +152,14 @@ class PostgresDriver(SqlDriver):
 class PostgresBackend(Backend):
     """Storage SPI 2 on PostgreSQL; the schema is created (idempotently) on open."""
 
-    def __init__(self, resources: Sequence[Resource], url: str) -> None:
-        driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url))
+    def __init__(
+        self,
+        resources: Sequence[Resource],
+        url: str,
+        *,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+    ) -> None:
+        driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url), pool_timeout)
         super().__init__(resources, driver)
         driver.open(tuple(self.resources.values()))
 
@@ -139,6 +167,34 @@ class PostgresBackend(Backend):
     def schema(self) -> str:
         """The schema holding the tables."""
         return self._postgres.settings.schema
+
+
+def _healthy_connection(pool: ConnectionPool[Any]) -> psycopg.Connection[Any]:
+    """A pooled connection that answers; dead ones go back to the pool to be replaced.
+
+    Waits at most the pool's ``timeout`` in all (then ``PoolTimeout``). It
+    never sleeps between tries: a dead connection is returned at once, and
+    the next try takes another idle connection or waits for the fresh one
+    the pool is opening.
+    """
+    deadline = time.monotonic() + pool.timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise PoolTimeout(f"couldn't get a working connection after {pool.timeout:.2f} sec")
+        try:
+            connection: psycopg.Connection[Any] = pool.getconn(timeout=remaining)
+        except PoolClosed as error:
+            raise BackendClosedError("PostgreSQL storage used after close()") from error
+        try:
+            connection.execute("")
+        except psycopg.Error:
+            pool.putconn(connection)
+            continue
+        except BaseException:
+            pool.putconn(connection)
+            raise
+        return connection
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:

@@ -6,13 +6,29 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from infrastructure.storage.scalars import ATTRIBUTE_TYPES, validate_key, validate_value
+from infrastructure.storage.scalars import (
+    ATTRIBUTE_TYPES,
+    MAX_INDEXED_TEXT_BYTES,
+    validate_key,
+    validate_name,
+    validate_value,
+)
 
 KINDS = ("records", "streams", "blobs")
 
+MAX_INDEX_WIDTH = 3 * MAX_INDEXED_TEXT_BYTES
+"""The widest the fields of one index or unique constraint may be, in bytes.
+
+A field counts its widest value as text: a string :data:`MAX_INDEXED_TEXT_BYTES`,
+an integer 20, a boolean 5. With the resource id and the key (at most 512
+bytes each) every index entry then fits PostgreSQL's B-tree limit.
+"""
+
+_FIELD_WIDTH = {"string": MAX_INDEXED_TEXT_BYTES, "integer": 20, "boolean": 5}
+
 
 class Resource:
-    """A storage resource declaration: id, kind, attributes, indexes, unique rules, guard.
+    """A storage resource declaration: records, streams or blobs, with their rules.
 
     Declarations are validated and deep-copied into read-only structures, so
     later changes to the caller's objects have no effect.
@@ -23,6 +39,7 @@ class Resource:
         "guard",
         "id",
         "immutable_attributes",
+        "indexed_attributes",
         "indexes",
         "kind",
         "unique",
@@ -34,6 +51,7 @@ class Resource:
     indexes: Mapping[str, tuple[str, ...]]
     unique: tuple[Mapping[str, Any], ...]
     guard: Mapping[str, str] | None
+    indexed_attributes: frozenset[str]
 
     def __init__(
         self,
@@ -56,6 +74,10 @@ class Resource:
         index_map = _indexes(id, kind, indexes or {}, declared)
         constraints = _unique(id, kind, unique, declared)
         guard_map = _guard(id, kind, guard, declared, immutable)
+        indexed = frozenset(
+            [name for fields in index_map.values() for name in fields]
+            + [name for c in constraints for name in (*c["fields"], *c["where"])]
+        )
         for name, value in (
             ("id", id),
             ("kind", kind),
@@ -64,6 +86,7 @@ class Resource:
             ("indexes", index_map),
             ("unique", constraints),
             ("guard", guard_map),
+            ("indexed_attributes", indexed),
         ):
             object.__setattr__(self, name, value)
 
@@ -82,6 +105,12 @@ class Resource:
     def guard_via(self) -> str | None:
         """``"key"``, ``"stream"`` or the attribute naming the anchor, or ``None``."""
         return None if self.guard is None else self.guard["via"]
+
+    @property
+    def guard_attribute(self) -> str | None:
+        """The attribute whose value names a record's anchor (a records guard not via its key)."""
+        via = self.guard_via
+        return via if self.kind == "records" and via not in (None, "key") else None
 
     @property
     def is_self_anchored(self) -> bool:
@@ -107,8 +136,16 @@ class Resource:
             name: validate_value(self.attributes[name], value, f"{self.id}.{name}")
             for name, value in values.items()
         }
-        via = self.guard_via
-        if via in result and via not in ("key", "stream"):
+        for name, value in result.items():
+            if isinstance(value, str) and name in self.indexed_attributes:
+                size = len(value.encode("utf-8"))
+                if size > MAX_INDEXED_TEXT_BYTES:
+                    raise ValueError(
+                        f"{self.id}.{name} is indexed and takes {size} bytes of UTF-8; "
+                        f"the limit is {MAX_INDEXED_TEXT_BYTES}"
+                    )
+        via = self.guard_attribute
+        if via is not None and via in result:
             validate_key(result[via], f"{self.id}.{via}")
         return MappingProxyType(result)
 
@@ -134,8 +171,7 @@ def _attributes(owner: str, kind: str, attributes: Any) -> Mapping[str, str]:
         raise ValueError(f"resource {owner}: streams declare no attributes")
     result = {}
     for name, kind_name in attributes.items():
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"resource {owner}: attribute names must be non-empty str")
+        validate_name(name, f"resource {owner}: attribute name")
         if kind_name not in ATTRIBUTE_TYPES:
             raise ValueError(f"resource {owner}: unknown attribute type {kind_name!r}")
         result[name] = kind_name
@@ -167,10 +203,22 @@ def _indexes(
         raise ValueError(f"resource {owner}: only records have indexes")
     result = {}
     for name, fields in indexes.items():
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"resource {owner}: index names must be non-empty str")
+        validate_name(name, f"resource {owner}: index name")
         result[name] = _names(owner, f"index {name}", fields, declared, empty=False)
+        _check_width(owner, f"index {name}", result[name], declared)
     return MappingProxyType(result)
+
+
+def _check_width(
+    owner: str, what: str, fields: tuple[str, ...], declared: Mapping[str, str]
+) -> None:
+    width = sum(_FIELD_WIDTH[declared[name].removeprefix("nullable_")] for name in fields)
+    if width > MAX_INDEX_WIDTH:
+        raise ValueError(
+            f"resource {owner}: {what} may take {width} bytes at its widest; the limit is "
+            f"{MAX_INDEX_WIDTH} (a string counts {MAX_INDEXED_TEXT_BYTES}, an integer 20, "
+            "a boolean 5)"
+        )
 
 
 def _unique(
@@ -188,11 +236,12 @@ def _unique(
                 f"resource {owner}: a unique constraint is a mapping with exactly "
                 "name, fields and where"
             )
-        name = constraint["name"]
-        if not isinstance(name, str) or not name or name in names:
-            raise ValueError(f"resource {owner}: constraint names must be distinct non-empty str")
+        name = validate_name(constraint["name"], f"resource {owner}: constraint name")
+        if name in names:
+            raise ValueError(f"resource {owner}: constraint name {name!r} is declared twice")
         names.add(name)
         fields = _names(owner, f"unique {name}", constraint["fields"], declared, empty=False)
+        _check_width(owner, f"unique {name}", fields, declared)
         where = constraint["where"]
         if not isinstance(where, Mapping):
             raise ValueError(f"resource {owner}: unique {name}: where must be a mapping")
@@ -226,6 +275,7 @@ def _guard(
     if not isinstance(anchor, str) or not isinstance(via, str):
         raise ValueError(f"resource {owner}: guard resource and via must be str")
     validate_key(anchor, "guard resource")
+    validate_name(via, f"resource {owner}: guard via")
     if kind == "blobs":
         raise ValueError(f"resource {owner}: blobs cannot have a guard")
     if kind == "streams" and via != "stream":

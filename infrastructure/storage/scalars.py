@@ -1,12 +1,31 @@
-"""Validation of the SPI's scalars: keys, revisions, limits and attribute values.
+"""Validation of the SPI's scalars: keys, names, revisions, limits and attribute values.
 
 Every check runs before any physical work, so a bad argument never fails a
-transaction scope.
+transaction scope, and every backend refuses exactly the same values:
+
+- integers (revisions, positions, heads, limits, integer attributes) fit a
+  signed 64-bit integer, what SQLite and PostgreSQL store;
+- text (keys, names, attribute values) is a ``str`` without NUL that
+  encodes as UTF-8 (no lone surrogates);
+- a key (record key, stream name, entry id, blob key, resource id, cursor)
+  takes at most :data:`MAX_KEY_BYTES` bytes of UTF-8, and a string value an
+  index or unique constraint covers at most :data:`MAX_INDEXED_TEXT_BYTES`,
+  so every index entry fits PostgreSQL's B-tree limit (about 2.7 KB).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+MIN_INTEGER = -(2**63)
+MAX_INTEGER = 2**63 - 1
+"""Every stored integer is a signed 64-bit integer."""
+
+MAX_KEY_BYTES = 512
+"""The longest key, in bytes of UTF-8."""
+
+MAX_INDEXED_TEXT_BYTES = 512
+"""The longest string value of an indexed or constrained attribute, in bytes of UTF-8."""
 
 ATTRIBUTE_TYPES = frozenset(
     {"string", "integer", "boolean", "nullable_string", "nullable_integer", "nullable_boolean"}
@@ -14,35 +33,61 @@ ATTRIBUTE_TYPES = frozenset(
 
 
 def validate_key(value: Any, what: str = "key") -> str:
-    """A non-empty ``str`` without NUL that encodes as UTF-8."""
+    """A non-empty ``str`` without NUL, valid UTF-8 of at most :data:`MAX_KEY_BYTES` bytes."""
+    text = validate_name(value, what)
+    size = len(text.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise ValueError(f"{what} takes {size} bytes of UTF-8; the limit is {MAX_KEY_BYTES}")
+    return text
+
+
+def validate_name(value: Any, what: str) -> str:
+    """A non-empty ``str`` without NUL that encodes as UTF-8 (a declared name)."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if not value:
         raise ValueError(f"{what} must not be empty")
+    return validate_text(value, what)
+
+
+def validate_text(value: str, what: str) -> str:
+    """``value`` if it has no NUL and encodes as UTF-8 (no lone surrogates)."""
     if "\0" in value:
         raise ValueError(f"{what} must not contain NUL")
-    _utf8(value, what)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} must be valid UTF-8 (lone surrogate)") from None
+    return value
+
+
+def validate_integer(value: Any, what: str) -> int:
+    """An ``int`` (never a ``bool``) that fits a signed 64-bit integer."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if not MIN_INTEGER <= value <= MAX_INTEGER:
+        raise ValueError(f"{what} {value} does not fit a signed 64-bit integer")
     return value
 
 
 def validate_revision(value: Any, what: str = "revision") -> int:
-    """An ``int`` (never a ``bool``) that is at least 0."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{what} must be >= 0, got {value}")
-    return value
+    """An ``int`` (never a ``bool``) from 0 to :data:`MAX_INTEGER`."""
+    number = validate_integer(value, what)
+    if number < 0:
+        raise ValueError(f"{what} must be >= 0, got {number}")
+    return number
 
 
-def validate_limit(value: Any) -> int | None:
-    """``None`` (no limit) or an ``int`` above 0."""
+def validate_limit(value: Any, what: str = "limit") -> int | None:
+    """``None`` (no limit) or an ``int`` from 1 to :data:`MAX_INTEGER`."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"limit must be an int or None, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"limit must be > 0, got {value}")
-    return value
+        raise TypeError(f"{what} must be an int or None, got {type(value).__name__}")
+    number = validate_integer(value, what)
+    if number <= 0:
+        raise ValueError(f"{what} must be > 0, got {number}")
+    return number
 
 
 def validate_value(kind: str, value: Any, what: str) -> str | int | bool | None:
@@ -55,21 +100,9 @@ def validate_value(kind: str, value: Any, what: str) -> str | int | bool | None:
     if base == "string":
         if not isinstance(value, str):
             raise TypeError(f"{what} must be a str, got {type(value).__name__}")
-        if "\0" in value:
-            raise ValueError(f"{what} must not contain NUL")
-        _utf8(value, what)
-        return value
+        return validate_text(value, what)
     if base == "integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{what} must be an int, got {type(value).__name__}")
-        return value
+        return validate_integer(value, what)
     if not isinstance(value, bool):
         raise TypeError(f"{what} must be a bool, got {type(value).__name__}")
     return value
-
-
-def _utf8(value: str, what: str) -> None:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what} must be valid UTF-8 (lone surrogate)") from None

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from infrastructure.log.sqlite_files import enable_wal
 from infrastructure.storage.backend import Backend
+from infrastructure.storage.errors import BackendClosedError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.dialect import SQLiteDialect
@@ -35,6 +36,21 @@ class _Connection(sqlite3.Connection):
     """A connection that can be referenced weakly (the C type cannot)."""
 
 
+class _Lease:
+    """One thread's connection, and whether a transaction is running on it.
+
+    ``lock`` orders the owner's use against ``close()`` from any thread:
+    a connection is closed only while no transaction runs on it.
+    """
+
+    __slots__ = ("__weakref__", "busy", "connection", "lock")
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.lock = threading.Lock()
+        self.busy = False
+
+
 class SQLiteDriver(SqlDriver):
     """Per-thread connections to one SQLite file."""
 
@@ -43,9 +59,11 @@ class SQLiteDriver(SqlDriver):
         self.path = path
         self._busy_timeout = busy_timeout
         self._local = threading.local()
+        self._closed = False
         # Weak: a finished thread's connection is closed when its thread-local
         # slot is collected; close() closes the ones still alive.
-        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+        self._leases: weakref.WeakSet[_Lease] = weakref.WeakSet()
+        self._leases_lock = threading.Lock()
 
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
@@ -53,22 +71,37 @@ class SQLiteDriver(SqlDriver):
             with self._savepoint(outer) as inner:
                 yield inner
             return
-        connection = self._connection()
-        connection.execute("BEGIN IMMEDIATE")
+        lease = self._lease()
         try:
-            yield Session(connection, self.dialect)
-        except BaseException:
-            self._rollback(connection)
-            raise
-        try:
-            connection.execute("COMMIT")
-        except BaseException:
-            self._rollback(connection)
-            raise
+            connection = lease.connection
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield Session(connection, self.dialect)
+            except BaseException:
+                self._rollback(lease)
+                raise
+            try:
+                connection.execute("COMMIT")
+            except BaseException:
+                self._rollback(lease)
+                raise
+        finally:
+            self._release(lease)
 
     def close(self) -> None:
-        for connection in list(self._connections):
-            connection.close()
+        """Close every idle connection now; a busy one is closed by its thread when done.
+
+        Closing a connection while another thread runs a statement on it
+        crashes the process (SQLite frees what the statement still uses), so
+        no connection is ever closed from a thread that is not idle on it.
+        """
+        with self._leases_lock:
+            self._closed = True
+            leases = list(self._leases)
+        for lease in leases:
+            with lease.lock:
+                if not lease.busy:
+                    lease.connection.close()
 
     def _open_schema(self, layout: Layout) -> None:
         with self.transaction(None) as session:  # BEGIN IMMEDIATE serialises openers
@@ -87,34 +120,52 @@ class SQLiteDriver(SqlDriver):
             raise
         inner.connection.execute(f"RELEASE {name}")
 
-    def _connection(self) -> sqlite3.Connection:
-        connection: _Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            # check_same_thread=False only so close() may close every thread's
-            # connection; each is used by the thread that opened it.
-            connection = sqlite3.connect(
-                self.path,
-                timeout=self._busy_timeout,
-                isolation_level=None,
-                check_same_thread=False,
-                factory=_Connection,
-            )
-            enable_wal(connection)
-            # FULL: a committed transaction survives a power loss, not only a crash.
-            connection.execute("PRAGMA synchronous = FULL")
-            self._connections.add(connection)
-            self._local.connection = connection
+    def _lease(self) -> _Lease:
+        """This thread's connection, marked busy; ``BackendClosedError`` after close()."""
+        lease: _Lease | None = getattr(self._local, "lease", None)
+        if lease is None:
+            with self._leases_lock:
+                if self._closed:
+                    raise BackendClosedError(f"SQLite database {self.path} used after close()")
+                lease = self._local.lease = _Lease(self._connect())
+                self._leases.add(lease)
+        with lease.lock:
+            if self._closed:
+                raise BackendClosedError(f"SQLite database {self.path} used after close()")
+            lease.busy = True
+        return lease
+
+    def _release(self, lease: _Lease) -> None:
+        with lease.lock:
+            lease.busy = False
+            if self._closed:
+                lease.connection.close()
+
+    def _connect(self) -> _Connection:
+        # check_same_thread=False only so close() may close the connections of
+        # other threads (never while they use them); each is used by the
+        # thread that opened it.
+        connection = sqlite3.connect(
+            self.path,
+            timeout=self._busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=_Connection,
+        )
+        enable_wal(connection)
+        # FULL: a committed transaction survives a power loss, not only a crash.
+        connection.execute("PRAGMA synchronous = FULL")
         return connection
 
-    def _rollback(self, connection: sqlite3.Connection) -> None:
+    def _rollback(self, lease: _Lease) -> None:
         # The original error is what the caller needs; a connection too broken
         # to roll back is dropped, so the thread's next transaction opens anew.
         try:
-            connection.execute("ROLLBACK")
+            lease.connection.execute("ROLLBACK")
         except sqlite3.Error:
-            self._local.connection = None
-            with suppress(sqlite3.Error):
-                connection.close()
+            self._local.lease = None
+            with lease.lock, suppress(sqlite3.Error):
+                lease.connection.close()
 
 
 class SQLiteBackend(Backend):

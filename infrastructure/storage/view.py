@@ -67,7 +67,7 @@ class View:
         if self._scope is not None:
             self._scope.ensure_usable()
         anchors = self._guard_anchors(guards)
-        resolved = [self._condition(condition) for condition in conditions]
+        resolved = [self._condition(condition) for condition in _ordered(conditions, "conditions")]
         for condition, resource in resolved:
             self._require_coverage(condition, resource, anchors)
 
@@ -87,8 +87,9 @@ class View:
 
         Domain code reads and decodes inside one scope this way; an exception
         raised inside (a decode failure included) fails the scope, as a failed
-        physical operation does. A bound view runs it inline; the root view
-        joins the thread's open scope or opens one for this step.
+        physical operation does, so callers validate their arguments first. A
+        bound view runs it inline; the root view joins the thread's open scope
+        or opens one for this step.
         """
         scope = self._scope or self._backend.current_scope()
         if scope is None:
@@ -130,10 +131,8 @@ class View:
         return handle
 
     def _guard_anchors(self, guards: Any) -> list[tuple[str, str]]:
-        if isinstance(guards, str | bytes) or not isinstance(guards, Sequence):
-            raise TypeError("guards must be a list of GuardRef")
         anchors = []
-        for guard in guards:
+        for guard in _ordered(guards, "guards"):
             if not isinstance(guard, GuardRef):
                 raise TypeError(f"not a GuardRef: {guard!r}")
             resource = self._backend.resolve(guard.resource, "records")
@@ -221,15 +220,12 @@ class _Handle:
         except NotFoundError as error:
             raise NotFoundError(f"guard record not found: {anchor}/{key}") from error
 
-    @property
-    def _guarded_by_attribute(self) -> bool:
-        return self.resource.guard_via not in (None, "key", "stream")
-
     def _anchor_key(self, key: str, attributes: Mapping[str, Any]) -> str | None:
-        via = self.resource.guard_via
-        if via is None:
+        """The anchor a row or stream names: its key or stream name, or its guard attribute."""
+        if self.resource.guard is None:
             return None
-        if via in ("key", "stream"):
+        via = self.resource.guard_attribute
+        if via is None:
             return key
         value = attributes.get(via)
         return None if value is None else str(value)
@@ -300,7 +296,7 @@ class Records(_Handle):
         def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
             # Only an attribute guard needs the stored row to name its anchor (the
             # attribute is immutable); the driver reports a missing row itself.
-            if self._guarded_by_attribute:
+            if self.resource.guard_attribute is not None:
                 current = driver.read_record(ctx, self.resource, key)
                 if current is None:
                     raise NotFoundError(f"record not found: {self.resource.id}/{key}")
@@ -355,15 +351,14 @@ class Records(_Handle):
         """Delete every row equal on ``index``; an attribute guard's anchor must exist."""
         self._view.ensure_usable()
         values = self.resource.index_values(index, equals)
-        via = self.resource.guard_via
-        attribute_guard = via is not None and via not in ("key", "stream")
-        if attribute_guard and via not in values:
+        via = self.resource.guard_attribute
+        if via is not None and via not in values:
             raise ValueError(
                 f"delete_matching on {self.resource.id} must give the guard attribute {via!r}"
             )
 
         def operation(ctx: Context, driver: StorageDriver) -> None:
-            if attribute_guard:
+            if via is not None:
                 self._guard(ctx, driver, self._anchor_key("", values))
             driver.delete_matching_records(ctx, self.resource, values)
 
@@ -390,6 +385,7 @@ class Streams(_Handle):
         if not isinstance(entries, list | tuple):
             raise TypeError(f"entries must be a list, got {type(entries).__name__}")
         batch = tuple(entries)
+        validate_revision(expected_head + len(batch), "the head after this append")
         for entry in batch:
             if not isinstance(entry, AppendEntry):
                 raise SerializationError(f"not an AppendEntry: {type(entry).__name__}")
@@ -463,6 +459,13 @@ class Blobs(_Handle):
         validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         return found is not None
+
+
+def _ordered(values: Any, what: str) -> tuple[Any, ...]:
+    """A list or tuple, copied; sets, generators and mappings have no defined order."""
+    if not isinstance(values, list | tuple):
+        raise TypeError(f"{what} must be a list or tuple, got {type(values).__name__}")
+    return tuple(values)
 
 
 def _durable(record: Any) -> DurableRecord:

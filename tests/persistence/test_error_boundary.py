@@ -140,6 +140,10 @@ def _storage_errors() -> dict[str, tuple[storage.StorageError, type[Exception]]]
             storage.UnsupportedBackendError("injected unsupported"),
             perr.UnsupportedBackendError,
         ),
+        "BackendClosed": (
+            storage.BackendClosedError("injected closed"),
+            perr.BackendClosedError,
+        ),
     }
 
 
@@ -206,6 +210,7 @@ def test_persistence_errors_are_not_storage_errors() -> None:
         perr.SerializationError,
         perr.TransactionError,
         perr.UnsupportedBackendError,
+        perr.BackendClosedError,
         perr.AgentBusyError,
         perr.IntegrityError,
     ]

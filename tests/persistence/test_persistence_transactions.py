@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -723,3 +723,35 @@ def test_a_row_that_does_not_decode_fails_the_transaction(persistence: Persisten
 
     with pytest.raises(perr.TransactionError):
         persistence.run_in_transaction(body)
+
+
+def test_persistence_transactions_closed_out_of_order_commit_nothing(
+    persistence: Persistence,
+) -> None:
+    def holder(workflow: str) -> Iterator[None]:
+        with persistence.transaction() as tx:
+            tx.workflow_states.save(workflow, expected_revision=None, snapshot=_EMPTY)
+            yield
+
+    outer, inner = holder("wf-outer"), holder("wf-inner")
+    next(outer)
+    next(inner)
+    with pytest.raises(perr.TransactionError, match="innermost first"):
+        next(outer)  # leaving the outer block normally would commit
+    with pytest.raises(perr.TransactionError, match="rolled back"):
+        next(inner)
+    assert persistence.workflow_states.load("wf-outer") is None
+    assert persistence.workflow_states.load("wf-inner") is None
+    persistence.workflow_states.save("wf-after", expected_revision=None, snapshot=_EMPTY)
+    assert persistence.workflow_states.load("wf-after") is not None
+
+
+def test_persistence_after_close_raises_backend_closed(persistence: Persistence) -> None:
+    persistence.close()
+    with pytest.raises(perr.BackendClosedError):
+        persistence.agents.load(AGENT)
+    with pytest.raises(perr.BackendClosedError), persistence.transaction():
+        pass
+
+
+_EMPTY: dict[str, Any] = {"fields": {}, "phase": None}

@@ -23,9 +23,11 @@ class TestText:
     def test_text_rules(self) -> None:
         assert f.optional_text("", "x") == ""
         assert f.optional_text(None, "x") is None
-        assert f.text("a\0b", "x") == "a\0b"
+        for check in (f.text, f.optional_text, f.identifier, f.json_scalar):
+            with pytest.raises(ValueError, match="NUL"):
+                check("a\0b", "x")
         with pytest.raises(ValueError, match="NUL"):
-            f.identifier("a\0b", "x")
+            f.json_object({"a\0": 1}, "x")
         with pytest.raises(ValueError, match="empty"):
             f.text("", "x")
         with pytest.raises(ValueError, match="UTF-8"):
@@ -93,6 +95,18 @@ class TestJson:
     def test_safe_extremes(self) -> None:
         assert f.json_scalar(2**53 - 1, "n") == 2**53 - 1
         assert f.json_scalar(0.0, "n") == 0.0
+
+    @pytest.mark.parametrize("depth", [101, 10_000])
+    def test_arrays_and_objects_nest_at_most_100_deep(self, depth: int) -> None:
+        deepest: object = {}
+        for _ in range(99):
+            deepest = [deepest]
+        assert f.json_array(deepest, "a")
+        too_deep: object = {}
+        for _ in range(depth - 1):
+            too_deep = {"k": too_deep}
+        with pytest.raises(ValueError, match="deeper than 100"):
+            f.json_object(too_deep, "m")
 
     def test_containers_must_have_their_kind(self) -> None:
         with pytest.raises(TypeError):

@@ -127,6 +127,7 @@ class TestNormalizeSnapshot:
             float("inf"),
             -0.0,
             "\udc80",
+            "a\0b",
         ],
     )
     def test_values_outside_the_domain_are_refused(self, value: object) -> None:
@@ -139,6 +140,20 @@ class TestNormalizeSnapshot:
 
     def test_error_is_a_value_error(self) -> None:
         assert issubclass(WorkflowValueError, ValueError)
+
+    @pytest.mark.parametrize("depth", [101, 10_000])
+    def test_fields_nest_at_most_100_deep(self, depth: int) -> None:
+        deepest: Any = {}  # 99 levels below "fields": 100 in all
+        for _ in range(98):
+            deepest = [deepest]
+        assert normalize_snapshot({"fields": {"d": deepest}, "phase": None})["fields"]["d"]
+        too_deep: Any = {}
+        for _ in range(depth - 1):
+            too_deep = {"k": too_deep}
+        with pytest.raises(WorkflowValueError, match="deeper than 100"):
+            normalize_snapshot({"fields": too_deep, "phase": None})
+        with pytest.raises(WorkflowValueError, match="deeper than 100"):
+            freeze_snapshot({"fields": too_deep, "phase": None})
 
 
 class TestFreezeSnapshot:

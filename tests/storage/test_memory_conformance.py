@@ -11,6 +11,8 @@ from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -46,3 +48,11 @@ class TestInMemoryValidation(StorageValidationContract):
 
 class TestInMemoryValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestInMemoryLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""
+
+
+class TestInMemoryLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

@@ -14,6 +14,8 @@ from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -65,3 +67,11 @@ class TestPostgresValidation(StorageValidationContract):
 
 class TestPostgresValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestPostgresLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""
+
+
+class TestPostgresLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

@@ -33,6 +33,7 @@ from infrastructure.storage.sql import events, records
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import (
+    CONTENT_BLOBS,
     EXECUTIONS,
     EXECUTIONS_ID,
     FIXTURE_RESOURCES,
@@ -287,6 +288,36 @@ def test_corrupt_stored_rows_are_serialization_errors_that_fail_the_scope(
 
     with pytest.raises(TransactionError):
         read_on_after_a_decode_failure()
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["{not json", "[" * 100_000 + "]" * 100_000],
+    ids=["not JSON", "nested too deep"],
+)
+def test_sqlite_json_columns_that_do_not_parse_are_serialization_errors(
+    tmp_path: Path, stored: str
+) -> None:
+    backend = _open(f"sqlite://{tmp_path / 'storage.db'}")
+    try:
+        executions = backend.view.records(EXECUTIONS)
+        executions.insert(**_active("run"))
+        backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+            key="blob", data=b"x", attributes={"canonicalization_version": 1}
+        )
+        # (SQLite itself refuses such attributes in storage_records: its indexes parse them.)
+        _run(backend, "UPDATE {blobs} SET attributes = ? WHERE key = ?", (stored, "blob"))
+        _run(
+            backend,
+            "UPDATE {events} SET state = ? WHERE originator_id = ?",
+            (stored.encode(), str(events.record_stream(EXECUTIONS_ID, "run"))),
+        )
+        with pytest.raises(SerializationError):
+            backend.view.blobs(CONTENT_BLOBS).fetch("blob")
+        with pytest.raises(SerializationError):
+            executions.history("run")
+    finally:
+        backend.close()
 
 
 # schema ------------------------------------------------------------------------

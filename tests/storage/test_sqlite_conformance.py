@@ -12,6 +12,8 @@ from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageLifecycleContract,
+    StorageLimitsContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -52,3 +54,11 @@ class TestSQLiteValidation(StorageValidationContract):
 
 class TestSQLiteValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
+
+
+class TestSQLiteLifecycle(StorageLifecycleContract):
+    """close() and the order in which scopes close."""
+
+
+class TestSQLiteLimits(StorageLimitsContract):
+    """Integer, text, size and nesting limits, alike on every backend."""

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
+from domain.persistence.codec_support import written_row
 from domain.persistence.errors import (
     AgentBusyError,
     ConflictError,
@@ -59,20 +61,30 @@ class ExecutionRepository(Generic[_E]):
     def create_active(self, execution: _E) -> _E:
         """Admit a new active execution; another active one for the owner → ``AgentBusyError``."""
         codec = self._codec
+        record = codec.encode(execution)  # refuses anything but an execution
+        execution_id = arguments.key(codec.id_of(execution), f"{codec.kind} id")
         if not codec.is_active(execution):
-            raise SerializationError(f"{codec.kind} {codec.id_of(execution)} is not active")
-        record = codec.encode(execution)
-        try:
-            return self._view.atomic(
-                lambda _: codec.decode(
-                    self._records.insert(
-                        key=codec.id_of(execution),
-                        revision=codec.revision_of(execution),
-                        attributes=self._attributes(execution),
-                        record=record,
-                    )
+            raise SerializationError(f"{codec.kind} {execution_id} is not active")
+        revision = codec.revision_of(execution)
+        attributes = arguments.attributes(codec.resource, self._attributes(execution))
+
+        def write(_: storage.View) -> _E:
+            entry = self._records.insert(
+                key=execution_id, revision=revision, attributes=attributes, record=record
+            )
+            return codec.decode(
+                written_row(
+                    entry,
+                    codec.kind,
+                    key=execution_id,
+                    revision=revision,
+                    attributes=attributes,
+                    record=record,
                 )
             )
+
+        try:
+            return self._view.atomic(write)
         except storage.UniqueConstraintError as error:
             if self._is_admission(error):
                 raise AgentBusyError(str(error)) from error
@@ -81,6 +93,7 @@ class ExecutionRepository(Generic[_E]):
     @at_boundary
     def load(self, execution_id: str) -> _E:
         """The stored execution; ``NotFoundError`` if there is none."""
+        arguments.key(execution_id, f"{self._codec.kind} id")
         execution = self._view.atomic(
             lambda _: decoded_or_none(self._records.read(execution_id), self._codec.decode)
         )
@@ -92,9 +105,13 @@ class ExecutionRepository(Generic[_E]):
     def save(self, execution_id: str, *, expected_revision: int, execution: _E) -> _E:
         """CAS to the next revision; reactivating beside an active run → ``AgentBusyError``."""
         codec = self._codec
-        if codec.revision_of(execution) != expected_revision + 1:
+        arguments.key(execution_id, f"{codec.kind} id")
+        arguments.next_revision(expected_revision, "expected_revision")
+        record = codec.encode(execution)  # refuses anything but an execution
+        revision = codec.revision_of(execution)
+        if revision != expected_revision + 1:
             raise ConflictError(
-                f"{codec.kind} {execution_id}: revision {codec.revision_of(execution)} must be "
+                f"{codec.kind} {execution_id}: revision {revision} must be "
                 f"expected_revision + 1 ({expected_revision + 1})"
             )
         if codec.id_of(execution) != execution_id:
@@ -109,20 +126,30 @@ class ExecutionRepository(Generic[_E]):
             )
         active = codec.is_active(execution)
         expected = {"active": True} if codec.active_requires_active and active else {}
-        record = codec.encode(execution)
-        try:
-            return self._view.atomic(
-                lambda _: codec.decode(
-                    self._records.replace(
-                        key=execution_id,
-                        expected_revision=expected_revision,
-                        next_revision=codec.revision_of(execution),
-                        attributes=self._attributes(execution),
-                        record=record,
-                        expected_attributes=expected,
-                    )
+        attributes = arguments.attributes(codec.resource, self._attributes(execution))
+
+        def write(_: storage.View) -> _E:
+            entry = self._records.replace(
+                key=execution_id,
+                expected_revision=expected_revision,
+                next_revision=revision,
+                attributes=attributes,
+                record=record,
+                expected_attributes=expected,
+            )
+            return codec.decode(
+                written_row(
+                    entry,
+                    codec.kind,
+                    key=execution_id,
+                    revision=revision,
+                    attributes=attributes,
+                    record=record,
                 )
             )
+
+        try:
+            return self._view.atomic(write)
         except storage.UniqueConstraintError as error:
             if self._is_admission(error):
                 raise AgentBusyError(str(error)) from error
@@ -131,7 +158,7 @@ class ExecutionRepository(Generic[_E]):
     @at_boundary
     def list_active(self, owner_id: str) -> tuple[_E, ...]:
         """The owner's active executions (at most one)."""
-        equals = {"owner": owner_id, "active": True}
+        equals = self._owner_values(owner_id, active=True)
         return self._view.atomic(
             lambda _: tuple(
                 self._codec.decode(row)
@@ -144,13 +171,14 @@ class ExecutionRepository(Generic[_E]):
         self, owner_id: str, *, after: str | None = None, limit: int = DEFAULT_LIMIT
     ) -> tuple[_E, ...]:
         """Active and terminal executions by ascending id bytes, after an exclusive cursor."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-            raise ValueError(f"limit must be a positive int, got {limit!r}")
+        equals = self._owner_values(owner_id)
+        arguments.optional_key(after, "after")
+        arguments.page_limit(limit)
         return self._view.atomic(
             lambda _: tuple(
                 self._codec.decode(row)
                 for row in self._records.scan(
-                    index="owner", equals={"owner": owner_id}, after=after, limit=limit
+                    index="owner", equals=equals, after=after, limit=limit
                 )
             )
         )
@@ -158,18 +186,19 @@ class ExecutionRepository(Generic[_E]):
     @at_boundary
     def delete(self, execution_id: str) -> None:
         """Delete without a revision check; the owner's root must still exist."""
+        arguments.key(execution_id, f"{self._codec.kind} id")
         self._records.delete(key=execution_id)
 
     @at_boundary
     def delete_for_owner(self, owner_id: str) -> None:
         """Delete every execution of the owner; the owner's root must exist."""
-        self._records.delete_matching(index="owner", equals={"owner": owner_id})
+        self._records.delete_matching(index="owner", equals=self._owner_values(owner_id))
 
     @at_boundary
     def assert_idle(self, owner_id: str) -> bool:
         """True if the owner has no active execution, holding the owner's anchor lock."""
         condition = storage.NoRows(
-            self._codec.resource, "owner_active", {"owner": owner_id, "active": True}
+            self._codec.resource, "owner_active", self._owner_values(owner_id, active=True)
         )
         try:
             return self._view.check(
@@ -184,9 +213,14 @@ class ExecutionRepository(Generic[_E]):
     @at_boundary
     def history(self, execution_id: str) -> tuple[Revision[_E], ...]:
         """Every revision ever stored, oldest first, with the time the log recorded it."""
+        arguments.key(execution_id, f"{self._codec.kind} id")
         return self._view.atomic(
             lambda _: tuple(
                 Revision(entry.revision, self._codec.decode(entry), entry.recorded_at)
                 for entry in self._records.history(execution_id)
             )
         )
+
+    def _owner_values(self, owner_id: str, **more: bool) -> dict[str, Any]:
+        arguments.key(owner_id, "owner id")
+        return {"owner": owner_id, **more}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from domain.agents import HandoffState
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
+from domain.persistence.codec_support import written_row
 from domain.persistence.codecs import (
     decode_handoff_state,
     encode_handoff_state,
@@ -24,6 +26,7 @@ class HandoffStateRepository:
     @at_boundary
     def load(self, main_agent_id: str) -> HandoffState | None:
         """The state, or ``None`` when the anchor is absent."""
+        arguments.key(main_agent_id, "main_agent_id")
         return self._view.atomic(
             lambda _: decoded_or_none(self._records.read(main_agent_id), decode_handoff_state)
         )
@@ -33,7 +36,10 @@ class HandoffStateRepository:
         self, main_agent_id: str, *, expected_revision: int | None, state: HandoffState
     ) -> HandoffState:
         """Insert at 1 (``expected_revision`` None) or replace N with N + 1."""
-        revision = 1 if expected_revision is None else expected_revision + 1
+        arguments.key(main_agent_id, "main_agent_id")
+        expected = arguments.optional_revision(expected_revision, "expected_revision")
+        revision = 1 if expected is None else expected + 1
+        record = encode_handoff_state(state)  # refuses anything but a HandoffState
         if state.main_agent_id != main_agent_id:
             raise SerializationError(
                 f"handoff state of {state.main_agent_id!r} saved under {main_agent_id!r}"
@@ -42,32 +48,42 @@ class HandoffStateRepository:
             raise SerializationError(
                 f"handoff state revision {state.handoff_revision} must be {revision}"
             )
-        record = encode_handoff_state(state)
-        attributes = handoff_state_attributes(state)
-        if expected_revision is None:
-            return self._view.atomic(
-                lambda _: decode_handoff_state(
-                    self._records.insert(
-                        key=main_agent_id, revision=revision, attributes=attributes, record=record
-                    )
+        attributes = arguments.attributes(self._records.resource, handoff_state_attributes(state))
+
+        def write(_: storage.View) -> HandoffState:
+            if expected is None:
+                entry = self._records.insert(
+                    key=main_agent_id, revision=revision, attributes=attributes, record=record
                 )
-            )
-        try:
-            return self._view.atomic(
-                lambda _: decode_handoff_state(
-                    self._records.replace(
+            else:
+                try:
+                    entry = self._records.replace(
                         key=main_agent_id,
-                        expected_revision=expected_revision,
+                        expected_revision=expected,
                         next_revision=revision,
                         attributes=attributes,
                         record=record,
                     )
+                except storage.NotFoundError as error:
+                    raise ConflictError(
+                        f"handoff state of {main_agent_id} does not exist"
+                    ) from error
+            return decode_handoff_state(
+                written_row(
+                    entry,
+                    "handoff state",
+                    key=main_agent_id,
+                    revision=revision,
+                    attributes=attributes,
+                    record=record,
                 )
             )
-        except storage.NotFoundError as error:
-            raise ConflictError(f"handoff state of {main_agent_id} does not exist") from error
+
+        return self._view.atomic(write)
 
     @at_boundary
     def delete(self, main_agent_id: str, *, expected_revision: int) -> None:
         """Checked delete."""
+        arguments.key(main_agent_id, "main_agent_id")
+        arguments.revision(expected_revision, "expected_revision")
         self._records.delete(key=main_agent_id, expected_revision=expected_revision)

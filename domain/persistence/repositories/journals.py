@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.agents import AgentJournalRecord
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
+from domain.persistence.codec_support import written_entries
 from domain.persistence.codecs import decode_journal_record, encode_journal_record
 from domain.persistence.errors import SerializationError
 from infrastructure import storage
@@ -26,8 +28,12 @@ class JournalRepository:
 
         The whole batch is encoded before anything is written.
         """
+        arguments.key(agent_id, "agent_id")
+        arguments.revision(expected_position, "expected_position")
+        batch = arguments.batch(records, "records")
+        arguments.revision(expected_position + len(batch), "the position after this append")
         entries = []
-        for offset, record in enumerate(records, start=1):
+        for offset, record in enumerate(batch, start=1):
             if not isinstance(record, AgentJournalRecord):
                 raise SerializationError(f"not an AgentJournalRecord: {type(record).__name__}")
             if record.agent_id != agent_id:
@@ -37,38 +43,49 @@ class JournalRepository:
                 )
             sequenced = record.with_sequence(expected_position + offset)
             entries.append(storage.AppendEntry(record.record_id, encode_journal_record(sequenced)))
-        return self._view.atomic(
-            lambda _: tuple(
-                decode_journal_record(entry, agent_id=agent_id, sequence=expected_position + offset)
-                for offset, entry in enumerate(
-                    self._streams.append(
-                        stream=agent_id, expected_head=expected_position, entries=entries
-                    ),
-                    start=1,
-                )
+
+        def write(_: storage.View) -> tuple[AgentJournalRecord, ...]:
+            stored = self._streams.append(
+                stream=agent_id, expected_head=expected_position, entries=entries
             )
-        )
+            written_entries(
+                stored,
+                "journal of Agent",
+                stream=agent_id,
+                expected_head=expected_position,
+                batch=entries,
+            )
+            return tuple(
+                decode_journal_record(entry, agent_id=agent_id, sequence=expected_position + offset)
+                for offset, entry in enumerate(stored, start=1)
+            )
+
+        return self._view.atomic(write)
 
     @at_boundary
     def read(
         self, agent_id: str, *, after: int | None = None, limit: int | None = None
     ) -> tuple[AgentJournalRecord, ...]:
         """Records after ``after`` (``None``: from the start), ascending by sequence."""
-        if limit == 0:
+        arguments.key(agent_id, "agent_id")
+        start = 0 if after is None else arguments.revision(after, "after")
+        if arguments.optional_page_limit(limit) == 0:
             return ()  # the domain allows an empty page; storage refuses limit 0
         return self._view.atomic(
             lambda _: tuple(
                 decode_journal_record(entry, agent_id=agent_id)
-                for entry in self._streams.read(stream=agent_id, after=after or 0, limit=limit)
+                for entry in self._streams.read(stream=agent_id, after=start, limit=limit)
             )
         )
 
     @at_boundary
     def head(self, agent_id: str) -> int:
         """The last sequence (0 when empty)."""
+        arguments.key(agent_id, "agent_id")
         return self._streams.head(stream=agent_id)
 
     @at_boundary
     def delete(self, agent_id: str) -> None:
         """Empty the journal; the Agent root must exist."""
+        arguments.key(agent_id, "agent_id")
         self._streams.delete(stream=agent_id)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
+from domain.persistence.codec_support import written_row
 from domain.persistence.errors import ConflictError, NotFoundError, SerializationError
 from infrastructure import storage
 
@@ -48,21 +50,26 @@ class RootRepository(Generic[_R]):
     def create(self, root: _R) -> _R:
         """Insert a new root at its own revision; a duplicate id is a ``ConflictError``."""
         codec = self._codec
-        record = codec.encode(root)
-        return self._view.atomic(
-            lambda _: codec.decode(
-                self._records.insert(
-                    key=codec.id_of(root),
-                    revision=codec.revision_of(root),
-                    attributes={},
-                    record=record,
+        record = codec.encode(root)  # refuses anything but a root (SerializationError)
+        root_id = arguments.key(codec.id_of(root), f"{codec.kind} id")
+        revision = codec.revision_of(root)
+
+        def write(_: storage.View) -> _R:
+            entry = self._records.insert(
+                key=root_id, revision=revision, attributes={}, record=record
+            )
+            return codec.decode(
+                written_row(
+                    entry, codec.kind, key=root_id, revision=revision, attributes={}, record=record
                 )
             )
-        )
+
+        return self._view.atomic(write)
 
     @at_boundary
     def load(self, root_id: str) -> _R:
         """The stored root; ``NotFoundError`` if there is none."""
+        arguments.key(root_id, f"{self._codec.kind} id")
         root = self._view.atomic(
             lambda _: decoded_or_none(self._records.read(root_id), self._codec.decode)
         )
@@ -74,36 +81,46 @@ class RootRepository(Generic[_R]):
     def save(self, root_id: str, *, expected_revision: int, root: _R) -> _R:
         """Replace ``expected_revision`` with ``root``, whose revision must be the next one."""
         codec = self._codec
-        if codec.revision_of(root) != expected_revision + 1:
+        arguments.key(root_id, f"{codec.kind} id")
+        arguments.next_revision(expected_revision, "expected_revision")
+        record = codec.encode(root)  # refuses anything but a root (SerializationError)
+        revision = codec.revision_of(root)
+        if revision != expected_revision + 1:
             raise ConflictError(
-                f"{self._codec.kind} {root_id}: revision {codec.revision_of(root)} must be "
+                f"{codec.kind} {root_id}: revision {revision} must be "
                 f"expected_revision + 1 ({expected_revision + 1})"
             )
         if codec.id_of(root) != root_id:
             raise SerializationError(
-                f"{self._codec.kind} id {codec.id_of(root)!r} does not match {root_id!r}"
+                f"{codec.kind} id {codec.id_of(root)!r} does not match {root_id!r}"
             )
-        record = codec.encode(root)
-        return self._view.atomic(
-            lambda _: codec.decode(
-                self._records.replace(
-                    key=root_id,
-                    expected_revision=expected_revision,
-                    next_revision=codec.revision_of(root),
-                    attributes={},
-                    record=record,
+
+        def write(_: storage.View) -> _R:
+            entry = self._records.replace(
+                key=root_id,
+                expected_revision=expected_revision,
+                next_revision=revision,
+                attributes={},
+                record=record,
+            )
+            return codec.decode(
+                written_row(
+                    entry, codec.kind, key=root_id, revision=revision, attributes={}, record=record
                 )
             )
-        )
+
+        return self._view.atomic(write)
 
     @at_boundary
     def delete(self, root_id: str) -> None:
         """Delete without a revision check (idempotent); children are not cascaded."""
+        arguments.key(root_id, f"{self._codec.kind} id")
         self._records.delete(key=root_id)
 
     @at_boundary
     def history(self, root_id: str) -> tuple[Revision[_R], ...]:
         """Every revision ever stored, oldest first, with the time the log recorded it."""
+        arguments.key(root_id, f"{self._codec.kind} id")
         return self._view.atomic(
             lambda _: tuple(
                 Revision(entry.revision, self._codec.decode(entry), entry.recorded_at)

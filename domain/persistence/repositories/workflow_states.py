@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from domain.persistence import arguments
 from domain.persistence.boundary import at_boundary
+from domain.persistence.codec_support import written_row
 from domain.persistence.codecs import decode_workflow_state, encode_workflow_state
 from domain.persistence.errors import ConflictError
 from domain.persistence.repositories.roots import Revision, decoded_or_none
@@ -23,6 +25,7 @@ class WorkflowStateRepository:
     @at_boundary
     def load(self, workflow_instance_id: str) -> Mapping[str, Any] | None:
         """``None``, or a read-only ``{"snapshot": {...}, "revision": N}`` (a fresh copy)."""
+        arguments.key(workflow_instance_id, "workflow_instance_id")
         state = self._view.atomic(
             lambda _: decoded_or_none(
                 self._records.read(workflow_instance_id),
@@ -44,38 +47,55 @@ class WorkflowStateRepository:
         snapshot: Mapping[str, Any],
     ) -> int:
         """Insert at 1 (``expected_revision`` None) or replace N with N + 1; returns it."""
-        revision = 1 if expected_revision is None else expected_revision + 1
+        arguments.key(workflow_instance_id, "workflow_instance_id")
+        expected = arguments.optional_revision(expected_revision, "expected_revision")
+        revision = 1 if expected is None else expected + 1
         record = encode_workflow_state(
             workflow_instance_id, workflow_revision=revision, snapshot=snapshot
         )
-        if expected_revision is None:
-            self._records.insert(
-                key=workflow_instance_id, revision=revision, attributes={}, record=record
-            )
-            return revision
-        try:
-            self._records.replace(
+
+        def write(_: storage.View) -> int:
+            if expected is None:
+                entry = self._records.insert(
+                    key=workflow_instance_id, revision=revision, attributes={}, record=record
+                )
+            else:
+                try:
+                    entry = self._records.replace(
+                        key=workflow_instance_id,
+                        expected_revision=expected,
+                        next_revision=revision,
+                        attributes={},
+                        record=record,
+                    )
+                except storage.NotFoundError as error:
+                    raise ConflictError(
+                        f"workflow state {workflow_instance_id} is not at revision {expected}: "
+                        "it does not exist"
+                    ) from error
+            written_row(
+                entry,
+                "workflow state",
                 key=workflow_instance_id,
-                expected_revision=expected_revision,
-                next_revision=revision,
+                revision=revision,
                 attributes={},
                 record=record,
             )
-        except storage.NotFoundError as error:
-            raise ConflictError(
-                f"workflow state {workflow_instance_id} is not at revision {expected_revision}: "
-                "it does not exist"
-            ) from error
-        return revision
+            return revision
+
+        return self._view.atomic(write)
 
     @at_boundary
     def delete(self, workflow_instance_id: str, *, expected_revision: int) -> None:
         """Checked delete: a wrong revision or a missing row is a ``ConflictError``."""
+        arguments.key(workflow_instance_id, "workflow_instance_id")
+        arguments.revision(expected_revision, "expected_revision")
         self._records.delete(key=workflow_instance_id, expected_revision=expected_revision)
 
     @at_boundary
     def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
         """Every stored snapshot, oldest first, with the time the log recorded it."""
+        arguments.key(workflow_instance_id, "workflow_instance_id")
         return self._view.atomic(
             lambda _: tuple(
                 Revision(

@@ -27,7 +27,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from infrastructure.storage.errors import UnsupportedBackendError
+from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
 
 _TABLE_NAMES = {
     "events": "storage_events",
@@ -80,8 +80,13 @@ class Dialect(ABC):
         return text
 
     def load_json(self, value: Any) -> Any:
-        """A JSON column's value as Python data."""
-        return json.loads(value) if isinstance(value, str | bytes) else value
+        """A JSON column's value as Python data; ``SerializationError`` if it is not JSON."""
+        if not isinstance(value, str | bytes):
+            return value
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError) as error:
+            raise SerializationError(f"stored JSON column is not JSON: {error!r}") from error
 
     def _placeholders(self, text: str) -> str:
         return text

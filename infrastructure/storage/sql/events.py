@@ -86,8 +86,8 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
     """An event's state; ``SerializationError`` if it is not a JSON object."""
     try:
         value = json.loads(bytes(state))
-    except ValueError as error:
-        raise SerializationError(f"stored event state is not JSON: {error}") from error
+    except (ValueError, RecursionError) as error:
+        raise SerializationError(f"stored event state is not JSON: {error!r}") from error
     if not isinstance(value, dict):
         raise SerializationError("stored event state is not a JSON object")
     return value

@@ -53,6 +53,12 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
   validation of every handle.
 * :class:`StorageValuesContract` — capabilities, the error taxonomy,
   ``DurableRecord`` and entry values.
+* :class:`StorageLifecycleContract` — ``close()`` (every later operation is a
+  ``BackendClosedError``) and scopes closed out of order (``TransactionError``,
+  everything they and their nested scopes wrote rolled back).
+* :class:`StorageLimitsContract` — signed 64-bit integers, no NUL or lone
+  surrogate in any text, 512-byte keys and indexed values, 1536-byte index
+  width, payloads nested at most 100 deep, ``check()`` arguments as lists.
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -71,6 +77,8 @@ from infrastructure.storage.testing.declarations import (
     StorageValidationContract,
     StorageValuesContract,
 )
+from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
+from infrastructure.storage.testing.limits import StorageLimitsContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
@@ -83,6 +91,8 @@ class StorageConformanceContract(
     StorageDeclarationContract,
     StorageValidationContract,
     StorageValuesContract,
+    StorageLifecycleContract,
+    StorageLimitsContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -93,6 +103,8 @@ __all__ = [
     "StorageConformanceContract",
     "StorageContract",
     "StorageDeclarationContract",
+    "StorageLifecycleContract",
+    "StorageLimitsContract",
     "StoragePrimitivesContract",
     "StorageTransactionContract",
     "StorageValidationContract",

@@ -19,6 +19,7 @@ from infrastructure.storage import (
     REQUIRED_CAPABILITIES,
     AppendEntry,
     Backend,
+    BackendClosedError,
     BlobConflictError,
     BlobEntry,
     ConditionFailedError,
@@ -850,12 +851,14 @@ class StorageValuesContract(StorageContract):
             NotFoundError,
             SerializationError,
             TransactionError,
+            BackendClosedError,
             UnsupportedBackendError,
         ):
             assert issubclass(error, StorageError)
             assert issubclass(error, Exception)
-        for unrelated in (NotFoundError, SerializationError, TransactionError):
+        for unrelated in (NotFoundError, SerializationError, TransactionError, BackendClosedError):
             assert not issubclass(unrelated, ConflictError)
+        assert not issubclass(BackendClosedError, TransactionError | UnsupportedBackendError)
         assert not issubclass(StorageError, (ValueError, TypeError))
 
     @pytest.mark.parametrize(
