@@ -9,6 +9,7 @@ from domain.journal.errors import (
     JournalFormatError,
     JournalLayoutError,
     JournalRootError,
+    JournalStoreError,
     JournalValidationError,
     LifecycleError,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "JournalFormatError",
     "JournalLayoutError",
     "JournalRootError",
+    "JournalStoreError",
     "JournalValidationError",
     "LifecycleError",
 ]

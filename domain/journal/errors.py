@@ -107,5 +107,9 @@ class JournalRootError(JournalError):
     """The Journal root is missing, not a directory or unreadable."""
 
 
+class JournalStoreError(JournalError):
+    """The store holds another Journal: a store belongs to one Journal only."""
+
+
 class LifecycleError(JournalError, RuntimeError):
     """The Journal was used out of lifecycle order."""

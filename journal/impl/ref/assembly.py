@@ -9,8 +9,9 @@ from pathlib import Path
 from journal import JournalService, JournalServiceManager
 from journal.component import NenjimProcess
 from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
+from journal.impl.ref.log import JournalLog, name_identity, root_identity
 from journal.impl.ref.manager import ReferenceJournalServiceManager
+from journal.impl.ref.progress import Progress
 from journal.impl.ref.service import JournalAdministration, ReferenceJournal
 from projections.journal_chains import JournalChainsProjection
 
@@ -24,14 +25,34 @@ class JournalAssembly:
     manager: JournalServiceManager
 
 
-def build_journal(root: str | os.PathLike[str], *, store: str | None = None) -> JournalAssembly:
+def build_journal(
+    root: str | os.PathLike[str],
+    *,
+    store: str | None = None,
+    journal: str | None = None,
+    progress: Progress | None = None,
+) -> JournalAssembly:
     """Construct one Journal over ``root`` (normalised to an absolute path, not yet read).
 
-    ``store`` selects the event store by URL; ``None`` keeps it in memory.
+    ``store`` selects the event store by URL; ``None`` means
+    ``$NENJIM_STORE_URL``, else in memory. The store is opened here and
+    belongs to one Journal: ``journal`` names a Journal whose store is shared
+    on purpose (on PostgreSQL its schema is ``journal_<name>`` unless the URL
+    names one); without it the Journal is its root's resolved path. A store
+    holding another Journal raises ``journal.exception.JournalStoreError``. A
+    root that is not an existing directory claims no store: its start fails.
+    ``progress`` is told how a start advances (see ``journal.impl.ref.progress``).
     """
     normalised = Path(os.path.abspath(os.fspath(root)))
-    journal = ReferenceJournal(
-        normalised, JournalIngestion(JournalLog(store), JournalChainsProjection())
+    if journal is not None:
+        identity: str | None = name_identity(journal)
+    elif normalised.is_dir():
+        identity = root_identity(os.path.realpath(normalised))
+    else:
+        identity = None
+    log = JournalLog(store, identity=identity)
+    journal_ = ReferenceJournal(
+        normalised, JournalIngestion(log, JournalChainsProjection()), progress=progress
     )
-    manager = ReferenceJournalServiceManager(normalised, JournalAdministration(journal))
-    return JournalAssembly(service=journal, process=journal, manager=manager)
+    manager = ReferenceJournalServiceManager(normalised, JournalAdministration(journal_))
+    return JournalAssembly(service=journal_, process=journal_, manager=manager)

@@ -15,6 +15,7 @@ from domain.journal.errors import JournalError
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from journal.impl.ref.progress import Progress, silent
 
 _PAGE = 500
 
@@ -38,18 +39,26 @@ class _InconsistencyError(Exception):
     """The first inconsistency found; its message is the report's problem."""
 
 
-def audit_journal_log(store: str | None) -> AuditReport:
-    """Audit the Journal log in ``store`` (a store URL; ``None``: ``$NENJIM_STORE_URL``)."""
-    log = JournalLog(store)
+def audit_journal_log(
+    store: str | None, *, identity: str | None = None, progress: Progress | None = None
+) -> AuditReport:
+    """Audit the Journal log in ``store`` (a store URL; ``None``: ``$NENJIM_STORE_URL``).
+
+    The store must exist and hold a Journal log (``StoreUnavailableError``
+    otherwise: nothing is created); ``identity`` (see ``journal.impl.ref.log``)
+    checks whose it is. ``progress`` is told how many events are read.
+    """
+    log = JournalLog(store, create=False, identity=identity)
     try:
-        return _Audit(log).run()
+        return _Audit(log, progress or silent).run()
     finally:
         log.close()
 
 
 class _Audit:
-    def __init__(self, log: JournalLog) -> None:
+    def __init__(self, log: JournalLog, progress: Progress) -> None:
         self.log = log
+        self.progress = progress
         self.chains: dict[ArtifactCoordinate, JournalChain] = {}
         self.owners: dict[Sha256Digest, ArtifactCoordinate] = {}
         self.events = 0
@@ -67,7 +76,9 @@ class _Audit:
 
     def _events(self) -> None:
         position = 0
+        total = self.log.recorder.max_notification_id() or 0
         while True:
+            self.progress("auditing events", min(position, total), total)
             page = self.log.recorder.select_notifications(
                 start=position, limit=_PAGE, inclusive_of_start=False
             )
@@ -86,6 +97,7 @@ class _Audit:
                     ) from None
                 self._event(notification.id, event)
             if len(page) < _PAGE:
+                self.progress("auditing events", total, total)
                 return
 
     def _event(self, position: int, event: object) -> None:

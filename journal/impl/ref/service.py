@@ -13,6 +13,7 @@ from journal import JournalService
 from journal.component import NenjimProcess
 from journal.impl.ref.filesystem import JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.progress import Progress, silent
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview
 
@@ -28,9 +29,12 @@ class _State(enum.Enum):
 class ReferenceJournal(JournalService, NenjimProcess):
     """Loads its root once on ``start()`` and answers queries from the published view."""
 
-    def __init__(self, root: Path, ingestion: JournalIngestion) -> None:
+    def __init__(
+        self, root: Path, ingestion: JournalIngestion, *, progress: Progress | None = None
+    ) -> None:
         self._root = root
         self._ingestion = ingestion
+        self._progress = progress or silent
         self._state = _State.NEW
         self._lifecycle = threading.Lock()
 
@@ -42,7 +46,7 @@ class ReferenceJournal(JournalService, NenjimProcess):
             self._state = _State.STARTING
         try:
             self._ingestion.catch_up()
-            new = _parse_new(scan_root(self._root), self._ingestion.view)
+            new = _parse_new(scan_root(self._root), self._ingestion.view, self._progress)
             self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
         except BaseException:
             self._state = _State.FAILED
@@ -109,15 +113,17 @@ class ReferenceJournal(JournalService, NenjimProcess):
 
 
 def _parse_new(
-    files: list[JournalFile], view: JournalWorldview
+    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
 ) -> list[tuple[JournalFile, JournalRevision]]:
     """Parse the files whose exact bytes are not already accepted at their version."""
     revisions = []
-    for file in files:
+    for done, file in enumerate(files):
+        progress("reading revision files", done, len(files))
         chain = view.chain(file.coordinate)
         known = None if chain is None else chain.digest_at(file.version)
         if known != str(file.digest):
             revisions.append((file, file.parse()))
+    progress("reading revision files", len(files), len(files))
     return revisions
 
 
