@@ -15,7 +15,7 @@ from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Rec
 from infrastructure.log.claims import Claim
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.sqlite_files import prepare_database_file
-from infrastructure.log.urls import StoreLocation, resolve_store_url
+from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
 
 class _ClaimingRecorder(Protocol):
@@ -88,6 +88,11 @@ class LogApplication(Application[UUID]):
         kind = self.location.kind
         if kind == "memory" and not self._create:
             raise StoreUnavailableError(f"{self.where} is empty: there is no log to read")
+        if kind == "postgresql":
+            # The pool would only report a timeout; one direct connection names the cause.
+            from infrastructure.log.postgres_connect import check_reachable  # noqa: PLC0415
+
+            check_reachable(env[POSTGRES_CONNINFO], self.where)
         if kind != "sqlite":
             return
         path = Path(env["SQLITE_DBNAME"])

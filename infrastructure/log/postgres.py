@@ -23,7 +23,6 @@ from psycopg.sql import SQL, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.postgres_connect import check_reachable
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
@@ -42,10 +41,9 @@ _CONNINFO_KEYWORDS = frozenset({"dbname", "host", "port", "user", "password"})
 class ClaimingPostgresFactory(PostgresFactory):
     """``eventsourcing``'s PostgreSQL factory, connecting with the store URL's full conninfo.
 
-    Every libpq parameter of the URL reaches the connections, and one direct
-    connection is made first, so that an unreachable server, an unknown
-    database or a refused login fails at once with the server's reason
-    rather than as a pool timeout.
+    Every libpq parameter of the URL reaches the connections. (The log
+    application connects once directly before this factory is made, so that
+    a failure names its cause.)
     """
 
     def __init__(self, env: Environment | EnvType | None) -> None:
@@ -54,7 +52,6 @@ class ClaimingPostgresFactory(PostgresFactory):
         pool.conninfo = self.env.get(POSTGRES_CONNINFO) or ""
         keywords = pool.kwargs if isinstance(pool.kwargs, dict) else {}
         pool.kwargs = {k: v for k, v in keywords.items() if k not in _CONNINFO_KEYWORDS}
-        check_reachable(pool.conninfo)
 
     def claiming_recorder(self, name: str) -> ClaimingPostgresApplicationRecorder:
         """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""

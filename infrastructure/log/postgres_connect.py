@@ -14,12 +14,13 @@ import psycopg
 from infrastructure.log.errors import StoreUnavailableError
 
 
-def check_reachable(conninfo: str) -> None:
-    """Connect once with ``conninfo``; ``StoreUnavailableError`` with libpq's reason if not."""
+def check_reachable(conninfo: str, where: str) -> None:
+    """Connect once with ``conninfo``; if that fails, ``StoreUnavailableError`` naming
+    ``where`` (the store as messages show it) and libpq's reason."""
     try:
         psycopg.connect(conninfo, autocommit=True).close()
     except psycopg.Error as error:
-        raise StoreUnavailableError(f"cannot connect to PostgreSQL: {one_line(error)}") from None
+        raise StoreUnavailableError(f"cannot connect to {where}: {one_line(error)}") from None
 
 
 def one_line(error: BaseException) -> str:

@@ -21,6 +21,7 @@ from infrastructure.log.schema import (
     SCHEMA_VERSION,
     check_schema_version,
 )
+from infrastructure.log.sqlite_files import retry_when_locked
 
 
 class ClaimingSQLiteFactory(SQLiteFactory):
@@ -59,7 +60,7 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
         ]
 
     def create_table(self) -> None:
-        super().create_table()
+        retry_when_locked(super().create_table)  # every statement is idempotent
         self._check_version()
 
     def require_table(self) -> None:

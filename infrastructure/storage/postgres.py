@@ -53,6 +53,7 @@ class PostgresSettings:
     pool_size: int
     max_overflow: int
     connect_timeout: float
+    where: str = "PostgreSQL storage"
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSettings:
@@ -70,6 +71,7 @@ class PostgresSettings:
             int(env["POSTGRES_POOL_SIZE"]),
             int(env["POSTGRES_MAX_OVERFLOW"]),
             float(env["POSTGRES_CONNECT_TIMEOUT"]),
+            f"store {location.display}",
         )
 
 
@@ -99,7 +101,7 @@ class PostgresDriver(SqlDriver):
 
     def _open_schema(self, layout: Layout) -> None:
         settings = self.settings
-        check_reachable(settings.conninfo)
+        check_reachable(settings.conninfo, settings.where)
         pool = ConnectionPool(
             settings.conninfo,
             min_size=settings.pool_size,

@@ -60,8 +60,10 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
         copy = shutil.copytree if (PROJECT / name).is_dir() else shutil.copy
         copy(PROJECT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(tmp_path / "dist"), str(source)],
+        [
+            *(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"),
+            *("-w", str(tmp_path / "dist"), str(source)),
+        ],
         check=True,
         capture_output=True,
     )
