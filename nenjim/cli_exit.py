@@ -13,7 +13,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TextIO
 
-from eventsourcing.persistence import PersistenceError
+from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
+from eventsourcing.utils import TopicError
 
 from infrastructure.log import (
     IncompatibleStoreError,
@@ -86,7 +87,7 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return Failure(str(error), "store", EXIT_STORE)
         case JournalError():
             return Failure(str(error), "journal", EXIT_FAILURE)
-        case ProjectionIntegrityError():
+        case ProjectionIntegrityError() | MapperDeserialisationError() | TopicError():
             return Failure(
                 f"the log in the store is inconsistent: {error} (see nenjim journal audit)",
                 "integrity",
