@@ -282,3 +282,14 @@ def test_an_unwritable_store_is_one_line_naming_the_path(
     assert database in err
     assert reason.format(tmp=tmp_path) in err
     assert err.count("\n") == 1
+
+
+def test_a_read_only_working_directory_is_no_problem(
+    sample: Any, no_store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir("/proc")  # nobody, root included, can create a file here
+    assert main(["journal", "verify", str(sample.root)]) == 0
+    assert main(["journal", "show", str(sample.root), WIDGET]) == 0
+    out, err = capsys.readouterr()
+    assert "artifacts: 2, revisions: 3" in out
+    assert err == ""
