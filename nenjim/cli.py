@@ -144,7 +144,11 @@ def build_parser() -> _Parser:
     new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
     add("audit", run.audit, "Re-check every logged revision of an existing store.", _reading())
     projections = groups.add_parser(
-        "projections", help="maintain read models", description="Maintain read models."
+        "projections",
+        help="maintain read models",
+        description="Maintain read models.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     maintenance = projections.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     rebuild = maintenance.add_parser(
