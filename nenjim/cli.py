@@ -181,13 +181,13 @@ def _output() -> _Parser:
     return output
 
 
-def _journal_name(parser: argparse.ArgumentParser) -> None:
+def _journal_name(parser: argparse.ArgumentParser, purpose: str) -> None:
     parser.add_argument(
         "--journal",
         metavar="NAME",
         type=_value(check_journal_name),
-        help="the Journal's name, for a store that several roots share on purpose "
-        "(a lowercase letter, then up to 47 of a-z 0-9 _)",
+        help=f"{purpose} (a lowercase letter, then up to 47 of a-z 0-9 _; "
+        "on PostgreSQL the schema is journal_NAME unless the URL has ?schema=)",
     )
 
 
@@ -200,7 +200,7 @@ def _opening() -> _Parser:
         metavar="URL",
         help=f"event store URL (default: ${STORE_URL_VARIABLE}, else in memory: no file)",
     )
-    _journal_name(opens)
+    _journal_name(opens, "the Journal's name, for a store that several roots share on purpose")
     return opens
 
 
@@ -212,7 +212,7 @@ def _reading() -> _Parser:
         metavar="URL",
         help=f"URL of an existing event store (default: ${STORE_URL_VARIABLE})",
     )
-    _journal_name(reads)
+    _journal_name(reads, "check that the store holds the Journal of this name")
     return reads
 
 
