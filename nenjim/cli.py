@@ -56,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser that raises its usage errors instead of exiting."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}", self.format_usage())
+        raise UsageError(message, prog=self.prog, usage=self.format_usage())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,9 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     except UsageError as error:
-        if not as_json:
-            sys.stderr.write(error.usage)
-        return report(Failure(str(error), error.kind, error.exit_code), as_json=as_json)
+        if as_json:
+            return report(Failure(str(error), error.kind, error.exit_code), as_json=True)
+        sys.stderr.write(error.text())
+        return error.exit_code
     except BaseException as error:  # the last safety net: one line, a documented code
         return report(classify(error, None if store is None else redact(store)), as_json=as_json)
     return code

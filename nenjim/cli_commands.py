@@ -172,8 +172,8 @@ def _existing_store(args: argparse.Namespace) -> str:
     store = chosen_store(args)
     if store is None:
         raise UsageError(
-            f"nenjim {args.group} {args.command}: needs the store to read: "
-            f"--store URL or ${STORE_URL_VARIABLE}"
+            f"needs the store to read: --store URL or ${STORE_URL_VARIABLE}",
+            prog=f"nenjim {args.group} {args.command}",
         )
     return store
 

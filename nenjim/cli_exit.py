@@ -46,8 +46,9 @@ EXIT_CODES_HELP = f"""exit codes:
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
   {EXIT_BROKEN_PIPE}  standard output was closed early (as by `| head`); nothing is printed
 
-Errors are one line on stderr, "nenjim: error: ..."; with --json, one JSON
-object {{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead."""
+Errors are one line on stderr, "nenjim: error: ..." (bad usage: the usage,
+then "PROG: error: ..."); with --json, one JSON object
+{{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead."""
 
 
 class CommandError(Exception):
@@ -60,11 +61,17 @@ class CommandError(Exception):
 
 
 class UsageError(CommandError):
-    """Bad arguments; ``usage`` is the usage text of the (sub)command that refused them."""
+    """Bad arguments, refused by ``prog`` (``nenjim journal show``, ...) with its ``usage``."""
 
-    def __init__(self, message: str, usage: str = "") -> None:
-        super().__init__(message, EXIT_USAGE, "usage")
+    def __init__(self, message: str, *, prog: str = "nenjim", usage: str = "") -> None:
+        super().__init__(f"{prog}: {message}", EXIT_USAGE, "usage")
+        self.prog = prog
+        self.detail = message
         self.usage = usage
+
+    def text(self) -> str:
+        """The report in argparse's own form: the usage, then ``PROG: error: MESSAGE``."""
+        return f"{self.usage}{self.prog}: error: {one_line(self.detail)}\n"
 
 
 @dataclass(frozen=True, slots=True)
