@@ -10,6 +10,7 @@ from domain.journal.errors import (
     JournalIntegrityError,
     JournalLayoutError,
     JournalRootError,
+    JournalStoreError,
     JournalValidationError,
     LifecycleError,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "JournalIntegrityError",
     "JournalLayoutError",
     "JournalRootError",
+    "JournalStoreError",
     "JournalValidationError",
     "LifecycleError",
 ]

@@ -1,62 +1,129 @@
-"""The ``nenjim`` command line: argument parsing and dispatch.
+"""The ``nenjim`` command line: argument parsing, dispatch and the last safety net.
 
 ``nenjim journal verify|digest|log|show|release|new|audit`` and ``nenjim
-projections rebuild``; see ``--help``. Exit
-codes: 0 success, 1 a Journal error or something not found, 2 bad usage.
+projections rebuild``; see ``--help``. Every command takes ``--json``. Exit
+codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
+wrong ends as one line on stderr (one JSON object with ``--json``) and a
+documented code, never as a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import NoReturn, TypeVar
 
-from eventsourcing.persistence import PersistenceError
-
-from infrastructure.log import IncompatibleStoreError, UnsupportedStoreError
-from journal.exception import InvalidValueError, JournalError
+from infrastructure.log.urls import STORE_URL_VARIABLE, redact
+from journal.exception import InvalidValueError
+from journal.impl.ref.log import check_journal_name
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim import cli_commands as run
-from nenjim.cli_commands import EXIT_FAILURE, EXIT_USAGE, CommandError
+from nenjim.cli_commands import chosen_store
+from nenjim.cli_exit import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CODES_HELP,
+    EXIT_USAGE,
+    Failure,
+    UsageError,
+    classify,
+    report,
+)
 
 _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
 
+STORE_HELP = f"""stores:
+  Without --store and ${STORE_URL_VARIABLE}, verify, log, show, release and new
+  work in memory: they create no store and no file (new writes only its
+  draft). A store is always one you name:
+    memory:                        in this process only
+    sqlite:///abs/path.db          an SQLite file (sqlite:relative.db: from the
+                                   working directory)
+    postgresql://user:pw@host:port/db?schema=S&pool_size=N&max_overflow=M
+                                   plus any libpq parameter (sslmode=...,
+                                   connect_timeout=..., application_name=...);
+                                   needs pip install 'nenjim[postgres]'
+  A store belongs to one Journal: the first root that loads into it (its
+  resolved path), or the name given by --journal NAME to every root that
+  shares it on purpose. Another Journal is refused. On PostgreSQL a named
+  Journal lives in schema journal_NAME unless ?schema= says otherwise."""
 
-def main(argv: list[str] | None = None) -> int:
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises its usage errors instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, prog=self.prog, usage=self.format_usage())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``nenjim`` with ``argv`` (default: the process arguments); return the exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in arguments
+    store: str | None = None
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as stop:  # argparse exits for usage errors (2) and --help (0)
+        args = build_parser().parse_args(arguments)
+        store = chosen_store(args)
+        handler: Handler = args.handler
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the safety net
+    except SystemExit as stop:  # --help and --version
         return stop.code if isinstance(stop.code, int) else EXIT_USAGE
-    handler: Handler = args.handler
-    try:
-        return handler(args)
-    except CommandError as error:
-        return _fail(str(error), error.exit_code)
-    except JournalError as error:
-        return _fail(str(error), EXIT_FAILURE)
-    except (UnsupportedStoreError, IncompatibleStoreError, PersistenceError) as error:
-        return _fail(f"store: {error}", EXIT_FAILURE)
+    except BrokenPipeError:
+        return _broken_pipe()
+    except UsageError as error:
+        if as_json:
+            return report(Failure(str(error), error.kind, error.exit_code), as_json=True)
+        sys.stderr.write(error.text())
+        return error.exit_code
+    except BaseException as error:  # the last safety net: one line, a documented code
+        return report(classify(error, None if store is None else redact(store)), as_json=as_json)
+    return code
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _broken_pipe() -> int:
+    # The reader left (`| head`): say nothing, and keep the interpreter's
+    # final flush of stdout from raising again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
+def build_parser() -> _Parser:
     """The full ``nenjim`` argument parser."""
-    parser = argparse.ArgumentParser(prog="nenjim", description="The nenjim command line.")
+    parser = _Parser(
+        prog="nenjim",
+        description="The nenjim command line: inspect Journal roots and their stores.",
+        epilog=f"{STORE_HELP}\n\n{EXIT_CODES_HELP}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"nenjim {_version()}")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True)
     journal = groups.add_parser(
-        "journal", help="inspect a Journal root", description="Inspect a Journal root."
+        "journal",
+        help="inspect a Journal root",
+        description="Inspect a Journal root.",
+        epilog=f"{STORE_HELP}\n\n{EXIT_CODES_HELP}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = journal.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
 
-    def add(
-        name: str, handler: Handler, summary: str, *parents: argparse.ArgumentParser
-    ) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=summary, description=summary, parents=list(parents))
+    def add(name: str, handler: Handler, summary: str, *parents: _Parser) -> _Parser:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            parents=[*parents, output],
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.set_defaults(handler=handler)
         return sub
 
+    output = _output()
     opens, coordinate, selection = _opening(), _coordinate(), _selection()
     add("verify", run.verify, "Load a Journal root; report its artifacts and heads.", opens)
     digest = add("digest", run.digest, "Print the sha256 digest of a file's exact bytes.")
@@ -76,53 +143,98 @@ def build_parser() -> argparse.ArgumentParser:
     )
     new = add("new", run.new, "Draft a successor of the head revision.", opens, coordinate)
     new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
-    audit = add("audit", run.audit, "Re-check every logged revision of a store.")
-    audit.add_argument("--store", metavar="URL", required=True, help="event store URL")
+    add("audit", run.audit, "Re-check every logged revision of an existing store.", _reading())
     projections = groups.add_parser(
-        "projections", help="maintain read models", description="Maintain read models."
+        "projections",
+        help="maintain read models",
+        description="Maintain read models.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     maintenance = projections.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     rebuild = maintenance.add_parser(
         "rebuild",
-        help="Rebuild the Journal chain projection from the log.",
-        description="Rebuild the Journal chain projection from the log.",
+        help="Rebuild the Journal chain projection from the log of an existing store.",
+        description="Rebuild the Journal chain projection from the log of an existing store.",
+        parents=[_reading(), output],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rebuild.add_argument("--store", metavar="URL", required=True, help="event store URL")
     rebuild.set_defaults(handler=run.rebuild)
     return parser
 
 
-def _opening() -> argparse.ArgumentParser:
-    """ROOT and --store, shared by every subcommand that opens a Journal."""
-    opens = argparse.ArgumentParser(add_help=False)
+def _version() -> str:
+    try:
+        return version("nenjim")
+    except PackageNotFoundError:
+        return "(not installed: version unknown)"
+
+
+def _output() -> _Parser:
+    """--json, shared by every subcommand."""
+    output = _Parser(add_help=False)
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help="print stable JSON on stdout; errors as one JSON object on stderr",
+    )
+    return output
+
+
+def _journal_name(parser: argparse.ArgumentParser, purpose: str) -> None:
+    parser.add_argument(
+        "--journal",
+        metavar="NAME",
+        type=_value(check_journal_name),
+        help=f"{purpose} (a lowercase letter, then up to 47 of a-z 0-9 _; "
+        "on PostgreSQL the schema is journal_NAME unless the URL has ?schema=)",
+    )
+
+
+def _opening() -> _Parser:
+    """ROOT, --store and --journal, shared by every subcommand that loads a Journal."""
+    opens = _Parser(add_help=False)
     opens.add_argument("root", metavar="ROOT", help="Journal root directory")
     opens.add_argument(
         "--store",
         metavar="URL",
-        help="event store URL (default: $NENJIM_STORE_URL, else an SQLite file under var/)",
+        help=f"event store URL (default: ${STORE_URL_VARIABLE}, else in memory: no file)",
     )
+    _journal_name(opens, "the Journal's name, for a store that several roots share on purpose")
     return opens
 
 
-def _coordinate() -> argparse.ArgumentParser:
+def _reading() -> _Parser:
+    """--store (which must exist) and --journal, for commands that only read a store."""
+    reads = _Parser(add_help=False)
+    reads.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"URL of an existing event store (default: ${STORE_URL_VARIABLE})",
+    )
+    _journal_name(reads, "check that the store holds the Journal of this name")
+    return reads
+
+
+def _coordinate() -> _Parser:
     """The COORD argument."""
-    coordinate = argparse.ArgumentParser(add_help=False)
+    coordinate = _Parser(add_help=False)
     coordinate.add_argument(
         "coordinate", metavar="COORD", type=_value(ArtifactCoordinate), help="artifact coordinate"
     )
     return coordinate
 
 
-def _selection() -> argparse.ArgumentParser:
-    """--as-of and --json, shared by ``show`` and ``release``."""
-    selection = argparse.ArgumentParser(add_help=False)
+def _selection() -> _Parser:
+    """--as-of, shared by ``show`` and ``release``."""
+    selection = _Parser(add_help=False)
     selection.add_argument(
         "--as-of",
         metavar="V",
         type=_value(JournalVersion),
         help="use the newest revision at or before Journal version V (YYYYMMDDTHHMMSSZ)",
     )
-    selection.add_argument("--json", action="store_true", help="print stable JSON")
     return selection
 
 
@@ -136,8 +248,3 @@ def _value(factory: Callable[[str], _V]) -> Callable[[str], _V]:
             raise argparse.ArgumentTypeError(error.detail) from None
 
     return convert
-
-
-def _fail(message: str, exit_code: int) -> int:
-    print(f"nenjim: error: {message}", file=sys.stderr)
-    return exit_code

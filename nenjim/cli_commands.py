@@ -1,9 +1,15 @@
-"""The ``nenjim journal`` subcommands: each takes parsed arguments and returns an exit code."""
+"""The ``nenjim`` subcommands: each takes parsed arguments and returns an exit code.
+
+Without ``--store`` and ``$NENJIM_STORE_URL`` a command that loads a root
+works in memory: it creates no store and no file (``new`` writes only the
+draft it is asked for). Durable state is always a store the user named.
+``audit`` and ``rebuild`` only read: they refuse a store that does not exist
+or holds no Journal log instead of creating one.
+"""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 from collections.abc import Iterator
@@ -13,49 +19,38 @@ from pathlib import Path
 from infrastructure.log.urls import STORE_URL_VARIABLE
 from journal.impl.ref import JournalAssembly, build_journal
 from journal.impl.ref.audit import audit_journal_log
+from journal.impl.ref.log import name_identity
 from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
-from nenjim.cli_json import dumps, release_json, revision_json
+from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError, UsageError
+from nenjim.cli_json import (
+    dumps,
+    located_release_json,
+    log_json,
+    revision_json,
+    verify_json,
+)
+from nenjim.cli_progress import progress_for
 from nenjim.cli_text import render_log, render_release, render_revision, render_verify
 
-DEFAULT_STORE_DIRECTORY = Path("var")
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
-
-class CommandError(Exception):
-    """A failure to report as one line on stderr, with the exit code to end with."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def store_for(root: str, store: str | None) -> str:
-    """``--store``, else ``$NENJIM_STORE_URL``, else an SQLite file under ``var/`` for ``root``.
-
-    The default file is per root (named by a hash of its absolute path), so
-    two unrelated roots never meet in one log.
-    """
-    chosen = store or os.environ.get(STORE_URL_VARIABLE)
-    if chosen:
-        return chosen
-    absolute = os.path.abspath(root)
-    tag = hashlib.sha256(absolute.encode()).hexdigest()[:12]
-    DEFAULT_STORE_DIRECTORY.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:{DEFAULT_STORE_DIRECTORY / f'journal-{Path(absolute).name}-{tag}.db'}"
+def chosen_store(args: argparse.Namespace) -> str | None:
+    """``--store``, else ``$NENJIM_STORE_URL``, else ``None`` (in memory)."""
+    store: str | None = getattr(args, "store", None)
+    return store or os.environ.get(STORE_URL_VARIABLE) or None
 
 
 @contextmanager
-def open_journal(root: str, store: str | None) -> Iterator[JournalAssembly]:
-    """Build the Journal over ``root``, start it (loading everything), stop it afterwards."""
-    try:
-        assembly = build_journal(root, store=store_for(root, store))
-    except ValueError as error:  # an unusable store URL is a bad argument, not a Journal error
-        raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
+def open_journal(args: argparse.Namespace) -> Iterator[JournalAssembly]:
+    """Build the Journal over ``args.root``, start it (loading everything), stop it afterwards."""
+    assembly = build_journal(
+        args.root,
+        store=chosen_store(args),
+        journal=args.journal,
+        progress=progress_for(sys.stderr),
+    )
     try:
         assembly.process.start()
         yield assembly
@@ -65,10 +60,11 @@ def open_journal(root: str, store: str | None) -> Iterator[JournalAssembly]:
 
 def verify(args: argparse.Namespace) -> int:
     """Load the whole root; report artifacts, revisions and heads."""
-    with open_journal(args.root, args.store) as journal:
+    with open_journal(args) as journal:
         service = journal.service
         chains = [service.revisions(c) for c in sorted(service.coordinates())]
-        print(render_verify(journal.manager.journal_root, chains))
+        root = journal.manager.journal_root
+        _print(dumps(verify_json(root, chains)) if args.json else render_verify(root, chains))
     return EXIT_OK
 
 
@@ -79,31 +75,32 @@ def digest(args: argparse.Namespace) -> int:
         data = path.read_bytes()
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
-    print(Sha256Digest.of_bytes(data))
+    value = str(Sha256Digest.of_bytes(data))
+    _print(dumps({"file": str(path), "digest": value}) if args.json else value)
     return EXIT_OK
 
 
 def log(args: argparse.Namespace) -> int:
     """Print an artifact's chain as a table."""
-    with open_journal(args.root, args.store) as journal:
+    with open_journal(args) as journal:
         chain = journal.service.revisions(args.coordinate)
         if not chain:
             raise _unknown_artifact(args.coordinate, journal)
-        print(render_log(chain))
+        _print(dumps(log_json(chain)) if args.json else render_log(chain))
     return EXIT_OK
 
 
 def show(args: argparse.Namespace) -> int:
     """Print the latest (or as-of) revision of an artifact."""
-    with open_journal(args.root, args.store) as journal:
+    with open_journal(args) as journal:
         revision = _select(journal, args.coordinate, args.as_of)
-        print(dumps(revision_json(revision)) if args.json else render_revision(revision))
+        _print(dumps(revision_json(revision)) if args.json else render_revision(revision))
     return EXIT_OK
 
 
 def release(args: argparse.Namespace) -> int:
     """Print one release of the latest (or as-of) revision of an artifact."""
-    with open_journal(args.root, args.store) as journal:
+    with open_journal(args) as journal:
         revision = _select(journal, args.coordinate, args.as_of)
         found = revision.release(args.version)
         if found is None:
@@ -111,28 +108,41 @@ def release(args: argparse.Namespace) -> int:
                 f"artifact {revision.coordinate} has no release {args.version} "
                 f"in revision {revision.version}"
             )
-        print(dumps(release_json(found)) if args.json else render_release(revision, found))
+        if args.json:
+            _print(dumps(located_release_json(revision, found)))
+        else:
+            _print(render_release(revision, found))
     return EXIT_OK
 
 
 def new(args: argparse.Namespace) -> int:
     """Draft a successor of the head; write it as a new revision file or print it."""
-    with open_journal(args.root, args.store) as journal:
+    with open_journal(args) as journal:
         head = journal.service.latest(args.coordinate)
         if head is None:
             raise _unknown_artifact(args.coordinate, journal)
         version, text = successor_text(head, utc_now())
-        if args.stdout:
-            sys.stdout.write(text)
-            return EXIT_OK
-        path = draft_path(journal.manager.journal_root, head, version)
-    try:
-        write_new_file(path, text)
-    except FileExistsError:
-        raise CommandError(f"refusing to overwrite existing file {path}") from None
-    except OSError as error:
-        raise CommandError(f"cannot write {path}: {error.strerror}") from None
-    print(path)
+        path = None if args.stdout else draft_path(journal.manager.journal_root, head, version)
+    if path is not None:
+        try:
+            write_new_file(path, text)
+        except FileExistsError:
+            raise CommandError(f"refusing to overwrite existing file {path}") from None
+        except OSError as error:
+            raise CommandError(f"cannot write {path}: {error.strerror}") from None
+    if args.json:
+        document: dict[str, object] = {
+            "coordinate": str(head.coordinate),
+            "journal_version": str(version),
+            "predecessor": str(head.digest),
+            "text": text,
+            "path": None if path is None else str(path),
+        }
+        _print(dumps(document))
+    elif path is None:
+        sys.stdout.write(text)
+    else:
+        _print(str(path))
     return EXIT_OK
 
 
@@ -158,26 +168,68 @@ def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) 
     )
 
 
+def _existing_store(args: argparse.Namespace) -> str:
+    store = chosen_store(args)
+    if store is None:
+        raise UsageError(
+            f"needs the store to read: --store URL or ${STORE_URL_VARIABLE}",
+            prog=f"nenjim {args.group} {args.command}",
+        )
+    return store
+
+
+def _identity(args: argparse.Namespace) -> str | None:
+    return None if args.journal is None else name_identity(args.journal)
+
+
 def audit(args: argparse.Namespace) -> int:
     """Re-check every logged text, digest, chain link and digest claim of a store."""
-    report = audit_journal_log(args.store)
+    report = audit_journal_log(
+        _existing_store(args), identity=_identity(args), progress=progress_for(sys.stderr)
+    )
     summary = (
         f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"
     )
+    if args.json:
+        _print(
+            dumps(
+                {
+                    "ok": report.ok,
+                    "problem": report.problem,
+                    "events": report.events,
+                    "artifacts": report.artifacts,
+                    "revisions": report.revisions,
+                }
+            )
+        )
     if not report.ok:
-        raise CommandError(f"audit failed after {summary}: {report.problem}")
-    print(f"audit OK: {summary}")
+        raise CommandError(f"audit failed after {summary}: {report.problem}", EXIT_FAILURE, "audit")
+    if not args.json:
+        _print(f"audit OK: {summary}")
     return EXIT_OK
 
 
 def rebuild(args: argparse.Namespace) -> int:
     """Rebuild the chain projection from the log and report its size and speed."""
-    report = rebuild_chain_projection(args.store)
+    report = rebuild_chain_projection(_existing_store(args), identity=_identity(args))
     events = report.view.position
+    if args.json:
+        document: dict[str, object] = {
+            "events": events,
+            "artifacts": len(report.view.chains),
+            "revisions": report.revisions,
+            "seconds": report.seconds,
+        }
+        _print(dumps(document))
+        return EXIT_OK
     rate = events / report.seconds if report.seconds > 0 else float("inf")
-    print(
+    _print(
         f"rebuilt journal-chains: {report.revisions} revisions of "
         f"{len(report.view.chains)} artifacts from {events} events "
         f"in {report.seconds:.3f} s ({rate:,.0f} events/s)"
     )
     return EXIT_OK
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")

@@ -1,4 +1,4 @@
-"""Stable machine output of ``nenjim journal show|release --json``.
+"""Stable machine output of ``nenjim ... --json``.
 
 One JSON document on stdout: keys sorted, two-space indentation, non-ASCII
 escaped, a final newline. Absent values are ``null``; lists are always
@@ -6,8 +6,18 @@ present (possibly ``[]``). Digests are ``"sha256:<64 lowercase hex>"``,
 Journal versions ``"YYYYMMDDTHHMMSSZ"``, release versions SemVer strings,
 requirements canonical (``"1.4.0"``, ``"[1.2.0,2.0.0)"``).
 
-Schema, version 1 (``show --json`` prints a *revision*, ``release --json`` a
-*release*)::
+Schema, version 1. ``show`` prints a *revision*; ``release`` a *release*
+with two more keys, ``"coordinate"`` and ``"journal_version"`` (the revision
+it was read from); ``log`` ``{"coordinate": string, "revisions":
+[revision, ...]}`` (oldest first); ``verify`` ``{"root": string,
+"artifacts": int, "revisions": int, "heads": [head, ...]}`` (by coordinate)
+with ``head = {"coordinate", "journal_version", "digest": string,
+"revisions": int}``; ``digest`` ``{"file": string, "digest": string}``;
+``new`` ``{"coordinate", "journal_version", "predecessor", "text": string,
+"path": string | null}`` (``null`` with ``--stdout``, which writes no file);
+``audit`` ``{"ok": bool, "problem": string | null, "events", "artifacts",
+"revisions": int}``; ``rebuild`` ``{"events", "artifacts", "revisions":
+int, "seconds": number}``::
 
     revision = {
       "coordinate":      string,            artifact coordinate
@@ -40,6 +50,8 @@ Schema, version 1 (``show --json`` prints a *revision*, ``release --json`` a
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from pathlib import Path
 
 from journal.model import JournalRevision, Policy, Release
 
@@ -80,6 +92,41 @@ def release_json(release: Release) -> dict[str, object]:
             {"coordinate": str(p.coordinate), "version": str(p.version)}
             for p in release.preferences
         ],
+    }
+
+
+def located_release_json(revision: JournalRevision, release: Release) -> dict[str, object]:
+    """A release with the coordinate and Journal version of the revision it belongs to."""
+    return {
+        **release_json(release),
+        "coordinate": str(revision.coordinate),
+        "journal_version": str(revision.version),
+    }
+
+
+def verify_json(root: Path, chains: Sequence[tuple[JournalRevision, ...]]) -> dict[str, object]:
+    """The ``verify`` report: the root, totals and every artifact's head."""
+    return {
+        "root": str(root),
+        "artifacts": len(chains),
+        "revisions": sum(len(chain) for chain in chains),
+        "heads": [
+            {
+                "coordinate": str(chain[-1].coordinate),
+                "journal_version": str(chain[-1].version),
+                "digest": str(chain[-1].digest),
+                "revisions": len(chain),
+            }
+            for chain in chains
+        ],
+    }
+
+
+def log_json(chain: Sequence[JournalRevision]) -> dict[str, object]:
+    """An artifact's chain, oldest first."""
+    return {
+        "coordinate": str(chain[0].coordinate),
+        "revisions": [revision_json(revision) for revision in chain],
     }
 
 

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -50,8 +51,8 @@ def close_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     opened: list[LogApplication] = []
     original = LogApplication.__init__
 
-    def recording_init(self: LogApplication, store: str | None = None) -> None:
-        original(self, store)
+    def recording_init(self: LogApplication, store: str | None = None, **options: Any) -> None:
+        original(self, store, **options)
         opened.append(self)
 
     monkeypatch.setattr(LogApplication, "__init__", recording_init)

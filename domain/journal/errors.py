@@ -124,5 +124,9 @@ class JournalIntegrityError(JournalError):
     """The stored log contradicts itself or its digest claims (edited or corrupt)."""
 
 
+class JournalStoreError(JournalError):
+    """The store holds another Journal: a store belongs to one Journal only."""
+
+
 class LifecycleError(JournalError, RuntimeError):
     """The Journal was used out of lifecycle order."""

@@ -3,6 +3,7 @@ in the same transaction as the events, opened by URL."""
 
 from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -11,7 +12,9 @@ __all__ = [
     "ClaimConflictError",
     "IncompatibleStoreError",
     "LogApplication",
+    "StoreIdentityError",
     "StoreLocation",
+    "StoreUnavailableError",
     "UnsupportedStoreError",
     "resolve_store_url",
 ]

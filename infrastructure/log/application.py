@@ -2,56 +2,140 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, cast
 from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.domain import MutableOrImmutableAggregate
-from eventsourcing.persistence import ApplicationRecorder, Recording
-from eventsourcing.postgres import PostgresFactory
-from eventsourcing.sqlite import SQLiteFactory
+from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
 
 from infrastructure.log.claims import Claim
-from infrastructure.log.popo import ClaimingPOPOApplicationRecorder
-from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.sqlite_files import prepare_database_file
-from infrastructure.log.urls import StoreLocation, resolve_store_url
+from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
 
-class _ClaimLedger(Protocol):
+class _ClaimingRecorder(Protocol):
+    def create_table(self) -> None: ...
+
+    def require_table(self) -> None: ...
+
+    def claim_identity(self, identity: str) -> str: ...
+
+    def recorded_identity(self) -> str | None: ...
+
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
 
     def claims(self, namespace: str) -> list[Claim]: ...
 
 
+class _ClaimingFactory(Protocol):
+    def claiming_recorder(self, name: str) -> ApplicationRecorder: ...
+
+
 class LogApplication(Application[UUID]):
     """An Application whose recorder keeps the unique-claims table beside the events.
 
-    ``store`` is a store URL (see :func:`resolve_store_url`); tables are
-    created on first open and the schema version is checked on every open.
+    ``store`` is a store URL (see :func:`resolve_store_url`). With ``create``
+    (the default) the store, its PostgreSQL schema and its tables are made
+    on first open; without it a store that holds no such log is refused with
+    ``StoreUnavailableError`` and nothing is created. The schema version is
+    checked on every open.
+
+    ``identity`` names the log's owner: the first owner to open a log records
+    its identity (atomically: of two racing openers exactly one wins), and an
+    opener with another identity is refused with ``StoreIdentityError``. A
+    log written before identities existed takes the identity of its next
+    opener. ``schema`` is the PostgreSQL schema used when the URL names none.
     """
 
-    def __init__(self, store: str | None = None) -> None:
+    def __init__(
+        self,
+        store: str | None = None,
+        *,
+        create: bool = True,
+        identity: str | None = None,
+        schema: str | None = None,
+    ) -> None:
         self.location: StoreLocation = resolve_store_url(store)
+        self._create = create
+        env = dict(self.location.env)
+        if schema is not None and self.location.kind == "postgresql":
+            env.setdefault("POSTGRES_SCHEMA", schema)
+        self._prepare(env)
+        try:
+            super().__init__(env=env)
+        except PersistenceError as error:
+            self._close_factory()
+            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+        except BaseException:
+            self._close_factory()
+            raise
+        if identity is not None:
+            self._check_identity(identity)
+
+    @property
+    def where(self) -> str:
+        """The store as messages name it (a PostgreSQL password is never shown)."""
         if self.location.kind == "sqlite":
-            prepare_database_file(
-                self.location.env["SQLITE_DBNAME"], float(self.location.env["SQLITE_LOCK_TIMEOUT"])
+            return f"SQLite store {self.location.env['SQLITE_DBNAME']}"
+        return f"store {self.location.display}"
+
+    def _prepare(self, env: dict[str, str]) -> None:
+        kind = self.location.kind
+        if kind == "memory" and not self._create:
+            raise StoreUnavailableError(f"{self.where} is empty: there is no log to read")
+        if kind == "postgresql":
+            # The pool would only report a timeout; one direct connection names the cause.
+            from infrastructure.log.postgres_connect import check_reachable  # noqa: PLC0415
+
+            check_reachable(env[POSTGRES_CONNINFO], self.where)
+        if kind != "sqlite":
+            return
+        path = Path(env["SQLITE_DBNAME"])
+        if not self._create:
+            if not path.is_file():
+                raise StoreUnavailableError(f"{self.where} does not exist")
+            return
+        if not path.parent.is_dir():
+            raise StoreUnavailableError(
+                f"cannot create {self.where}: directory {path.parent} does not exist"
             )
-        super().__init__(env=self.location.env)
+        try:
+            prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
+        except sqlite3.Error as error:
+            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from None
+
+    def _close_factory(self) -> None:
+        factory = getattr(self, "factory", None)
+        if factory is not None:
+            factory.close()
+
+    def _check_identity(self, identity: str) -> None:
+        ledger = cast(_ClaimingRecorder, self.recorder)
+        try:
+            recorded = (
+                ledger.claim_identity(identity) if self._create else ledger.recorded_identity()
+            )
+        except PersistenceError as error:
+            self.close()
+            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+        if recorded is not None and recorded != identity:
+            self.close()
+            raise StoreIdentityError(self.where, recorded, identity)
 
     def construct_recorder(self) -> ApplicationRecorder:
-        factory = self.factory
-        name = self.name.lower()
-        recorder: ApplicationRecorder
-        if isinstance(factory, SQLiteFactory):
-            recorder = ClaimingSQLiteApplicationRecorder(factory.datastore, name=name)
-        elif isinstance(factory, PostgresFactory):
-            recorder = ClaimingPostgresApplicationRecorder(factory.datastore, name=name)
-        else:
-            return ClaimingPOPOApplicationRecorder()
-        recorder.create_table()
+        factory = cast(_ClaimingFactory, self.factory)
+        recorder = factory.claiming_recorder(self.name.lower())
+        ledger = cast(_ClaimingRecorder, recorder)
+        if self.location.kind != "memory":
+            if self._create:
+                ledger.create_table()
+            else:
+                ledger.require_table()
         return recorder
 
     def append(
@@ -62,8 +146,8 @@ class LogApplication(Application[UUID]):
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""
-        return cast(_ClaimLedger, self.recorder).claim_owner(namespace, key)
+        return cast(_ClaimingRecorder, self.recorder).claim_owner(namespace, key)
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key (for audits)."""
-        return cast(_ClaimLedger, self.recorder).claims(namespace)
+        return cast(_ClaimingRecorder, self.recorder).claims(namespace)

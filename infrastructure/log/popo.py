@@ -6,9 +6,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder
+from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from infrastructure.log.claims import Claim, ClaimConflictError
+
+
+class ClaimingPOPOFactory(POPOFactory):
+    """``eventsourcing``'s in-memory factory, making the claiming recorder."""
+
+    def claiming_recorder(self, name: str) -> ClaimingPOPOApplicationRecorder:
+        """A new in-memory recorder (``name`` only matters to the SQL recorders)."""
+        return ClaimingPOPOApplicationRecorder()
 
 
 class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
@@ -17,6 +25,7 @@ class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
     def __init__(self) -> None:
         super().__init__()
         self._claims: dict[tuple[str, str], str] = {}
+        self._identity: str | None = None
 
     def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         super()._assert_uniqueness(stored_events, **kwargs)
@@ -53,3 +62,15 @@ class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self._database_lock:
             return self._claims.get((namespace, key))
+
+    def claim_identity(self, identity: str) -> str:
+        """Record ``identity`` unless one is recorded already; return the recorded one."""
+        with self._database_lock:
+            if self._identity is None:
+                self._identity = identity
+            return self._identity
+
+    def recorded_identity(self) -> str | None:
+        """The identity recorded for this log, or ``None``."""
+        with self._database_lock:
+            return self._identity

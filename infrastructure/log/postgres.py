@@ -17,15 +17,45 @@ from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
+from eventsourcing.utils import Environment, EnvType
 from psycopg.sql import SQL, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.schema import SCHEMA_TABLE, SCHEMA_VERSION, check_schema_version
+from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.schema import (
+    IDENTITY_TABLE,
+    SCHEMA_TABLE,
+    SCHEMA_VERSION,
+    check_schema_version,
+)
+from infrastructure.log.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
 _DDL_LOCK = 0x6E656E6A696D
+# What the conninfo says; eventsourcing's own keyword arguments would override it.
+_CONNINFO_KEYWORDS = frozenset({"dbname", "host", "port", "user", "password"})
+
+
+class ClaimingPostgresFactory(PostgresFactory):
+    """``eventsourcing``'s PostgreSQL factory, connecting with the store URL's full conninfo.
+
+    Every libpq parameter of the URL reaches the connections. (The log
+    application connects once directly before this factory is made, so that
+    a failure names its cause.)
+    """
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        pool = self.datastore.pool
+        pool.conninfo = self.env.get(POSTGRES_CONNINFO) or ""
+        keywords = pool.kwargs if isinstance(pool.kwargs, dict) else {}
+        pool.kwargs = {k: v for k, v in keywords.items() if k not in _CONNINFO_KEYWORDS}
+
+    def claiming_recorder(self, name: str) -> ClaimingPostgresApplicationRecorder:
+        """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""
+        return ClaimingPostgresApplicationRecorder(self.datastore, name=name)
 
 
 class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
@@ -35,6 +65,7 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.claims_table_name = f"{name}_claims"
         self.append_function_name = f"{name}_append"
+        self.where = f"PostgreSQL schema {self.datastore.schema!r}"
         schema = Identifier(self.datastore.schema)
         names = {
             "schema": schema,
@@ -42,8 +73,12 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
             "claims": Identifier(self.claims_table_name),
             "append": Identifier(self.append_function_name),
             "version_table": Identifier(SCHEMA_TABLE),
+            "identity_table": Identifier(IDENTITY_TABLE),
             "events_channel": Literal(self.channel_name),
         }
+        # The schema of ?schema= comes first: it may not exist yet.
+        create_schema = SQL("CREATE SCHEMA IF NOT EXISTS {schema}").format(**names)
+        self.sql_create_statements.insert(0, create_schema)
         self.sql_create_statements.extend(SQL(statement).format(**names) for statement in _DDL)
         self.sql_create_statements.append(
             SQL(
@@ -68,6 +103,17 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
         self._version_sql = SQL(
             "SELECT version FROM {schema}.{version_table} WHERE component = %s"
         ).format(**names)
+        self._claim_identity_sql = SQL(
+            "INSERT INTO {schema}.{identity_table} VALUES (%s, %s) "
+            "ON CONFLICT (component) DO NOTHING"
+        ).format(**names)
+        self._identity_sql = SQL(
+            "SELECT identity FROM {schema}.{identity_table} WHERE component = %s"
+        ).format(**names)
+        self._qualified = {
+            table: SQL("{schema}.{table}").format(schema=schema, table=Identifier(table))
+            for table in (self.events_table_name, SCHEMA_TABLE, IDENTITY_TABLE)
+        }
 
     def create_table(self) -> None:
         with self.datastore.get_connection() as conn, conn.transaction():
@@ -83,8 +129,38 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
                     conn.execute(statement, prepare=False)
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()
-        where = f"PostgreSQL schema {self.datastore.schema!r}"
-        check_schema_version(where, None if row is None else int(row["version"]))
+        check_schema_version(self.where, None if row is None else int(row["version"]))
+
+    def require_table(self) -> None:
+        """Check that the log exists and is ours, creating nothing."""
+        if not self._has_table(self.events_table_name):
+            raise StoreUnavailableError(f"{self.where} holds no log {self.events_table_name!r}")
+        with self.datastore.get_connection() as conn:
+            row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
+        self.datastore.register_type_adapters()
+        check_schema_version(self.where, None if row is None else int(row["version"]))
+
+    def claim_identity(self, identity: str) -> str:
+        """Record ``identity`` unless one is recorded already; return the recorded one."""
+        with self.datastore.get_connection() as conn, conn.transaction():
+            # The primary key settles a race: the first writer's row stays.
+            conn.execute(self._claim_identity_sql, (self.events_table_name, identity))
+            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
+        return identity if row is None else str(row["identity"])
+
+    def recorded_identity(self) -> str | None:
+        """The identity recorded for this log, or ``None`` (none yet, or an older store)."""
+        if not self._has_table(IDENTITY_TABLE):
+            return None
+        with self.datastore.get_connection() as conn:
+            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
+        return None if row is None else str(row["identity"])
+
+    def _has_table(self, table: str) -> bool:
+        with self.datastore.get_connection() as conn:
+            name = self._qualified[table].as_string(conn)
+            row = conn.execute("SELECT to_regclass(%s) AS found", (name,)).fetchone()
+        return row is not None and row["found"] is not None
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -135,6 +211,8 @@ _DDL: list[str] = [
     "PRIMARY KEY (namespace, key))",
     "CREATE TABLE IF NOT EXISTS {schema}.{version_table} ("
     "component text PRIMARY KEY, version integer NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {schema}.{identity_table} ("
+    "component text PRIMARY KEY, identity text NOT NULL)",
     """
 CREATE OR REPLACE FUNCTION {schema}.{append}(
     ids uuid[], versions bigint[], topics text[], states bytea[],

@@ -21,3 +21,8 @@ def check_schema_version(where: str, found: int | None) -> None:
     """Refuse a database whose recorded version is not ours (``None``: just created)."""
     if found is not None and found != SCHEMA_VERSION:
         raise IncompatibleStoreError(where, found)
+
+
+# Which owner a log belongs to: one row per log (keyed by its events table),
+# written once by the first owner to open the log and never changed.
+IDENTITY_TABLE = "nenjim_identity"

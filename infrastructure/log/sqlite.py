@@ -6,10 +6,30 @@ from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteDatastore
+from eventsourcing.sqlite import (
+    SQLiteApplicationRecorder,
+    SQLiteCursor,
+    SQLiteDatastore,
+    SQLiteFactory,
+)
 
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.schema import SCHEMA_TABLE, SCHEMA_VERSION, check_schema_version
+from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.schema import (
+    IDENTITY_TABLE,
+    SCHEMA_TABLE,
+    SCHEMA_VERSION,
+    check_schema_version,
+)
+from infrastructure.log.sqlite_files import retry_when_locked
+
+
+class ClaimingSQLiteFactory(SQLiteFactory):
+    """``eventsourcing``'s SQLite factory, making the claiming recorder."""
+
+    def claiming_recorder(self, name: str) -> ClaimingSQLiteApplicationRecorder:
+        """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""
+        return ClaimingSQLiteApplicationRecorder(self.datastore, name=name)
 
 
 class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
@@ -23,6 +43,7 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
     def __init__(self, datastore: SQLiteDatastore, *, name: str) -> None:
         self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
         super().__init__(datastore, events_table_name=f"{name}_events")
+        self.where = f"SQLite store {self.datastore.pool.db_name}"
 
     def construct_create_table_statements(self) -> list[str]:
         return [
@@ -34,10 +55,21 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
             "component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
             f"INSERT OR IGNORE INTO {SCHEMA_TABLE} VALUES "
             f"('{self.events_table_name}', {SCHEMA_VERSION})",
+            f"CREATE TABLE IF NOT EXISTS {IDENTITY_TABLE} ("
+            "component TEXT PRIMARY KEY, identity TEXT NOT NULL) WITHOUT ROWID",
         ]
 
     def create_table(self) -> None:
-        super().create_table()
+        retry_when_locked(super().create_table)  # every statement is idempotent
+        self._check_version()
+
+    def require_table(self) -> None:
+        """Check that the log exists and is ours, creating nothing."""
+        if not self._has_table(self.events_table_name):
+            raise StoreUnavailableError(f"{self.where} holds no log {self.events_table_name!r}")
+        self._check_version()
+
+    def _check_version(self) -> None:
         with self.datastore.transaction(commit=False) as c:
             c.execute(
                 f"SELECT version FROM {SCHEMA_TABLE} WHERE component = ?",
@@ -45,6 +77,36 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
             )
             row = c.fetchone()
         check_schema_version(f"SQLite database {self.datastore.pool.db_name}", row[0])
+
+    def claim_identity(self, identity: str) -> str:
+        """Record ``identity`` unless one is recorded already; return the recorded one."""
+        with self.datastore.transaction(commit=True) as c:
+            # The primary key settles a race: the first writer's row stays.
+            c.execute(
+                f"INSERT OR IGNORE INTO {IDENTITY_TABLE} VALUES (?, ?)",
+                (self.events_table_name, identity),
+            )
+            return self._identity(c) or identity
+
+    def recorded_identity(self) -> str | None:
+        """The identity recorded for this log, or ``None`` (none yet, or an older store)."""
+        if not self._has_table(IDENTITY_TABLE):
+            return None
+        with self.datastore.transaction(commit=False) as c:
+            return self._identity(c)
+
+    def _identity(self, c: SQLiteCursor) -> str | None:
+        c.execute(
+            f"SELECT identity FROM {IDENTITY_TABLE} WHERE component = ?",
+            (self.events_table_name,),
+        )
+        row = c.fetchone()
+        return None if row is None else str(row[0])
+
+    def _has_table(self, table: str) -> bool:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+            return c.fetchone() is not None
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -2,7 +2,9 @@
 
 The URL forms are the log's (:mod:`infrastructure.log.urls`): ``memory:``,
 ``sqlite:///abs/path.db``, ``sqlite:relative.db`` (relative to the working
-directory) and ``postgresql://user@host:port/dbname?schema=..&pool_size=..&max_overflow=..``.
+directory) and ``postgresql://user@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
+plus any libpq parameter. The PostgreSQL backend (and psycopg) is imported
+only for a PostgreSQL URL.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import UnsupportedBackendError
 from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sqlite import SQLiteBackend
 
@@ -30,4 +31,6 @@ def open_backend(url: str, resources: Sequence[Resource]) -> Backend:
         return InMemoryBackend(resources)
     if location.kind == "sqlite":
         return SQLiteBackend(resources, location.env["SQLITE_DBNAME"])
+    from infrastructure.storage.postgres import PostgresBackend  # noqa: PLC0415 - needs psycopg
+
     return PostgresBackend(resources, url)

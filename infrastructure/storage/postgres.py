@@ -18,8 +18,10 @@ burst of dropped connections stalled every writer for seconds while fresh
 connections sat idle in the pool.)
 
 URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
-(parsed by :mod:`infrastructure.log.urls`); the pool holds ``pool_size`` to
-``pool_size + max_overflow`` connections.
+and any libpq parameter (parsed by :mod:`infrastructure.log.urls`); the pool
+holds ``pool_size`` to ``pool_size + max_overflow`` connections. One direct
+connection is made before the pool opens, so an unreachable server fails at
+once with libpq's reason (``StoreUnavailableError``).
 """
 
 from __future__ import annotations
@@ -31,15 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
+from infrastructure.log.postgres_connect import check_reachable
+from infrastructure.log.urls import POSTGRES_CONNINFO, UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
-from infrastructure.storage.sql.dialect import PostgresDialect
+from infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 
@@ -59,6 +61,7 @@ class PostgresSettings:
     pool_size: int
     max_overflow: int
     connect_timeout: float
+    where: str = "PostgreSQL storage"
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSettings:
@@ -66,25 +69,18 @@ class PostgresSettings:
         try:
             location = resolve_store_url(url)
             if location.kind != "postgresql":
-                raise UnsupportedStoreError(f"not a PostgreSQL URL: {url!r}")
-            env = location.env
-            pool_size = int(env["POSTGRES_POOL_SIZE"])
-            max_overflow = int(env["POSTGRES_MAX_OVERFLOW"])
-            if pool_size < 1 or max_overflow < 0:
-                raise UnsupportedStoreError(f"need pool_size >= 1 and max_overflow >= 0: {url!r}")
+                raise UnsupportedStoreError(f"not a PostgreSQL URL: {location.display!r}")
         except ValueError as error:  # UnsupportedStoreError is a ValueError
             raise UnsupportedBackendError(f"cannot open PostgreSQL storage: {error}") from error
-        connect_timeout = int(env["POSTGRES_CONNECT_TIMEOUT"])
-        conninfo = make_conninfo(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env["POSTGRES_HOST"],
-            port=env["POSTGRES_PORT"],
-            user=env["POSTGRES_USER"],
-            password=env["POSTGRES_PASSWORD"] or None,
-            connect_timeout=connect_timeout,
+        env = location.env  # the URL's numbers are checked by resolve_store_url
+        return cls(
+            env[POSTGRES_CONNINFO],
+            env.get("POSTGRES_SCHEMA", "public"),
+            int(env["POSTGRES_POOL_SIZE"]),
+            int(env["POSTGRES_MAX_OVERFLOW"]),
+            float(env["POSTGRES_CONNECT_TIMEOUT"]),
+            f"store {location.display}",
         )
-        schema_name = env.get("POSTGRES_SCHEMA", "public")
-        return cls(conninfo, schema_name, pool_size, max_overflow, float(connect_timeout))
 
 
 class PostgresDriver(SqlDriver):
@@ -121,6 +117,7 @@ class PostgresDriver(SqlDriver):
 
     def _open_schema(self, layout: Layout) -> None:
         settings = self.settings
+        check_reachable(settings.conninfo, settings.where)
         pool = ConnectionPool(
             settings.conninfo,
             min_size=settings.pool_size,

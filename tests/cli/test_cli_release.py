@@ -47,9 +47,11 @@ def test_release_json_fields(sample, capsys):
     release = json.loads(out)
     assert out == json.dumps(release, sort_keys=True, indent=2) + "\n"
     assert sorted(release) == [
-        "content", "dependencies", "description", "exclusions",
-        "license", "policy", "preferences", "version",
+        "content", "coordinate", "dependencies", "description", "exclusions",
+        "journal_version", "license", "policy", "preferences", "version",
     ]  # fmt: skip
+    assert release["coordinate"] == "com.example.widget"
+    assert release["journal_version"] == "20260201T000000Z"
     assert release["version"] == "1.0.1"
     assert release["description"] == "Fixes the build"
     assert release["license"] == "Apache-2.0 OR MIT"

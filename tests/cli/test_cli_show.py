@@ -149,7 +149,10 @@ def test_show_of_an_unknown_artifact_fails(sample, capsys):
 
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.startswith("nenjim: error: unknown artifact com.example.nothing")
+    error = json.loads(err)
+    assert err.count("\n") == 1
+    assert error["error"].startswith("unknown artifact com.example.nothing")
+    assert error["exit_code"] == 1
 
 
 def test_show_rejects_an_invalid_as_of_as_usage(sample, capsys):

@@ -142,7 +142,7 @@ def test_postgres_refuses_an_incompatible_schema_version(postgres_schema_url: st
 @pytest.mark.parametrize(
     ("url", "kind", "key", "value"),
     [
-        ("memory:", "memory", "PERSISTENCE_MODULE", "eventsourcing.popo"),
+        ("memory:", "memory", "PERSISTENCE_MODULE", "infrastructure.log.popo:ClaimingPOPOFactory"),
         ("sqlite:///var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),
         ("sqlite:////var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),
         ("sqlite:rel/x.db", "sqlite", "SQLITE_DBNAME", str(Path("rel/x.db").absolute())),

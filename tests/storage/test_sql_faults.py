@@ -438,7 +438,7 @@ def test_open_backend_by_url(
         "mysql://localhost/db",
         "sqlite://relative-with-two-slashes.db",
         "postgresql://localhost/",
-        "postgresql://localhost/db?sslmode=require",
+        "postgresql://localhost/db?no_such_libpq_option=1",
         "postgresql://localhost/db?pool_size=zero",
     ],
 )

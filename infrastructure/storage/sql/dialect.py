@@ -23,13 +23,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-import psycopg
-from psycopg import sql
-from psycopg.types.json import Jsonb
-
 from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
 
-_TABLE_NAMES = {
+TABLE_NAMES = {
     "events": "storage_events",
     "records": "storage_records",
     "heads": "storage_stream_heads",
@@ -150,7 +146,7 @@ class SQLiteDialect(Dialect):
     )
 
     def __init__(self) -> None:
-        super().__init__(_TABLE_NAMES)
+        super().__init__(TABLE_NAMES)
 
     def attribute(self, name: str) -> str:
         return f"json_extract(attributes, '$.{name}')"
@@ -204,82 +200,4 @@ class SQLiteDialect(Dialect):
             "attributes TEXT NOT NULL, PRIMARY KEY (resource, key)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS {generated} ("
             "index_name TEXT PRIMARY KEY, resource TEXT NOT NULL) WITHOUT ROWID",
-        ]
-
-
-class PostgresDialect(Dialect):
-    """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
-
-    for_update = " FOR UPDATE"
-    append_event = (
-        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
-    )
-
-    def __init__(self, schema: str) -> None:
-        self.schema = schema
-        self._schema_sql = sql.Identifier(schema).as_string(None)
-        super().__init__({key: f"{self._schema_sql}.{name}" for key, name in _TABLE_NAMES.items()})
-
-    def _placeholders(self, text: str) -> str:
-        # Templates hold no '%' and no '?' operator, so this rewrite is exact.
-        return text.replace("?", "%s")
-
-    def attribute(self, name: str) -> str:
-        return f"(attributes->>'{name}')"
-
-    def bind(self, value: Scalar) -> object:
-        # ->> yields text: JSON true/false read as 'true'/'false', integers in decimal.
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-    def quote(self, text: str) -> str:
-        return sql.Literal(text).as_string(None)
-
-    def json(self, value: Mapping[str, Any]) -> object:
-        return Jsonb(dict(value), dumps)
-
-    def originator(self, value: uuid.UUID) -> object:
-        return value
-
-    def violated_index(self, error: BaseException) -> str | None:
-        if not isinstance(error, psycopg.errors.UniqueViolation):
-            return None
-        return error.diag.constraint_name
-
-    def identifier(self, name: str) -> str:
-        return sql.Identifier(name).as_string(None)
-
-    def drop_index(self, name: str) -> str:
-        return f"DROP INDEX IF EXISTS {self._schema_sql}.{self.identifier(name)}"
-
-    def prepare(self) -> list[str]:
-        return [f"CREATE SCHEMA IF NOT EXISTS {self._schema_sql}"]
-
-    def create_tables(self) -> list[str]:
-        key = 'text COLLATE "C" NOT NULL'
-        return [
-            "CREATE TABLE IF NOT EXISTS {events} ("
-            "originator_id uuid NOT NULL, originator_version bigint NOT NULL, "
-            "topic text NOT NULL, state bytea NOT NULL, notification_id bigserial NOT NULL, "
-            "PRIMARY KEY (originator_id, originator_version))",
-            "CREATE UNIQUE INDEX IF NOT EXISTS storage_events_notification_id "
-            "ON {events} (notification_id)",
-            "CREATE TABLE IF NOT EXISTS {records} ("
-            f"resource {key}, key {key}, revision bigint NOT NULL, "
-            "attributes jsonb NOT NULL, record_type text NOT NULL, "
-            "format_version text NOT NULL, payload text NOT NULL, "
-            "log_version bigint NOT NULL, PRIMARY KEY (resource, key))",
-            "CREATE TABLE IF NOT EXISTS {heads} ("
-            f"resource {key}, stream {key}, head bigint NOT NULL, base bigint NOT NULL, "
-            "PRIMARY KEY (resource, stream))",
-            "CREATE TABLE IF NOT EXISTS {ids} ("
-            f"resource {key}, stream {key}, entry_id {key}, "
-            "PRIMARY KEY (resource, stream, entry_id))",
-            "CREATE TABLE IF NOT EXISTS {blobs} ("
-            f"resource {key}, key {key}, data bytea NOT NULL, attributes jsonb NOT NULL, "
-            "PRIMARY KEY (resource, key))",
-            "CREATE TABLE IF NOT EXISTS {generated} ("
-            "index_name text PRIMARY KEY, resource text NOT NULL)",
         ]

@@ -25,6 +25,7 @@ from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
+from journal.impl.ref.progress import Progress, silent
 from projections.journal_chains import ChainFold, JournalWorldview, StoredRevision, read_after
 
 
@@ -43,18 +44,26 @@ class AuditReport:
         return self.problem is None
 
 
-def audit_journal_log(store: str | None) -> AuditReport:
-    """Audit the Journal log in ``store`` (a store URL; ``None``: ``$NENJIM_STORE_URL``)."""
-    log = JournalLog(store)
+def audit_journal_log(
+    store: str | None, *, identity: str | None = None, progress: Progress | None = None
+) -> AuditReport:
+    """Audit the Journal log in ``store`` (a store URL; ``None``: ``$NENJIM_STORE_URL``).
+
+    The store must exist and hold a Journal log (``StoreUnavailableError``
+    otherwise: nothing is created); ``identity`` (see ``journal.impl.ref.log``)
+    checks whose it is. ``progress`` is told how many events are read.
+    """
+    log = JournalLog(store, create=False, identity=identity)
     try:
-        return _Audit(log).run()
+        return _Audit(log, progress or silent).run()
     finally:
         log.close()
 
 
 class _Audit:
-    def __init__(self, log: JournalLog) -> None:
+    def __init__(self, log: JournalLog, progress: Progress) -> None:
         self.log = log
+        self.progress = progress
         self.chains: dict[ArtifactCoordinate, JournalChain] = {}
         self.owners: dict[Sha256Digest, ArtifactCoordinate] = {}
         self.events = 0
@@ -74,9 +83,12 @@ class _Audit:
 
     def _fold(self, fold: ChainFold, after: int) -> JournalWorldview:
         """Check every event after position ``after``; the view of everything folded."""
+        total = self.log.recorder.max_notification_id() or 0
         for position, event in read_after(self.log, after):
+            self.progress("auditing events", position, total)
             self.events += 1
             self._revision(fold.add(position, event))
+        self.progress("auditing events", total, total)
         return fold.view()
 
     def _report(self, problem: str | None) -> AuditReport:

@@ -9,6 +9,7 @@ from pathlib import Path
 from domain.journal.document import JournalRevision
 from journal.impl.ref.filesystem import JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview
@@ -21,11 +22,17 @@ class RootLoader:
     """
 
     def __init__(
-        self, root: Path, ingestion: JournalIngestion, publisher: JournalPublisher
+        self,
+        root: Path,
+        ingestion: JournalIngestion,
+        publisher: JournalPublisher,
+        *,
+        progress: Progress | None = None,
     ) -> None:
         self._root = root
         self._ingestion = ingestion
         self._publisher = publisher
+        self._progress = progress or silent
 
     def load(self) -> None:
         """Catch up with the log, then ingest every new file of the root in one ingestion.
@@ -34,7 +41,7 @@ class RootLoader:
         process makes it visible by moving to RUNNING.
         """
         self._ingestion.catch_up()
-        new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view))
+        new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view, self._progress))
         self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
         self._publisher.publish(self._ingestion.view)
 
@@ -53,15 +60,17 @@ class RootLoader:
 
 
 def _parse_new(
-    files: list[JournalFile], view: JournalWorldview
+    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
 ) -> list[tuple[JournalFile, JournalRevision]]:
     """Parse the files whose exact bytes are not already accepted at their version."""
     revisions = []
-    for file in files:
+    for done, file in enumerate(files):
+        progress("reading revision files", done, len(files))
         chain = view.chain(file.coordinate)
         known = None if chain is None else chain.digest_at(file.version)
         if known != str(file.digest):
             revisions.append((file, file.parse()))
+    progress("reading revision files", len(files), len(files))
     return revisions
 
 

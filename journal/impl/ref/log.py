@@ -1,23 +1,84 @@
-"""The Journal's event log: chains as streams, digest ownership as unique claims."""
+"""The Journal's event log: chains as streams, digest ownership as unique claims.
+
+A store belongs to one Journal. Its identity is recorded when a Journal
+first opens the store: ``name:<NAME>`` for a Journal named on purpose (so
+that several roots, e.g. checkouts on different machines, may share it),
+else ``root:<resolved root path>``. Any other Journal is refused with
+``JournalStoreError``. On PostgreSQL a named Journal's log lives in the
+schema ``journal_<NAME>`` (created on demand) unless the URL's ``?schema=``
+names one, so several Journals share a database under distinct names.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from uuid import UUID
 
 from eventsourcing.persistence import Recording
 
 from domain.journal.chain import JournalChain
+from domain.journal.errors import InvalidValueError, JournalStoreError
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import Claim, LogApplication
+from infrastructure.log import Claim, LogApplication, StoreIdentityError
 
 DIGEST_NAMESPACE = "journal-digest"
+JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
+NAMED_SCHEMA_PREFIX = "journal_"
+_ROOT, _NAME = "root:", "name:"
+
+
+def check_journal_name(name: str) -> str:
+    """``name`` if it is a Journal name: a lowercase letter, then up to 47 of ``a-z 0-9 _``."""
+    if not isinstance(name, str) or not JOURNAL_NAME.fullmatch(name):
+        raise InvalidValueError(
+            f"invalid Journal name {name!r}: expected a lowercase letter followed by "
+            "at most 47 lowercase letters, digits or underscores"
+        )
+    return name
+
+
+def root_identity(resolved_root: str) -> str:
+    """The identity of an unnamed Journal: its resolved root path."""
+    return _ROOT + resolved_root
+
+
+def name_identity(name: str) -> str:
+    """The identity of a Journal named on purpose."""
+    return _NAME + check_journal_name(name)
+
+
+def describe_identity(identity: str) -> str:
+    """An identity as messages show it."""
+    if identity.startswith(_NAME):
+        return f"the Journal named {identity.removeprefix(_NAME)!r}"
+    return f"the Journal of root {identity.removeprefix(_ROOT)}"
 
 
 class JournalLog(LogApplication):
-    """Chains of revisions, one stream per artifact, on one append-only log."""
+    """Chains of revisions, one stream per artifact, on one append-only log.
+
+    ``identity`` (from :func:`root_identity` or :func:`name_identity`) is
+    claimed on open, or with ``create=False`` only checked; ``None`` opens
+    any Journal's log (audits and rebuilds).
+    """
 
     name = "journal"
+
+    def __init__(
+        self, store: str | None = None, *, create: bool = True, identity: str | None = None
+    ) -> None:
+        schema = None
+        if identity is not None and identity.startswith(_NAME):
+            schema = NAMED_SCHEMA_PREFIX + identity.removeprefix(_NAME)
+        try:
+            super().__init__(store, create=create, identity=identity, schema=schema)
+        except StoreIdentityError as error:
+            raise JournalStoreError(
+                f"{error.where} holds {describe_identity(error.recorded)}, not "
+                f"{describe_identity(error.wanted)}: a store holds one Journal (use another "
+                "store, or give every root that shares it the same Journal name)"
+            ) from None
 
     def digest_owner(self, digest: Sha256Digest) -> ArtifactCoordinate | None:
         """The artifact owning a revision digest, or ``None`` if no revision has it."""

@@ -22,9 +22,13 @@ class RebuildReport:
         return sum(len(chain.stored) for chain in self.view.chains.values())
 
 
-def rebuild_chain_projection(store: str | None) -> RebuildReport:
-    """Replay the whole log in ``store`` into a fresh projection."""
-    log = JournalLog(store)
+def rebuild_chain_projection(store: str | None, *, identity: str | None = None) -> RebuildReport:
+    """Replay the whole log in ``store`` into a fresh projection.
+
+    The store must exist and hold a Journal log (``StoreUnavailableError``
+    otherwise: nothing is created); ``identity`` checks whose it is.
+    """
+    log = JournalLog(store, create=False, identity=identity)
     try:
         started = time.perf_counter()
         view = JournalChainsProjection().catch_up(log)

@@ -1,0 +1,23 @@
+"""Why a store could not be used: unavailable, or holding another owner's log."""
+
+from __future__ import annotations
+
+
+class StoreUnavailableError(RuntimeError):
+    """The store cannot be opened or used as asked.
+
+    It does not exist (and was to be read, not created), cannot be reached
+    (the message carries the driver's reason: refused, unknown database,
+    authentication), cannot be written (read-only file system, missing
+    directory, permissions), or its driver is not installed.
+    """
+
+
+class StoreIdentityError(RuntimeError):
+    """The log in the store belongs to another owner than the one opening it."""
+
+    def __init__(self, where: str, recorded: str, wanted: str) -> None:
+        super().__init__(f"{where} belongs to {recorded!r}, not {wanted!r}")
+        self.where = where
+        self.recorded = recorded
+        self.wanted = wanted

@@ -1,0 +1,21 @@
+"""How a long task tells its observer that it advances: loads, audits.
+
+The observer is a plain callable, ``progress(task, done, total)``, called
+with ``done`` from 0 up to ``total`` (the last call has ``done == total``).
+The Journal only counts; whoever passes the observer in decides whether and
+how to show it (the command line draws a bar on a terminal).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Progress(Protocol):
+    """Told ``done`` of ``total`` units of ``task`` are finished."""
+
+    def __call__(self, task: str, done: int, total: int) -> None: ...
+
+
+def silent(task: str, done: int, total: int) -> None:
+    """The observer that shows nothing."""

@@ -1,0 +1,181 @@
+"""No traceback reaches the user: every failure is one line and a documented exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import sqlite3
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nenjim import cli_commands
+from nenjim.cli import main
+from nenjim.sample_roots import generate_root
+
+WIDGET = "com.example.widget"
+NENJIM = [sys.executable, "-m", "nenjim"]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"nenjim {version('nenjim')}\n"
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["journal", "--help"], ["journal", "verify", "--help"]]
+)
+def test_help_documents_exit_codes_and_the_in_memory_default(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for code in ("0 success", "2 bad usage", "3 the store cannot be used", "4 an internal error"):
+        assert code in text
+    assert "130 interrupted (Ctrl-C)" in text
+    assert "141 standard output was closed early" in text
+    if argv[-2:] != ["verify", "--help"]:
+        assert "work in memory: they create no store and no file" in text
+    else:
+        assert "else in memory: no file" in text
+
+
+def test_ctrl_c_is_one_line_and_exit_130(
+    sample: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_commands, "build_journal", interrupted)
+    assert main(["journal", "verify", str(sample.root)]) == 130
+    assert capsys.readouterr().err == "nenjim: error: interrupted\n"
+
+
+def test_a_real_sigint_during_a_load_ends_with_130(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    generate_root(root, artifacts=1500, revisions=2)
+    # stderr on a terminal: the progress bar tells when the load is under way.
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [*NENJIM, "journal", "verify", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    )
+    os.close(follower)
+    seen = b""
+    while b"reading revision files" not in seen:
+        seen += os.read(leader, 1024)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert process.stdout is not None
+    assert process.stdout.read() == b""
+    rest = b""
+    try:
+        while chunk := os.read(leader, 1024):
+            rest += chunk
+    except OSError:  # the terminal closed with the process
+        pass
+    os.close(leader)
+    text = (seen + rest).decode()
+    assert "Traceback" not in text
+    assert text.rstrip().endswith("nenjim: error: interrupted")
+
+
+def test_a_closed_stdout_is_silent_with_exit_141(sample: Any) -> None:
+    process = subprocess.Popen(
+        [*NENJIM, "journal", "log", str(sample.root), WIDGET],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # as `| head -1` does once it has its line
+    assert process.wait(timeout=60) == 141
+    assert process.stderr is not None
+    assert process.stderr.read() == b""
+
+
+def test_log_piped_into_head_prints_no_traceback(sample: Any) -> None:
+    result = subprocess.run(
+        [
+            *("sh", "-c", f'"$0" -m nenjim journal log "$1" {WIDGET} | head -1'),
+            *(sys.executable, str(sample.root)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert result.stdout == f"{WIDGET}: 2 revisions\n"
+    assert result.stderr == ""
+
+
+def _tamper(database: Path, notification: int, edit: str) -> None:
+    with sqlite3.connect(database) as conn:
+        state, topic = conn.execute(
+            "SELECT state, topic FROM journal_events WHERE rowid = ?", (notification,)
+        ).fetchone()
+        if edit == "text":
+            document = json.loads(state)
+            document["text"] += "# edited behind the engine's back\n"
+            conn.execute(
+                "UPDATE journal_events SET state = ? WHERE rowid = ?",
+                (json.dumps(document).encode(), notification),
+            )
+        else:
+            conn.execute(
+                "UPDATE journal_events SET topic = ? WHERE rowid = ?",
+                (topic + "Nowhere", notification),
+            )
+
+
+@pytest.mark.parametrize("edit", ["text", "topic"])
+def test_a_corrupt_log_at_start_up_is_one_line(
+    sample: Any, tmp_path: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = tmp_path / "log.db"
+    store = f"sqlite://{database}"
+    assert main(["journal", "verify", str(sample.root), "--store", store]) == 0
+    _tamper(database, 1, edit)
+    capsys.readouterr()
+    assert main(["journal", "verify", str(sample.root), "--store", store]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("nenjim: error: ")
+    assert err.count("\n") == 1
+
+
+def test_an_unexpected_error_is_one_line_with_exit_4(
+    sample: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(cli_commands, "build_journal", broken)
+    assert main(["journal", "verify", str(sample.root)]) == 4
+    assert capsys.readouterr().err == (
+        "nenjim: error: internal error: RuntimeError: boom\\nsecond line "
+        "(please report this with the command)\n"
+    )
+    assert main(["journal", "verify", str(sample.root), "--json"]) == 4
+    error = json.loads(capsys.readouterr().err)
+    assert error == {
+        "error": "internal error: RuntimeError: boom\\nsecond line "
+        "(please report this with the command)",
+        "kind": "internal",
+        "exit_code": 4,
+    }
+
+
+def test_control_characters_in_a_message_stay_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["journal", "verify", str(tmp_path / "a\nb\rc\x1bd")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "a\\nb\\rc\\x1bd" in err
