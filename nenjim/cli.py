@@ -19,6 +19,7 @@ from journal.exception import InvalidValueError, JournalError
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim import cli_commands as run
 from nenjim.cli_commands import EXIT_FAILURE, EXIT_USAGE, CommandError
+from nenjim.cli_storage import add_storage_commands
 
 _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rebuild.add_argument("--store", metavar="URL", required=True, help="event store URL")
     rebuild.set_defaults(handler=run.rebuild)
+    add_storage_commands(groups)
     return parser
 
 
