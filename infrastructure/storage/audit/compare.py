@@ -72,9 +72,8 @@ class _Comparison:
             identity = ("records", resource_id, key)
             if self._skipped(identity, RECORDS_TABLE, f"revision {revision}"):
                 continue
-            if self._beyond_log(
-                identity, RECORDS_TABLE, log_version, f"at log version {log_version}"
-            ):
+            claim = f"holds the row as of log version {log_version}"
+            if self._beyond_log(identity, RECORDS_TABLE, log_version, claim):
                 continue
             live = self.log.records.get((resource_id, key))
             if live is None:
@@ -125,7 +124,8 @@ class _Comparison:
             described = f"head {head}, base {base}"
             if self._skipped(identity, HEADS_TABLE, described):
                 continue
-            if self._beyond_log(identity, HEADS_TABLE, base + head, f"reached ({described})"):
+            claim = f"says the stream reached log version {base + head} ({described})"
+            if self._beyond_log(identity, HEADS_TABLE, base + head, claim):
                 continue
             live = self.log.streams.get((resource_id, stream))
             if live is None:
@@ -182,7 +182,7 @@ class _Comparison:
             described = _bytes(data)
             if self._skipped(identity, BLOBS_TABLE, described):
                 continue
-            if self._beyond_log(identity, BLOBS_TABLE, 1, "written"):
+            if self._beyond_log(identity, BLOBS_TABLE, 1, "holds the blob"):
                 continue
             blob = self.log.blobs.get((resource_id, key))
             if blob is None:
@@ -238,7 +238,7 @@ class _Comparison:
         self._table(table, identity, "row", f"no row ({resource_id} is {why})", described)
         return True
 
-    def _beyond_log(self, identity: Identity, table: str, version: int, what: str) -> bool:
+    def _beyond_log(self, identity: Identity, table: str, version: int, claim: str) -> bool:
         """A table claiming a log version the log lacks: events were removed (a log finding)."""
         last = self.log.last_versions.get(identity, 0)
         if version <= last:
@@ -252,8 +252,7 @@ class _Comparison:
                 resource_id,
                 key,
                 missing,
-                f"missing: {table} says the log stream {what} at log version {version}, "
-                f"the log stream ends at version {last}",
+                f"missing: {table} {claim}; " + _log_end(last),
             )
         )
         return True
@@ -301,6 +300,10 @@ _TEMPLATE_NAMES = {
     IDS_TABLE: "ids",
     BLOBS_TABLE: "blobs",
 }
+
+
+def _log_end(last: int) -> str:
+    return "the log stream has no events" if last == 0 else f"the log stream ends at version {last}"
 
 
 def _json(value: Any) -> str:
