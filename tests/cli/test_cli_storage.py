@@ -179,6 +179,14 @@ def test_auditing_a_missing_postgres_schema_fails_in_one_line_and_creates_nothin
         assert found.fetchone() is None
 
 
+def test_an_unreachable_server_fails_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    url = "postgresql://postgres@127.0.0.1:1/postgres?schema=s"
+    assert main(["storage", "audit", "--store", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("nenjim: error: store: ")
+    assert err.count("\n") == 1
+
+
 @pytest.mark.parametrize("url", ["memory:", "mysql://x/y", "sqlite:"])
 def test_a_store_url_that_names_no_auditable_store_is_a_usage_error(
     url: str, capsys: pytest.CaptureFixture[str]

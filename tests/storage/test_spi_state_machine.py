@@ -78,13 +78,13 @@ FUZZ_SETTINGS = settings(
 ROOT_KEYS = ("owner-1", "owner-2", "ø")
 KEYS = {
     ROOTS.id: ROOT_KEYS,
-    EXECUTIONS.id: ("e1", "e2", "e3"),
+    EXECUTIONS.id: ("e1", "e2", "É", "e_%"),
     WORKFLOW_STATES.id: ("a", "b", "é", "Z", "😀", "it's"),
-    INVENTORY_ITEMS.id: ("i1", "i2", "i3"),
+    INVENTORY_ITEMS.id: ("i1", "Z", "é", "😀", "?", "{records}", "a\nb"),
 }
 RECORDS = (ROOTS, EXECUTIONS, WORKFLOW_STATES, INVENTORY_ITEMS)
 ENTRY_IDS = ("r1", "r2", "r3", "r4")
-BLOB_KEYS = ("k1", "k2", "sha256:x")
+BLOB_KEYS = ("k1", "ключ", "sha256:x")
 BLOB_DATA = (b"", b"\x00\xff", b"text", b"other")
 MAX_DEPTH = 3
 

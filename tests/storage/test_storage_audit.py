@@ -8,6 +8,7 @@ test's own, as an operator's would be.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import sqlite3
@@ -35,8 +36,10 @@ from infrastructure.storage.audit import (
     StoreNotFoundError,
     audit_backend,
     audit_store,
+    compare,
     repair_backend,
     repair_store,
+    replay,
 )
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
@@ -648,6 +651,89 @@ def test_the_audit_reads_one_snapshot_while_writers_run(store: Store) -> None:
     for report in reports:
         assert report.ok, report.lines()
     assert reports[-1].events > reports[0].events
+
+
+def test_a_stream_entry_at_the_wrong_position_is_a_finding_in_the_log(store: Store) -> None:
+    log_stream = events.entry_stream(JOURNAL.id, OWNER)
+    state = store.event_state(log_stream, 2)
+    state["position"] = 7
+    store.set_event_state(log_stream, 2, json.dumps(state).encode())
+
+    assert _only_line(audit_backend(store.backend)) == (
+        'storage_events agent.journal["owner-1"] version 2: StreamEntryAppended at position 7; '
+        "after base 0 log version 2 is position 2"
+    )
+    _refused(store)
+
+
+def test_a_stream_tombstone_with_another_head_is_a_finding_in_the_log(store: Store) -> None:
+    store.backend.view.streams(JOURNAL).delete(stream=OWNER)
+    log_stream = events.entry_stream(JOURNAL.id, OWNER)
+    state = store.event_state(log_stream, 4)
+    state["head"] = 2
+    store.set_event_state(log_stream, 4, json.dumps(state).encode())
+
+    assert _only_line(audit_backend(store.backend)) == (
+        'storage_events agent.journal["owner-1"] version 4: StreamDeleted says head 2, '
+        "the stream had 3 entries"
+    )
+
+
+def test_a_repeated_entry_id_in_the_log_is_a_finding_in_the_log(store: Store) -> None:
+    log_stream = events.entry_stream(JOURNAL.id, OWNER)
+    state = store.event_state(log_stream, 3)
+    state["id"] = "a"
+    store.set_event_state(log_stream, 3, json.dumps(state).encode())
+
+    lines = audit_backend(store.backend).lines()
+    assert (
+        'storage_events agent.journal["owner-1"] version 3: StreamEntryAppended repeats live '
+        "entry id 'a'"
+    ) in lines
+
+
+def test_an_edited_blob_put_that_still_decodes_is_served_after_repair(store: Store) -> None:
+    log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
+    state = store.event_state(log_stream, 1)
+    state["data"] = base64.b64encode(b"rewritten").decode()
+    store.set_event_state(log_stream, 1, json.dumps(state).encode())
+
+    assert _only_line(audit_backend(store.backend)).startswith(
+        'storage_blobs content.blobs["blob"] data: log says 9 bytes'
+    )
+    _repaired(store)
+    assert store.backend.view.blobs(CONTENT_BLOBS).fetch("blob").data == b"rewritten"
+
+
+def test_events_of_resources_outside_the_list_are_findings_in_the_log(store: Store) -> None:
+    report = audit_store(store.url, [ROOTS, WORKFLOW_STATES])
+    assert sorted(report.lines()) == [
+        "storage_events agent.executions events: 1 events of a resource that is not in the catalog",
+        "storage_events agent.journal events: 3 events of a resource that is not in the catalog",
+        "storage_events content.blobs events: 1 events of a resource that is not in the catalog",
+        "storage_events inventory.items events: 1 events of a resource that is not in the catalog",
+    ]
+    assert not report.repairable
+
+
+def test_the_audit_reads_the_log_and_the_tables_in_pages(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(7):
+        store.backend.view.records(WORKFLOW_STATES).insert(
+            key=f"page-{index}", revision=0, attributes={}, record=_record(str(index))
+        )
+        store.backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+            key=f"blob-{index}", data=bytes([index]), attributes={"canonicalization_version": 1}
+        )
+    full = audit_backend(store.backend)
+    monkeypatch.setattr(replay, "PAGE", 2)
+    monkeypatch.setattr(compare, "BLOB_PAGE", 2)
+    assert audit_backend(store.backend) == full
+    store.execute("UPDATE storage_records SET revision = 9 WHERE key = ?", ("page-6",))
+    store.execute("DELETE FROM storage_blobs WHERE key = ?", ("blob-6",))
+    assert len(audit_backend(store.backend).findings) == 2
+    _repaired(store)
 
 
 # opening

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from infrastructure.storage.audit import replay
 from infrastructure.storage.audit.findings import (
     BLOBS_TABLE,
     EVENTS_TABLE,
@@ -23,13 +24,13 @@ from infrastructure.storage.audit.findings import (
     RECORDS_TABLE,
     Finding,
 )
-from infrastructure.storage.audit.replay import PAGE, Identity, ReplayedLog
+from infrastructure.storage.audit.replay import Identity, ReplayedLog
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql.dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 
-BLOB_PAGE = 100  # blob rows carry their bytes
+BLOB_PAGE = 100  # blob rows carry their bytes: fewer per page
 _LISTED = 5  # ids named in a line before "and N more"
 
 
@@ -275,9 +276,10 @@ class _Comparison:
 
 
 def _pages(
-    session: Session, table: str, columns: str, order: tuple[str, ...], page: int = PAGE
+    session: Session, table: str, columns: str, order: tuple[str, ...], page: int | None = None
 ) -> Iterator[tuple[Any, ...]]:
     """Every row of ``table`` in ``order``, fetched ``page`` rows at a time (keyset paging)."""
+    page = page or replay.PAGE
     template = "{" + _TEMPLATE_NAMES[table] + "}"
     ordering = ", ".join(order)
     head = f"SELECT {columns} FROM {template}"
