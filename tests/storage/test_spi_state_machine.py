@@ -6,8 +6,9 @@ an exception of the same type. Calls are valid and invalid (bad keys, revisions,
 attributes, records, resources, batches, guards), through the innermost bound view or the
 root view (root handle routing), inside nested scopes that commit or roll back, with
 operations on a second thread (a bound view used there; independent writes raced on two
-threads). At the end every record, its history, every stream and blob must be equal, and
-the audit of the SQL store must be clean.
+threads), and the system under test reopened on the same database. At the end every
+record, its history, every stream and blob must be equal, and the audit of the SQL store must
+be clean.
 
 The default run is bounded and derandomized (the same examples on every run, so CI is
 reproducible). ``NENJIM_FUZZ=long`` runs many more, longer, random sequences; a failure is
@@ -221,12 +222,12 @@ class _Scope:
 class SpiMachine(RuleBasedStateMachine):
     """The model and the system under test, driven in lockstep."""
 
-    sut_backend: Backend  # set by the test before the machine runs
+    store: SqlStore  # set by the test before the machine runs
 
     def __init__(self) -> None:
         super().__init__()
         self.model: Backend = InMemoryBackend(FIXTURE_RESOURCES)
-        self.sut = type(self).sut_backend
+        self.sut = type(self).store.backend
         _clear(self.sut)
         self.scopes: list[_Scope] = []
         self.diverged = False
@@ -570,6 +571,12 @@ class SpiMachine(RuleBasedStateMachine):
         for index, outcome in enumerate(expected):
             self._same(f"racing write {slots[index]}", outcome, found[index])
 
+    @precondition(lambda self: not self.scopes)
+    @rule()
+    def reopen(self) -> None:
+        """A fresh backend on the same database: nothing may live only in the old object."""
+        self.sut = type(self).store.reopen()
+
     # the end
 
     def teardown(self) -> None:
@@ -737,19 +744,33 @@ def _clear(backend: Backend) -> None:
             session.execute("DELETE FROM " + table)
 
 
+class SqlStore:
+    """The database under test and the backend currently open on it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.backend = open_backend(url, FIXTURE_RESOURCES)
+
+    def reopen(self) -> Backend:
+        """Close the backend and open a new one on the same database."""
+        self.backend.close()
+        self.backend = open_backend(self.url, FIXTURE_RESOURCES)
+        return self.backend
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-def sut_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """The system under test: one SQL backend, emptied before each example."""
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    """The system under test: an SQL database, emptied before each example."""
     if request.param == "sqlite":
         url = f"sqlite://{tmp_path / 'fuzz.db'}"
     else:
         url = request.getfixturevalue("postgres_schema_url")
-    backend = open_backend(url, FIXTURE_RESOURCES)
-    yield backend
-    backend.close()
+    opened = SqlStore(url)
+    yield opened
+    opened.backend.close()
 
 
-def test_random_spi_call_sequences_behave_like_the_model(sut_backend: Backend) -> None:
-    machine = type("SpiMachineOn" + type(sut_backend).__name__, (SpiMachine,), {})
-    machine.sut_backend = sut_backend
+def test_random_spi_call_sequences_behave_like_the_model(store: SqlStore) -> None:
+    name = "SpiMachineOn" + type(store.backend).__name__
+    machine = type(name, (SpiMachine,), {"store": store})
     run_state_machine_as_test(machine, settings=FUZZ_SETTINGS)
