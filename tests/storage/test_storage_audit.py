@@ -13,8 +13,9 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -41,6 +42,7 @@ from infrastructure.storage.audit import (
     repair_store,
     replay,
 )
+from infrastructure.storage.audit import repair as repair_module
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql import events
@@ -57,6 +59,7 @@ from infrastructure.storage.testing.resources import (
 )
 
 WF = "wf-1"
+TIMEOUT = 20.0
 RUN = "run-1"
 BLOB_DATA = b"\x00\xffbytes"
 
@@ -132,6 +135,20 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         url = f"sqlite://{tmp_path / 'storage.db'}"
     else:
         url = request.getfixturevalue("postgres_schema_url")
+    opened = _populated(url)
+    yield opened
+    opened.backend.close()
+
+
+@pytest.fixture
+def postgres_store(postgres_schema_url: str) -> Iterator[Store]:
+    """The same store on PostgreSQL only."""
+    opened = _populated(postgres_schema_url)
+    yield opened
+    opened.backend.close()
+
+
+def _populated(url: str) -> Store:
     backend = open_backend(url, FIXTURE_RESOURCES)
     view = backend.view
     view.records(ROOTS).insert(key=OWNER, revision=0, attributes={}, record=_record("root"))
@@ -150,10 +167,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     view.blobs(CONTENT_BLOBS).put_if_absent(
         key="blob", data=BLOB_DATA, attributes={"canonicalization_version": 1}
     )
-    opened = Store(url, backend)
     assert audit_backend(backend).ok
-    yield opened
-    backend.close()
+    return Store(url, backend)
 
 
 def _record(value: str) -> DurableRecord:
@@ -734,6 +749,68 @@ def test_the_audit_reads_the_log_and_the_tables_in_pages(
     store.execute("DELETE FROM storage_blobs WHERE key = ?", ("blob-6",))
     assert len(audit_backend(store.backend).findings) == 2
     _repaired(store)
+
+
+def test_writers_wait_while_a_repair_runs_on_postgres(
+    postgres_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (On SQLite the repair's BEGIN IMMEDIATE is the one writer lock by construction.)
+    store = postgres_store
+    store.execute("UPDATE storage_stream_heads SET head = 1 WHERE stream = ?", (OWNER,))
+    inside, release = threading.Event(), threading.Event()
+    repairer: list[int] = []
+    original = repair_module._rewrite
+
+    def paused(session: Session, *args: Any) -> dict[str, int]:
+        rewritten = original(session, *args)
+        repairer.append(session.connection.info.backend_pid)
+        inside.set()
+        assert release.wait(TIMEOUT)
+        return rewritten
+
+    monkeypatch.setattr(repair_module, "_rewrite", paused)
+    outcomes: dict[str, Any] = {}
+
+    def run(name: str, action: Callable[[], Any]) -> threading.Thread:
+        def target() -> None:
+            try:
+                outcomes[name] = action()
+            except BaseException as error:
+                outcomes[name] = error
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        return thread
+
+    repairing = run("repair", lambda: repair_backend(store.backend))
+    assert inside.wait(TIMEOUT)
+    journal = store.backend.view.streams(JOURNAL)
+    writing = run(
+        "append", lambda: journal.append(stream=OWNER, expected_head=3, entries=[_entry("d")])
+    )
+    try:
+        _wait_for_a_waiter(store.url, repairer[0])
+    finally:
+        release.set()
+        repairing.join()
+        writing.join()
+    assert not isinstance(outcomes["repair"], BaseException), outcomes
+    assert [entry.position for entry in outcomes["append"]] == [4]
+    assert audit_backend(store.backend).ok
+
+
+def _wait_for_a_waiter(url: str, holder: int) -> None:
+    """Poll until some backend waits on ``holder``'s locks (the writer queued behind it)."""
+    with psycopg.connect(url.partition("?")[0], autocommit=True) as observer:
+        for _ in range(int(TIMEOUT / 0.01)):
+            row = observer.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                (holder,),
+            ).fetchone()
+            if row is not None and row[0] > 0:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"no backend ever waited on the repair (backend {holder})")
 
 
 # opening

@@ -38,6 +38,8 @@ from infrastructure.storage.sqlite import DEFAULT_BUSY_TIMEOUT, SQLiteDriver
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions")
 """The dialect's table keys every storage schema has."""
+WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
+"""The tables storage writers write (and a repair locks)."""
 
 
 class StoreNotFoundError(StorageError):
@@ -132,7 +134,7 @@ class SqlStore:
             with connection.transaction():
                 session = Session(connection, self.dialect)
                 self._require_storage(session)
-                tables = ", ".join(self.dialect.tables[name] for name in STORAGE_TABLES)
+                tables = ", ".join(self.dialect.tables[name] for name in WRITTEN_TABLES)
                 # Writers wait until the repair commits; plain reads go on.
                 session.execute_ddl(f"LOCK TABLE {tables} IN EXCLUSIVE MODE")
                 yield session
