@@ -10,7 +10,8 @@ on SQLite or PostgreSQL; neither creates a store that does not exist.
   refuses, changing nothing, while the log itself has findings, and prints
   those (exit 1).
 
-``--json`` prints one JSON object instead (keys sorted, two-space indent).
+``--json`` prints one JSON object instead (keys sorted, two-space indent, non-ASCII
+escaped, as every ``--json`` of nenjim).
 Exit codes: 0 clean or repaired, 1 findings or a failure (one line on
 stderr), 2 bad usage (a malformed URL or ``memory:``).
 """
@@ -18,7 +19,6 @@ stderr), 2 bad usage (a malformed URL or ``memory:``).
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -38,6 +38,7 @@ from infrastructure.storage.audit import (
     repair_store,
 )
 from nenjim.cli_commands import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CommandError
+from nenjim.cli_json import dumps
 
 _T = TypeVar("_T")
 
@@ -64,7 +65,7 @@ def audit(args: argparse.Namespace) -> int:
     """Audit the store; one line per finding."""
     report = _checked(lambda: audit_store(args.store, CATALOG))
     if args.json:
-        print(_dumps(report.as_json()))
+        print(dumps(report.as_json()))
     elif report.ok:
         print(f"audit OK: {report.summary()}")
     else:
@@ -81,13 +82,13 @@ def repair(args: argparse.Namespace) -> int:
         result = _checked(lambda: repair_store(args.store, CATALOG))
     except RepairRefusedError as refused:
         if args.json:
-            print(_dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))
+            print(dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))
         else:
             for finding in refused.report.log_findings:
                 print(finding.line())
         raise CommandError(str(refused)) from None
     if args.json:
-        print(_dumps(_repair_json(result)))
+        print(dumps(_repair_json(result)))
     elif not result.changed:
         print(f"repair: nothing to do: {result.before.summary()}")
     else:
@@ -128,7 +129,3 @@ def _repair_json(result: RepairReport) -> dict[str, object]:
         "rewritten": dict(result.rewritten),
         "audit": result.before.as_json(),
     }
-
-
-def _dumps(document: dict[str, object]) -> str:
-    return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False)
