@@ -31,6 +31,7 @@ from nenjim.cli_exit import (
     classify,
     report,
 )
+from nenjim.cli_storage import add_storage_commands
 
 _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
@@ -161,6 +162,7 @@ def build_parser() -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rebuild.set_defaults(handler=run.rebuild)
+    add_storage_commands(groups)
     return parser
 
 

@@ -64,6 +64,9 @@ class Dialect(ABC):
     append_event: str
     """Insert one event; affects no row when its (originator, version) exists."""
 
+    index_names: str
+    """Select the name of every index on the storage tables (one column)."""
+
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
         self._cache: dict[str, str] = {}
@@ -138,6 +141,7 @@ class SQLiteDialect(Dialect):
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
 
     for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
+    index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
     append_event = (
         # One writer at a time, so max + 1 numbers notifications without gaps.
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "

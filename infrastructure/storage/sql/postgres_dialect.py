@@ -25,6 +25,9 @@ class PostgresDialect(Dialect):
     def __init__(self, schema: str) -> None:
         self.schema = schema
         self._schema_sql = sql.Identifier(schema).as_string(None)
+        self.index_names = "SELECT indexname FROM pg_indexes WHERE schemaname = " + sql.Literal(
+            schema
+        ).as_string(None)
         super().__init__({key: f"{self._schema_sql}.{name}" for key, name in TABLE_NAMES.items()})
 
     def _placeholders(self, text: str) -> str:

@@ -1,0 +1,37 @@
+"""Audit and repair of the SQL backends' inline tables against their log, ``storage_events``.
+
+The log is the record of every write; ``storage_records``,
+``storage_stream_heads``, ``storage_stream_ids`` and ``storage_blobs`` (and
+the unique indexes generated from the catalog) are projections of it kept
+in the same transactions. :func:`audit_store` replays the log, checks it
+against its own rules and compares every inline row, head, id and blob with
+what it implies, reporting each disagreement as one :class:`Finding`.
+:func:`repair_store` rebuilds the disagreeing rows from the log in one
+transaction, and refuses while the log itself has findings.
+
+This package takes any resource list; it knows nothing of a domain catalog.
+"""
+
+from infrastructure.storage.audit.auditing import audit_backend, audit_store
+from infrastructure.storage.audit.findings import AuditReport, Finding
+from infrastructure.storage.audit.repair import (
+    RepairFailedError,
+    RepairRefusedError,
+    RepairReport,
+    repair_backend,
+    repair_store,
+)
+from infrastructure.storage.audit.sessions import StoreNotFoundError
+
+__all__ = [
+    "AuditReport",
+    "Finding",
+    "RepairFailedError",
+    "RepairRefusedError",
+    "RepairReport",
+    "StoreNotFoundError",
+    "audit_backend",
+    "audit_store",
+    "repair_backend",
+    "repair_store",
+]

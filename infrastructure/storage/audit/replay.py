@@ -1,0 +1,460 @@
+"""Replaying ``storage_events``: the state the log implies, and where it breaks its own rules.
+
+The log is read one log stream at a time (ordered by originator and
+version, in pages). Each log stream is one record key, SPI stream or blob,
+named by the UUIDv5 of ``kind\\0resource\\0key``; its events must all name
+that key, its versions must run 1, 2, 3, ... and its events must follow the
+rules the driver writes them by:
+
+- records: ``RecordInserted`` only while no row is live, ``RecordReplaced``
+  of a live row at exactly the next revision and with its immutable
+  attributes unchanged, ``RecordDeleted`` of a live row carrying its
+  revision;
+- streams: ``StreamEntryAppended`` at position ``version - base`` with an
+  id not already live, ``StreamDeleted`` carrying the live head (its
+  version becomes the new base);
+- blobs: exactly one ``BlobPut``, at version 1.
+
+Every state must decode into what the resource accepts (attributes,
+envelope, Canonical JSON payload). The final live rows must satisfy every
+unique constraint. On SQLite, notification ids are numbered without gaps
+(each event takes ``max + 1`` under the single writer lock), so a gap means
+events were removed; PostgreSQL sequences leave gaps by design, so there
+only duplicates are checked.
+
+A log stream whose own events are broken (a gap, an undecodable state, a
+key mismatch) is *damaged*: it is reported, and the table comparison skips
+it, since nothing reliable can be said of what it implies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from infrastructure.storage.audit.findings import EVENTS_TABLE, Finding
+from infrastructure.storage.entries import BlobEntry, RecordEntry
+from infrastructure.storage.errors import SerializationError
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.rules import attributes_match
+from infrastructure.storage.scalars import validate_revision
+from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql.dialect import SQLiteDialect, dumps
+from infrastructure.storage.sql.session import Session
+
+PAGE = 1000
+
+KINDS: Mapping[str, str] = {
+    events.RECORD_INSERTED: "records",
+    events.RECORD_REPLACED: "records",
+    events.RECORD_DELETED: "records",
+    events.STREAM_ENTRY_APPENDED: "streams",
+    events.STREAM_DELETED: "streams",
+    events.BLOB_PUT: "blobs",
+}
+"""The resource kind each event topic belongs to."""
+
+_KEY_FIELD = {"records": "key", "streams": "stream", "blobs": "key"}
+_LOG_STREAM: Mapping[str, Callable[[str, str], uuid.UUID]] = {
+    "records": events.record_stream,
+    "streams": events.entry_stream,
+    "blobs": events.blob_stream,
+}
+
+Identity = tuple[str, str, str]
+"""``(kind, resource id, key)``: one record key, SPI stream or blob."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRecord:
+    """A row the log says is live, and the log version that wrote it."""
+
+    entry: RecordEntry
+    log_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class LiveStream:
+    """An SPI stream as the log leaves it: head, base and the ids of its live entries."""
+
+    head: int
+    base: int
+    ids: tuple[str, ...]
+
+
+@dataclass
+class ReplayedLog:
+    """What the log implies for the inline tables, and the log's own findings."""
+
+    records: dict[tuple[str, str], LiveRecord] = field(default_factory=dict)
+    streams: dict[tuple[str, str], LiveStream] = field(default_factory=dict)
+    blobs: dict[tuple[str, str], BlobEntry] = field(default_factory=dict)
+    last_versions: dict[Identity, int] = field(default_factory=dict)
+    """The highest version of every log stream that was replayed."""
+    damaged: set[Identity] = field(default_factory=set)
+    findings: list[Finding] = field(default_factory=list)
+    events: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    version: int
+    topic: str
+    state: dict[str, Any] | None  # None: the stored state is not a JSON object
+
+
+def replay_log(session: Session, resources: Mapping[str, Resource]) -> ReplayedLog:
+    """Read every event of ``storage_events`` and replay it against ``resources``."""
+    replay = _Replay(resources)
+    for originator, stream_events in _log_streams(session):
+        replay.log_stream(originator, stream_events)
+    replay.finish()
+    replay.notification_ids(session)
+    return replay.result
+
+
+class _Replay:
+    def __init__(self, resources: Mapping[str, Resource]) -> None:
+        self.resources = resources
+        self.result = ReplayedLog()
+        self.foreign: Counter[str] = Counter()
+
+    # one log stream
+    def log_stream(self, originator: str, stream_events: Sequence[_Event]) -> None:
+        self.result.events += len(stream_events)
+        identity = self._identity(originator, stream_events)
+        if identity is None:
+            return
+        kind, resource_id, key = identity
+        resource = self.resources.get(resource_id)
+        if resource is None:
+            self.foreign[resource_id] += len(stream_events)
+            return
+        if resource.kind != kind:
+            self._damaged(identity, stream_events[0].version, f"{kind} events on a {resource.kind}")
+            return
+        self.result.last_versions[identity] = stream_events[-1].version
+        if not self._contiguous(identity, stream_events):
+            return
+        if kind == "records":
+            self._record(resource, key, stream_events)
+        elif kind == "streams":
+            self._stream(resource, key, stream_events)
+        else:
+            self._blob(resource, key, stream_events)
+
+    def _identity(self, originator: str, stream_events: Sequence[_Event]) -> Identity | None:
+        """The key this log stream belongs to; every event must name it."""
+        named: list[tuple[_Event, Identity | None]] = [
+            (event, _named(event)) for event in stream_events
+        ]
+        identity = next(
+            (found for _, found in named if found is not None and _owns(originator, found)), None
+        )
+        if identity is None:
+            first = stream_events[0]
+            self.result.findings.append(
+                Finding(
+                    "log",
+                    EVENTS_TABLE,
+                    None,
+                    None,
+                    f"log stream {originator} version {first.version}",
+                    "no event of this log stream names the key it belongs to "
+                    "(undecodable states, unknown topics or foreign keys)",
+                )
+            )
+            return None
+        for event, found in named:
+            if found != identity:
+                self._damaged(identity, event.version, _misnamed(event, found))
+        return None if identity in self.result.damaged else identity
+
+    def _contiguous(self, identity: Identity, stream_events: Sequence[_Event]) -> bool:
+        expected = 1
+        for event in stream_events:
+            if event.version != expected:
+                gap = (
+                    f"version {expected}"
+                    if event.version == expected + 1
+                    else f"versions {expected}..{event.version - 1}"
+                )
+                self._damaged(identity, event.version, f"{gap} missing before it")
+            expected = event.version + 1
+        return identity not in self.result.damaged
+
+    # records
+    def _record(self, resource: Resource, key: str, stream_events: Sequence[_Event]) -> None:
+        identity = ("records", resource.id, key)
+        live: RecordEntry | None = None
+        version = 0
+        for event in stream_events:
+            version = event.version
+            try:
+                if event.topic == events.RECORD_DELETED:
+                    revision = _deleted_revision(event.state)
+                    problem = _deletion_problem(live, revision)
+                    live = None
+                else:
+                    entry: RecordEntry = codec.recorded_event(resource, event.state or {})
+                    problem = _write_problem(resource, event.topic, live, entry)
+                    live = entry
+            except SerializationError as error:
+                self._damaged(identity, version, f"state cannot be decoded: {error}")
+                return
+            if problem is not None:
+                self._log(identity, version, problem)
+        if live is not None:
+            plain = RecordEntry(live.key, live.revision, live.attributes, live.record)
+            self.result.records[(resource.id, key)] = LiveRecord(plain, version)
+
+    # streams
+    def _stream(self, resource: Resource, stream: str, stream_events: Sequence[_Event]) -> None:
+        identity = ("streams", resource.id, stream)
+        base, ids = 0, list[str]()
+        for event in stream_events:
+            state = event.state or {}
+            try:
+                if event.topic == events.STREAM_DELETED:
+                    head = _checked_int(state, "head")
+                    if head != len(ids):
+                        self._log(
+                            identity,
+                            event.version,
+                            f"StreamDeleted says head {head}, the stream had {len(ids)} entries",
+                        )
+                    base, ids = event.version, []
+                    continue
+                position = _checked_int(state, "position")
+                entry = codec.stream_event(position, state)
+            except SerializationError as error:
+                self._damaged(identity, event.version, f"state cannot be decoded: {error}")
+                return
+            if position != event.version - base:
+                self._log(
+                    identity,
+                    event.version,
+                    f"StreamEntryAppended at position {position}; after base {base} "
+                    f"log version {event.version} is position {event.version - base}",
+                )
+            if entry.id in ids:
+                self._log(
+                    identity,
+                    event.version,
+                    f"StreamEntryAppended repeats live entry id {entry.id!r}",
+                )
+            ids.append(entry.id)
+        self.result.streams[(resource.id, stream)] = LiveStream(len(ids), base, tuple(ids))
+
+    # blobs
+    def _blob(self, resource: Resource, key: str, stream_events: Sequence[_Event]) -> None:
+        identity = ("blobs", resource.id, key)
+        first = stream_events[0]
+        if len(stream_events) > 1:
+            self._log(
+                identity,
+                stream_events[1].version,
+                f"{len(stream_events)} events for one blob (a blob is written once)",
+            )
+        state = first.state or {}
+        try:
+            data = base64.b64decode(state["data"], validate=True)
+            blob = codec.blob_row(resource, key, data, state["attributes"])
+        except (KeyError, binascii.Error, ValueError, TypeError, SerializationError) as error:
+            self._damaged(identity, first.version, f"state cannot be decoded: {error}")
+            return
+        self.result.blobs[(resource.id, key)] = blob
+
+    # the whole log
+    def finish(self) -> None:
+        """Checks across log streams: foreign resources, unique constraints of the live rows."""
+        for resource_id, count in sorted(self.foreign.items()):
+            self.result.findings.append(
+                Finding(
+                    "log",
+                    EVENTS_TABLE,
+                    resource_id,
+                    None,
+                    "events",
+                    f"{count} events of a resource that is not in the catalog",
+                )
+            )
+        for resource in self.resources.values():
+            for constraint in resource.unique:
+                self._unique(resource, constraint)
+
+    def _unique(self, resource: Resource, constraint: Mapping[str, Any]) -> None:
+        fields, where = constraint["fields"], constraint["where"]
+        holders: dict[str, list[str]] = {}
+        for (resource_id, key), live in sorted(self.result.records.items()):
+            attributes = live.entry.attributes
+            if resource_id != resource.id or not attributes_match(attributes, where):
+                continue
+            if any(attributes[name] is None for name in fields):
+                continue  # nulls are distinct
+            values = dumps({name: attributes[name] for name in fields})
+            holders.setdefault(values, []).append(key)
+        for values, keys in holders.items():
+            if len(keys) > 1:
+                self.result.findings.append(
+                    Finding(
+                        "log",
+                        EVENTS_TABLE,
+                        resource.id,
+                        None,
+                        f"unique {constraint['name']}",
+                        f"live rows {', '.join(dumps(k) for k in keys)} all hold {values}",
+                    )
+                )
+
+    def notification_ids(self, session: Session) -> None:
+        """Duplicated ids (both databases); gaps too where ids are dense (SQLite)."""
+        for notification_id, count in session.all(
+            "SELECT notification_id, count(*) FROM {events} GROUP BY notification_id "
+            "HAVING count(*) > 1 ORDER BY notification_id"
+        ):
+            self._notification(f"notification id {notification_id}", f"{count} events share it")
+        if not isinstance(session.dialect, SQLiteDialect):
+            return
+        for start, end in session.all(
+            "SELECT coalesce((SELECT max(p.notification_id) FROM {events} p "
+            "WHERE p.notification_id < e.notification_id), 0) + 1, e.notification_id - 1 "
+            "FROM {events} e WHERE NOT EXISTS (SELECT 1 FROM {events} q "
+            "WHERE q.notification_id = e.notification_id - 1) AND e.notification_id <> 1 "
+            "ORDER BY e.notification_id"
+        ):
+            ids = f"notification id {start}" if start == end else f"notification ids {start}..{end}"
+            self._notification(ids, "missing (SQLite numbers events without gaps: removed?)")
+
+    def _notification(self, where: str, problem: str) -> None:
+        self.result.findings.append(Finding("log", EVENTS_TABLE, None, None, where, problem))
+
+    def _log(self, identity: Identity, version: int, problem: str) -> None:
+        _, resource_id, key = identity
+        self.result.findings.append(
+            Finding("log", EVENTS_TABLE, resource_id, key, f"version {version}", problem)
+        )
+
+    def _damaged(self, identity: Identity, version: int, problem: str) -> None:
+        self._log(identity, version, problem)
+        self.result.damaged.add(identity)
+
+
+def _log_streams(session: Session) -> Iterator[tuple[str, list[_Event]]]:
+    """Each log stream's events in version order, reading ``storage_events`` in pages."""
+    current: Any = None
+    collected: list[_Event] = []
+    for originator, version, topic, state in _event_rows(session):
+        if collected and originator != current:
+            yield str(current), collected
+            collected = []
+        current = originator
+        collected.append(_Event(int(version), str(topic), _state(state)))
+    if collected:
+        yield str(current), collected
+
+
+def _event_rows(session: Session) -> Iterator[tuple[Any, ...]]:
+    columns = "SELECT originator_id, originator_version, topic, state FROM {events}"
+    order = " ORDER BY originator_id, originator_version LIMIT ?"
+    rows = session.all(columns + order, (PAGE,))
+    while rows:
+        yield from rows
+        if len(rows) < PAGE:
+            return
+        last = rows[-1]
+        rows = session.all(
+            columns + " WHERE (originator_id, originator_version) > (?, ?)" + order,
+            (last[0], last[1], PAGE),
+        )
+
+
+def _state(raw: Any) -> dict[str, Any] | None:
+    try:
+        return events.decode(raw)
+    except (SerializationError, TypeError):
+        return None
+
+
+def _named(event: _Event) -> Identity | None:
+    """The key an event's state names, if its topic is known and the state says."""
+    kind = KINDS.get(event.topic)
+    if kind is None or event.state is None:
+        return None
+    resource_id, key = event.state.get("resource"), event.state.get(_KEY_FIELD[kind])
+    if not isinstance(resource_id, str) or not isinstance(key, str):
+        return None
+    return kind, resource_id, key
+
+
+def _owns(originator: str, identity: Identity) -> bool:
+    kind, resource_id, key = identity
+    return str(_LOG_STREAM[kind](resource_id, key)) == originator
+
+
+def _misnamed(event: _Event, found: Identity | None) -> str:
+    if event.topic not in KINDS:
+        return f"unknown topic {event.topic!r}"
+    if event.state is None:
+        return f"{_topic_name(event.topic)} state is not a JSON object"
+    if found is None:
+        return f"{_topic_name(event.topic)} state names no resource and key"
+    kind, resource_id, key = found
+    return (
+        f"{_topic_name(event.topic)} names {kind} {resource_id}[{dumps(key)}] of another log stream"
+    )
+
+
+def _topic_name(topic: str) -> str:
+    return topic.rpartition(":")[2]
+
+
+def _write_problem(
+    resource: Resource, topic: str, live: RecordEntry | None, entry: RecordEntry
+) -> str | None:
+    if topic == events.RECORD_INSERTED:
+        if live is not None:
+            return (
+                f"RecordInserted over a live row at revision {live.revision} "
+                "(no RecordDeleted before it)"
+            )
+        return None
+    if live is None:
+        return "RecordReplaced of a row that is not live"
+    if entry.revision != live.revision + 1:
+        return (
+            f"RecordReplaced to revision {entry.revision} from revision {live.revision} "
+            "(a replace advances the revision by one)"
+        )
+    changed = [
+        name
+        for name in resource.immutable_attributes
+        if not attributes_match(live.attributes, {name: entry.attributes[name]})
+    ]
+    if changed:
+        return f"RecordReplaced changes immutable attributes {changed}"
+    return None
+
+
+def _deletion_problem(live: RecordEntry | None, revision: int) -> str | None:
+    if live is None:
+        return "RecordDeleted of a row that is not live"
+    if revision != live.revision:
+        return f"RecordDeleted at revision {revision}; the row was at revision {live.revision}"
+    return None
+
+
+def _deleted_revision(state: Mapping[str, Any] | None) -> int:
+    return _checked_int(state or {}, "revision")
+
+
+def _checked_int(state: Mapping[str, Any], name: str) -> int:
+    try:
+        return validate_revision(state[name], name)
+    except (KeyError, TypeError, ValueError) as error:
+        raise SerializationError(f"{name}: {error!r}") from None

@@ -1,0 +1,159 @@
+"""``nenjim storage audit|repair --store URL [--json]``: the inline tables against the log.
+
+Both commands check the store of domain Persistence (its resource catalog)
+on SQLite or PostgreSQL; neither creates a store that does not exist.
+
+- ``audit`` reads one consistent snapshot and prints one line per finding
+  (exit 1), or ``audit OK: ...`` (exit 0).
+- ``repair`` rebuilds every disagreeing row from the log in one transaction
+  and prints one ``fixed:`` line per finding it resolved (exit 0); it
+  refuses, changing nothing, while the log itself has findings, and prints
+  those (exit 1).
+
+``--json`` prints one JSON object instead (keys sorted, two-space indent, non-ASCII
+escaped, as every ``--json`` of nenjim).
+Exit codes: 0 clean or repaired, 1 findings or a refused or failed repair
+(one line on stderr), 2 bad usage (a malformed URL or ``memory:``), 3 a
+store that is missing, unreachable or of another schema version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from domain.persistence.catalog import CATALOG
+from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.storage import StorageError, UnsupportedBackendError
+from infrastructure.storage.audit import (
+    AuditReport,
+    RepairFailedError,
+    RepairRefusedError,
+    RepairReport,
+    StoreNotFoundError,
+    audit_store,
+    repair_store,
+)
+from nenjim.cli_exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_USAGE,
+    CommandError,
+)
+from nenjim.cli_json import dumps
+
+_T = TypeVar("_T")
+
+
+def add_storage_commands(groups: Any) -> None:
+    """Register the ``storage`` group on the top-level subparsers ``groups``."""
+    storage = groups.add_parser(
+        "storage",
+        help="check durable state against its log",
+        description="Check the durable state of domain Persistence against its log.",
+    )
+    commands = storage.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+    for name, handler, summary in (
+        ("audit", audit, "Replay the log; report each inline row that disagrees with it."),
+        ("repair", repair, "Rebuild the disagreeing inline rows from the log, all or nothing."),
+    ):
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.add_argument("--store", metavar="URL", required=True, help="SQLite or PostgreSQL store")
+        sub.add_argument("--json", action="store_true", help="print one JSON object")
+        sub.set_defaults(handler=handler)
+
+
+def audit(args: argparse.Namespace) -> int:
+    """Audit the store; one line per finding."""
+    report = _checked(lambda: audit_store(args.store, CATALOG))
+    if args.json:
+        print(dumps(report.as_json()))
+    elif report.ok:
+        print(f"audit OK: {report.summary()}")
+    else:
+        for line in report.lines():
+            print(line)
+    if not report.ok:
+        raise CommandError(_verdict(report))
+    return EXIT_OK
+
+
+def repair(args: argparse.Namespace) -> int:
+    """Repair the store; refuse while the log itself has findings."""
+    try:
+        result = _checked(lambda: repair_store(args.store, CATALOG))
+    except RepairRefusedError as refused:
+        if args.json:
+            print(dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))
+        else:
+            for finding in refused.report.log_findings:
+                print(finding.line())
+        raise CommandError(str(refused)) from None
+    if args.json:
+        print(dumps(_repair_json(result)))
+    elif not result.changed:
+        print(f"repair: nothing to do: {result.before.summary()}")
+    else:
+        for line in result.before.lines():
+            print(f"fixed: {line}")
+        rewritten = ", ".join(f"{count} in {table}" for table, count in result.rewritten.items())
+        print(f"repaired {result.before.store}: rewrote {rewritten}")
+    return EXIT_OK
+
+
+def _checked(action: Callable[[], _T]) -> _T:
+    """Run ``action``; a store error becomes a one-line ``CommandError``."""
+    try:
+        return action()
+    except UnsupportedBackendError as error:
+        raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
+    except (StoreNotFoundError, IncompatibleStoreError) as error:
+        raise CommandError(str(error), EXIT_STORE, "store") from None
+    except RepairFailedError as error:
+        raise CommandError(str(error), EXIT_FAILURE) from None
+    except RepairRefusedError:
+        raise
+    except StorageError as error:
+        raise CommandError(f"store: {' '.join(str(error).split())}", EXIT_FAILURE) from None
+    except Exception as error:
+        if not _is_driver_error(error):
+            raise
+        message = f"store: {' '.join(str(error).split())}"
+        raise CommandError(message, EXIT_STORE, "store") from None
+
+
+def _is_driver_error(error: Exception) -> bool:
+    """An error of the database driver (psycopg only if a PostgreSQL store loaded it)."""
+    psycopg = sys.modules.get("psycopg")
+    return isinstance(error, sqlite3.Error) or (
+        psycopg is not None and isinstance(error, psycopg.Error)
+    )
+
+
+def _verdict(report: AuditReport) -> str:
+    in_log = len(report.log_findings)
+    if in_log:
+        advice = f"{in_log} in the log itself, so a repair would refuse"
+    else:
+        advice = "none in the log itself: nenjim storage repair rebuilds them from the log"
+    return f"{report.store}: {len(report.findings)} finding(s); {advice}"
+
+
+def _repair_json(result: RepairReport) -> dict[str, object]:
+    return {
+        "repaired": result.changed,
+        "refused": False,
+        "rewritten": dict(result.rewritten),
+        "audit": result.before.as_json(),
+    }
