@@ -37,7 +37,7 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 from eventsourcing.utils import get_topic
 
-from domain.journal.chain import JournalChain, chain_id
+from domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, JournalChain, chain_id
 from domain.journal.document import JournalRevision
 from domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
 from domain.journal.parser import parse_journal
@@ -46,11 +46,6 @@ from domain.journal.values import ArtifactCoordinate, JournalVersion
 _PAGE = 500
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
-_TOPICS = {
-    get_topic(JournalChain.GenesisAccepted): JournalChain.GenesisAccepted,
-    get_topic(JournalChain.SuccessorAccepted): JournalChain.SuccessorAccepted,
-}
-_CHAIN_TOPIC = get_topic(JournalChain)
 _COMMON_FIELDS = frozenset(
     {"originator_id", "originator_version", "timestamp", "coordinate", "journal_version"}
     | {"digest", "text"}
@@ -377,7 +372,7 @@ def read_after(
 
 def decode_event(log: Application[UUID], notification: Notification) -> DomainEventProtocol[UUID]:
     """The chain event a notification stores; its topic is checked before anything is imported."""
-    if notification.topic not in _TOPICS:
+    if notification.topic not in EVENT_TOPICS:
         raise ProjectionIntegrityError(
             f"notification {notification.id}: unexpected event topic {notification.topic!r}"
         )
@@ -424,9 +419,9 @@ def _check_link(where: str, event: _AcceptedEvent, head: StoredRevision | None) 
     if isinstance(event, JournalChain.GenesisAccepted):
         if head is not None:
             raise ProjectionIntegrityError(f"{where}: a second genesis (head {head.version_key})")
-        if event.originator_topic != _CHAIN_TOPIC:
+        if event.originator_topic not in CHAIN_TOPICS:
             raise ProjectionIntegrityError(
-                f"{where}: genesis of {event.originator_topic!r}, expected {_CHAIN_TOPIC!r}"
+                f"{where}: genesis of {event.originator_topic!r}, expected {JournalChain.TOPIC!r}"
             )
         return
     if head is None:

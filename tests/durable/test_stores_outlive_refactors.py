@@ -21,8 +21,9 @@ import pytest
 from stored_values import plain
 
 from domain.agents import AgentRoot
-from domain.persistence import Persistence
+from domain.persistence import Persistence, codecs
 from domain.persistence.errors import NotFoundError
+from infrastructure.storage.sql import events
 from journal.impl.ref import build_journal
 from journal.impl.ref.log import JournalLog
 from nenjim.cli import main as nenjim
@@ -168,6 +169,14 @@ def test_the_root_it_was_written_from_adds_nothing_and_a_successor_extends_it(
         assembly.process.stop()
     code, output = _run(capsys, "journal", "audit", "--store", journal_url)
     assert (code, output) == (0, "audit OK: 52 events, 52 revisions of 24 artifacts\n")
+    log = JournalLog(journal_url, create=False)
+    try:
+        topics = [n.topic for n in log.recorder.select_notifications(start=1, limit=1000)]
+    finally:
+        log.close()
+    # The old events keep their old topics; the new one has the fixed name.
+    assert topics[:-1] == [event["topic"] for event in JOURNAL["events"]]
+    assert topics[-1] == "nenjim.journal:JournalChain.SuccessorAccepted"
 
 
 # -- the storage database ------------------------------------------------------------
@@ -192,6 +201,20 @@ def test_the_storage_log_keeps_its_topics_and_record_types(copies: Path) -> None
     connection.close()
     assert topics == STORAGE["log"]["topics"]
     assert [list(row) for row in types] == STORAGE["log"]["record_types"]
+
+
+def test_this_build_knows_every_stored_topic_and_record_type() -> None:
+    topics = {
+        events.RECORD_INSERTED,
+        events.RECORD_REPLACED,
+        events.RECORD_DELETED,
+        events.STREAM_ENTRY_APPENDED,
+        events.STREAM_DELETED,
+        events.BLOB_PUT,
+    }
+    assert set(STORAGE["log"]["topics"]) <= topics
+    formats = {(f.record_type, f.format_version) for f in codecs.RECORD_FORMATS}
+    assert {(name, version) for name, version in STORAGE["log"]["record_types"]} <= formats
 
 
 def _value_or_none(load: Callable[[str], Any], key: str) -> Any:
