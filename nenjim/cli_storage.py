@@ -25,8 +25,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from domain.persistence.catalog import CATALOG
 from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import StorageError, UnsupportedBackendError
 from infrastructure.storage.audit import (
     AuditReport,

@@ -21,8 +21,8 @@ import pytest
 from stored_values import plain
 
 from domain.agents import AgentRoot
-from domain.persistence import Persistence, codecs
 from domain.persistence.errors import NotFoundError
+from infrastructure.persistence import Persistence, codecs
 from infrastructure.storage.sql import events
 from journal.impl.ref import build_journal
 from journal.impl.ref.log import JournalLog

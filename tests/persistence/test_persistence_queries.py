@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import Persistence
 from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 

@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
 
-from domain.persistence import CATALOG, Persistence
-from domain.persistence.content_store import content_id
+from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.persistence.content_store import content_id
 from infrastructure.storage import is_transient
 from infrastructure.storage.postgres import PostgresBackend
 

@@ -31,6 +31,9 @@ from infrastructure.storage.sql.session import Session
 class SqlDriver(StorageDriver):
     """Records, streams and blobs on the ``storage_events`` log and its inline projections."""
 
+    kind: str
+    """The store kind of the driver's URLs (``sqlite``, ``postgresql``)."""
+
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self._layout: Layout | None = None

@@ -21,7 +21,10 @@ from datetime import datetime
 from typing import Any
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState, LLMCallRecord
-from domain.persistence.codec_support import (
+from domain.persistence.errors import SerializationError
+from domain.teams import TeamExecution, TeamRoot
+from domain.workflows import WorkflowState, freeze_snapshot, normalize_snapshot
+from infrastructure.persistence.codec_support import (
     PayloadSchema,
     RecordFormat,
     build_record,
@@ -37,9 +40,6 @@ from domain.persistence.codec_support import (
     record_of_stream_entry,
     require_value,
 )
-from domain.persistence.errors import SerializationError
-from domain.teams import TeamExecution, TeamRoot
-from domain.workflows import WorkflowState, freeze_snapshot, normalize_snapshot
 from infrastructure.storage import DurableRecord
 
 _CREATED_UPDATED = frozenset({"created_at", "updated_at"})

@@ -7,15 +7,15 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from domain.persistence import arguments, catalog
-from domain.persistence.boundary import at_boundary, storage_boundary
 from domain.persistence.errors import (
     NotFoundError,
     SerializationError,
     StateConflictError,
 )
-from domain.persistence.repository_set import Repositories
 from infrastructure import storage
+from infrastructure.persistence import arguments, catalog
+from infrastructure.persistence.boundary import at_boundary, storage_boundary
+from infrastructure.persistence.repository_set import Repositories
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
 
