@@ -78,13 +78,13 @@ class Persistence(Repositories):
     def execution_result(self, execution_id: str) -> Mapping[str, Any]:
         """Status and outcome of an Agent execution; ``result`` is text, ``error`` JSON."""
         execution = self.executions.load(execution_id)
+        result_ref = _stored_ref(f"execution {execution_id}", "result_ref", execution.result_ref)
+        error_ref = _stored_ref(f"execution {execution_id}", "error_ref", execution.error_ref)
         return _result(
             {"execution_id": execution.execution_id, "agent_id": execution.agent_id},
             execution,
-            None
-            if execution.result_ref is None
-            else self.contents.fetch_text(execution.result_ref),
-            None if execution.error_ref is None else self.contents.fetch_json(execution.error_ref),
+            None if result_ref is None else self.contents.fetch_text(result_ref),
+            None if error_ref is None else self.contents.fetch_json(error_ref),
         )
 
     def list_executions(
@@ -97,11 +97,15 @@ class Persistence(Repositories):
     def team_execution_result(self, team_execution_id: str) -> Mapping[str, Any]:
         """Status and outcome of a Team run; ``result`` and ``error`` are JSON."""
         run = self.team_executions.load(team_execution_id)
+        result_ref = _stored_ref(
+            f"Team execution {team_execution_id}", "result_ref", run.result_ref
+        )
+        error_ref = _stored_ref(f"Team execution {team_execution_id}", "error_ref", run.error_ref)
         return _result(
             {"team_execution_id": run.team_execution_id, "team_id": run.team_id},
             run,
-            None if run.result_ref is None else self.contents.fetch_json(run.result_ref),
-            None if run.error_ref is None else self.contents.fetch_json(run.error_ref),
+            None if result_ref is None else self.contents.fetch_json(result_ref),
+            None if error_ref is None else self.contents.fetch_json(error_ref),
         )
 
     def list_team_executions(
@@ -160,6 +164,16 @@ class Persistence(Repositories):
                         "error": None,
                     }
                 )
+
+
+def _stored_ref(owner: str, name: str, value: str | None) -> str | None:
+    """A stored content ref, or ``None``; anything but a content id is a ``SerializationError``."""
+    if value is None:
+        return None
+    try:
+        return arguments.content_id(value)
+    except ValueError as error:
+        raise SerializationError(f"{owner}: stored {name} {value!r} is not a content id") from error
 
 
 def _metadata_id(execution: Any, name: str) -> str | None:
