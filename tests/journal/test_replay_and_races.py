@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
-
 from eventsourcing.persistence import IntegrityError
+from threads import run_together
 
 from domain.journal.chain import JournalChain, chain_id
 from domain.journal.errors import ChainViolation, JournalChainError
@@ -82,22 +81,16 @@ def test_racing_ingestions_leave_one_linear_chain() -> None:
         )
         for i in range(8)
     ]
-    outcomes: list[str] = []
-    barrier = threading.Barrier(8)
 
-    def race(i: int) -> None:
-        barrier.wait()
+    def race(i: int) -> str:
         try:
             ingestions[i].ingest_text(candidates[i])
-            outcomes.append("accepted")
         except JournalChainError as error:
-            outcomes.append(error.reason.name)
+            return error.reason.name
+        return "accepted"
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = run_together(race, 8)
+    assert len(outcomes) == 8
     assert outcomes.count("accepted") == 1
     assert set(outcomes) - {"accepted"} <= {ChainViolation.FORK.name}
     rebuilt = JournalChainsProjection().catch_up(LogReader(log))

@@ -355,6 +355,7 @@ def test_same_anchor_writers_wait_on_the_guard_lock_while_another_anchor_proceed
     release.set()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a writer thread hung"
     assert outcomes["holder"] is None
     assert outcomes["child"] is None
     # The stale writer re-read the anchor after the lock: a plain revision conflict.
@@ -402,6 +403,7 @@ def test_database_index_refuses_a_racing_duplicate_the_pre_check_missed(
     release.set()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a writer thread hung"
 
     assert outcomes["holder"] is None
     error = outcomes["racer"]

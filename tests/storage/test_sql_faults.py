@@ -180,6 +180,7 @@ def test_opposite_order_guard_locks_deadlock_as_a_raw_database_error(pg_backend:
         thread.start()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a locking thread hung"
     errors = [error for error in outcomes.values() if error is not None]
     assert len(errors) == 1
     assert isinstance(errors[0], psycopg.errors.DeadlockDetected)
