@@ -28,7 +28,7 @@ from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 
 
-class SqlDriver(StorageDriver):
+class SqlDriver(StorageDriver[Session]):
     """Records, streams and blobs on the ``storage_events`` log and its inline projections."""
 
     kind: str
