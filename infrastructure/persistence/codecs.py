@@ -1,7 +1,12 @@
 """Record codecs: each durable value to and from its ``DurableRecord`` envelope.
 
-One ``encode_*``/``decode_*`` pair per record type, all at format version
-``0.1``. Payload keys are exactly the value's field names; timestamps are
+One table row per record type (a :class:`ValueCodec`: record type, format
+version, value class, the fields that are its storage key and revision,
+its storage attributes), all at format version ``0.1``. The payload keys
+are the value's declared fields and its timestamps the fields declared with
+a timestamp check, so a field added to a value is one line there and none
+here. Each ``encode_*``/``decode_*`` name is its row's ``encode``/``decode``.
+Payload keys are exactly the value's field names; timestamps are
 ISO-8601 UTC text (``2024-05-01T12:00:00.000000Z``); JSON objects and
 arrays are plain ``dict``/``list``.
 
@@ -15,11 +20,12 @@ failure raises :class:`~domain.persistence.errors.SerializationError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from domain import durable_fields as f
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState, LLMCallRecord
 from domain.persistence.errors import SerializationError
 from domain.teams import TeamExecution, TeamRoot
@@ -42,176 +48,28 @@ from infrastructure.persistence.codec_support import (
 )
 from infrastructure.storage import DurableRecord
 
-_CREATED_UPDATED = frozenset({"created_at", "updated_at"})
+_V = TypeVar("_V")
+Attributes = dict[str, str | int | bool | None]
 
-AGENT_ROOT = RecordFormat(
-    "phronomy.agent_root",
-    "0.1",
-    PayloadSchema(
-        "AgentRoot",
-        (
-            "agent_id",
-            "agent_definition_id",
-            "agent_definition_version",
-            "agent_revision",
-            "context_revision",
-            "journal_position",
-            "lifecycle_status",
-            "transcript_generation",
-            "created_at",
-            "updated_at",
-            "metadata",
-        ),
-        _CREATED_UPDATED,
-    ),
-)
 
+def schema_of(cls: type[Any], *, tolerated: frozenset[str] = frozenset()) -> PayloadSchema:
+    """The payload schema of a durable value type: its declared fields and timestamps."""
+    return PayloadSchema(cls.__name__, f.field_names(cls), f.timestamp_fields(cls), tolerated)
+
+
+AGENT_ROOT = RecordFormat("phronomy.agent_root", "0.1", schema_of(AgentRoot))
+# ``correlation_id`` was written by old versions: accepted and ignored on read, never written.
 JOURNAL_RECORD = RecordFormat(
     "phronomy.journal_record",
     "0.1",
-    PayloadSchema(
-        "AgentJournalRecord",
-        (
-            "record_id",
-            "agent_id",
-            "sequence",
-            "execution_id",
-            "llm_call_id",
-            "kind",
-            "channel",
-            "role",
-            "content_ref",
-            "parent_id",
-            "causation_id",
-            "visibility",
-            "context_generation",
-            "context_candidate",
-            "occurred_at",
-            "metadata",
-        ),
-        frozenset({"occurred_at"}),
-        # Written by old versions, accepted and ignored on read (never written).
-        tolerated=frozenset({"correlation_id"}),
-    ),
+    schema_of(AgentJournalRecord, tolerated=frozenset({"correlation_id"})),
 )
-
-LLM_CALL = PayloadSchema(
-    "LLMCallRecord",
-    (
-        "llm_call_id",
-        "execution_id",
-        "sequence",
-        "status",
-        "manifest_ref",
-        "output_ref",
-        "error_ref",
-        "usage_ref",
-        "started_at",
-        "completed_at",
-        "metadata",
-    ),
-    frozenset({"started_at", "completed_at"}),
-)
-
-AGENT_EXECUTION = RecordFormat(
-    "phronomy.agent_execution",
-    "0.1",
-    PayloadSchema(
-        "AgentExecution",
-        (
-            "execution_id",
-            "agent_id",
-            "execution_revision",
-            "status",
-            "phase",
-            "base_agent_revision",
-            "base_context_revision",
-            "base_journal_position",
-            "working_records",
-            "llm_calls",
-            "approval_request",
-            "result_ref",
-            "error_ref",
-            "created_at",
-            "updated_at",
-            "terminal_reason",
-            "metadata",
-        ),
-        _CREATED_UPDATED,
-    ),
-)
-
-WORKFLOW_STATE = RecordFormat(
-    "phronomy.workflow_state",
-    "0.1",
-    PayloadSchema("WorkflowState", ("workflow_instance_id", "workflow_revision", "snapshot")),
-)
-
-HANDOFF_STATE = RecordFormat(
-    "phronomy.handoff_state",
-    "0.1",
-    PayloadSchema(
-        "HandoffState",
-        (
-            "main_agent_id",
-            "handoff_revision",
-            "active_agent_id",
-            "active_handoff_context_ref",
-            "phase",
-            "pending_source_execution_id",
-            "pending_target_execution_id",
-            "created_at",
-            "updated_at",
-            "metadata",
-        ),
-        _CREATED_UPDATED,
-    ),
-)
-
-TEAM_ROOT = RecordFormat(
-    "phronomy.team_root",
-    "0.1",
-    PayloadSchema(
-        "TeamRoot",
-        (
-            "team_id",
-            "team_definition_id",
-            "team_definition_version",
-            "team_revision",
-            "lifecycle_status",
-            "created_at",
-            "updated_at",
-            "metadata",
-        ),
-        _CREATED_UPDATED,
-    ),
-)
-
-TEAM_EXECUTION = RecordFormat(
-    "phronomy.team_execution",
-    "0.1",
-    PayloadSchema(
-        "TeamExecution",
-        (
-            "team_execution_id",
-            "team_id",
-            "execution_revision",
-            "status",
-            "phase",
-            "input_ref",
-            "coordinator",
-            "tasks",
-            "workers",
-            "assignments",
-            "result_ref",
-            "error_ref",
-            "created_at",
-            "updated_at",
-            "metadata",
-        ),
-        _CREATED_UPDATED,
-    ),
-)
+LLM_CALL = schema_of(LLMCallRecord)
+AGENT_EXECUTION = RecordFormat("phronomy.agent_execution", "0.1", schema_of(AgentExecution))
+WORKFLOW_STATE = RecordFormat("phronomy.workflow_state", "0.1", schema_of(WorkflowState))
+HANDOFF_STATE = RecordFormat("phronomy.handoff_state", "0.1", schema_of(HandoffState))
+TEAM_ROOT = RecordFormat("phronomy.team_root", "0.1", schema_of(TeamRoot))
+TEAM_EXECUTION = RecordFormat("phronomy.team_execution", "0.1", schema_of(TeamExecution))
 
 RECORD_FORMATS: tuple[RecordFormat, ...] = (
     AGENT_ROOT,
@@ -227,105 +85,148 @@ RECORD_FORMATS: tuple[RecordFormat, ...] = (
 # -- storage attributes -------------------------------------------------------
 
 
-def agent_execution_attributes(execution: AgentExecution) -> dict[str, str | bool]:
+def agent_execution_attributes(execution: AgentExecution) -> Attributes:
     """The ``agent.executions`` attributes of ``execution``: its owner and whether it is active."""
     return {"owner": execution.agent_id, "active": execution.is_active}
 
 
-def team_execution_attributes(execution: TeamExecution) -> dict[str, str | bool]:
+def team_execution_attributes(execution: TeamExecution) -> Attributes:
     """The ``team.executions`` attributes of ``execution``: its owner and whether it is active."""
     return {"owner": execution.team_id, "active": execution.is_active}
 
 
-def handoff_state_attributes(state: HandoffState) -> dict[str, str]:
+def handoff_state_attributes(state: HandoffState) -> Attributes:
     """The ``handoff.states`` attributes of ``state``: the active Agent."""
     return {"active_agent_id": state.active_agent_id}
 
 
-# -- agent.roots --------------------------------------------------------------
+def _no_attributes(_: object) -> Attributes:
+    return {}
 
 
-def encode_agent_root(root: AgentRoot) -> DurableRecord:
-    """The ``phronomy.agent_root`` envelope of ``root``."""
-    require_value(root, AgentRoot, AGENT_ROOT.label)
-    return build_record(AGENT_ROOT, _payload(root, AGENT_ROOT.schema))
+# -- the codec of a record row ------------------------------------------------
 
 
-def decode_agent_root(
-    source: object, *, agent_id: str | None = None, agent_revision: int | None = None
-) -> AgentRoot:
-    """The root in a ``RecordEntry`` (key = ``agent_id``, no attributes) or a bare envelope."""
-    entry, record = record_of_entry(source, AGENT_ROOT.label)
-    with decoding(AGENT_ROOT.label):
-        root = AgentRoot(**payload_fields(record, AGENT_ROOT))
-    check_record_entry(
-        entry, AGENT_ROOT.label, key=root.agent_id, revision=root.agent_revision, attributes={}
-    )
-    check_agrees(
-        AGENT_ROOT.label,
-        (
-            ("expected agent_id", root.agent_id, agent_id),
-            ("expected agent_revision", root.agent_revision, agent_revision),
-        ),
-    )
-    return root
+@dataclass(frozen=True, slots=True)
+class ValueCodec(Generic[_V]):
+    """How one kind of durable value is a storage row: its envelope, key, revision and attributes.
 
-
-# -- agent.executions ---------------------------------------------------------
-
-
-def encode_agent_execution(execution: AgentExecution) -> DurableRecord:
-    """The ``phronomy.agent_execution`` envelope of ``execution``."""
-    require_value(execution, AgentExecution, AGENT_EXECUTION.label)
-    return build_record(AGENT_EXECUTION, _payload(execution, AGENT_EXECUTION.schema))
-
-
-def decode_agent_execution(
-    source: object,
-    *,
-    execution_id: str | None = None,
-    agent_id: str | None = None,
-    execution_revision: int | None = None,
-    active: bool | None = None,
-) -> AgentExecution:
-    """The execution in a ``RecordEntry`` or a bare envelope.
-
-    An entry must have key = ``execution_id``, revision =
-    ``execution_revision`` and attributes ``{"owner": agent_id, "active":
-    is_active}``.
+    ``convert`` turns a payload member into its field's value before the
+    value is built: the items of arrays that hold values of their own (an
+    execution's journal records and LLM calls), a snapshot kept as stored.
     """
-    label = AGENT_EXECUTION.label
-    entry, record = record_of_entry(source, label)
-    with decoding(label):
-        fields = payload_fields(record, AGENT_EXECUTION)
-        fields["working_records"] = tuple(
-            _journal_record(item, f"{label} working_records[{index}]")
-            for index, item in enumerate(
-                object_list(fields["working_records"], "working_records", label)
-            )
+
+    format: RecordFormat
+    cls: type[_V]
+    key: str
+    revision: str
+    attributes: Callable[[_V], Attributes] = _no_attributes
+    convert: Mapping[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+
+    def encode(self, value: _V) -> DurableRecord:
+        """The envelope of ``value`` (anything else is a ``SerializationError``)."""
+        require_value(value, self.cls, self.format.label)
+        return build_record(self.format, _payload(value, self.format.schema))
+
+    def decode(self, source: object, **expected: object) -> _V:
+        """The value in a ``RecordEntry`` or a bare envelope.
+
+        An entry must have the value's key, revision and attributes. Each
+        keyword names a field (or ``active``) whose value the caller expects
+        (``None``: not checked).
+        """
+        label = self.format.label
+        unknown = sorted(set(expected) - {*self.format.schema.keys, "active"})
+        if unknown:
+            raise TypeError(f"decode of {label} got unexpected expectations {unknown}")
+        entry, record = record_of_entry(source, label)
+        with decoding(label):
+            fields = payload_fields(record, self.format)
+            for name, convert in self.convert.items():
+                fields[name] = convert(fields[name], label)
+            value = self.cls(**fields)
+        check_record_entry(
+            entry,
+            label,
+            key=getattr(value, self.key),
+            revision=getattr(value, self.revision),
+            attributes=self.attributes(value),
         )
-        fields["llm_calls"] = tuple(
-            LLMCallRecord(**object_fields(item, LLM_CALL))
-            for item in object_list(fields["llm_calls"], "llm_calls", label)
+        check_agrees(
+            label,
+            tuple(
+                (f"expected {name}", _expected(value, name), want)
+                for name, want in expected.items()
+            ),
         )
-        execution = AgentExecution(**fields)
-    check_record_entry(
-        entry,
-        label,
-        key=execution.execution_id,
-        revision=execution.execution_revision,
-        attributes=agent_execution_attributes(execution),
-    )
-    check_agrees(
-        label,
-        (
-            ("expected execution_id", execution.execution_id, execution_id),
-            ("expected agent_id", execution.agent_id, agent_id),
-            ("expected execution_revision", execution.execution_revision, execution_revision),
-            ("expected active", execution.is_active, active),
-        ),
-    )
-    return execution
+        return value
+
+
+def _expected(value: object, name: str) -> object:
+    return getattr(value, "is_active" if name == "active" else name)
+
+
+def _journal_record(payload: object, label: str) -> AgentJournalRecord:
+    """A working record nested in an execution; its ``sequence`` may be ``None``."""
+    return AgentJournalRecord(**object_fields(payload, replace(JOURNAL_RECORD.schema, label=label)))
+
+
+def _llm_call(payload: object, _: str) -> LLMCallRecord:
+    return LLMCallRecord(**object_fields(payload, LLM_CALL))
+
+
+def _array_of(name: str, item: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """The converter of a payload array whose items are values of their own."""
+
+    def convert(value: Any, label: str) -> tuple[Any, ...]:
+        items = object_list(value, name, label)
+        return tuple(item(child, f"{label} {name}[{index}]") for index, child in enumerate(items))
+
+    return convert
+
+
+AGENT_ROOTS = ValueCodec(AGENT_ROOT, AgentRoot, "agent_id", "agent_revision")
+AGENT_EXECUTIONS = ValueCodec(
+    AGENT_EXECUTION,
+    AgentExecution,
+    "execution_id",
+    "execution_revision",
+    agent_execution_attributes,
+    {
+        "working_records": _array_of("working_records", _journal_record),
+        "llm_calls": _array_of("llm_calls", _llm_call),
+    },
+)
+HANDOFF_STATES = ValueCodec(
+    HANDOFF_STATE, HandoffState, "main_agent_id", "handoff_revision", handoff_state_attributes
+)
+TEAM_ROOTS = ValueCodec(TEAM_ROOT, TeamRoot, "team_id", "team_revision")
+TEAM_EXECUTIONS = ValueCodec(
+    TEAM_EXECUTION,
+    TeamExecution,
+    "team_execution_id",
+    "execution_revision",
+    team_execution_attributes,
+)
+# A stored snapshot must already be in normal form: it is checked, never converted, on read.
+WORKFLOW_STATES = ValueCodec(
+    WORKFLOW_STATE,
+    WorkflowState,
+    "workflow_instance_id",
+    "workflow_revision",
+    convert={"snapshot": lambda snapshot, _: freeze_snapshot(snapshot)},
+)
+
+encode_agent_root = AGENT_ROOTS.encode
+decode_agent_root = AGENT_ROOTS.decode
+encode_agent_execution = AGENT_EXECUTIONS.encode
+decode_agent_execution = AGENT_EXECUTIONS.decode
+encode_handoff_state = HANDOFF_STATES.encode
+decode_handoff_state = HANDOFF_STATES.decode
+encode_team_root = TEAM_ROOTS.encode
+decode_team_root = TEAM_ROOTS.decode
+encode_team_execution = TEAM_EXECUTIONS.encode
+decode_team_execution = TEAM_EXECUTIONS.decode
 
 
 # -- agent.journal ------------------------------------------------------------
@@ -400,139 +301,9 @@ def decode_workflow_state(
 
     The snapshot must already be in normal form; each decode returns a new copy.
     """
-    label = WORKFLOW_STATE.label
-    entry, record = record_of_entry(source, label)
-    with decoding(label):
-        fields = payload_fields(record, WORKFLOW_STATE)
-        fields["snapshot"] = freeze_snapshot(fields["snapshot"])
-        state = WorkflowState(**fields)
-    check_record_entry(
-        entry,
-        label,
-        key=state.workflow_instance_id,
-        revision=state.workflow_revision,
-        attributes={},
+    return WORKFLOW_STATES.decode(
+        source, workflow_instance_id=workflow_instance_id, workflow_revision=workflow_revision
     )
-    check_agrees(
-        label,
-        (
-            ("expected workflow_instance_id", state.workflow_instance_id, workflow_instance_id),
-            ("expected workflow_revision", state.workflow_revision, workflow_revision),
-        ),
-    )
-    return state
-
-
-# -- handoff.states -----------------------------------------------------------
-
-
-def encode_handoff_state(state: HandoffState) -> DurableRecord:
-    """The ``phronomy.handoff_state`` envelope of ``state``."""
-    require_value(state, HandoffState, HANDOFF_STATE.label)
-    return build_record(HANDOFF_STATE, _payload(state, HANDOFF_STATE.schema))
-
-
-def decode_handoff_state(
-    source: object, *, main_agent_id: str | None = None, handoff_revision: int | None = None
-) -> HandoffState:
-    """The state in a ``RecordEntry`` or a bare envelope.
-
-    An entry must have key = ``main_agent_id``, revision =
-    ``handoff_revision`` and attributes ``{"active_agent_id": ...}``.
-    """
-    entry, record = record_of_entry(source, HANDOFF_STATE.label)
-    with decoding(HANDOFF_STATE.label):
-        state = HandoffState(**payload_fields(record, HANDOFF_STATE))
-    check_record_entry(
-        entry,
-        HANDOFF_STATE.label,
-        key=state.main_agent_id,
-        revision=state.handoff_revision,
-        attributes=handoff_state_attributes(state),
-    )
-    check_agrees(
-        HANDOFF_STATE.label,
-        (
-            ("expected main_agent_id", state.main_agent_id, main_agent_id),
-            ("expected handoff_revision", state.handoff_revision, handoff_revision),
-        ),
-    )
-    return state
-
-
-# -- team.roots ---------------------------------------------------------------
-
-
-def encode_team_root(root: TeamRoot) -> DurableRecord:
-    """The ``phronomy.team_root`` envelope of ``root``."""
-    require_value(root, TeamRoot, TEAM_ROOT.label)
-    return build_record(TEAM_ROOT, _payload(root, TEAM_ROOT.schema))
-
-
-def decode_team_root(
-    source: object, *, team_id: str | None = None, team_revision: int | None = None
-) -> TeamRoot:
-    """The root in a ``RecordEntry`` (key = ``team_id``, no attributes) or a bare envelope."""
-    entry, record = record_of_entry(source, TEAM_ROOT.label)
-    with decoding(TEAM_ROOT.label):
-        root = TeamRoot(**payload_fields(record, TEAM_ROOT))
-    check_record_entry(
-        entry, TEAM_ROOT.label, key=root.team_id, revision=root.team_revision, attributes={}
-    )
-    check_agrees(
-        TEAM_ROOT.label,
-        (
-            ("expected team_id", root.team_id, team_id),
-            ("expected team_revision", root.team_revision, team_revision),
-        ),
-    )
-    return root
-
-
-# -- team.executions ----------------------------------------------------------
-
-
-def encode_team_execution(execution: TeamExecution) -> DurableRecord:
-    """The ``phronomy.team_execution`` envelope of ``execution``."""
-    require_value(execution, TeamExecution, TEAM_EXECUTION.label)
-    return build_record(TEAM_EXECUTION, _payload(execution, TEAM_EXECUTION.schema))
-
-
-def decode_team_execution(
-    source: object,
-    *,
-    team_execution_id: str | None = None,
-    team_id: str | None = None,
-    execution_revision: int | None = None,
-    active: bool | None = None,
-) -> TeamExecution:
-    """The run in a ``RecordEntry`` or a bare envelope.
-
-    An entry must have key = ``team_execution_id``, revision =
-    ``execution_revision`` and attributes ``{"owner": team_id, "active":
-    is_active}``.
-    """
-    label = TEAM_EXECUTION.label
-    entry, record = record_of_entry(source, label)
-    with decoding(label):
-        execution = TeamExecution(**payload_fields(record, TEAM_EXECUTION))
-    check_record_entry(
-        entry,
-        label,
-        key=execution.team_execution_id,
-        revision=execution.execution_revision,
-        attributes=team_execution_attributes(execution),
-    )
-    check_agrees(
-        label,
-        (
-            ("expected team_execution_id", execution.team_execution_id, team_execution_id),
-            ("expected team_id", execution.team_id, team_id),
-            ("expected execution_revision", execution.execution_revision, execution_revision),
-            ("expected active", execution.is_active, active),
-        ),
-    )
-    return execution
 
 
 # -- payload building ---------------------------------------------------------
@@ -555,8 +326,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [_plain(child) for child in value]
     return value
-
-
-def _journal_record(payload: object, label: str) -> AgentJournalRecord:
-    """A working record nested in an execution; its ``sequence`` may be ``None``."""
-    return AgentJournalRecord(**object_fields(payload, replace(JOURNAL_RECORD.schema, label=label)))
