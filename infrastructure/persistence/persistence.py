@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from domain.persistence import repositories as domain
 from domain.persistence.errors import (
     NotFoundError,
     SerializationError,
@@ -27,7 +28,7 @@ CAPABILITIES: Mapping[str, bool] = MappingProxyType(
 )
 
 
-class Persistence(Repositories):
+class Persistence(Repositories, domain.DurableState):
     """The eight repositories, transactions across them, and read-only result queries."""
 
     def __init__(self, backend: storage.Backend) -> None:
