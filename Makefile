@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: run test lint typecheck unit clean
+.PHONY: run test lint layers typecheck unit clean
 
 $(VENV)/.installed-run: pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,13 +27,17 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The import contracts of pyproject.toml ([tool.importlinter]): the layers hold.
+layers: $(VENV)/.installed-dev
+	$(VENV)/bin/lint-imports
+
 typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.installed-dev
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck unit
+test: lint layers typecheck unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache

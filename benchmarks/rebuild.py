@@ -1,6 +1,6 @@
 """Benchmark 4: projection rebuild from the log, in events per second.
 
-``JournalChainsProjection().catch_up(JournalLog(url))`` on the stores that
+``JournalChainsProjection().catch_up(LogReader(JournalLog(url)))`` on the stores that
 benchmark 2 loads (2,000 artifacts x 5 revisions), SQLite and PostgreSQL.
 The log is opened before the clock starts; each run replays into a fresh
 projection. Two reference rows split the cost: reading the notification
@@ -28,6 +28,7 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.startup import loaded_stores
+from infrastructure.log import LogReader
 from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection
 
@@ -68,7 +69,7 @@ def _read_and_map(log: JournalLog) -> int:
 
 
 def _rebuild(log: JournalLog) -> int:
-    view = JournalChainsProjection().catch_up(log)
+    view = JournalChainsProjection().catch_up(LogReader(log))
     return view.position
 
 
@@ -87,7 +88,7 @@ def measure_stores(
             for label, action in (
                 ("read notification rows only", _read_rows),
                 ("read + map to domain events", _read_and_map),
-                ("**`JournalChainsProjection().catch_up(log)`**", _rebuild),
+                ("**`JournalChainsProjection().catch_up(reader)`**", _rebuild),
             ):
                 seconds = median_seconds(partial(action, log), runs, BUDGET_SECONDS)
                 median = sorted(seconds)[len(seconds) // 2]

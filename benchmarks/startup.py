@@ -1,6 +1,6 @@
 """Benchmark 2: start-up load of a generated root (2,000 artifacts x 5 revisions).
 
-``nenjim.sample_roots.generate_root`` writes the root into a temporary
+``benchmarks.sample_roots.generate_root`` writes the root into a temporary
 directory. Each timed load opens a fresh store (``build_journal(root,
 store=URL)``) and runs ``start()``, which reads, parses, decides and appends
 every revision and publishes the view. The floor is "read every file and
@@ -35,8 +35,8 @@ from benchmarks.common import (
     scratch_dir,
     table,
 )
+from benchmarks.sample_roots import generate_root
 from journal.impl.ref import build_journal
-from nenjim.sample_roots import generate_root
 
 TARGET = 10_000  # revisions/s on SQLite
 FULL_SHAPE = (2_000, 5)

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
-from domain.persistence import Persistence
+from infrastructure.persistence import Persistence
 
 STEPS = ("root", "admit", "journal", "workflow", "finish")
 

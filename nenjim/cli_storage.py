@@ -20,13 +20,12 @@ store that is missing, unreachable or of another schema version.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from domain.persistence.catalog import CATALOG
 from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import StorageError, UnsupportedBackendError
 from infrastructure.storage.audit import (
     AuditReport,
@@ -134,9 +133,9 @@ def _checked(action: Callable[[], _T]) -> _T:
 
 
 def _is_driver_error(error: Exception) -> bool:
-    """An error of the database driver (psycopg only if a PostgreSQL store loaded it)."""
-    psycopg = sys.modules.get("psycopg")
-    return isinstance(error, sqlite3.Error) or (
+    """An error of a database driver (one that was never imported raised nothing)."""
+    sqlite3, psycopg = sys.modules.get("sqlite3"), sys.modules.get("psycopg")
+    return (sqlite3 is not None and isinstance(error, sqlite3.Error)) or (
         psycopg is not None and isinstance(error, psycopg.Error)
     )
 

@@ -32,25 +32,18 @@ from types import MappingProxyType
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import Application
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 from eventsourcing.utils import get_topic
 
-from domain.journal.chain import JournalChain, chain_id
+from domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, JournalChain, chain_id
 from domain.journal.document import JournalRevision
 from domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, JournalVersion
-
-_PAGE = 500
+from infrastructure.log import LogReader
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
-_TOPICS = {
-    get_topic(JournalChain.GenesisAccepted): JournalChain.GenesisAccepted,
-    get_topic(JournalChain.SuccessorAccepted): JournalChain.SuccessorAccepted,
-}
-_CHAIN_TOPIC = get_topic(JournalChain)
 _COMMON_FIELDS = frozenset(
     {"originator_id", "originator_version", "timestamp", "coordinate", "journal_version"}
     | {"digest", "text"}
@@ -284,7 +277,7 @@ class JournalChainsProjection:
         return self._view
 
     def catch_up(
-        self, log: Application[UUID], parsed: Mapping[str, JournalRevision] | None = None
+        self, log: LogReader, parsed: Mapping[str, JournalRevision] | None = None
     ) -> JournalWorldview:
         """Apply every notification after :attr:`view`'s position, then publish."""
         return self.apply(read_after(log, self._view.position), parsed)
@@ -360,29 +353,20 @@ class ChainFold:
         return known
 
 
-def read_after(
-    log: Application[UUID], position: int
-) -> Iterator[tuple[int, DomainEventProtocol[UUID]]]:
-    """The log's domain events after ``position``, in notification order."""
-    while True:
-        page = log.recorder.select_notifications(
-            start=position, limit=_PAGE, inclusive_of_start=False
-        )
-        for notification in page:
-            position = notification.id
-            yield notification.id, decode_event(log, notification)
-        if len(page) < _PAGE:
-            return
+def read_after(log: LogReader, position: int) -> Iterator[tuple[int, DomainEventProtocol[UUID]]]:
+    """The log's chain events after ``position``, in notification order."""
+    for notification in log.notifications(position):
+        yield notification.id, decode_event(log, notification)
 
 
-def decode_event(log: Application[UUID], notification: Notification) -> DomainEventProtocol[UUID]:
+def decode_event(log: LogReader, notification: Notification) -> DomainEventProtocol[UUID]:
     """The chain event a notification stores; its topic is checked before anything is imported."""
-    if notification.topic not in _TOPICS:
+    if notification.topic not in EVENT_TOPICS:
         raise ProjectionIntegrityError(
             f"notification {notification.id}: unexpected event topic {notification.topic!r}"
         )
     try:
-        return log.mapper.to_domain_event(notification)
+        return log.event(notification)
     except Exception as error:  # the stored state is whatever bytes the row holds
         raise ProjectionIntegrityError(
             f"notification {notification.id}: cannot decode the stored event: {error}"
@@ -424,9 +408,9 @@ def _check_link(where: str, event: _AcceptedEvent, head: StoredRevision | None) 
     if isinstance(event, JournalChain.GenesisAccepted):
         if head is not None:
             raise ProjectionIntegrityError(f"{where}: a second genesis (head {head.version_key})")
-        if event.originator_topic != _CHAIN_TOPIC:
+        if event.originator_topic not in CHAIN_TOPICS:
             raise ProjectionIntegrityError(
-                f"{where}: genesis of {event.originator_topic!r}, expected {_CHAIN_TOPIC!r}"
+                f"{where}: genesis of {event.originator_topic!r}, expected {JournalChain.TOPIC!r}"
             )
         return
     if head is None:

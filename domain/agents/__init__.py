@@ -3,8 +3,9 @@
 Pure values, free of storage: frozen dataclasses whose collections are
 tuples and read-only mappings and whose timestamps are aware UTC datetimes.
 Transitions (``evolve``) return new values with the revision advanced by
-one. The storage declarations of these values live in
-:mod:`domain.agents.resources`.
+one. Where they are stored is not the domain's business: the repository
+interfaces are in :mod:`domain.persistence.repositories`, their
+implementation in ``infrastructure.persistence``.
 """
 
 from domain.agents.execution import (

@@ -55,33 +55,20 @@ APPROVAL_ITEM_KEYS = frozenset(
 class LLMCallRecord:
     """One finished LLM call of an execution; its manifest, output and usage are content refs."""
 
-    llm_call_id: str
-    execution_id: str
-    sequence: int
-    status: str
-    manifest_ref: str
-    output_ref: str | None
-    error_ref: str | None
-    usage_ref: str | None
-    started_at: datetime
-    completed_at: datetime | None
-    metadata: Mapping[str, Any] = field(hash=False)
+    llm_call_id: str = field(metadata=f.checked(f.text))
+    execution_id: str = field(metadata=f.checked(f.text))
+    sequence: int = field(metadata=f.checked(f.positive))
+    status: str = field(metadata=f.checked(f.one_of(LLM_CALL_STATUSES)))
+    manifest_ref: str = field(metadata=f.checked(f.text))
+    output_ref: str | None = field(metadata=f.checked(f.optional_text))
+    error_ref: str | None = field(metadata=f.checked(f.optional_text))
+    usage_ref: str | None = field(metadata=f.checked(f.optional_text))
+    started_at: datetime = field(metadata=f.checked(f.timestamp))
+    completed_at: datetime | None = field(metadata=f.checked(f.optional_timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("llm_call_id", f.text(self.llm_call_id, "llm_call_id")),
-            ("execution_id", f.text(self.execution_id, "execution_id")),
-            ("sequence", f.positive(self.sequence, "sequence")),
-            ("status", f.choice(self.status, LLM_CALL_STATUSES, "status")),
-            ("manifest_ref", f.text(self.manifest_ref, "manifest_ref")),
-            ("output_ref", f.optional_text(self.output_ref, "output_ref")),
-            ("error_ref", f.optional_text(self.error_ref, "error_ref")),
-            ("usage_ref", f.optional_text(self.usage_ref, "usage_ref")),
-            ("started_at", f.timestamp(self.started_at, "started_at")),
-            ("completed_at", f.optional_timestamp(self.completed_at, "completed_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,65 +88,41 @@ class AgentExecution(RunStatus):
     and optionally ``approved``.
     """
 
-    execution_id: str
-    agent_id: str
-    execution_revision: int
-    status: str
-    phase: str
-    base_agent_revision: int
-    base_context_revision: int
-    base_journal_position: int
-    working_records: tuple[AgentJournalRecord, ...]
-    llm_calls: tuple[LLMCallRecord, ...]
-    approval_request: Mapping[str, Any] | None = field(hash=False)
-    result_ref: str | None
-    error_ref: str | None
-    created_at: datetime
-    updated_at: datetime
-    terminal_reason: str | None
-    metadata: Mapping[str, Any] = field(hash=False)
+    execution_id: str = field(metadata=f.checked(f.identifier))
+    agent_id: str = field(metadata=f.checked(f.identifier))
+    execution_revision: int = field(metadata=f.checked(f.count))
+    status: str = field(metadata=f.checked(f.one_of(EXECUTION_STATUSES)))
+    phase: str = field(metadata=f.checked(f.text))
+    base_agent_revision: int = field(metadata=f.checked(f.count))
+    base_context_revision: int = field(metadata=f.checked(f.count))
+    base_journal_position: int = field(metadata=f.checked(f.count))
+    working_records: tuple[AgentJournalRecord, ...] = field(
+        metadata=f.checked(f.tuple_of_kind(AgentJournalRecord))
+    )
+    llm_calls: tuple[LLMCallRecord, ...] = field(metadata=f.checked(f.tuple_of_kind(LLMCallRecord)))
+    approval_request: Mapping[str, Any] | None = field(
+        hash=False, metadata=f.checked(f.optional_json_object)
+    )
+    result_ref: str | None = field(metadata=f.checked(f.optional_text))
+    error_ref: str | None = field(metadata=f.checked(f.optional_text))
+    created_at: datetime = field(metadata=f.checked(f.timestamp))
+    updated_at: datetime = field(metadata=f.checked(f.timestamp))
+    terminal_reason: str | None = field(metadata=f.checked(f.optional_text))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        execution_id = f.identifier(self.execution_id, "execution_id")
-        agent_id = f.identifier(self.agent_id, "agent_id")
-        working_records = f.tuple_of(self.working_records, AgentJournalRecord, "working_records")
-        for index, record in enumerate(working_records):
-            if record.agent_id != agent_id:
+        f.check_fields(self)
+        for index, record in enumerate(self.working_records):
+            if record.agent_id != self.agent_id:
                 raise ValueError(f"working_records[{index}] belongs to Agent {record.agent_id!r}")
-            if record.execution_id not in (None, execution_id):
+            if record.execution_id not in (None, self.execution_id):
                 raise ValueError(
                     f"working_records[{index}] belongs to execution {record.execution_id!r}"
                 )
-        llm_calls = f.tuple_of(self.llm_calls, LLMCallRecord, "llm_calls")
-        for index, call in enumerate(llm_calls):
-            if call.execution_id != execution_id:
+        for index, call in enumerate(self.llm_calls):
+            if call.execution_id != self.execution_id:
                 raise ValueError(f"llm_calls[{index}] belongs to execution {call.execution_id!r}")
-        for name, value in (
-            ("execution_id", execution_id),
-            ("agent_id", agent_id),
-            ("execution_revision", f.count(self.execution_revision, "execution_revision")),
-            ("status", f.choice(self.status, EXECUTION_STATUSES, "status")),
-            ("phase", f.text(self.phase, "phase")),
-            ("base_agent_revision", f.count(self.base_agent_revision, "base_agent_revision")),
-            (
-                "base_context_revision",
-                f.count(self.base_context_revision, "base_context_revision"),
-            ),
-            (
-                "base_journal_position",
-                f.count(self.base_journal_position, "base_journal_position"),
-            ),
-            ("working_records", working_records),
-            ("llm_calls", llm_calls),
-            ("approval_request", _approval_request(self.approval_request, execution_id)),
-            ("result_ref", f.optional_text(self.result_ref, "result_ref")),
-            ("error_ref", f.optional_text(self.error_ref, "error_ref")),
-            ("created_at", f.timestamp(self.created_at, "created_at")),
-            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
-            ("terminal_reason", f.optional_text(self.terminal_reason, "terminal_reason")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        _check_approval_request(self.approval_request, self.execution_id)
 
     @classmethod
     def start(
@@ -211,11 +174,10 @@ class AgentExecution(RunStatus):
 _FIXED = frozenset({"execution_id", "agent_id", "created_at"})
 
 
-def _approval_request(value: object, execution_id: str) -> Mapping[str, Any] | None:
-    """The checked, deep read-only approval request of the run ``execution_id``."""
-    if value is None:
-        return None
-    request = f.json_object(value, "approval_request")
+def _check_approval_request(request: Mapping[str, Any] | None, execution_id: str) -> None:
+    """The (already read-only) approval request must be one of the run ``execution_id``."""
+    if request is None:
+        return
     _check_keys(request, APPROVAL_REQUEST_KEYS, APPROVAL_REQUEST_OPTIONAL_KEYS, "approval_request")
     f.text(request["id"], "approval_request.id")
     if request["execution_id"] != execution_id:
@@ -241,7 +203,6 @@ def _approval_request(value: object, execution_id: str) -> Mapping[str, Any] | N
         f.optional_text(item["reason"], f"{what}.reason")
         f.text(item["origin"], f"{what}.origin")
         f.json_object(item["metadata"], f"{what}.metadata")
-    return request
 
 
 def _check_keys(

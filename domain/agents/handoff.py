@@ -21,41 +21,21 @@ class HandoffState:
     (``pending_target_execution_id``).
     """
 
-    main_agent_id: str
-    handoff_revision: int
-    active_agent_id: str
-    active_handoff_context_ref: str | None
-    phase: str
-    pending_source_execution_id: str | None
-    pending_target_execution_id: str | None
-    created_at: datetime
-    updated_at: datetime
-    metadata: Mapping[str, Any] = field(hash=False)
+    main_agent_id: str = field(metadata=f.checked(f.identifier))
+    handoff_revision: int = field(metadata=f.checked(f.positive))
+    active_agent_id: str = field(metadata=f.checked(f.identifier))
+    active_handoff_context_ref: str | None = field(metadata=f.checked(f.optional_text))
+    phase: str = field(metadata=f.checked(f.one_of(HANDOFF_PHASES)))
+    pending_source_execution_id: str | None = field(metadata=f.checked(f.optional_text))
+    pending_target_execution_id: str | None = field(metadata=f.checked(f.optional_text))
+    created_at: datetime = field(metadata=f.checked(f.timestamp))
+    updated_at: datetime = field(metadata=f.checked(f.timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        phase = f.choice(self.phase, HANDOFF_PHASES, "phase")
-        target = f.optional_text(self.pending_target_execution_id, "pending_target_execution_id")
-        if phase != "stable" and not target:
-            raise ValueError(f"a Handoff in phase {phase!r} needs pending_target_execution_id")
-        for name, value in (
-            ("main_agent_id", f.identifier(self.main_agent_id, "main_agent_id")),
-            ("handoff_revision", f.positive(self.handoff_revision, "handoff_revision")),
-            ("active_agent_id", f.identifier(self.active_agent_id, "active_agent_id")),
-            (
-                "active_handoff_context_ref",
-                f.optional_text(self.active_handoff_context_ref, "active_handoff_context_ref"),
-            ),
-            ("phase", phase),
-            (
-                "pending_source_execution_id",
-                f.optional_text(self.pending_source_execution_id, "pending_source_execution_id"),
-            ),
-            ("pending_target_execution_id", target),
-            ("created_at", f.timestamp(self.created_at, "created_at")),
-            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
+        if self.phase != "stable" and not self.pending_target_execution_id:
+            raise ValueError(f"a Handoff in phase {self.phase!r} needs pending_target_execution_id")
 
     @classmethod
     def create(

@@ -20,43 +20,25 @@ class AgentJournalRecord:
     The content itself lives in the content store; ``content_ref`` names it.
     """
 
-    record_id: str
-    agent_id: str
-    sequence: int | None
-    execution_id: str | None
-    llm_call_id: str | None
-    kind: str
-    channel: str
-    role: str | None
-    content_ref: str | None
-    parent_id: str | None
-    causation_id: str | None
-    visibility: str
-    context_generation: int
-    context_candidate: bool
-    occurred_at: datetime
-    metadata: Mapping[str, Any] = field(hash=False)
+    record_id: str = field(metadata=f.checked(f.identifier))
+    agent_id: str = field(metadata=f.checked(f.identifier))
+    sequence: int | None = field(metadata=f.checked(f.optional_positive))
+    execution_id: str | None = field(metadata=f.checked(f.optional_text))
+    llm_call_id: str | None = field(metadata=f.checked(f.optional_text))
+    kind: str = field(metadata=f.checked(f.text))
+    channel: str = field(metadata=f.checked(f.text))
+    role: str | None = field(metadata=f.checked(f.optional_text))
+    content_ref: str | None = field(metadata=f.checked(f.optional_text))
+    parent_id: str | None = field(metadata=f.checked(f.optional_text))
+    causation_id: str | None = field(metadata=f.checked(f.optional_text))
+    visibility: str = field(metadata=f.checked(f.text))
+    context_generation: int = field(metadata=f.checked(f.count))
+    context_candidate: bool = field(metadata=f.checked(f.flag))
+    occurred_at: datetime = field(metadata=f.checked(f.timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("record_id", f.identifier(self.record_id, "record_id")),
-            ("agent_id", f.identifier(self.agent_id, "agent_id")),
-            ("sequence", f.optional_positive(self.sequence, "sequence")),
-            ("execution_id", f.optional_text(self.execution_id, "execution_id")),
-            ("llm_call_id", f.optional_text(self.llm_call_id, "llm_call_id")),
-            ("kind", f.text(self.kind, "kind")),
-            ("channel", f.text(self.channel, "channel")),
-            ("role", f.optional_text(self.role, "role")),
-            ("content_ref", f.optional_text(self.content_ref, "content_ref")),
-            ("parent_id", f.optional_text(self.parent_id, "parent_id")),
-            ("causation_id", f.optional_text(self.causation_id, "causation_id")),
-            ("visibility", f.text(self.visibility, "visibility")),
-            ("context_generation", f.count(self.context_generation, "context_generation")),
-            ("context_candidate", f.flag(self.context_candidate, "context_candidate")),
-            ("occurred_at", f.timestamp(self.occurred_at, "occurred_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
     @classmethod
     def create(

@@ -21,42 +21,20 @@ class AgentRoot:
     datetimes; ``metadata`` is a deep read-only JSON object.
     """
 
-    agent_id: str
-    agent_definition_id: str
-    agent_definition_version: str
-    agent_revision: int
-    context_revision: int
-    journal_position: int
-    lifecycle_status: str
-    transcript_generation: int
-    created_at: datetime
-    updated_at: datetime
-    metadata: Mapping[str, Any] = field(hash=False)
+    agent_id: str = field(metadata=f.checked(f.identifier))
+    agent_definition_id: str = field(metadata=f.checked(f.text))
+    agent_definition_version: str = field(metadata=f.checked(f.text))
+    agent_revision: int = field(metadata=f.checked(f.count))
+    context_revision: int = field(metadata=f.checked(f.count))
+    journal_position: int = field(metadata=f.checked(f.count))
+    lifecycle_status: str = field(metadata=f.checked(f.one_of(LIFECYCLE_STATUSES)))
+    transcript_generation: int = field(metadata=f.checked(f.count))
+    created_at: datetime = field(metadata=f.checked(f.timestamp))
+    updated_at: datetime = field(metadata=f.checked(f.timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("agent_id", f.identifier(self.agent_id, "agent_id")),
-            ("agent_definition_id", f.text(self.agent_definition_id, "agent_definition_id")),
-            (
-                "agent_definition_version",
-                f.text(self.agent_definition_version, "agent_definition_version"),
-            ),
-            ("agent_revision", f.count(self.agent_revision, "agent_revision")),
-            ("context_revision", f.count(self.context_revision, "context_revision")),
-            ("journal_position", f.count(self.journal_position, "journal_position")),
-            (
-                "lifecycle_status",
-                f.choice(self.lifecycle_status, LIFECYCLE_STATUSES, "lifecycle_status"),
-            ),
-            (
-                "transcript_generation",
-                f.count(self.transcript_generation, "transcript_generation"),
-            ),
-            ("created_at", f.timestamp(self.created_at, "created_at")),
-            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
     @classmethod
     def create(

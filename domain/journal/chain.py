@@ -3,15 +3,24 @@
 Accepting a revision is an event on the artifact's stream; the stream's
 version is the expected head, so two writers deciding on the same head
 cannot both append. The chain and history rules live here.
+
+Stored names. The log keeps each event under a topic, and a topic made of a
+module path would break every store the day a class moves. So the aggregate
+and its events carry fixed names (``TOPIC``, ``nenjim.journal:...``): they
+are names, not import paths, and are written whatever module the classes
+live in. Logs written before the names were fixed hold the module paths of
+the day (``domain.journal.chain:JournalChain.GenesisAccepted``); those are
+registered as aliases (:data:`LEGACY_TOPICS`) and stay readable for good.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from eventsourcing.domain import Aggregate
-from eventsourcing.utils import get_topic
+from eventsourcing.domain import Snapshot as AggregateSnapshot
+from eventsourcing.utils import get_topic, register_topic
 
 from domain.journal.document import JournalDocument, JournalRevision
 from domain.journal.errors import (
@@ -36,8 +45,22 @@ def chain_id(coordinate: ArtifactCoordinate | str) -> uuid.UUID:
 class JournalChain(Aggregate):
     """One artifact's linear chain of accepted revisions."""
 
+    TOPIC = "nenjim.journal:JournalChain"
+
+    class Created(Aggregate.Created):
+        """Unused (a chain starts with :class:`GenesisAccepted`); named as the library requires."""
+
+        TOPIC = "nenjim.journal:JournalChain.Created"
+
+    class Snapshot(AggregateSnapshot):
+        """A chain restored from a projection (see :meth:`restore`); never stored."""
+
+        TOPIC = "nenjim.journal:JournalChain.Snapshot"
+
     class GenesisAccepted(Aggregate.Created):
         """The first revision of an artifact was accepted."""
+
+        TOPIC = "nenjim.journal:JournalChain.GenesisAccepted"
 
         coordinate: str
         journal_version: str
@@ -46,6 +69,8 @@ class JournalChain(Aggregate):
 
     class SuccessorAccepted(Aggregate.Event):
         """A revision was accepted as the new head."""
+
+        TOPIC = "nenjim.journal:JournalChain.SuccessorAccepted"
 
         coordinate: str
         journal_version: str
@@ -175,6 +200,26 @@ class JournalChain(Aggregate):
         )
         self._head_document = revision.document
         return True
+
+
+LEGACY_TOPICS: Mapping[str, type] = {
+    "domain.journal.chain:JournalChain": JournalChain,
+    "domain.journal.chain:JournalChain.GenesisAccepted": JournalChain.GenesisAccepted,
+    "domain.journal.chain:JournalChain.SuccessorAccepted": JournalChain.SuccessorAccepted,
+}
+"""Topics written before the stored names were fixed, and the classes they name now."""
+for _legacy, _named in LEGACY_TOPICS.items():
+    register_topic(_legacy, _named)
+
+CHAIN_TOPICS = frozenset({JournalChain.TOPIC, "domain.journal.chain:JournalChain"})
+"""Every name a genesis event may give its aggregate (``originator_topic``)."""
+EVENT_TOPICS: Mapping[str, type[JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted]] = {
+    JournalChain.GenesisAccepted.TOPIC: JournalChain.GenesisAccepted,
+    JournalChain.SuccessorAccepted.TOPIC: JournalChain.SuccessorAccepted,
+    "domain.journal.chain:JournalChain.GenesisAccepted": JournalChain.GenesisAccepted,
+    "domain.journal.chain:JournalChain.SuccessorAccepted": JournalChain.SuccessorAccepted,
+}
+"""Every topic a chain event is stored under (the fixed names and the legacy ones)."""
 
 
 def _is_repeat(chain: JournalChain, revision: JournalRevision) -> bool:

@@ -1,29 +1,12 @@
-"""Durable state for agents, teams and workflows over the Storage SPI.
+"""The domain's persistence contract: the repositories it needs and the errors they raise.
 
-``Persistence(backend)`` validates the backend and exposes the eight
-repositories; ``Persistence.in_memory()`` and ``Persistence.open(url)`` build
-one. Errors live in ``domain.persistence.errors``; the resource catalog in
-``domain.persistence.catalog``. The names below load on first use, so the
-error contract (``domain.persistence.errors``) imports without the storage
-drivers.
+- :mod:`domain.persistence.repositories`: the repository interfaces of
+  Agents, Teams, Workflows and content (``typing.Protocol`` classes), and
+  :class:`~domain.persistence.repositories.Revision`, one stored revision of
+  a value;
+- :mod:`domain.persistence.errors`: the errors every implementation raises.
+
+Nothing here does I/O or knows a database. The implementation over the
+Storage SPI, ``infrastructure.persistence.Persistence`` (``Persistence.open(url)``),
+lives outside the domain.
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
-_LAZY = {
-    "CAPABILITIES": "domain.persistence.persistence",
-    "Persistence": "domain.persistence.persistence",
-    "CATALOG": "domain.persistence.catalog",
-    "Repositories": "domain.persistence.repository_set",
-}
-
-__all__ = ["CAPABILITIES", "CATALOG", "Persistence", "Repositories"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

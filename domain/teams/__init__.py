@@ -1,7 +1,7 @@
 """Team durable values: Team roots and Team executions.
 
 Pure values, free of storage, shaped like their Agent counterparts; the
-storage declarations live in :mod:`domain.teams.resources`.
+repository interfaces are in :mod:`domain.persistence.repositories`.
 """
 
 from domain.teams.execution import TeamExecution

@@ -22,41 +22,24 @@ class TeamExecution(RunStatus):
     read-only JSON values. Input, result and error are content refs.
     """
 
-    team_execution_id: str
-    team_id: str
-    execution_revision: int
-    status: str
-    phase: str
-    input_ref: str | None
-    coordinator: Mapping[str, Any] = field(hash=False)
-    tasks: tuple[Any, ...] = field(hash=False)
-    workers: tuple[Any, ...] = field(hash=False)
-    assignments: tuple[Any, ...] = field(hash=False)
-    result_ref: str | None
-    error_ref: str | None
-    created_at: datetime
-    updated_at: datetime
-    metadata: Mapping[str, Any] = field(hash=False)
+    team_execution_id: str = field(metadata=f.checked(f.identifier))
+    team_id: str = field(metadata=f.checked(f.identifier))
+    execution_revision: int = field(metadata=f.checked(f.count))
+    status: str = field(metadata=f.checked(f.one_of(EXECUTION_STATUSES)))
+    phase: str = field(metadata=f.checked(f.text))
+    input_ref: str | None = field(metadata=f.checked(f.optional_text))
+    coordinator: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
+    tasks: tuple[Any, ...] = field(hash=False, metadata=f.checked(f.json_array))
+    workers: tuple[Any, ...] = field(hash=False, metadata=f.checked(f.json_array))
+    assignments: tuple[Any, ...] = field(hash=False, metadata=f.checked(f.json_array))
+    result_ref: str | None = field(metadata=f.checked(f.optional_text))
+    error_ref: str | None = field(metadata=f.checked(f.optional_text))
+    created_at: datetime = field(metadata=f.checked(f.timestamp))
+    updated_at: datetime = field(metadata=f.checked(f.timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("team_execution_id", f.identifier(self.team_execution_id, "team_execution_id")),
-            ("team_id", f.identifier(self.team_id, "team_id")),
-            ("execution_revision", f.count(self.execution_revision, "execution_revision")),
-            ("status", f.choice(self.status, EXECUTION_STATUSES, "status")),
-            ("phase", f.text(self.phase, "phase")),
-            ("input_ref", f.optional_text(self.input_ref, "input_ref")),
-            ("coordinator", f.json_object(self.coordinator, "coordinator")),
-            ("tasks", f.json_array(self.tasks, "tasks")),
-            ("workers", f.json_array(self.workers, "workers")),
-            ("assignments", f.json_array(self.assignments, "assignments")),
-            ("result_ref", f.optional_text(self.result_ref, "result_ref")),
-            ("error_ref", f.optional_text(self.error_ref, "error_ref")),
-            ("created_at", f.timestamp(self.created_at, "created_at")),
-            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
     @classmethod
     def start(

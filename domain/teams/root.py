@@ -21,33 +21,17 @@ class TeamRoot:
     JSON object.
     """
 
-    team_id: str
-    team_definition_id: str
-    team_definition_version: str
-    team_revision: int
-    lifecycle_status: str
-    created_at: datetime
-    updated_at: datetime
-    metadata: Mapping[str, Any] = field(hash=False)
+    team_id: str = field(metadata=f.checked(f.identifier))
+    team_definition_id: str = field(metadata=f.checked(f.text))
+    team_definition_version: str = field(metadata=f.checked(f.text))
+    team_revision: int = field(metadata=f.checked(f.count))
+    lifecycle_status: str = field(metadata=f.checked(f.one_of(TEAM_LIFECYCLE_STATUSES)))
+    created_at: datetime = field(metadata=f.checked(f.timestamp))
+    updated_at: datetime = field(metadata=f.checked(f.timestamp))
+    metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("team_id", f.identifier(self.team_id, "team_id")),
-            ("team_definition_id", f.text(self.team_definition_id, "team_definition_id")),
-            (
-                "team_definition_version",
-                f.text(self.team_definition_version, "team_definition_version"),
-            ),
-            ("team_revision", f.count(self.team_revision, "team_revision")),
-            (
-                "lifecycle_status",
-                f.choice(self.lifecycle_status, TEAM_LIFECYCLE_STATUSES, "lifecycle_status"),
-            ),
-            ("created_at", f.timestamp(self.created_at, "created_at")),
-            ("updated_at", f.timestamp(self.updated_at, "updated_at")),
-            ("metadata", f.json_object(self.metadata, "metadata")),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
     @classmethod
     def create(

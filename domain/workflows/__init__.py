@@ -1,7 +1,7 @@
 """Workflow durable values: the snapshot value domain and the stored Workflow state.
 
-Pure values, free of storage; the storage declaration lives in
-:mod:`domain.workflows.resources`.
+Pure values, free of storage; the repository interface is in
+:mod:`domain.persistence.repositories`.
 """
 
 from domain.workflows.snapshot import (

@@ -64,20 +64,14 @@ class WorkflowState:
     or copy it with :func:`freeze_snapshot` before changing it.
     """
 
-    workflow_instance_id: str
-    workflow_revision: int
-    snapshot: dict[str, Any] = field(hash=False)
+    workflow_instance_id: str = field(metadata=f.checked(f.identifier))
+    workflow_revision: int = field(metadata=f.checked(f.positive))
+    snapshot: dict[str, Any] = field(
+        hash=False, metadata=f.checked(lambda value, _: normalize_snapshot(value))
+    )
 
     def __post_init__(self) -> None:
-        for name, value in (
-            (
-                "workflow_instance_id",
-                f.identifier(self.workflow_instance_id, "workflow_instance_id"),
-            ),
-            ("workflow_revision", f.positive(self.workflow_revision, "workflow_revision")),
-            ("snapshot", normalize_snapshot(self.snapshot)),
-        ):
-            object.__setattr__(self, name, value)
+        f.check_fields(self)
 
 
 def _snapshot(snapshot: object, *, strict: bool) -> dict[str, Any]:

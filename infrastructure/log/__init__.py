@@ -1,9 +1,11 @@
 """The append-only log: ``eventsourcing`` recorders plus inline tables written
-in the same transaction as the events, opened by URL."""
+in the same transaction as the events, opened by URL; its followers read it
+through :class:`LogReader`."""
 
 from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -12,6 +14,7 @@ __all__ = [
     "ClaimConflictError",
     "IncompatibleStoreError",
     "LogApplication",
+    "LogReader",
     "StoreIdentityError",
     "StoreLocation",
     "StoreUnavailableError",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, cast
@@ -14,7 +13,6 @@ from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Rec
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
-from infrastructure.log.sqlite_files import prepare_database_file
 from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
 
@@ -104,6 +102,11 @@ class LogApplication(Application[UUID]):
             raise StoreUnavailableError(
                 f"cannot create {self.where}: directory {path.parent} does not exist"
             )
+        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
+        import sqlite3  # noqa: PLC0415
+
+        from infrastructure.log.sqlite_files import prepare_database_file  # noqa: PLC0415
+
         try:
             prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
         except sqlite3.Error as error:

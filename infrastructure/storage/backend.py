@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from infrastructure.storage.driver import Context, StorageDriver
+from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.errors import (
     BackendClosedError,
     TransactionError,
@@ -53,9 +53,9 @@ class Scope:
     def __init__(
         self,
         backend: Backend,
-        context: Context,
+        context: Any,
         parent: Scope | None,
-        manager: AbstractContextManager[Context],
+        manager: AbstractContextManager[Any],
     ) -> None:
         self.backend = backend
         self.context = context
@@ -90,7 +90,7 @@ class Scope:
                 "or isolate expected failures in a nested transaction"
             )
 
-    def run(self, operation: Callable[[Context], _T]) -> _T:
+    def run(self, operation: Callable[[Any], _T]) -> _T:
         """Run a physical operation; any exception fails the scope."""
         self.ensure_usable()
         try:
@@ -103,7 +103,7 @@ class Scope:
 class Backend:
     """Base of the SPI's backends: a resource catalog over a physical driver."""
 
-    def __init__(self, resources: Sequence[Resource], driver: StorageDriver) -> None:
+    def __init__(self, resources: Sequence[Resource], driver: StorageDriver[Any]) -> None:
         self._resources = _catalog(resources)
         self._driver = driver
         self._local = threading.local()
@@ -126,7 +126,7 @@ class Backend:
         return self._root
 
     @property
-    def driver(self) -> StorageDriver:
+    def driver(self) -> StorageDriver[Any]:
         """The physical driver (for administration and tests)."""
         return self._driver
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Generic, TypeVar
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.entries import (
@@ -24,30 +24,36 @@ from infrastructure.storage.entries import (
 )
 from infrastructure.storage.resource import Resource
 
-Context = Any
+ContextT = TypeVar("ContextT")
+"""What a driver's transaction yields and its operations take: the SQL drivers'
+``Session`` (a connection in a transaction), the in-memory driver's working state."""
 AttributeValues = Mapping[str, str | int | bool | None]
 
 
-class StorageDriver(ABC):
-    """Physical storage for one backend's resources."""
+class StorageDriver(ABC, Generic[ContextT]):
+    """Physical storage for one backend's resources, in transactions of ``ContextT``.
+
+    The SPI core never looks inside a context: it hands each operation the
+    one its transaction yielded.
+    """
 
     @abstractmethod
-    def transaction(self, outer: Context | None) -> AbstractContextManager[Context]:
+    def transaction(self, outer: ContextT | None) -> AbstractContextManager[ContextT]:
         """Open a transaction (``outer`` is ``None``) or a savepoint inside ``outer``.
 
         The context manager commits (or releases the savepoint) on a normal
         exit and rolls back on any exception, re-raising it unchanged.
         """
 
-    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+    def close(self) -> None:
         """Release connections and files."""
 
     # records
     @abstractmethod
-    def read_record(self, ctx: Context, resource: Resource, key: str) -> RecordEntry | None:
+    def read_record(self, ctx: ContextT, resource: Resource, key: str) -> RecordEntry | None:
         """The stored row, or ``None``."""
 
-    def record_revision(self, ctx: Context, resource: Resource, key: str) -> int | None:
+    def record_revision(self, ctx: ContextT, resource: Resource, key: str) -> int | None:
         """The stored revision only (``check()`` needs no more); ``None`` if missing.
 
         Drivers that can read one column cheaply override this.
@@ -56,13 +62,13 @@ class StorageDriver(ABC):
         return None if row is None else row.revision
 
     @abstractmethod
-    def insert_record(self, ctx: Context, resource: Resource, entry: RecordEntry) -> RecordEntry:
+    def insert_record(self, ctx: ContextT, resource: Resource, entry: RecordEntry) -> RecordEntry:
         """Store a new row: duplicate key → ConflictError; unique → UniqueConstraintError."""
 
     @abstractmethod
     def replace_record(
         self,
-        ctx: Context,
+        ctx: ContextT,
         resource: Resource,
         entry: RecordEntry,
         expected_revision: int,
@@ -72,14 +78,14 @@ class StorageDriver(ABC):
 
     @abstractmethod
     def delete_record(
-        self, ctx: Context, resource: Resource, key: str, expected_revision: int | _Unchecked
+        self, ctx: ContextT, resource: Resource, key: str, expected_revision: int | _Unchecked
     ) -> None:
         """Delete an existing row (a wrong checked revision is a ConflictError)."""
 
     @abstractmethod
     def scan_records(
         self,
-        ctx: Context,
+        ctx: ContextT,
         resource: Resource,
         equals: AttributeValues,
         after: str | None,
@@ -89,19 +95,21 @@ class StorageDriver(ABC):
 
     @abstractmethod
     def delete_matching_records(
-        self, ctx: Context, resource: Resource, equals: AttributeValues
+        self, ctx: ContextT, resource: Resource, equals: AttributeValues
     ) -> None:
         """Delete every row whose attributes equal ``equals``."""
 
     @abstractmethod
-    def record_history(self, ctx: Context, resource: Resource, key: str) -> Sequence[RecordedEntry]:
+    def record_history(
+        self, ctx: ContextT, resource: Resource, key: str
+    ) -> Sequence[RecordedEntry]:
         """Every revision ever written under ``key``, in write order, with its time."""
 
     # streams
     @abstractmethod
     def append_stream(
         self,
-        ctx: Context,
+        ctx: ContextT,
         resource: Resource,
         stream: str,
         expected_head: int,
@@ -111,28 +119,28 @@ class StorageDriver(ABC):
 
     @abstractmethod
     def read_stream(
-        self, ctx: Context, resource: Resource, stream: str, after: int, limit: int | None
+        self, ctx: ContextT, resource: Resource, stream: str, after: int, limit: int | None
     ) -> Sequence[StreamEntry]:
         """Entries after ``after`` in position order."""
 
     @abstractmethod
-    def stream_head(self, ctx: Context, resource: Resource, stream: str) -> int:
+    def stream_head(self, ctx: ContextT, resource: Resource, stream: str) -> int:
         """The head position (0 for a missing stream)."""
 
     @abstractmethod
-    def delete_stream(self, ctx: Context, resource: Resource, stream: str) -> None:
+    def delete_stream(self, ctx: ContextT, resource: Resource, stream: str) -> None:
         """Remove the entries and the head; the stream restarts at position 1."""
 
     # blobs
     @abstractmethod
-    def put_blob(self, ctx: Context, resource: Resource, blob: BlobEntry) -> BlobEntry:
+    def put_blob(self, ctx: ContextT, resource: Resource, blob: BlobEntry) -> BlobEntry:
         """Store once; same bytes → the stored entry; other bytes → BlobConflictError."""
 
     @abstractmethod
-    def fetch_blob(self, ctx: Context, resource: Resource, key: str) -> BlobEntry | None:
+    def fetch_blob(self, ctx: ContextT, resource: Resource, key: str) -> BlobEntry | None:
         """The stored blob, or ``None``."""
 
     # guards
     @abstractmethod
-    def lock_guard(self, ctx: Context, resource: Resource, key: str) -> None:
+    def lock_guard(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""

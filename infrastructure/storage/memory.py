@@ -58,7 +58,7 @@ class _State:
         self.streams, self.blobs = snapshot.streams, snapshot.blobs
 
 
-class InMemoryDriver(StorageDriver):
+class InMemoryDriver(StorageDriver[_State]):
     """All resources in process memory under one reentrant lock."""
 
     def __init__(self) -> None:

@@ -3,20 +3,29 @@
 The URL forms are the log's (:mod:`infrastructure.log.urls`): ``memory:``,
 ``sqlite:///abs/path.db``, ``sqlite:relative.db`` (relative to the working
 directory) and ``postgresql://user@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
-plus any libpq parameter. The PostgreSQL backend (and psycopg) is imported
-only for a PostgreSQL URL.
+plus any libpq parameter. Each backend is imported only when a URL names its
+kind, so ``sqlite3`` loads for an ``sqlite:`` store and psycopg only for a
+PostgreSQL one; importing this module loads neither.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from eventsourcing.utils import resolve_topic
 
 from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import UnsupportedBackendError
-from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.sqlite import SQLiteBackend
+
+# The backend of each store kind, by topic: opening a store imports its own driver only.
+BACKENDS = {
+    "memory": "infrastructure.storage.memory:InMemoryBackend",
+    "sqlite": "infrastructure.storage.sqlite:SQLiteBackend",
+    "postgresql": "infrastructure.storage.postgres:PostgresBackend",
+}
 
 
 def open_backend(url: str, resources: Sequence[Resource]) -> Backend:
@@ -27,10 +36,9 @@ def open_backend(url: str, resources: Sequence[Resource]) -> Backend:
         location = resolve_store_url(url)
     except UnsupportedStoreError as error:
         raise UnsupportedBackendError(str(error)) from error
+    backend = cast(Callable[..., Backend], resolve_topic(BACKENDS[location.kind]))
     if location.kind == "memory":
-        return InMemoryBackend(resources)
+        return backend(resources)
     if location.kind == "sqlite":
-        return SQLiteBackend(resources, location.env["SQLITE_DBNAME"])
-    from infrastructure.storage.postgres import PostgresBackend  # noqa: PLC0415 - needs psycopg
-
-    return PostgresBackend(resources, url)
+        return backend(resources, location.env["SQLITE_DBNAME"])
+    return backend(resources, url)

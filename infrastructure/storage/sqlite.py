@@ -24,9 +24,9 @@ from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import BackendClosedError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
-from infrastructure.storage.sql.dialect import SQLiteDialect
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 
 DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a transaction waits for another connection's writer lock."""
@@ -53,6 +53,8 @@ class _Lease:
 
 class SQLiteDriver(SqlDriver):
     """Per-thread connections to one SQLite file."""
+
+    kind = "sqlite"
 
     def __init__(self, path: Path, busy_timeout: float) -> None:
         super().__init__(SQLiteDialect())

@@ -34,10 +34,10 @@ is a ``ConflictError``); make other side effects idempotent.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 
-_SQLITE_BUSY_OR_LOCKED = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+# sqlite3.SQLITE_BUSY and SQLITE_LOCKED: SQLite's primary result codes 5 and 6.
+_SQLITE_BUSY_OR_LOCKED = frozenset({5, 6})
 _POSTGRES_TRANSIENT = frozenset(
     {"40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300", "25P03"}
 )
@@ -46,7 +46,8 @@ _POSTGRES_CONNECTION_CLASS = "08"
 
 def is_transient(error: BaseException) -> bool:
     """Whether running the failed transaction again may succeed (see the module doc)."""
-    if isinstance(error, sqlite3.OperationalError):
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(error, sqlite3.OperationalError):
         # Extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code in the low byte.
         code = getattr(error, "sqlite_errorcode", None)
         return code is not None and code & 0xFF in _SQLITE_BUSY_OR_LOCKED

@@ -13,7 +13,7 @@ from infrastructure.storage.conditions import (
     StreamHeadIs,
     _Unchecked,
 )
-from infrastructure.storage.driver import Context, StorageDriver
+from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import (
     AppendEntry,
@@ -71,7 +71,7 @@ class View:
         for condition, resource in resolved:
             self._require_coverage(condition, resource, anchors)
 
-        def operation(ctx: Context, driver: StorageDriver) -> bool:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
             for resource_id, key in sorted(
                 set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
             ):
@@ -102,7 +102,7 @@ class View:
             scope.failed = True
             raise
 
-    def run(self, operation: Callable[[Context, StorageDriver], _T]) -> _T:
+    def run(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
         """Run one physical operation in this view's scope.
 
         The root view joins the thread's innermost open scope, or opens a
@@ -178,7 +178,7 @@ class View:
             )
 
 
-def _evaluate(ctx: Context, driver: StorageDriver, condition: Any, resource: Resource) -> None:
+def _evaluate(ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource) -> None:
     if isinstance(condition, RevisionIs):
         revision = driver.record_revision(ctx, resource, condition.key)
         if revision != condition.expected:
@@ -210,7 +210,7 @@ class _Handle:
         self._view = view
         self.resource = resource
 
-    def _guard(self, ctx: Context, driver: StorageDriver, key: str | None) -> None:
+    def _guard(self, ctx: Any, driver: StorageDriver[Any], key: str | None) -> None:
         """Lock the anchor named by ``key`` (an own key, stream name or attribute value)."""
         anchor = self.resource.guard_resource
         if anchor is None or key is None:
@@ -246,7 +246,7 @@ class Records(_Handle):
             _durable(record),
         )
 
-        def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> RecordEntry:
             if not self.resource.is_self_anchored:  # a root creates its own anchor
                 self._guard(ctx, driver, self._anchor_key(key, entry.attributes))
             return driver.insert_record(ctx, self.resource, entry).fresh()
@@ -293,7 +293,7 @@ class Records(_Handle):
                 f"({expected_revision + 1})"
             )
 
-        def operation(ctx: Context, driver: StorageDriver) -> RecordEntry:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> RecordEntry:
             # Only an attribute guard needs the stored row to name its anchor (the
             # attribute is immutable); the driver reports a missing row itself.
             if self.resource.guard_attribute is not None:
@@ -315,7 +315,7 @@ class Records(_Handle):
         if expected_revision is not UNCHECKED:
             validate_revision(expected_revision, "expected_revision")
 
-        def operation(ctx: Context, driver: StorageDriver) -> None:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             current = driver.read_record(ctx, self.resource, key)
             if current is None:
                 if expected_revision is UNCHECKED:
@@ -357,7 +357,7 @@ class Records(_Handle):
                 f"delete_matching on {self.resource.id} must give the guard attribute {via!r}"
             )
 
-        def operation(ctx: Context, driver: StorageDriver) -> None:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             if via is not None:
                 self._guard(ctx, driver, self._anchor_key("", values))
             driver.delete_matching_records(ctx, self.resource, values)
@@ -393,7 +393,7 @@ class Streams(_Handle):
         if len(set(ids)) != len(ids):
             raise ConflictError(f"duplicate stream entry identity within the batch: {ids}")
 
-        def operation(ctx: Context, driver: StorageDriver) -> tuple[StreamEntry, ...]:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> tuple[StreamEntry, ...]:
             self._guard(ctx, driver, self._anchor_key(stream, {}))
             stored = driver.append_stream(ctx, self.resource, stream, expected_head, batch)
             return tuple(entry.fresh() for entry in stored)
@@ -424,7 +424,7 @@ class Streams(_Handle):
         self._view.ensure_usable()
         validate_key(stream, "stream")
 
-        def operation(ctx: Context, driver: StorageDriver) -> None:
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             self._guard(ctx, driver, self._anchor_key(stream, {}))
             driver.delete_stream(ctx, self.resource, stream)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.sample_roots import generate_root
 from nenjim import cli_commands
 from nenjim.cli import main
-from nenjim.sample_roots import generate_root
 
 WIDGET = "com.example.widget"
 NENJIM = [sys.executable, "-m", "nenjim"]

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import Persistence
 from domain.persistence.errors import AgentBusyError
+from infrastructure.persistence import Persistence
 from nenjim.cli import main
 
 AGENT = "agent-1"

@@ -46,8 +46,8 @@ from journal_texts import Chain, Rel, content, digest
 
 A, B = "com.example.a0", "com.example.a1"
 V1, V2, V3, V4 = "20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401T000000Z"
-GENESIS = "domain.journal.chain:JournalChain.GenesisAccepted"
-SUCCESSOR = "domain.journal.chain:JournalChain.SuccessorAccepted"
+GENESIS = "nenjim.journal:JournalChain.GenesisAccepted"
+SUCCESSOR = "nenjim.journal:JournalChain.SuccessorAccepted"
 
 REFUSED, SERVED, SERVED_SILENTLY, CONSISTENT = "refused", "served", "served-silently", "consistent"
 
@@ -262,7 +262,7 @@ EDITS = [
     ),
     Edit(
         "topic-of-another-class",
-        lambda r: r.update(2, topic="domain.journal.chain:JournalChain"),
+        lambda r: r.update(2, topic="nenjim.journal:JournalChain"),
         "unexpected event topic",
         REFUSED,
         "unexpected event topic",

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from journal import JournalService
-from journal.exception import JournalChainError, JournalFormatError, LifecycleError
+from journal.exception import (
+    JournalChainError,
+    JournalFormatError,
+    JournalRootError,
+    LifecycleError,
+)
 from journal.impl.ref import build_journal
 from journal_texts import Chain, journal_text, write_chain, write_revision
 
@@ -93,7 +98,7 @@ def test_chain_failure_in_a_later_file_publishes_nothing(tmp_path: Path) -> None
 def test_failed_start_is_not_retried(tmp_path: Path) -> None:
     missing = tmp_path / "not-yet"
     assembly = build_journal(missing)
-    with pytest.raises(Exception, match="does not exist"):
+    with pytest.raises(JournalRootError, match="does not exist"):
         assembly.process.start()
     _valid_root(missing)  # now it would load, but start is single-use
     with pytest.raises(LifecycleError):
@@ -123,7 +128,7 @@ def test_refresh_before_start_is_a_lifecycle_error(tmp_path: Path) -> None:
 
 def test_refresh_after_failed_start_is_a_lifecycle_error(tmp_path: Path) -> None:
     assembly = build_journal(tmp_path / "missing")
-    with pytest.raises(Exception, match="does not exist"):
+    with pytest.raises(JournalRootError, match="does not exist"):
         assembly.process.start()
     with pytest.raises(LifecycleError):
         assembly.manager.refresh()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-
 from eventsourcing.persistence import IntegrityError
+from threads import run_together
 
 from domain.journal.chain import JournalChain, chain_id
 from domain.journal.errors import ChainViolation, JournalChainError
 from domain.journal.parser import parse_journal
+from infrastructure.log import LogReader
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content, journal_text
@@ -30,7 +30,7 @@ def test_rebuilt_projection_equals_the_live_one(
     ingestion: JournalIngestion, log: JournalLog
 ) -> None:
     _fill(ingestion, artifacts=6, revisions=4)
-    rebuilt = JournalChainsProjection().catch_up(log)
+    rebuilt = JournalChainsProjection().catch_up(LogReader(log))
     live = ingestion.view
     assert rebuilt.position == live.position == 24
     assert dict(rebuilt.chains) == dict(live.chains)
@@ -41,7 +41,7 @@ def test_rebuilt_projection_equals_the_live_one(
 def test_catch_up_in_pages_equals_one_pass(ingestion: JournalIngestion, log: JournalLog) -> None:
     _fill(ingestion, artifacts=3, revisions=3)
     stepwise = JournalChainsProjection()
-    events = list(read_after(log, 0))
+    events = list(read_after(LogReader(log), 0))
     for i in range(0, len(events), 2):
         stepwise.apply(events[i : i + 2])
     assert dict(stepwise.view.chains) == dict(ingestion.view.chains)
@@ -81,25 +81,19 @@ def test_racing_ingestions_leave_one_linear_chain() -> None:
         )
         for i in range(8)
     ]
-    outcomes: list[str] = []
-    barrier = threading.Barrier(8)
 
-    def race(i: int) -> None:
-        barrier.wait()
+    def race(i: int) -> str:
         try:
             ingestions[i].ingest_text(candidates[i])
-            outcomes.append("accepted")
         except JournalChainError as error:
-            outcomes.append(error.reason.name)
+            return error.reason.name
+        return "accepted"
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = run_together(race, 8)
+    assert len(outcomes) == 8
     assert outcomes.count("accepted") == 1
     assert set(outcomes) - {"accepted"} <= {ChainViolation.FORK.name}
-    rebuilt = JournalChainsProjection().catch_up(log)
+    rebuilt = JournalChainsProjection().catch_up(LogReader(log))
     revisions = rebuilt.chains[parse_journal(chain.texts[0]).coordinate].revisions
     assert len(revisions) == 2
     assert str(revisions[1].predecessor) == head

@@ -1,4 +1,4 @@
-"""The runtime sample root data/sample/journals and the generator nenjim.sample_roots."""
+"""The runtime sample root data/sample/journals and the generator benchmarks.sample_roots."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.sample_roots import generate_root
 from journal import JournalService
 from journal.impl.ref import build_journal
-from nenjim.sample_roots import generate_root
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "journals"
 HUBD = "com.r35157.nenjim.hubd"

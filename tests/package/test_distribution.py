@@ -92,7 +92,7 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
 def test_memory_and_sqlite_stores_never_import_the_postgresql_driver(tmp_path: Path) -> None:
     code = """
 import json, sys
-from domain.persistence import Persistence
+from infrastructure.persistence import Persistence
 from infrastructure.log import LogApplication
 from journal.impl.ref import build_journal
 from journal.impl.ref.audit import audit_journal_log
@@ -149,7 +149,7 @@ def test_a_postgresql_store_without_psycopg_says_to_install_the_extra(tmp_path: 
         "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'\n"
     )
     storage = _python(
-        BLOCK_PSYCOPG + "from domain.persistence import Persistence\n"
+        BLOCK_PSYCOPG + "from infrastructure.persistence import Persistence\n"
         "try:\n    Persistence.open(sys.argv[1])\n"
         "except Exception as error:\n    print(type(error).__name__, error)\n",
         url,

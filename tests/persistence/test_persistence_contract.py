@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
-from domain.persistence import CATALOG, Persistence, Repositories
 from domain.persistence import errors as perr
+from infrastructure.persistence import CATALOG, Persistence, Repositories
 from infrastructure.storage import REQUIRED_CAPABILITIES, Resource
 from infrastructure.storage.memory import InMemoryBackend
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import Persistence
 from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 
@@ -158,3 +158,34 @@ def test_handoff_result_cycle_is_a_serialization_error(
     _handed_off(persistence, "exec-2", AGENT, "exec-1")
     with pytest.raises(perr.SerializationError):
         persistence.handoff_result("exec-1")
+
+
+@pytest.mark.parametrize("field", ["result_ref", "error_ref"])
+def test_an_execution_result_whose_stored_ref_is_no_content_id_is_a_serialization_error(
+    persistence: Persistence, root: AgentRoot, field: str
+) -> None:
+    run = persistence.executions.create_active(
+        AgentExecution.start("exec-1", agent_id=AGENT, base=root)
+    )
+    changes: dict[str, str] = {field: "not-a-content-id"}
+    persistence.executions.save(
+        "exec-1", expected_revision=0, execution=run.evolve(status="completed", **changes)
+    )
+    with pytest.raises(perr.SerializationError, match=f"exec-1: stored {field} 'not-a-content-id'"):
+        persistence.execution_result("exec-1")
+    with pytest.raises(perr.SerializationError, match=f"exec-1: stored {field}"):
+        persistence.handoff_result("exec-1")
+
+
+@pytest.mark.parametrize("field", ["result_ref", "error_ref"])
+def test_a_team_result_whose_stored_ref_is_no_content_id_is_a_serialization_error(
+    persistence: Persistence, field: str
+) -> None:
+    persistence.teams.create(TeamRoot.create("team-1", definition_id="crew"))
+    run = persistence.team_executions.create_active(TeamExecution.start("run-1", team_id="team-1"))
+    changes: dict[str, str] = {field: "sha256:ABC"}
+    persistence.team_executions.save(
+        "run-1", expected_revision=0, execution=run.evolve(status="failed", **changes)
+    )
+    with pytest.raises(perr.SerializationError, match=f"run-1: stored {field} 'sha256:ABC'"):
+        persistence.team_execution_result("run-1")

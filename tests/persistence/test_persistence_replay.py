@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import CATALOG, Persistence, Repositories
 from domain.persistence import errors as perr
-from domain.persistence.codecs import (
+from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import CATALOG, Persistence, Repositories
+from infrastructure.persistence.codecs import (
     decode_agent_execution,
     decode_agent_root,
     decode_handoff_state,
@@ -31,7 +32,6 @@ from domain.persistence.codecs import (
     decode_team_root,
     decode_workflow_state,
 )
-from domain.teams import TeamExecution, TeamRoot
 from infrastructure.storage import RecordEntry, StreamEntry
 from infrastructure.storage.sql import codec, events
 from storage_sql import sql_rows

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import Persistence, Repositories
 from domain.persistence import errors as perr
-from domain.persistence.codecs import (
+from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence, Repositories
+from infrastructure.persistence.codecs import (
     encode_agent_execution,
     encode_agent_root,
     encode_journal_record,
 )
-from domain.teams import TeamExecution, TeamRoot
 from infrastructure.storage import AppendEntry, DurableRecord
 
 AGENT = "agent-1"

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import Persistence, Repositories
 from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence, Repositories
 from infrastructure.storage import DurableRecord
 from infrastructure.storage.sql import events
 

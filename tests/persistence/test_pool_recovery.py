@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
 
-from domain.persistence import CATALOG, Persistence
-from domain.persistence.content_store import content_id
+from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.persistence.content_store import content_id
 from infrastructure.storage import is_transient
 from infrastructure.storage.postgres import PostgresBackend
 
@@ -147,6 +147,7 @@ def test_writers_recover_from_repeated_terminations_without_losing_a_write(
         for thread in threads:
             thread.join(SETTLE_TIMEOUT)
 
+    assert not any(thread.is_alive() for thread in threads), "a writer thread hung"
     assert terminated > 0
     assert [error for writer in writers for error in writer.fatal] == []
     late_timeouts = [

@@ -20,9 +20,9 @@ import psycopg
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import Persistence, Repositories
 from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence, Repositories
 
 AGENT = "agent-1"
 TEAM = "team-1"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import Persistence
 from domain.persistence import errors as perr
+from infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 

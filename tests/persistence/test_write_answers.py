@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import Persistence
 from domain.persistence import errors as perr
-from domain.persistence.content_store import content_id
 from domain.teams import TeamExecution, TeamRoot
+from infrastructure.persistence import Persistence
+from infrastructure.persistence.content_store import content_id
 from infrastructure.storage import BlobEntry, DurableRecord, RecordEntry, StreamEntry
 
 AGENT = "agent-1"

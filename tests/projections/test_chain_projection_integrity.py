@@ -18,7 +18,7 @@ def _genesis(
         originator_id=chain_id(coordinate),
         originator_version=1,
         timestamp=JournalChain.GenesisAccepted.create_timestamp(),
-        originator_topic="domain.journal.chain:JournalChain",
+        originator_topic=JournalChain.TOPIC,
         coordinate=coordinate,
         journal_version=version,
         digest=sha or digest(text),

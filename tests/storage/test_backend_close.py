@@ -57,6 +57,7 @@ SCRIPT = textwrap.dedent(
     backend.close()
     for thread in threads:
         thread.join(30)
+        assert not thread.is_alive(), f"{thread.name} hung"
     print(json.dumps(outcomes))
     """
 )

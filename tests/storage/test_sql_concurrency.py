@@ -48,19 +48,10 @@ REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh SQLite file or PostgreSQL schema (pool of up to 8 connections)."""
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path / 'storage.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
-
-
 @pytest.fixture
-def backend(store_url: str) -> Iterator[Backend]:
+def backend(durable_store_url: str) -> Iterator[Backend]:
     """A backend with the roots of two owners."""
-    opened = open_backend(store_url, FIXTURE_RESOURCES)
+    opened = open_backend(durable_store_url, FIXTURE_RESOURCES)
     for owner in (OWNER, OTHER_OWNER):
         opened.view.records(ROOTS).insert(
             key=owner, revision=0, attributes={}, record=_record(owner)
@@ -364,6 +355,7 @@ def test_same_anchor_writers_wait_on_the_guard_lock_while_another_anchor_proceed
     release.set()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a writer thread hung"
     assert outcomes["holder"] is None
     assert outcomes["child"] is None
     # The stale writer re-read the anchor after the lock: a plain revision conflict.
@@ -411,6 +403,7 @@ def test_database_index_refuses_a_racing_duplicate_the_pre_check_missed(
     release.set()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a writer thread hung"
 
     assert outcomes["holder"] is None
     error = outcomes["racer"]
@@ -457,14 +450,14 @@ print(json.dumps(result), flush=True)
 
 
 def test_processes_racing_admission_and_cas_have_one_winner_each(
-    backend: Backend, store_url: str
+    backend: Backend, durable_store_url: str
 ) -> None:
     backend.view.records(WORKFLOW_STATES).insert(
         key="wf", revision=1, attributes={}, record=_record("start")
     )
     contenders = [
         subprocess.Popen(
-            [sys.executable, "-c", _CONTENDER, store_url, str(number)],
+            [sys.executable, "-c", _CONTENDER, durable_store_url, str(number)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

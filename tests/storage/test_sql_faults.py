@@ -47,19 +47,10 @@ OTHER_OWNER = "owner-2"
 TIMEOUT = 20.0
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh SQLite file or PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path / 'storage.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
-
-
 @pytest.fixture
-def backend(store_url: str) -> Iterator[Backend]:
+def backend(durable_store_url: str) -> Iterator[Backend]:
     """A backend with the owner's root."""
-    opened = _open(store_url)
+    opened = _open(durable_store_url)
     yield opened
     opened.close()
 
@@ -189,6 +180,7 @@ def test_opposite_order_guard_locks_deadlock_as_a_raw_database_error(pg_backend:
         thread.start()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a locking thread hung"
     errors = [error for error in outcomes.values() if error is not None]
     assert len(errors) == 1
     assert isinstance(errors[0], psycopg.errors.DeadlockDetected)
@@ -259,12 +251,12 @@ def test_a_duplicate_key_is_a_conflict_not_a_unique_violation(backend: Backend) 
 
 
 def test_corrupt_stored_rows_are_serialization_errors_that_fail_the_scope(
-    backend: Backend, store_url: str
+    backend: Backend, durable_store_url: str
 ) -> None:
     executions = backend.view.records(EXECUTIONS)
     executions.insert(**_active("bad-type"))
     executions.insert(**_active("bad-payload", active=False))
-    json_param = "CAST(? AS jsonb)" if store_url.startswith("postgresql") else "?"
+    json_param = "CAST(? AS jsonb)" if durable_store_url.startswith("postgresql") else "?"
     _run(
         backend,
         "UPDATE {records} SET attributes = " + json_param + " WHERE resource = ? AND key = ?",
@@ -327,12 +319,12 @@ def _generated(backend: Backend) -> set[str]:
     return {row[0] for row in _run(backend, "SELECT index_name FROM {generated}")}
 
 
-def test_reopening_is_idempotent_and_keeps_the_data(store_url: str) -> None:
-    first = _open(store_url)
+def test_reopening_is_idempotent_and_keeps_the_data(durable_store_url: str) -> None:
+    first = _open(durable_store_url)
     first.view.records(EXECUTIONS).insert(**_active("run"))
     indexes = _generated(first)
     first.close()
-    again = _open(store_url)
+    again = _open(durable_store_url)
     try:
         assert again.view.records(EXECUTIONS).fetch("run").attributes["active"] is True
         assert _generated(again) == indexes
@@ -341,17 +333,17 @@ def test_reopening_is_idempotent_and_keeps_the_data(store_url: str) -> None:
         again.close()
 
 
-def test_another_schema_version_is_refused(store_url: str) -> None:
-    first = _open(store_url)
+def test_another_schema_version_is_refused(durable_store_url: str) -> None:
+    first = _open(durable_store_url)
     _run(first, "UPDATE {versions} SET version = ? WHERE component = ?", (99, "storage"))
     first.close()
     with pytest.raises(IncompatibleStoreError) as raised:
-        open_backend(store_url, FIXTURE_RESOURCES)
+        open_backend(durable_store_url, FIXTURE_RESOURCES)
     assert raised.value.found == 99
 
 
-def test_a_changed_constraint_replaces_its_generated_index(store_url: str) -> None:
-    first = _open(store_url)
+def test_a_changed_constraint_replaces_its_generated_index(durable_store_url: str) -> None:
+    first = _open(durable_store_url)
     before = _generated(first)
     first.close()
     # one_active_owner becomes unconditional: one execution per owner at all.
@@ -365,7 +357,7 @@ def test_a_changed_constraint_replaces_its_generated_index(store_url: str) -> No
         guard={"resource": ROOTS.id, "via": "owner"},
     )
     roots = roots_resource()
-    again = _open(store_url, [roots, stricter])
+    again = _open(durable_store_url, [roots, stricter])
     try:
         after = _generated(again)
         assert len(after - before) == 1

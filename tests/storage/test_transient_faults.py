@@ -101,6 +101,7 @@ def test_a_deadlock_of_opposite_order_locks_is_transient(pg_backend: Backend) ->
         thread.start()
     for thread in threads:
         thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a locking thread hung"
     (error,) = errors
     assert isinstance(error, psycopg.errors.DeadlockDetected)
     assert is_transient(_raw(error))
@@ -147,6 +148,7 @@ def test_waiting_past_the_pool_timeout_is_transient(postgres_schema_url: str) ->
         release.set()
         holder.join(TIMEOUT)
         backend.close()
+    assert not holder.is_alive(), "the connection holder hung"
 
 
 def test_an_unreachable_server_is_transient() -> None:
@@ -174,6 +176,7 @@ def test_a_cancelled_statement_and_a_closed_pool_are_not_transient(
         with pytest.raises(psycopg.errors.QueryCanceled) as cancelled:
             conn.execute("SELECT pg_sleep(10)")
         canceller.join(TIMEOUT)
+        assert not canceller.is_alive(), "the canceller hung"
     assert not is_transient(cancelled.value)
 
     pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(

@@ -44,7 +44,7 @@ from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match
 from infrastructure.storage.scalars import validate_revision
 from infrastructure.storage.sql import codec, events
-from infrastructure.storage.sql.dialect import SQLiteDialect, dumps
+from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.sql.session import Session
 
 PAGE = 1000
@@ -319,7 +319,7 @@ class _Replay:
             "HAVING count(*) > 1 ORDER BY notification_id"
         ):
             self._notification(f"notification id {notification_id}", f"{count} events share it")
-        if not isinstance(session.dialect, SQLiteDialect):
+        if not session.dialect.dense_notification_ids:
             return
         for start, end in session.all(
             "SELECT coalesce((SELECT max(p.notification_id) FROM {events} p "

@@ -13,165 +13,105 @@ less is a :class:`StoreNotFoundError` and nothing is created.
   (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``LOCK TABLE ... IN EXCLUSIVE
   MODE`` on the storage tables, which readers pass); it commits on a normal
   exit and rolls back on any exception.
+
+Each database's store is a module of its own (``sqlite_store``,
+``postgres_store``), imported only for a store of its kind: auditing an
+SQLite file never imports psycopg.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import sys
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import cast
+
+from eventsourcing.utils import resolve_topic
 
 from infrastructure.log.schema import check_schema_version
-from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
+from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import StorageError, UnsupportedBackendError
-from infrastructure.storage.sql.dialect import Dialect, SQLiteDialect
+from infrastructure.storage.sql.dialect import Dialect
+from infrastructure.storage.sql.driver import SqlDriver
 from infrastructure.storage.sql.schema import COMPONENT
 from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import DEFAULT_BUSY_TIMEOUT, SQLiteDriver
-
-if TYPE_CHECKING:  # PostgreSQL support loads only for a PostgreSQL store (psycopg is optional)
-    import psycopg
-
-    from infrastructure.storage.postgres import PostgresSettings
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions")
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
+STORES = {
+    "sqlite": "infrastructure.storage.audit.sqlite_store:SQLiteStore",
+    "postgresql": "infrastructure.storage.audit.postgres_store:PostgresStore",
+}
+"""The store class of each database, by topic (imported on demand)."""
 
 
 class StoreNotFoundError(StorageError):
     """The URL names no storage: no file, no schema, or no storage tables in it."""
 
 
-@dataclass(frozen=True, slots=True)
-class SqlStore:
+class SqlStore(ABC):
     """An SQLite file or PostgreSQL schema holding (or said to hold) storage tables."""
 
-    description: str
-    """How messages name the store, e.g. ``SQLite database /var/state.db``."""
-    dialect: Dialect
-    _path: Path | None = None
-    _settings: PostgresSettings | None = None
+    def __init__(self, description: str, dialect: Dialect) -> None:
+        self.description = description
+        """How messages name the store, e.g. ``SQLite database /var/state.db``."""
+        self.dialect = dialect
 
-    @classmethod
-    def from_url(cls, url: str) -> SqlStore:
+    @staticmethod
+    def from_url(url: str) -> SqlStore:
         """The store a URL names; ``UnsupportedBackendError`` for ``memory:`` or a bad URL."""
         try:
             location = resolve_store_url(url)
         except UnsupportedStoreError as error:
             raise UnsupportedBackendError(str(error)) from error
-        if location.kind == "memory":
+        if location.kind not in STORES:
             raise UnsupportedBackendError(
                 "memory: keeps nothing between processes, so it has no log to audit or repair; "
                 "name an sqlite: or postgresql:// store"
             )
-        if location.kind == "sqlite":
-            return cls._sqlite(Path(location.env["SQLITE_DBNAME"]))
-        from infrastructure.storage.postgres import PostgresSettings  # noqa: PLC0415 - the postgres extra
+        return _store_class(location.kind).at(location)
 
-        return cls._postgres(PostgresSettings.from_url(url))
-
-    @classmethod
-    def of_backend(cls, backend: Backend) -> SqlStore:
+    @staticmethod
+    def of_backend(backend: Backend) -> SqlStore:
         """The store an open SQL backend works on (the in-memory backend has none)."""
         driver = backend.driver
-        if isinstance(driver, SQLiteDriver):
-            return cls._sqlite(driver.path)
-        postgres = sys.modules.get("infrastructure.storage.postgres")
-        if postgres is not None and isinstance(driver, postgres.PostgresDriver):
-            return cls._postgres(driver.settings)
-        raise UnsupportedBackendError(
-            f"{type(backend).__name__} keeps no log and no inline tables to audit or repair"
-        )
-
-    @classmethod
-    def _sqlite(cls, path: Path) -> SqlStore:
-        return cls(f"SQLite database {path}", SQLiteDialect(), _path=path)
-
-    @classmethod
-    def _postgres(cls, settings: PostgresSettings) -> SqlStore:
-        from infrastructure.storage.sql.postgres_dialect import PostgresDialect  # noqa: PLC0415 - the postgres extra
-
-        where = f"PostgreSQL schema {settings.schema!r}"
-        return cls(where, PostgresDialect(settings.schema), _settings=settings)
-
-    @contextmanager
-    def snapshot(self) -> Iterator[Session]:
-        """A read-only session on one consistent state of the store."""
-        if self._path is not None:
-            with closing(self._sqlite_connection("ro")) as connection:
-                connection.execute("BEGIN")
-                try:
-                    session = Session(connection, self.dialect)
-                    self._require_storage(session)
-                    yield session
-                finally:
-                    connection.execute("ROLLBACK")
-            return
-        from psycopg import IsolationLevel  # noqa: PLC0415 - the postgres extra
-
-        with self._postgres_connection() as connection:
-            connection.isolation_level = IsolationLevel.REPEATABLE_READ
-            connection.read_only = True
-            with connection.transaction():
-                session = Session(connection, self.dialect)
-                self._require_storage(session)
-                yield session
-
-    @contextmanager
-    def exclusive(self) -> Iterator[Session]:
-        """One transaction that excludes every other writer; commits on a normal exit."""
-        if self._path is not None:
-            with closing(self._sqlite_connection("rw")) as connection:
-                connection.execute("BEGIN IMMEDIATE")
-                try:
-                    session = Session(connection, self.dialect)
-                    self._require_storage(session)
-                    yield session
-                except BaseException:
-                    connection.execute("ROLLBACK")
-                    raise
-                connection.execute("COMMIT")
-            return
-        from psycopg import IsolationLevel  # noqa: PLC0415 - the postgres extra
-
-        with self._postgres_connection() as connection:
-            connection.isolation_level = IsolationLevel.READ_COMMITTED
-            with connection.transaction():
-                session = Session(connection, self.dialect)
-                self._require_storage(session)
-                tables = ", ".join(self.dialect.tables[name] for name in WRITTEN_TABLES)
-                # Writers wait until the repair commits; plain reads go on.
-                session.execute_ddl(f"LOCK TABLE {tables} IN EXCLUSIVE MODE")
-                yield session
-
-    def _sqlite_connection(self, mode: str) -> sqlite3.Connection:
-        assert self._path is not None
-        if not self._path.is_file():
-            raise StoreNotFoundError(f"no {self.description}: the file does not exist")
-        # A URI with mode=ro/rw never creates the file.
-        uri = f"{self._path.absolute().as_uri()}?mode={mode}"
-        try:
-            return sqlite3.connect(
-                uri, uri=True, isolation_level=None, timeout=DEFAULT_BUSY_TIMEOUT
+        if not isinstance(driver, SqlDriver):
+            raise UnsupportedBackendError(
+                f"{type(backend).__name__} keeps no log and no inline tables to audit or repair"
             )
-        except sqlite3.Error as error:
-            raise StoreNotFoundError(f"cannot open {self.description}: {error}") from error
+        return _store_class(driver.kind).of_driver(driver)
 
-    def _postgres_connection(self) -> psycopg.Connection[Any]:
-        import psycopg  # noqa: PLC0415 - the postgres extra
+    @classmethod
+    @abstractmethod
+    def at(cls, location: StoreLocation) -> SqlStore:
+        """The store at a resolved store URL of this class's kind."""
 
-        assert self._settings is not None
-        return psycopg.connect(self._settings.conninfo, autocommit=True)
+    @classmethod
+    @abstractmethod
+    def of_driver(cls, driver: SqlDriver) -> SqlStore:
+        """The store an open driver of this class's kind works on."""
+
+    @abstractmethod
+    def snapshot(self) -> AbstractContextManager[Session]:
+        """A read-only session on one consistent state of the store."""
+
+    @abstractmethod
+    def exclusive(self) -> AbstractContextManager[Session]:
+        """One transaction that excludes every other writer; commits on a normal exit."""
+
+    @abstractmethod
+    def _has_table(self, session: Session, table: str) -> bool:
+        """Whether the (schema-qualified) table exists."""
 
     def _require_storage(self, session: Session) -> None:
-        missing = [name for name in STORAGE_TABLES if not self._has_table(session, name)]
+        missing = [
+            name
+            for name in STORAGE_TABLES
+            if not self._has_table(session, self.dialect.tables[name])
+        ]
         if len(missing) == len(STORAGE_TABLES):
             raise StoreNotFoundError(f"no storage in {self.description}: no storage tables")
         if missing:
@@ -182,11 +122,11 @@ class SqlStore:
             raise StoreNotFoundError(f"no storage in {self.description}: no schema version row")
         check_schema_version(self.description, int(row[0]))
 
-    def _has_table(self, session: Session, name: str) -> bool:
-        table = self.dialect.tables[name]
-        if self._path is not None:
-            query, found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", 1
-        else:
-            query, found = "SELECT to_regclass(%s) IS NOT NULL", True
-        row = session.connection.execute(query, (table,)).fetchone()
-        return row is not None and row[0] == found
+
+def _store_class(kind: str) -> type[SqlStore]:
+    return cast(type[SqlStore], resolve_topic(STORES[kind]))
+
+
+def locked_tables(store: SqlStore) -> Iterator[str]:
+    """The written tables' (schema-qualified) names, in lock order."""
+    return (store.dialect.tables[name] for name in WRITTEN_TABLES)

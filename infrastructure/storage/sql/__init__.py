@@ -22,8 +22,9 @@ table-wide lock, which would serialise writers of different agents that
 PostgreSQL can otherwise run concurrently. Readers must not treat a gap as
 a missing event. (On SQLite, with one writer at a time, they are gap-free.)
 
-Modules: ``dialect`` (what differs between the databases; PostgreSQL's, which
-imports psycopg, in ``postgres_dialect``), ``schema`` (DDL
+Modules: ``dialect`` (what differs between the databases, as an interface;
+each database's in ``sqlite_dialect`` and ``postgres_dialect``, imported
+only with their driver), ``schema`` (DDL
 and generated indexes), ``events`` (the log), ``records``, ``streams``,
 ``blobs``, ``codec`` (rows back to entries), ``session`` and ``driver``.
 The databases' connection and transaction handling live in

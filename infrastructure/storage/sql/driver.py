@@ -28,8 +28,11 @@ from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 
 
-class SqlDriver(StorageDriver):
+class SqlDriver(StorageDriver[Session]):
     """Records, streams and blobs on the ``storage_events`` log and its inline projections."""
+
+    kind: str
+    """The store kind of the driver's URLs (``sqlite``, ``postgresql``)."""
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect

@@ -72,17 +72,15 @@ backend); a hanging helper thread fails its test after ten seconds.
 
 from __future__ import annotations
 
-from infrastructure.storage.testing.declarations import (
-    StorageDeclarationContract,
-    StorageValidationContract,
-    StorageValuesContract,
-)
+from infrastructure.storage.testing.declarations import StorageDeclarationContract
 from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
 from infrastructure.storage.testing.limits import StorageLimitsContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
 from infrastructure.storage.testing.transactions import StorageTransactionContract
+from infrastructure.storage.testing.validation import StorageValidationContract
+from infrastructure.storage.testing.values import StorageValuesContract
 
 
 class StorageConformanceContract(

@@ -1,44 +1,32 @@
-"""Resource declarations, scalar validation and capabilities.
+"""Resource declarations: what a backend accepts, refuses and resolves.
 
-Argument errors are Python's: a value of the wrong type raises ``TypeError``
-(``bool`` is never an ``int``), a well-typed but bad value raises
-``ValueError``. Where either is reasonable (declarations, an
-attribute set with a ``None`` for a non-nullable type) either is accepted.
+An invalid declaration is refused with an argument error (``TypeError`` or
+``ValueError``: either is reasonable for a declaration).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from infrastructure.storage import (
-    REQUIRED_CAPABILITIES,
-    AppendEntry,
     Backend,
-    BackendClosedError,
-    BlobConflictError,
-    BlobEntry,
-    ConditionFailedError,
-    ConflictError,
-    DurableRecord,
     GuardRef,
     NoRows,
     NotFoundError,
-    RecordEntry,
     Resource,
     RevisionIs,
-    SerializationError,
-    StorageError,
-    StreamEntry,
     StreamHeadIs,
-    TransactionError,
     UniqueConstraintError,
     UnsupportedBackendError,
-    validate_capabilities,
+)
+from infrastructure.storage.testing.inputs import (
+    BAD_KEYS,
+    BAD_REVISIONS,
+    inventory_item,
+    loose,
 )
 from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
@@ -65,62 +53,16 @@ from infrastructure.storage.testing.support import (
     set_item,
 )
 
-BAD_KEYS: tuple[tuple[Any, type[Exception]], ...] = (
-    ("", ValueError),
-    ("\0", ValueError),
-    ("a\0b", ValueError),
-    ("\ud800", ValueError),  # a lone surrogate is not valid UTF-8
-    (b"key", TypeError),
-    (1, TypeError),
-    (None, TypeError),
-)
-"""Keys every handle refuses (Ruby also refused symbols: any non-str here)."""
-
-BAD_REVISIONS: tuple[tuple[Any, type[Exception]], ...] = (
-    (-1, ValueError),
-    (True, TypeError),
-    (False, TypeError),
-    (1.0, TypeError),
-    ("1", TypeError),
-    (None, TypeError),
-)
-
-BAD_LIMITS: tuple[tuple[Any, type[Exception]], ...] = (
-    (0, ValueError),
-    (-1, ValueError),
-    (True, TypeError),
-    (1.5, TypeError),
-    ("1", TypeError),
-)
-
-
-def _item(code: str | None, **overrides: Any) -> dict[str, Any]:
-    attributes: dict[str, Any] = {
-        "code": code,
-        "label": f"item {code}",
-        "quantity": 3,
-        "reserved": None,
-        "available": True,
-        "flagged": None,
-    }
-    attributes.update(overrides)
-    return attributes
-
-
-def _loose(value: object) -> Any:
-    """``value`` typed ``Any``: the declarations below are wrong on purpose."""
-    return value
-
 
 def _invalid_declarations() -> dict[str, Callable[[], Resource]]:
     """Each builds an invalid declaration, rejected with an argument error."""
     owner = {"owner": "string"}
     return {
         "unknown kind": lambda: Resource("x", "tables"),
-        "kind not a str": lambda: Resource("x", _loose(1)),
+        "kind not a str": lambda: Resource("x", loose(1)),
         "unknown type": lambda: Resource("x", "records", attributes={"a": "float"}),
         "attribute name not a str": lambda: Resource(
-            "x", "records", attributes=_loose({1: "string"})
+            "x", "records", attributes=loose({1: "string"})
         ),
         "empty attribute name": lambda: Resource("x", "records", attributes={"": "string"}),
         "index on a missing field": lambda: Resource(
@@ -170,10 +112,10 @@ def _invalid_declarations() -> dict[str, Callable[[], Resource]]:
             ),
         ),
         "a lambda as a constraint": lambda: Resource(
-            "x", "records", attributes=owner, unique=(_loose(lambda row: True),)
+            "x", "records", attributes=owner, unique=(loose(lambda row: True),)
         ),
         "a lambda as via": lambda: Resource(
-            "x", "records", guard={"resource": ROOTS_ID, "via": _loose(lambda row: row)}
+            "x", "records", guard={"resource": ROOTS_ID, "via": loose(lambda row: row)}
         ),
         "streams with attributes": lambda: Resource("x", "streams", attributes=owner),
         "streams with indexes": lambda: Resource("x", "streams", indexes={"i": ("owner",)}),
@@ -226,7 +168,7 @@ def _invalid_declarations() -> dict[str, Callable[[], Resource]]:
         ),
         "empty id": lambda: Resource("", "records"),
         "id with NUL": lambda: Resource("a\0b", "records"),
-        "id not a str": lambda: Resource(_loose(1), "records"),
+        "id not a str": lambda: Resource(loose(1), "records"),
     }
 
 
@@ -242,12 +184,14 @@ class StorageDeclarationContract(StorageContract):
     def test_independent_resource_with_nullable_typed_attributes(self, backend: Backend) -> None:
         items = backend.view.records(INVENTORY_ITEMS)
         first = items.insert(
-            key="item-1", revision=0, attributes=_item(None), record=opaque_record()
+            key="item-1", revision=0, attributes=inventory_item(None), record=opaque_record()
         )
-        items.insert(key="item-2", revision=0, attributes=_item(None), record=opaque_record())
-        typed = _item("A-1", quantity=0, reserved=-5, available=False, flagged=True)
+        items.insert(
+            key="item-2", revision=0, attributes=inventory_item(None), record=opaque_record()
+        )
+        typed = inventory_item("A-1", quantity=0, reserved=-5, available=False, flagged=True)
         items.insert(key="item-3", revision=0, attributes=typed, record=opaque_record())
-        assert dict(first.attributes) == _item(None)
+        assert dict(first.attributes) == inventory_item(None)
 
         # Typed attributes round-trip with their Python types.
         stored = items.fetch("item-3").attributes
@@ -259,7 +203,9 @@ class StorageDeclarationContract(StorageContract):
         assert items.fetch("item-1").attributes["code"] is None
 
         with pytest.raises(UniqueConstraintError) as unique:
-            items.insert(key="item-4", revision=0, attributes=_item("A-1"), record=opaque_record())
+            items.insert(
+                key="item-4", revision=0, attributes=inventory_item("A-1"), record=opaque_record()
+            )
         assert unique.value.resource == INVENTORY_ITEMS_ID
         assert unique.value.constraint == "unique_code"
         assert "inventory.items.unique_code" in str(unique.value)
@@ -286,7 +232,7 @@ class StorageDeclarationContract(StorageContract):
                 key="item-1",
                 expected_revision=0,
                 next_revision=1,
-                attributes=_item("A-1"),
+                attributes=inventory_item("A-1"),
                 record=opaque_record(),
             )
         assert items.fetch("item-1").revision == 0
@@ -517,435 +463,3 @@ class StorageDeclarationContract(StorageContract):
             OWNER,
             0,
         )
-
-
-class StorageValidationContract(StorageContract):
-    """Scalar and attribute validation: refused before any write, nothing stored."""
-
-    @staticmethod
-    def _assert_nothing_written(backend: Backend) -> None:
-        view = backend.view
-        assert view.records(EXECUTIONS).scan(index="owner", equals={"owner": OWNER}) == ()
-        assert view.streams(JOURNAL).head(stream=OWNER) == 0
-        assert (
-            view.records(INVENTORY_ITEMS).scan(index="available", equals={"available": True}) == ()
-        )
-
-    @pytest.mark.parametrize(
-        "operation",
-        [
-            "records.read",
-            "records.fetch",
-            "records.insert",
-            "records.replace",
-            "records.delete",
-            "streams.append",
-            "streams.read",
-            "streams.head",
-            "streams.delete",
-            "blobs.put_if_absent",
-            "blobs.fetch",
-            "blobs.exists",
-            "append entry id",
-            "resource id",
-        ],
-    )
-    def test_every_key_argument_is_validated(self, backend: Backend, operation: str) -> None:
-        view = backend.view
-        runs = view.records(EXECUTIONS)
-        streams = view.streams(JOURNAL)
-        blobs = view.blobs(CONTENT_BLOBS)
-        record = opaque_record()
-        active = {"owner": OWNER, "active": True}
-        operations: dict[str, Callable[[Any], object]] = {
-            "records.read": runs.read,
-            "records.fetch": runs.fetch,
-            "records.insert": lambda key: runs.insert(
-                key=key, revision=0, attributes=active, record=record
-            ),
-            "records.replace": lambda key: runs.replace(
-                key=key, expected_revision=0, next_revision=1, attributes=active, record=record
-            ),
-            "records.delete": lambda key: runs.delete(key=key),
-            "streams.append": lambda key: streams.append(
-                stream=key, expected_head=0, entries=[AppendEntry("first", record)]
-            ),
-            "streams.read": lambda key: streams.read(stream=key),
-            "streams.head": lambda key: streams.head(stream=key),
-            "streams.delete": lambda key: streams.delete(stream=key),
-            "blobs.put_if_absent": lambda key: blobs.put_if_absent(
-                key=key, data=b"x", attributes={"canonicalization_version": 1}
-            ),
-            "blobs.fetch": blobs.fetch,
-            "blobs.exists": blobs.exists,
-            "append entry id": lambda key: AppendEntry(key, record),
-            "resource id": lambda key: Resource(key, "records"),
-        }
-        for bad, error in BAD_KEYS:
-            with pytest.raises(error):
-                operations[operation](bad)
-        self._assert_nothing_written(backend)
-
-    @pytest.mark.parametrize(
-        "operation", ["records.insert", "records.delete", "streams.append", "streams.read after"]
-    )
-    def test_every_revision_argument_is_validated(self, backend: Backend, operation: str) -> None:
-        view = backend.view
-        runs = view.records(EXECUTIONS)
-        streams = view.streams(JOURNAL)
-        record = opaque_record()
-        runs.insert(
-            key="run-1", revision=0, attributes={"owner": OWNER, "active": False}, record=record
-        )
-        operations: dict[str, Callable[[Any], object]] = {
-            "records.insert": lambda bad: runs.insert(
-                key="run-2",
-                revision=bad,
-                attributes={"owner": OWNER, "active": False},
-                record=record,
-            ),
-            "records.delete": lambda bad: runs.delete(key="run-1", expected_revision=bad),
-            "streams.append": lambda bad: streams.append(
-                stream=OWNER, expected_head=bad, entries=[AppendEntry("first", record)]
-            ),
-            "streams.read after": lambda bad: streams.read(stream=OWNER, after=bad),
-        }
-        for bad, error in BAD_REVISIONS:
-            if operation == "streams.read after" and bad is None:
-                continue  # no default of None is documented for after; skip the ambiguity
-            with pytest.raises(error):
-                operations[operation](bad)
-        assert runs.fetch("run-1").revision == 0
-        assert runs.read("run-2") is None
-        assert streams.head(stream=OWNER) == 0
-
-    def test_replace_revisions_are_validated_and_must_advance_by_one(
-        self, backend: Backend
-    ) -> None:
-        runs = backend.view.records(EXECUTIONS)
-        record = opaque_record()
-        attributes = {"owner": OWNER, "active": False}
-        runs.insert(key="run-1", revision=0, attributes=attributes, record=record)
-
-        def replace(expected: Any, following: Any) -> object:
-            return runs.replace(
-                key="run-1",
-                expected_revision=expected,
-                next_revision=following,
-                attributes=attributes,
-                record=record,
-            )
-
-        with pytest.raises(ValueError, match=r"."):
-            replace(-1, 0)
-        # True == 0 + 1 in Python; a bool is still not a revision.
-        with pytest.raises(TypeError):
-            replace(0, True)
-        with pytest.raises(TypeError):
-            replace(False, 1)
-        with pytest.raises(ConflictError):
-            replace(0, 2)
-        with pytest.raises(ConflictError):
-            replace(0, 0)
-        assert runs.fetch("run-1").revision == 0
-        # Any start revision >= 0 is allowed on insert.
-        assert (
-            runs.insert(key="run-2", revision=41, attributes=attributes, record=record).revision
-            == 41
-        )
-
-    @pytest.mark.parametrize("operation", ["records.scan", "streams.read"])
-    def test_limits_are_none_or_positive_ints(self, backend: Backend, operation: str) -> None:
-        runs = backend.view.records(EXECUTIONS)
-        streams = backend.view.streams(JOURNAL)
-        operations: dict[str, Callable[[Any], object]] = {
-            "records.scan": lambda limit: runs.scan(
-                index="owner", equals={"owner": OWNER}, limit=limit
-            ),
-            "streams.read": lambda limit: streams.read(stream=OWNER, limit=limit),
-        }
-        for bad, error in BAD_LIMITS:
-            with pytest.raises(error):
-                operations[operation](bad)
-        assert operations[operation](None) == ()
-        assert operations[operation](1) == ()
-
-    def test_record_attributes_must_match_the_declared_set_and_types(
-        self, backend: Backend
-    ) -> None:
-        runs = backend.view.records(EXECUTIONS)
-        items = backend.view.records(INVENTORY_ITEMS)
-        record = opaque_record()
-        cases: list[tuple[Any, Any, Any]] = [
-            (runs, {"owner": OWNER}, ValueError),  # missing attribute
-            (runs, {"owner": OWNER, "active": True, "extra": 1}, ValueError),
-            (runs, [("owner", OWNER), ("active", True)], TypeError),
-            (runs, None, TypeError),
-            (runs, {"owner": OWNER, "active": 1}, TypeError),
-            (runs, {"owner": OWNER, "active": "true"}, TypeError),
-            (runs, {"owner": OWNER, "active": None}, INVALID_ARGUMENT),
-            (runs, {"owner": 1, "active": True}, TypeError),
-            (runs, {"owner": b"owner", "active": True}, TypeError),
-            # The guard attribute must itself be a valid key.
-            (runs, {"owner": "", "active": True}, ValueError),
-            (runs, {"owner": "a\0b", "active": True}, ValueError),
-            (runs, {"owner": "\ud800", "active": True}, ValueError),
-            (items, _item("A", quantity=True), TypeError),
-            (items, _item("A", quantity=1.0), TypeError),
-            (items, _item("A", quantity="1"), TypeError),
-            (items, _item("A", quantity=None), INVALID_ARGUMENT),
-            (items, _item("A", reserved=False), TypeError),
-            (items, _item("A", flagged=0), TypeError),
-            (items, _item("A", label="a\0b"), ValueError),
-            (items, _item("A", label="\udfff"), ValueError),
-            (items, _item(_loose(1)), TypeError),
-        ]
-        for handle, attributes, error in cases:
-            with pytest.raises(error):
-                handle.insert(key="k", revision=0, attributes=attributes, record=record)
-        name_not_str: Any = {1: "x", "owner": OWNER, "active": True}
-        with pytest.raises(INVALID_ARGUMENT):
-            runs.insert(key="k", revision=0, attributes=name_not_str, record=record)
-        self._assert_nothing_written(backend)
-        assert items.read("k") is None
-
-    def test_expected_attributes_and_scan_values_are_validated_as_partial_sets(
-        self, backend: Backend
-    ) -> None:
-        runs = backend.view.records(EXECUTIONS)
-        record = opaque_record()
-        attributes = {"owner": OWNER, "active": False}
-        runs.insert(key="run-1", revision=0, attributes=attributes, record=record)
-        expected_cases: tuple[tuple[Any, type[Exception]], ...] = (
-            ({"unknown": 1}, ValueError),
-            ({"active": "yes"}, TypeError),
-            ({"owner": 5}, TypeError),
-            ([("active", False)], TypeError),
-        )
-        for expected, error in expected_cases:
-            with pytest.raises(error):
-                runs.replace(
-                    key="run-1",
-                    expected_revision=0,
-                    next_revision=1,
-                    attributes=attributes,
-                    record=record,
-                    expected_attributes=expected,
-                )
-        equals_cases: tuple[tuple[Any, type[Exception]], ...] = (
-            ({"owner": OWNER, "active": "yes"}, TypeError),
-            ({"owner": 5, "active": True}, TypeError),
-            ([("owner", OWNER)], TypeError),
-        )
-        for equals, error in equals_cases:
-            with pytest.raises(error):
-                runs.scan(index="owner_active", equals=equals)
-        with pytest.raises(ValueError, match=r"."):
-            runs.delete_matching(index="owner_active", equals={"owner": OWNER})
-        with pytest.raises(ValueError, match=r"."):
-            runs.delete_matching(index="missing", equals={"owner": OWNER})
-        assert runs.fetch("run-1").revision == 0
-
-    def test_records_must_be_durable_records(self, backend: Backend) -> None:
-        runs = backend.view.records(EXECUTIONS)
-        streams = backend.view.streams(JOURNAL)
-        attributes = {"owner": OWNER, "active": False}
-        runs.insert(key="run-1", revision=0, attributes=attributes, record=opaque_record())
-        for not_a_record in ({"status": "ignored"}, None, "record"):
-            bad: Any = not_a_record
-            with pytest.raises(SerializationError):
-                runs.insert(key="run-2", revision=0, attributes=attributes, record=bad)
-            with pytest.raises(SerializationError):
-                runs.replace(
-                    key="run-1",
-                    expected_revision=0,
-                    next_revision=1,
-                    attributes=attributes,
-                    record=bad,
-                )
-            with pytest.raises(SerializationError):
-                AppendEntry("first", bad)
-            with pytest.raises(SerializationError):
-                streams.append(stream=OWNER, expected_head=0, entries=[bad])
-        assert runs.read("run-2") is None
-        assert runs.fetch("run-1").revision == 0
-        assert streams.head(stream=OWNER) == 0
-
-    def test_append_entries_must_be_a_sequence(self, backend: Backend) -> None:
-        streams = backend.view.streams(JOURNAL)
-        single: Any = AppendEntry("first", opaque_record())
-        nothing: Any = None
-        with pytest.raises(TypeError):
-            streams.append(stream=OWNER, expected_head=0, entries=single)
-        with pytest.raises(TypeError):
-            streams.append(stream=OWNER, expected_head=0, entries=nothing)
-        assert streams.head(stream=OWNER) == 0
-
-    def test_blob_data_and_attributes_are_validated(self, backend: Backend) -> None:
-        blobs = backend.view.blobs(CONTENT_BLOBS)
-        for data in ("text", None, 5):
-            bad: Any = data
-            with pytest.raises(TypeError):
-                blobs.put_if_absent(key="b", data=bad, attributes={"canonicalization_version": 1})
-        for attributes, error in (
-            ({}, ValueError),
-            ({"canonicalization_version": True}, TypeError),
-            ({"canonicalization_version": "1"}, TypeError),
-            ({"canonicalization_version": 1, "extra": 1}, ValueError),
-        ):
-            with pytest.raises(error):
-                blobs.put_if_absent(key="b", data=b"x", attributes=attributes)
-        assert blobs.exists("b") is False
-
-
-class StorageValuesContract(StorageContract):
-    """DurableRecord, entries, errors and capabilities."""
-
-    def test_backend_reports_exactly_the_required_capabilities(self, backend: Backend) -> None:
-        expected = {
-            "spi_version": 2,
-            "atomic_resources": True,
-            "record_cas": True,
-            "stream_cas": True,
-            "conditional_unique": True,
-            "guarded_checks": True,
-            "nested_savepoints": True,
-        }
-        assert dict(REQUIRED_CAPABILITIES) == expected
-        capabilities = backend.capabilities
-        for key, value in expected.items():
-            assert capabilities[key] == value
-            assert type(capabilities[key]) is type(value)
-        assert callable(backend.transaction)
-        assert backend.view is not None
-        validate_capabilities(backend)
-
-    def test_capability_validation_refuses_legacy_and_partial_backends(self) -> None:
-        class Candidate:
-            """Answers ``view`` and ``transaction`` with the given capabilities."""
-
-            view = None
-
-            def __init__(self, capabilities: Mapping[str, object]) -> None:
-                self.capabilities = capabilities
-
-            def transaction(self) -> None:
-                return None
-
-        legacy = {"atomic_all": True, "atomic_admission": True, "optimistic_revision": True}
-        candidates = (
-            Candidate(legacy),
-            Candidate({**REQUIRED_CAPABILITIES, "nested_savepoints": False}),
-            Candidate({**REQUIRED_CAPABILITIES, "record_cas": 1}),  # 1 == True, yet not True
-            object(),
-        )
-        for candidate in candidates:
-            with pytest.raises(UnsupportedBackendError):
-                validate_capabilities(candidate)
-
-    def test_error_taxonomy(self) -> None:
-        for conflict in (UniqueConstraintError, ConditionFailedError, BlobConflictError):
-            assert issubclass(conflict, ConflictError)
-        for error in (
-            ConflictError,
-            NotFoundError,
-            SerializationError,
-            TransactionError,
-            BackendClosedError,
-            UnsupportedBackendError,
-        ):
-            assert issubclass(error, StorageError)
-            assert issubclass(error, Exception)
-        for unrelated in (NotFoundError, SerializationError, TransactionError, BackendClosedError):
-            assert not issubclass(unrelated, ConflictError)
-        assert not issubclass(BackendClosedError, TransactionError | UnsupportedBackendError)
-        assert not issubclass(StorageError, (ValueError, TypeError))
-
-    @pytest.mark.parametrize(
-        ("record_type", "format_version", "payload"),
-        [
-            ("", "0.1", {}),
-            (None, "0.1", {}),
-            (1, "0.1", {}),
-            ("t", "1", {}),
-            ("t", "01.1", {}),
-            ("t", "1.01", {}),
-            ("t", "a.b", {}),
-            ("t", "1.1.1", {}),
-            ("t", " 0.1", {}),
-            ("t", "0.1\n", {}),
-            ("t", "-1.0", {}),
-            ("t", 0.1, {}),
-            ("t", None, {}),
-            ("t", "0.1", None),
-            ("t", "0.1", []),
-            ("t", "0.1", "{}"),
-            ("t", "0.1", {1: "x"}),
-            ("t", "0.1", {"n": 2**53}),
-            ("t", "0.1", {"n": -(2**53)}),
-            ("t", "0.1", {"n": math.nan}),
-            ("t", "0.1", {"n": math.inf}),
-            ("t", "0.1", {"n": -0.0}),
-            ("t", "0.1", {"n": {1, 2}}),
-            ("t", "0.1", {"n": b"bytes"}),
-            ("t", "0.1", {"n": object()}),
-            ("t", "0.1", {"n": [{"deep": math.nan}]}),
-            ("t", "0.1", {"n": "\ud800"}),
-        ],
-    )
-    def test_invalid_durable_record_is_a_serialization_error(
-        self, record_type: Any, format_version: Any, payload: Any
-    ) -> None:
-        with pytest.raises(SerializationError):
-            DurableRecord(record_type, format_version, payload)
-
-    def test_durable_record_is_an_immutable_copy_of_its_payload(self) -> None:
-        nested = [1, "two", None, True, 1.5]
-        payload: dict[str, Any] = {
-            "z": nested,
-            "a": {"inner": "é"},
-            "max": 2**53 - 1,
-            "min": -(2**53 - 1),
-        }
-        record = DurableRecord("some.type", "10.3", payload)
-        nested.append("later")
-        payload["a"] = "changed"
-        assert record.record_type == "some.type"
-        assert record.format_version == "10.3"
-        assert record.payload == {
-            "z": [1, "two", None, True, 1.5],
-            "a": {"inner": "é"},
-            "max": 2**53 - 1,
-            "min": -(2**53 - 1),
-        }
-        # A read-only payload is as good as a private copy.
-        with contextlib.suppress(TypeError):
-            set_item(record.payload, "z", "mutated")
-        assert record.payload["z"] == [1, "two", None, True, 1.5]
-        with pytest.raises(AttributeError):
-            assign(record, "payload", {})
-        assert record == DurableRecord("some.type", "10.3", record.payload)
-        assert record != DurableRecord("some.type", "10.4", record.payload)
-        assert DurableRecord("t", "0.0", {}).payload == {}
-
-    def test_entries_validate_their_fields_and_are_immutable(self) -> None:
-        record = opaque_record()
-        entry = RecordEntry("k", 0, {"a": 1}, record)
-        with pytest.raises(AttributeError):
-            assign(entry, "key", "other")
-        with pytest.raises(ValueError, match=r"."):
-            RecordEntry("", 0, {}, record)
-        with pytest.raises(ValueError, match=r"."):
-            RecordEntry("k", -1, {}, record)
-        with pytest.raises(TypeError):
-            RecordEntry("k", True, {}, record)
-        with pytest.raises(ValueError, match=r"."):
-            StreamEntry(-1, "id", record)
-        with pytest.raises(ValueError, match=r"."):
-            AppendEntry("", record)
-        with pytest.raises(TypeError):
-            BlobEntry("k", _loose("text"), {})
-        blob = BlobEntry("k", b"\x00\xff", {"v": 1})
-        assert (blob.data, dict(blob.attributes)) == (b"\x00\xff", {"v": 1})
-        with pytest.raises(AttributeError):
-            assign(AppendEntry("id", record), "id", "other")

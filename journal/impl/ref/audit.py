@@ -23,6 +23,7 @@ from domain.journal.chain import JournalChain, accept_revision
 from domain.journal.errors import JournalError, JournalIntegrityError, one_line
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
+from infrastructure.log import LogReader
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.progress import Progress, silent
@@ -63,6 +64,7 @@ def audit_journal_log(
 class _Audit:
     def __init__(self, log: JournalLog, progress: Progress) -> None:
         self.log = log
+        self.reader = LogReader(log)
         self.progress = progress
         self.chains: dict[ArtifactCoordinate, JournalChain] = {}
         self.owners: dict[Sha256Digest, ArtifactCoordinate] = {}
@@ -83,8 +85,8 @@ class _Audit:
 
     def _fold(self, fold: ChainFold, after: int) -> JournalWorldview:
         """Check every event after position ``after``; the view of everything folded."""
-        total = self.log.recorder.max_notification_id() or 0
-        for position, event in read_after(self.log, after):
+        total = self.reader.last_position()
+        for position, event in read_after(self.reader, after):
             self.progress("auditing events", position, total)
             self.events += 1
             self._revision(fold.add(position, event))

@@ -19,7 +19,7 @@ from domain.journal.errors import (
 )
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import ClaimConflictError
+from infrastructure.log import ClaimConflictError, LogReader
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
@@ -38,6 +38,7 @@ class JournalIngestion:
 
     def __init__(self, log: JournalLog, projection: JournalChainsProjection) -> None:
         self._log = log
+        self._reader = LogReader(log)
         self._projection = projection
         self._lock = threading.RLock()
         # Chains as of their last successful append here; valid while their
@@ -61,9 +62,9 @@ class JournalIngestion:
         contradicts itself or its digest claims.
         """
         with self._lock:
-            view = self._projection.catch_up(self._log)
+            view = self._projection.catch_up(self._reader)
             return check_digest_index(
-                view, self._log.digest_claims(), lambda: self._projection.catch_up(self._log)
+                view, self._log.digest_claims(), lambda: self._projection.catch_up(self._reader)
             )
 
     def ingest_text(self, text: str) -> tuple[JournalRevision, bool]:
@@ -98,7 +99,7 @@ class JournalIngestion:
                 # only final when judged on a caught-up view.
                 caught_up = attempt > 0
                 if caught_up:
-                    self._projection.catch_up(self._log)
+                    self._projection.catch_up(self._reader)
                 touched = {r.coordinate for r in revisions}
                 try:
                     chains, accepted = self._decide(revisions, sources)
@@ -182,4 +183,4 @@ class JournalIngestion:
                 ((r.notification.id, r.domain_event) for r in recordings), parsed
             )
         else:
-            self._projection.catch_up(self._log, parsed)
+            self._projection.catch_up(self._reader, parsed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from infrastructure.log import LogReader
 from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
@@ -31,7 +32,7 @@ def rebuild_chain_projection(store: str | None, *, identity: str | None = None) 
     log = JournalLog(store, create=False, identity=identity)
     try:
         started = time.perf_counter()
-        view = JournalChainsProjection().catch_up(log)
+        view = JournalChainsProjection().catch_up(LogReader(log))
         return RebuildReport(view, time.perf_counter() - started)
     finally:
         log.close()

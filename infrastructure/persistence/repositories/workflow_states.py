@@ -6,16 +6,18 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codec_support import written_row
-from domain.persistence.codecs import decode_workflow_state, encode_workflow_state
+from domain.persistence import repositories as domain
 from domain.persistence.errors import ConflictError
-from domain.persistence.repositories.roots import Revision, decoded_or_none
+from domain.persistence.repositories import Revision
 from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.codecs import decode_workflow_state, encode_workflow_state
+from infrastructure.persistence.repositories.roots import decoded_or_none
 
 
-class WorkflowStateRepository:
+class WorkflowStateRepository(domain.WorkflowStateRepository):
     """``load``/``save``/``delete`` of Workflow snapshots by instance id."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:

@@ -7,15 +7,16 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from domain.persistence import arguments, catalog
-from domain.persistence.boundary import at_boundary, storage_boundary
+from domain.persistence import repositories as domain
 from domain.persistence.errors import (
     NotFoundError,
     SerializationError,
     StateConflictError,
 )
-from domain.persistence.repository_set import Repositories
 from infrastructure import storage
+from infrastructure.persistence import arguments, catalog
+from infrastructure.persistence.boundary import at_boundary, storage_boundary
+from infrastructure.persistence.repository_set import Repositories
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
 
@@ -27,7 +28,7 @@ CAPABILITIES: Mapping[str, bool] = MappingProxyType(
 )
 
 
-class Persistence(Repositories):
+class Persistence(Repositories, domain.DurableState):
     """The eight repositories, transactions across them, and read-only result queries."""
 
     def __init__(self, backend: storage.Backend) -> None:
@@ -78,13 +79,13 @@ class Persistence(Repositories):
     def execution_result(self, execution_id: str) -> Mapping[str, Any]:
         """Status and outcome of an Agent execution; ``result`` is text, ``error`` JSON."""
         execution = self.executions.load(execution_id)
+        result_ref = _stored_ref(f"execution {execution_id}", "result_ref", execution.result_ref)
+        error_ref = _stored_ref(f"execution {execution_id}", "error_ref", execution.error_ref)
         return _result(
             {"execution_id": execution.execution_id, "agent_id": execution.agent_id},
             execution,
-            None
-            if execution.result_ref is None
-            else self.contents.fetch_text(execution.result_ref),
-            None if execution.error_ref is None else self.contents.fetch_json(execution.error_ref),
+            None if result_ref is None else self.contents.fetch_text(result_ref),
+            None if error_ref is None else self.contents.fetch_json(error_ref),
         )
 
     def list_executions(
@@ -97,11 +98,15 @@ class Persistence(Repositories):
     def team_execution_result(self, team_execution_id: str) -> Mapping[str, Any]:
         """Status and outcome of a Team run; ``result`` and ``error`` are JSON."""
         run = self.team_executions.load(team_execution_id)
+        result_ref = _stored_ref(
+            f"Team execution {team_execution_id}", "result_ref", run.result_ref
+        )
+        error_ref = _stored_ref(f"Team execution {team_execution_id}", "error_ref", run.error_ref)
         return _result(
             {"team_execution_id": run.team_execution_id, "team_id": run.team_id},
             run,
-            None if run.result_ref is None else self.contents.fetch_json(run.result_ref),
-            None if run.error_ref is None else self.contents.fetch_json(run.error_ref),
+            None if result_ref is None else self.contents.fetch_json(result_ref),
+            None if error_ref is None else self.contents.fetch_json(error_ref),
         )
 
     def list_team_executions(
@@ -160,6 +165,16 @@ class Persistence(Repositories):
                         "error": None,
                     }
                 )
+
+
+def _stored_ref(owner: str, name: str, value: str | None) -> str | None:
+    """A stored content ref, or ``None``; anything but a content id is a ``SerializationError``."""
+    if value is None:
+        return None
+    try:
+        return arguments.content_id(value)
+    except ValueError as error:
+        raise SerializationError(f"{owner}: stored {name} {value!r} is not a content id") from error
 
 
 def _metadata_id(execution: Any, name: str) -> str | None:

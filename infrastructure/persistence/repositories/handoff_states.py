@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from domain.agents import HandoffState
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codec_support import written_row
-from domain.persistence.codecs import (
+from domain.persistence import repositories as domain
+from domain.persistence.errors import ConflictError, SerializationError
+from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.codecs import (
     decode_handoff_state,
     encode_handoff_state,
     handoff_state_attributes,
 )
-from domain.persistence.errors import ConflictError, SerializationError
-from domain.persistence.repositories.roots import decoded_or_none
-from infrastructure import storage
+from infrastructure.persistence.repositories.roots import decoded_or_none
 
 
-class HandoffStateRepository:
+class HandoffStateRepository(domain.HandoffStateRepository):
     """``load``/``save``/``delete`` of the Handoff anchor of a main Agent."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:

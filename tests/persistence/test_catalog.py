@@ -9,12 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.agents import resources as agent_resources
-from domain.persistence import catalog, codecs
-from domain.persistence.content_resources import CONTENTS
 from domain.teams import TeamExecution, TeamRoot
-from domain.teams import resources as team_resources
-from domain.workflows import resources as workflow_resources
+from infrastructure.persistence import catalog, codecs
 from infrastructure.storage import AppendEntry, Resource, UniqueConstraintError
 from infrastructure.storage.memory import InMemoryBackend
 
@@ -73,11 +69,6 @@ def test_named_constants_are_the_catalog_objects() -> None:
         catalog.WORKFLOWS,
     )
     assert all(a is b for a, b in zip(named, catalog.CATALOG, strict=True))
-    assert catalog.ROOTS is agent_resources.ROOTS
-    assert catalog.HANDOFFS is agent_resources.HANDOFFS
-    assert catalog.TEAM_EXECUTIONS is team_resources.TEAM_EXECUTIONS
-    assert catalog.WORKFLOWS is workflow_resources.WORKFLOWS
-    assert catalog.CONTENTS is CONTENTS
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,11 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
+from domain.persistence import repositories as domain
 from domain.persistence.errors import IntegrityError, SerializationError
 from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
 from infrastructure.storage import canonical_json
 
 CONTENT_RESOURCE = "content.blobs"
@@ -22,7 +23,7 @@ def content_id(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-class ContentStore:
+class ContentStore(domain.ContentRepository):
     """Immutable content under its SHA-256 id; every fetch re-verifies the digest."""
 
     def __init__(self, view: storage.View) -> None:

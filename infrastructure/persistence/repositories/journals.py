@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.agents import AgentJournalRecord
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codec_support import written_entries
-from domain.persistence.codecs import decode_journal_record, encode_journal_record
+from domain.persistence import repositories as domain
 from domain.persistence.errors import SerializationError
 from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codec_support import written_entries
+from infrastructure.persistence.codecs import decode_journal_record, encode_journal_record
 
 
-class JournalRepository:
+class JournalRepository(domain.AgentJournalRepository):
     """Append-only Agent journals with expected-position appends."""
 
     def __init__(self, view: storage.View, resource: storage.Resource) -> None:

@@ -4,26 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codec_support import written_row
+from domain.persistence import repositories as domain
 from domain.persistence.errors import ConflictError, NotFoundError, SerializationError
+from domain.persistence.repositories import Revision
 from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codec_support import written_row
 
 _R = TypeVar("_R")
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class Revision(Generic[_R]):
-    """One stored revision of a value, with the time the log recorded it."""
-
-    revision: int
-    value: _R
-    recorded_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +30,7 @@ class RootCodec(Generic[_R]):
     decode: Callable[[Any], _R]
 
 
-class RootRepository(Generic[_R]):
+class RootRepository(domain.RootRepository[_R]):
     """``create``/``load``/``save``/``delete``/``history`` of Agent or Team roots."""
 
     def __init__(self, view: storage.View, codec: RootCodec[_R]) -> None:

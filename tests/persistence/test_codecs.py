@@ -18,11 +18,11 @@ from domain.agents import (
     HandoffState,
     LLMCallRecord,
 )
-from domain.persistence import codecs
-from domain.persistence.codec_support import RecordFormat
 from domain.persistence.errors import SerializationError
 from domain.teams import TeamExecution, TeamRoot
 from domain.workflows import WorkflowState
+from infrastructure.persistence import codecs
+from infrastructure.persistence.codec_support import RecordFormat
 from infrastructure.storage import DurableRecord, RecordEntry, StreamEntry
 from infrastructure.storage import SerializationError as StorageSerializationError
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import arguments, catalog
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codecs import (
+from domain.persistence import repositories as domain
+from domain.persistence.errors import ConflictError
+from domain.teams import TeamExecution, TeamRoot
+from infrastructure import storage
+from infrastructure.persistence import arguments, catalog
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codecs import (
     decode_agent_execution,
     decode_agent_root,
     decode_team_execution,
@@ -15,15 +19,12 @@ from domain.persistence.codecs import (
     encode_team_execution,
     encode_team_root,
 )
-from domain.persistence.content_store import ContentStore
-from domain.persistence.errors import ConflictError
-from domain.persistence.repositories.executions import ExecutionCodec, ExecutionRepository
-from domain.persistence.repositories.handoff_states import HandoffStateRepository
-from domain.persistence.repositories.journals import JournalRepository
-from domain.persistence.repositories.roots import RootCodec, RootRepository
-from domain.persistence.repositories.workflow_states import WorkflowStateRepository
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure import storage
+from infrastructure.persistence.content_store import ContentStore
+from infrastructure.persistence.repositories.executions import ExecutionCodec, ExecutionRepository
+from infrastructure.persistence.repositories.handoff_states import HandoffStateRepository
+from infrastructure.persistence.repositories.journals import JournalRepository
+from infrastructure.persistence.repositories.roots import RootCodec, RootRepository
+from infrastructure.persistence.repositories.workflow_states import WorkflowStateRepository
 
 AGENT_ROOTS: RootCodec[AgentRoot] = RootCodec(
     catalog.ROOTS,
@@ -66,7 +67,9 @@ TEAM_EXECUTIONS: ExecutionCodec[TeamExecution] = ExecutionCodec(
 )
 
 
-class AgentExecutionRepository(ExecutionRepository[AgentExecution]):
+class AgentExecutionRepository(
+    ExecutionRepository[AgentExecution], domain.AgentExecutionRepository
+):
     """Agent executions (``agent.executions``)."""
 
     def delete_for_agent(self, agent_id: str) -> None:
@@ -74,7 +77,7 @@ class AgentExecutionRepository(ExecutionRepository[AgentExecution]):
         self.delete_for_owner(agent_id)
 
 
-class TeamExecutionRepository(ExecutionRepository[TeamExecution]):
+class TeamExecutionRepository(ExecutionRepository[TeamExecution], domain.TeamExecutionRepository):
     """Team executions (``team.executions``); a terminal run is never reactivated."""
 
     def delete_for_team(self, team_id: str) -> None:
@@ -82,7 +85,7 @@ class TeamExecutionRepository(ExecutionRepository[TeamExecution]):
         self.delete_for_owner(team_id)
 
 
-class Repositories:
+class Repositories(domain.Repositories):
     """The eight repositories over one view (the root view, or a transaction's)."""
 
     def __init__(self, view: storage.View) -> None:

@@ -6,17 +6,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from domain.persistence import arguments
-from domain.persistence.boundary import at_boundary
-from domain.persistence.codec_support import written_row
+from domain.persistence import repositories as domain
 from domain.persistence.errors import (
     AgentBusyError,
     ConflictError,
     NotFoundError,
     SerializationError,
 )
-from domain.persistence.repositories.roots import Revision, decoded_or_none
+from domain.persistence.repositories import Revision
 from infrastructure import storage
+from infrastructure.persistence import arguments
+from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.repositories.roots import decoded_or_none
 
 _E = TypeVar("_E")
 
@@ -42,7 +44,7 @@ class ExecutionCodec(Generic[_E]):
     active_requires_active: bool = False
 
 
-class ExecutionRepository(Generic[_E]):
+class ExecutionRepository(domain.ExecutionRepository[_E]):
     """Executions of one owner kind; at most one active per owner."""
 
     def __init__(self, view: storage.View, codec: ExecutionCodec[_E]) -> None:

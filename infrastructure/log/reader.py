@@ -1,0 +1,46 @@
+"""``LogReader``: a log's events in notification order, for the log's followers.
+
+Projections and audits read a log here, and only here, through
+``eventsourcing``'s public notification log (``LocalNotificationLog``) and
+the application's mapper, never through its recorder. Reading takes two
+steps on purpose: a follower sees each notification (its id and topic)
+first and decodes its event only when it expects that topic, because
+decoding imports the class the topic names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from uuid import UUID
+
+from eventsourcing.application import Application, LocalNotificationLog
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Notification
+
+PAGE = 500
+"""Notifications read per round trip."""
+
+
+class LogReader:
+    """Pages of one application's notification log, and their events."""
+
+    def __init__(self, application: Application[UUID]) -> None:
+        self._notifications = LocalNotificationLog(application.recorder, section_size=PAGE)
+        self._application = application
+
+    def last_position(self) -> int:
+        """The id of the last notification (0 for an empty log)."""
+        return self._application.recorder.max_notification_id() or 0
+
+    def notifications(self, after: int) -> Iterator[Notification]:
+        """Every notification after position ``after``, in order, a page at a time."""
+        while True:
+            page = self._notifications.select(start=after, limit=PAGE, inclusive_of_start=False)
+            yield from page
+            if len(page) < PAGE:
+                return
+            after = page[-1].id
+
+    def event(self, notification: Notification) -> DomainEventProtocol[UUID]:
+        """The domain event a notification stores (its topic resolved to a class)."""
+        return self._application.mapper.to_domain_event(notification)

@@ -1,0 +1,85 @@
+"""The SQLite dialect of the SQL storage driver (imports ``sqlite3``: SQLite stores only)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, dumps
+
+_SQLITE_UNIQUE_INDEX = re.compile(r"UNIQUE constraint failed: index '(?P<name>[^']+)'")
+
+
+class SQLiteDialect(Dialect):
+    """SQLite (JSON functions built in since 3.38): JSON text attributes read with
+    ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
+
+    for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
+    dense_notification_ids = True
+    index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
+    append_event = (
+        # One writer at a time, so max + 1 numbers notifications without gaps.
+        "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
+        "SELECT ?, ?, ?, ?, coalesce(max(notification_id), 0) + 1 FROM {events} WHERE true "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
+
+    def __init__(self) -> None:
+        super().__init__(TABLE_NAMES)
+
+    def attribute(self, name: str) -> str:
+        return f"json_extract(attributes, '$.{name}')"
+
+    def bind(self, value: Scalar) -> object:
+        # json_extract yields 1/0 for true/false, so booleans compare as integers.
+        return int(value) if isinstance(value, bool) else value
+
+    def quote(self, text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    def json(self, value: Mapping[str, Any]) -> object:
+        return dumps(dict(value))
+
+    def originator(self, value: uuid.UUID) -> object:
+        return str(value)
+
+    def violated_index(self, error: BaseException) -> str | None:
+        if not isinstance(error, sqlite3.IntegrityError):
+            return None
+        found = _SQLITE_UNIQUE_INDEX.search(str(error))
+        return None if found is None else found.group("name")
+
+    def identifier(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def drop_index(self, name: str) -> str:
+        return f"DROP INDEX IF EXISTS {self.identifier(name)}"
+
+    def create_tables(self) -> list[str]:
+        return [
+            "CREATE TABLE IF NOT EXISTS {events} ("
+            "originator_id TEXT NOT NULL, originator_version INTEGER NOT NULL, "
+            "topic TEXT NOT NULL, state BLOB NOT NULL, notification_id INTEGER NOT NULL, "
+            "PRIMARY KEY (originator_id, originator_version))",
+            "CREATE UNIQUE INDEX IF NOT EXISTS storage_events_notification_id "
+            "ON {events} (notification_id)",
+            "CREATE TABLE IF NOT EXISTS {records} ("
+            "resource TEXT NOT NULL, key TEXT NOT NULL, revision INTEGER NOT NULL, "
+            "attributes TEXT NOT NULL, record_type TEXT NOT NULL, "
+            "format_version TEXT NOT NULL, payload TEXT NOT NULL, "
+            "log_version INTEGER NOT NULL, PRIMARY KEY (resource, key)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS {heads} ("
+            "resource TEXT NOT NULL, stream TEXT NOT NULL, head INTEGER NOT NULL, "
+            "base INTEGER NOT NULL, PRIMARY KEY (resource, stream)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS {ids} ("
+            "resource TEXT NOT NULL, stream TEXT NOT NULL, entry_id TEXT NOT NULL, "
+            "PRIMARY KEY (resource, stream, entry_id)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS {blobs} ("
+            "resource TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL, "
+            "attributes TEXT NOT NULL, PRIMARY KEY (resource, key)) WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS {generated} ("
+            "index_name TEXT PRIMARY KEY, resource TEXT NOT NULL) WITHOUT ROWID",
+        ]

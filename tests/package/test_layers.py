@@ -1,0 +1,107 @@
+"""The layers as the interpreter sees them: what importing each public package loads.
+
+Each check runs a fresh interpreter, imports one package and lists the
+database drivers (and, for the domain, our other packages) that got
+loaded. The import contracts in ``pyproject.toml`` (``lint-imports``, run by
+``make test``) hold the static side of the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
+
+# What importing each package may load: none of the drivers, ever.
+PUBLIC_PACKAGES = [
+    "infrastructure.log",
+    "infrastructure.storage",
+    "infrastructure.storage.audit",
+    "infrastructure.persistence",
+    "projections",
+    "journal",
+    "journal.impl.ref",
+    "nenjim.cli",
+]
+
+_LOADED = """
+import importlib, json, pkgutil, sys
+name, walk = sys.argv[1], sys.argv[2] == "walk"
+package = importlib.import_module(name)
+if walk:
+    for module in pkgutil.walk_packages(package.__path__, name + "."):
+        importlib.import_module(module.name)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded(name: str, *, walk: bool = False, code: str = _LOADED) -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", code, name, "walk" if walk else "one"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def _of(modules: set[str], roots: tuple[str, ...]) -> list[str]:
+    """The top-level packages of ``roots`` among ``modules``."""
+    return sorted({m.split(".")[0] for m in modules} & set(roots))
+
+
+def test_the_whole_domain_loads_no_driver_and_nothing_of_ours_outside_it() -> None:
+    loaded = _loaded("domain", walk=True)
+    assert "domain.persistence.repositories" in loaded  # the walk reached the submodules
+    assert _of(loaded, (*DRIVERS, "infrastructure", "journal", "projections", "nenjim")) == []
+    assert "eventsourcing.persistence" not in loaded
+
+
+@pytest.mark.parametrize("name", PUBLIC_PACKAGES)
+def test_importing_a_public_package_loads_no_database_driver(name: str) -> None:
+    loaded = _loaded(name)
+    assert name in loaded
+    assert _of(loaded, DRIVERS) == []
+
+
+_OPEN = """
+import json, sys
+from infrastructure.persistence import Persistence
+from journal.impl.ref.log import JournalLog
+url = sys.argv[1]
+Persistence.open(url).close()
+JournalLog(url).close()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_opening_memory_stores_loads_no_driver() -> None:
+    assert _of(_loaded("memory:", code=_OPEN), DRIVERS) == []
+
+
+def test_opening_sqlite_stores_loads_sqlite3_only(tmp_path: Path) -> None:
+    loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=_OPEN)
+    assert _of(loaded, DRIVERS) == ["sqlite3"]
+    assert "infrastructure.storage.sql.sqlite_dialect" in loaded
+    assert "infrastructure.storage.sql.postgres_dialect" not in loaded
+
+
+def test_auditing_an_sqlite_store_loads_no_postgresql_module(tmp_path: Path) -> None:
+    code = """
+import json, sys
+from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.storage.audit import audit_store
+Persistence.open(sys.argv[1]).close()
+assert audit_store(sys.argv[1], CATALOG).ok
+print(json.dumps(sorted(sys.modules)))
+"""
+    loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=code)
+    assert "infrastructure.storage.audit.sqlite_store" in loaded
+    assert _of(loaded, DRIVERS) == ["sqlite3"]
+    assert "infrastructure.storage.audit.postgres_store" not in loaded
