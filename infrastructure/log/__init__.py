@@ -3,7 +3,7 @@ in the same transaction as the events, opened by URL."""
 
 from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.errors import LogClosedError, StoreIdentityError, StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -12,6 +12,7 @@ __all__ = [
     "ClaimConflictError",
     "IncompatibleStoreError",
     "LogApplication",
+    "LogClosedError",
     "StoreIdentityError",
     "StoreLocation",
     "StoreUnavailableError",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,6 +117,21 @@ def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:
         assembly.process.start()
 
 
+@pytest.mark.parametrize("query", QUERIES)
+def test_every_query_and_refresh_after_stop_is_a_lifecycle_error(
+    tmp_path: Path, query: Callable[[JournalService], object]
+) -> None:
+    root = _valid_root(tmp_path)
+    assembly = build_journal(root)
+    assembly.process.start()
+    write_revision(root, B, "20260101T000000Z", journal_text(B, "20260101T000000Z"))
+    assembly.process.stop()
+    with pytest.raises(LifecycleError, match="stopped"):
+        query(assembly.service)
+    with pytest.raises(LifecycleError, match="stopped"):
+        assembly.manager.refresh()  # a new file waits: the store would be read
+
+
 def test_refresh_before_start_is_a_lifecycle_error(tmp_path: Path) -> None:
     assembly = build_journal(_valid_root(tmp_path))
     with pytest.raises(LifecycleError):
@@ -136,3 +153,34 @@ def test_example_only_root_starts_empty(tmp_path: Path) -> None:
     assembly = build_journal(tmp_path)
     assembly.process.start()
     assert assembly.service.coordinates() == frozenset()
+
+
+def test_stop_during_a_refresh_ends_it_with_a_lifecycle_error(tmp_path: Path) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    artifacts = [f"com.example.new{n:03d}" for n in range(300)]
+    for artifact in artifacts:
+        write_revision(
+            tmp_path, artifact, "20260101T000000Z", journal_text(artifact, "20260101T000000Z")
+        )
+    outcome: list[BaseException | None] = []
+
+    def refresh() -> None:
+        try:
+            assembly.manager.refresh()
+        except BaseException as error:
+            outcome.append(error)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=refresh)
+    worker.start()
+    # Stop once the refresh has published its first new artifact: the rest
+    # is ingested after the store closed.
+    while not outcome and len(assembly.service.coordinates()) < 2:
+        time.sleep(0.0005)
+    assembly.process.stop()
+    worker.join(60)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], LifecycleError), repr(outcome[0])
+    assert "stopped" in str(outcome[0])
