@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 from nenjim.cli import main
@@ -68,6 +71,36 @@ def test_a_root_that_does_not_exist_leaves_no_file_behind(
     assert err.startswith("nenjim: error: journal root does not exist")
     assert err.count("\n") == 1
     assert _files(tmp_path) == {no_store}
+
+
+@pytest.mark.parametrize("journal", [[], ["--journal", "widgets"]], ids=["by root", "named"])
+@pytest.mark.parametrize("command", ["verify", "log", "show"])
+def test_a_root_that_does_not_exist_creates_no_named_store(
+    tmp_path: Path, command: str, journal: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = tmp_path / "new.db"
+    extra = [] if command == "verify" else [WIDGET]
+    arguments = [command, str(tmp_path / "missing"), *extra, "--store", f"sqlite://{database}"]
+    assert main(["journal", *arguments, *journal]) == 1
+    err = capsys.readouterr().err
+    assert err == f"nenjim: error: journal root does not exist (path {tmp_path / 'missing'})\n"
+    assert not database.exists()
+
+
+def test_a_root_that_does_not_exist_creates_no_postgresql_schema(
+    tmp_path: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = f"t_absent_{uuid.uuid4().hex[:12]}"
+    url = urlsplit(postgres_url)._replace(query=f"schema={schema}").geturl()
+    try:
+        assert main(["journal", "verify", str(tmp_path / "missing"), "--store", url]) == 1
+        assert "journal root does not exist" in capsys.readouterr().err
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+            assert found.fetchone() is None
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def test_store_option_wins_over_the_environment(

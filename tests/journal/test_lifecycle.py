@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from journal import JournalService
-from journal.exception import JournalChainError, JournalFormatError, LifecycleError
+from journal.exception import (
+    JournalChainError,
+    JournalFormatError,
+    JournalRootError,
+    LifecycleError,
+)
 from journal.impl.ref import build_journal
 from journal_texts import Chain, journal_text, write_chain, write_revision
 
@@ -102,6 +107,16 @@ def test_failed_start_is_not_retried(tmp_path: Path) -> None:
         assembly.process.start()
     with pytest.raises(LifecycleError):
         assembly.service.coordinates()
+
+
+def test_a_root_made_after_the_journal_was_built_is_refused_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet"
+    assembly = build_journal(missing)  # no store is opened for a root that is not there
+    _valid_root(missing)
+    with pytest.raises(JournalRootError, match="did not exist when the Journal was built"):
+        assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.manager.refresh()
 
 
 def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:
