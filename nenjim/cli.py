@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from infrastructure.log.urls import STORE_URL_VARIABLE, redact
 from journal.exception import InvalidValueError
@@ -32,6 +32,9 @@ from nenjim.cli_exit import (
     report,
 )
 from nenjim.cli_storage import add_storage_commands
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
@@ -58,6 +61,12 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, prog=self.prog, usage=self.format_usage())
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write of --help or --version; a closed pipe must
+        # show, as for every other command (exit 141, nothing printed).
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from domain.persistence import Persistence
 from nenjim import cli_commands
 from nenjim.cli import main
 from nenjim.sample_roots import generate_root
@@ -98,6 +99,57 @@ def test_a_closed_stdout_is_silent_with_exit_141(sample: Any) -> None:
     assert process.wait(timeout=60) == 141
     assert process.stderr is not None
     assert process.stderr.read() == b""
+
+
+def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
+    sample: Any, tmp_path: Path
+) -> None:
+    journal_store = f"sqlite://{tmp_path / 'journal.db'}"
+    assert main(["journal", "verify", str(sample.root), "--store", journal_store]) == 0
+    state_store = f"sqlite://{tmp_path / 'state.db'}"
+    persistence = Persistence.open(state_store)
+    persistence.contents.put_text("hello")
+    persistence.close()
+    root, head = str(sample.root), str(sample.widget_head)
+    journal = ["--store", journal_store]
+    commands = [
+        ["--help"],
+        ["--version"],
+        ["journal", "verify", "--help"],
+        ["journal", "verify", root, *journal],
+        ["journal", "verify", root, "--json"],
+        ["journal", "log", root, WIDGET, *journal],
+        ["journal", "log", root, WIDGET, "--json"],
+        ["journal", "show", root, WIDGET, *journal],
+        ["journal", "show", root, WIDGET, "--json"],
+        ["journal", "release", root, WIDGET, "1.0.1"],
+        ["journal", "release", root, WIDGET, "1.0.1", "--json"],
+        ["journal", "digest", head],
+        ["journal", "digest", head, "--json"],
+        ["journal", "new", root, WIDGET, "--stdout"],
+        ["journal", "new", root, WIDGET, "--stdout", "--json"],
+        ["journal", "audit", *journal],
+        ["journal", "audit", *journal, "--json"],
+        ["projections", "rebuild", *journal],
+        ["projections", "rebuild", *journal, "--json"],
+        ["storage", "audit", "--store", state_store],
+        ["storage", "audit", "--store", state_store, "--json"],
+        ["storage", "repair", "--store", state_store],
+        ["storage", "repair", "--store", state_store, "--json"],
+    ]
+    # All at once (each reader has gone before its writer prints): a few seconds, not a minute.
+    processes = []
+    for command in commands:
+        process = subprocess.Popen(
+            [*NENJIM, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # as `| head -1` does once it has its line
+        processes.append((command, process))
+    for command, process in processes:
+        assert process.wait(timeout=120) == 141, command
+        assert process.stderr is not None
+        assert process.stderr.read() == b"", command
 
 
 def test_log_piped_into_head_prints_no_traceback(sample: Any) -> None:
