@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -92,6 +93,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # the last safety net: one line, a documented code
         return report(classify(error, None if store is None else redact(store)), as_json=as_json)
     return code
+
+
+def entry() -> NoReturn:
+    """The ``nenjim`` console script and ``python -m nenjim``: :func:`main`, then exit.
+
+    A Ctrl-C can land where Python cannot raise it: in a destructor (a
+    database connection closing) or while the interpreter shuts down after
+    the work (a connection pool's threads ending). Either would print
+    "Exception ignored ... KeyboardInterrupt" with a traceback. The first is
+    dropped silently (the command goes on; a second Ctrl-C stops it), and once
+    :func:`main` has returned, Ctrl-C is ignored: the work is done and its
+    exit code stands.
+    """
+    sys.unraisablehook = _drop_interrupts
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def _broken_pipe() -> int:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from domain.persistence.catalog import CATALOG
+from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.storage import StorageError, UnsupportedBackendError
 from infrastructure.storage.audit import (
@@ -117,8 +118,8 @@ def _checked(action: Callable[[], _T]) -> _T:
     try:
         return action()
     except UnsupportedBackendError as error:
-        raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
-    except (StoreNotFoundError, IncompatibleStoreError) as error:
+        raise CommandError(f"argument --store: {error}", EXIT_USAGE, "usage") from None
+    except (StoreNotFoundError, StoreUnavailableError, IncompatibleStoreError) as error:
         raise CommandError(str(error), EXIT_STORE, "store") from None
     except RepairFailedError as error:
         raise CommandError(str(error), EXIT_FAILURE) from None

@@ -88,6 +88,50 @@ def test_a_real_sigint_during_a_load_ends_with_130(tmp_path: Path) -> None:
     assert text.rstrip().endswith("nenjim: error: interrupted")
 
 
+def test_a_ctrl_c_landing_in_a_destructor_prints_no_traceback(tmp_path: Path) -> None:
+    # Seen for real: a SIGINT while psycopg closes a connection lands in its __del__,
+    # where Python cannot raise it and prints "Exception ignored in ...".
+    file = tmp_path / "data"
+    file.write_bytes(b"x")
+    script = (
+        "import sys\n"
+        "from nenjim import cli, cli_commands\n"
+        "class Connection:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "digest = cli_commands.digest\n"
+        "def closing_a_connection_first(args):\n"
+        "    Connection()\n"
+        "    return digest(args)\n"
+        "cli_commands.digest = closing_a_connection_first\n"
+        f"sys.argv = ['nenjim', 'journal', 'digest', {str(file)!r}]\n"
+        "cli.entry()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.stderr == ""
+    assert result.returncode == 0
+    assert result.stdout.startswith("sha256:")
+
+
+def test_a_ctrl_c_once_the_work_is_done_changes_nothing() -> None:
+    # Seen for real: a SIGINT while a PostgreSQL pool shuts down, after the output.
+    script = (
+        "import atexit, os, signal, sys, time\n"
+        "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.1)))\n"
+        "from nenjim import cli\n"
+        "sys.argv = ['nenjim', '--version']\n"
+        "cli.entry()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.stderr == ""
+    assert result.returncode == 0
+    assert result.stdout.startswith("nenjim ")
+
+
 def test_a_closed_stdout_is_silent_with_exit_141(sample: Any) -> None:
     process = subprocess.Popen(
         [*NENJIM, "journal", "log", str(sample.root), WIDGET],

@@ -4,7 +4,9 @@ The audit and the repair open connections of their own instead of a
 backend: opening a backend creates a missing store and brings its schema up
 to date, while maintenance must find the store exactly as it is. A store
 "exists" when its storage tables and its ``nenjim_schema`` row do; anything
-less is a :class:`StoreNotFoundError` and nothing is created.
+less is a :class:`StoreNotFoundError` and nothing is created; a PostgreSQL
+server that cannot be reached is a ``StoreUnavailableError`` naming the store
+and libpq's reason.
 
 - :meth:`SqlStore.snapshot` reads one consistent state without blocking
   writers (SQLite: a deferred read transaction on a read-only connection;
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import check_schema_version
 from infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
@@ -154,7 +157,8 @@ class SqlStore:
     def _sqlite_connection(self, mode: str) -> sqlite3.Connection:
         assert self._path is not None
         if not self._path.is_file():
-            raise StoreNotFoundError(f"no {self.description}: the file does not exist")
+            reason = "it is a directory" if self._path.is_dir() else "the file does not exist"
+            raise StoreNotFoundError(f"no {self.description}: {reason}")
         # A URI with mode=ro/rw never creates the file.
         uri = f"{self._path.absolute().as_uri()}?mode={mode}"
         try:
@@ -167,8 +171,17 @@ class SqlStore:
     def _postgres_connection(self) -> psycopg.Connection[Any]:
         import psycopg  # noqa: PLC0415 - the postgres extra
 
-        assert self._settings is not None
-        return psycopg.connect(self._settings.conninfo, autocommit=True)
+        from infrastructure.log.postgres_connect import one_line  # noqa: PLC0415 - psycopg
+
+        settings = self._settings
+        assert settings is not None
+        try:
+            return psycopg.connect(settings.conninfo, autocommit=True)
+        except psycopg.OperationalError as error:
+            # libpq's reason (refused, unknown database, authentication), with the store.
+            raise StoreUnavailableError(
+                f"cannot connect to {settings.where}: {one_line(error)}"
+            ) from None
 
     def _require_storage(self, session: Session) -> None:
         missing = [name for name in STORAGE_TABLES if not self._has_table(session, name)]
