@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import uuid
@@ -167,6 +168,49 @@ def test_a_second_root_is_refused_naming_both(
     assert f"holds the Journal of root {sample.root.resolve()}, " in err
     assert f"not the Journal of root {other.resolve()}" in err
     assert _events(database) == 3
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_one_store_reached_every_way_refuses_a_second_root(
+    sample: Any,
+    tmp_path: Path,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(sample.root / "com.example.core", other / "com.example.core")
+    if kind == "sqlite":
+        monkeypatch.chdir(tmp_path)
+        database = tmp_path / "one.db"
+        # One file, spelled four ways.
+        spellings = [
+            f"sqlite://{database}",
+            "sqlite:one.db",
+            "sqlite:./one.db",
+            f"sqlite:///{database}",
+        ]
+    else:
+        url: str = request.getfixturevalue("postgres_schema_url")
+        spellings = [url, url.replace("127.0.0.1", "localhost")]
+    monkeypatch.delenv("NENJIM_STORE_URL")
+    assert main(["journal", "verify", str(sample.root), "--store", spellings[0]]) == 0
+    capsys.readouterr()
+    refusal = f"holds the Journal of root {sample.root.resolve()}, not the Journal of root "
+    for spelling in spellings:
+        assert main(["journal", "verify", str(other), "--store", spelling]) == 3, spelling
+        assert refusal in capsys.readouterr().err
+        monkeypatch.setenv("NENJIM_STORE_URL", spelling)
+        assert main(["journal", "verify", str(other)]) == 3, spelling
+        assert main(["journal", "verify", str(other), "--json"]) == 3, spelling
+        captured = capsys.readouterr()
+        assert refusal in captured.err.splitlines()[0]
+        assert json.loads(captured.err.splitlines()[1])["kind"] == "store"
+        monkeypatch.delenv("NENJIM_STORE_URL")
+        # The owner still loads through every spelling.
+        assert main(["journal", "verify", str(sample.root), "--store", spelling]) == 0
+        assert "artifacts: 2, revisions: 3" in capsys.readouterr().out
 
 
 def test_an_empty_root_does_not_start_with_another_roots_chains(
