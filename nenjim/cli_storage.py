@@ -86,7 +86,7 @@ def audit(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
     if not report.ok:
-        raise CommandError(_verdict(report))
+        raise CommandError(_verdict(report), EXIT_FAILURE, "audit")
     return EXIT_OK
 
 
@@ -100,7 +100,7 @@ def repair(args: argparse.Namespace) -> int:
         else:
             for finding in refused.report.log_findings:
                 print(finding.line())
-        raise CommandError(str(refused)) from None
+        raise CommandError(str(refused), EXIT_FAILURE, "audit") from None
     if args.json:
         print(dumps(_repair_json(result)))
     elif not result.changed:

@@ -123,6 +123,9 @@ def test_a_repair_refuses_while_the_log_itself_is_inconsistent(
     ]
     assert "repair refused, nothing changed" in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+    assert main(["storage", "repair", "--store", store, "--json"]) == 1
+    refused = json.loads(capsys.readouterr().err)
+    assert (refused["kind"], refused["exit_code"]) == ("audit", 1)
     assert main(["storage", "audit", "--store", store]) == 1  # still there
     assert len(capsys.readouterr().out.splitlines()) == 2
 
@@ -131,7 +134,11 @@ def test_json_output_is_one_object(store: str, capsys: pytest.CaptureFixture[str
     _flip_active_off(store)
 
     assert main(["storage", "audit", "--store", store, "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    verdict = json.loads(captured.err)  # one object, as the Journal's audit gives
+    assert (verdict["kind"], verdict["exit_code"]) == ("audit", 1)
+    assert "1 finding(s)" in verdict["error"]
+    report = json.loads(captured.out)
     assert report["ok"] is False
     assert report["repairable"] is True
     assert report["live"] == {"records": 3, "streams": 0, "blobs": 1}

@@ -300,6 +300,29 @@ def test_reading_a_store_that_does_not_exist_fails_and_creates_nothing(
 @pytest.mark.parametrize(
     "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
 )
+def test_reading_a_postgresql_schema_that_does_not_exist_fails_and_creates_nothing(
+    command: list[str], postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = f"t_absent_{uuid.uuid4().hex[:12]}"
+    url = urlsplit(postgres_url)._replace(query=f"schema={schema}").geturl()
+    try:
+        assert main([*command, "--store", url]) == 3
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"nenjim: error: PostgreSQL schema {schema!r} holds no log 'journal_events'\n"
+        )
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+            assert found.fetchone() is None
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.mark.parametrize(
+    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+)
 def test_reading_a_database_without_a_journal_log_fails(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
