@@ -173,12 +173,12 @@ def test_a_second_root_is_refused_naming_both(
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_one_store_reached_every_way_refuses_a_second_root(
     sample: Any,
-    tmp_path: Path,
     kind: str,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    tmp_path = sample.root.parent
     other = tmp_path / "other"
     shutil.copytree(sample.root / "com.example.core", other / "com.example.core")
     if kind == "sqlite":
