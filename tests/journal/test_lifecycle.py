@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from journal.exception import (
     LifecycleError,
 )
 from journal.impl.ref import build_journal
+from journal.impl.ref.ingestion import JournalIngestion
 from journal_texts import Chain, journal_text, write_chain, write_revision
 
 A = "com.example.alpha"
@@ -170,32 +170,26 @@ def test_example_only_root_starts_empty(tmp_path: Path) -> None:
     assert assembly.service.coordinates() == frozenset()
 
 
-def test_stop_during_a_refresh_ends_it_with_a_lifecycle_error(tmp_path: Path) -> None:
+def test_stop_during_a_refresh_ends_it_with_a_lifecycle_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assembly = build_journal(_valid_root(tmp_path))
     assembly.process.start()
-    artifacts = [f"com.example.new{n:03d}" for n in range(300)]
-    for artifact in artifacts:
-        write_revision(
-            tmp_path, artifact, "20260101T000000Z", journal_text(artifact, "20260101T000000Z")
-        )
-    outcome: list[BaseException | None] = []
+    for artifact in ("com.example.new1", "com.example.new2", "com.example.new3"):
+        version = "20260101T000000Z"
+        write_revision(tmp_path, artifact, version, journal_text(artifact, version))
+    ingest = JournalIngestion.ingest
+    calls: list[bool] = []
 
-    def refresh() -> None:
-        try:
-            assembly.manager.refresh()
-        except BaseException as error:
-            outcome.append(error)
-        else:
-            outcome.append(None)
+    def ingest_then_stop(self: JournalIngestion, *args: Any, **kwargs: Any) -> Any:
+        # The process stops (its store closes) right after the refresh's first ingestion.
+        result = ingest(self, *args, **kwargs)
+        if not calls:
+            calls.append(True)
+            assembly.process.stop()
+        return result
 
-    worker = threading.Thread(target=refresh)
-    worker.start()
-    # Stop once the refresh has published its first new artifact: the rest
-    # is ingested after the store closed.
-    while not outcome and len(assembly.service.coordinates()) < 2:
-        time.sleep(0.0005)
-    assembly.process.stop()
-    worker.join(60)
-    assert len(outcome) == 1
-    assert isinstance(outcome[0], LifecycleError), repr(outcome[0])
-    assert "stopped" in str(outcome[0])
+    monkeypatch.setattr(JournalIngestion, "ingest", ingest_then_stop)
+    with pytest.raises(LifecycleError, match="it is stopped"):
+        assembly.manager.refresh()
+    assert calls == [True]
