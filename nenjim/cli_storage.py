@@ -57,6 +57,8 @@ def add_storage_commands(groups: Any) -> None:
         "storage",
         help="check durable state against its log",
         description="Check the durable state of domain Persistence against its log.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = storage.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     for name, handler, summary in (

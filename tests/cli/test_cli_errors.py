@@ -47,6 +47,29 @@ def test_help_documents_exit_codes_and_the_in_memory_default(
         assert "else in memory: no file" in text
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [group, *command, "--help"]
+        for group, commands in {
+            "journal": ["verify", "digest", "log", "show", "release", "new", "audit"],
+            "projections": ["rebuild"],
+            "storage": ["audit", "repair"],
+        }.items()
+        for command in [[], *([c] for c in commands)]
+    ],
+    ids=" ".join,
+)
+def test_every_group_and_command_help_lists_the_exit_codes(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for code in ("0 success", "1 the Journal was rejected", "3 the store cannot be used"):
+        assert code in text
+    assert "141 standard output was closed early" in text
+
+
 def test_ctrl_c_is_one_line_and_exit_130(
     sample: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
