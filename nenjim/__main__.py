@@ -1,6 +1,6 @@
 """``python -m nenjim``: the same as the ``nenjim`` console script."""
 
-from nenjim.cli import main
+from nenjim.cli import entry
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from infrastructure.log.urls import STORE_URL_VARIABLE, redact
 from journal.exception import InvalidValueError
@@ -32,6 +33,9 @@ from nenjim.cli_exit import (
     report,
 )
 from nenjim.cli_storage import add_storage_commands
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
@@ -59,6 +63,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, prog=self.prog, usage=self.format_usage())
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write of --help or --version; a closed pipe must
+        # show, as for every other command (exit 141, nothing printed).
+        if message:
+            (file or sys.stderr).write(message)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``nenjim`` with ``argv`` (default: the process arguments); return the exit code."""
@@ -83,6 +93,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # the last safety net: one line, a documented code
         return report(classify(error, None if store is None else redact(store)), as_json=as_json)
     return code
+
+
+def entry() -> NoReturn:
+    """The ``nenjim`` console script and ``python -m nenjim``: :func:`main`, then exit.
+
+    A Ctrl-C can land where Python cannot raise it: in a destructor (a
+    database connection closing) or while the interpreter shuts down after
+    the work (a connection pool's threads ending). Either would print
+    "Exception ignored ... KeyboardInterrupt" with a traceback. The first is
+    dropped silently (the command goes on; a second Ctrl-C stops it), and once
+    :func:`main` has returned, Ctrl-C is ignored: the work is done and its
+    exit code stands.
+    """
+    sys.unraisablehook = _drop_interrupts
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def _broken_pipe() -> int:

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import StorageError, UnsupportedBackendError
@@ -55,6 +56,8 @@ def add_storage_commands(groups: Any) -> None:
         "storage",
         help="check durable state against its log",
         description="Check the durable state of domain Persistence against its log.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = storage.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     for name, handler, summary in (
@@ -84,7 +87,7 @@ def audit(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
     if not report.ok:
-        raise CommandError(_verdict(report))
+        raise CommandError(_verdict(report), EXIT_FAILURE, "audit")
     return EXIT_OK
 
 
@@ -98,7 +101,7 @@ def repair(args: argparse.Namespace) -> int:
         else:
             for finding in refused.report.log_findings:
                 print(finding.line())
-        raise CommandError(str(refused)) from None
+        raise CommandError(str(refused), EXIT_FAILURE, "audit") from None
     if args.json:
         print(dumps(_repair_json(result)))
     elif not result.changed:
@@ -116,8 +119,8 @@ def _checked(action: Callable[[], _T]) -> _T:
     try:
         return action()
     except UnsupportedBackendError as error:
-        raise CommandError(f"argument --store: {error}", EXIT_USAGE) from None
-    except (StoreNotFoundError, IncompatibleStoreError) as error:
+        raise CommandError(f"argument --store: {error}", EXIT_USAGE, "usage") from None
+    except (StoreNotFoundError, StoreUnavailableError, IncompatibleStoreError) as error:
         raise CommandError(str(error), EXIT_STORE, "store") from None
     except RepairFailedError as error:
         raise CommandError(str(error), EXIT_FAILURE) from None

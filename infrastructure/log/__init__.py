@@ -4,7 +4,7 @@ through :class:`LogReader`."""
 
 from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.errors import LogClosedError, StoreIdentityError, StoreUnavailableError
 from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
@@ -14,6 +14,7 @@ __all__ = [
     "ClaimConflictError",
     "IncompatibleStoreError",
     "LogApplication",
+    "LogClosedError",
     "LogReader",
     "StoreIdentityError",
     "StoreLocation",

@@ -12,6 +12,7 @@ from eventsourcing.domain import MutableOrImmutableAggregate
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
 
 from infrastructure.log.claims import Claim
+from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
@@ -149,8 +150,22 @@ class LogApplication(Application[UUID]):
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""
-        return cast(_ClaimingRecorder, self.recorder).claim_owner(namespace, key)
+        with cast(ClosableRecorder, self.recorder).while_open():
+            return cast(_ClaimingRecorder, self.recorder).claim_owner(namespace, key)
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key (for audits)."""
-        return cast(_ClaimingRecorder, self.recorder).claims(namespace)
+        with cast(ClosableRecorder, self.recorder).while_open():
+            return cast(_ClaimingRecorder, self.recorder).claims(namespace)
+
+    def close(self) -> None:
+        """Release the store; idempotent, and safe while other threads use the log.
+
+        Every read or write that starts afterwards raises ``LogClosedError``
+        (a ``StoreUnavailableError``) naming the store; one already running
+        finishes first, on the connection it holds.
+        """
+        recorder = getattr(self, "recorder", None)
+        if isinstance(recorder, ClosableRecorder):
+            recorder.close_log(self.where)
+        super().close()

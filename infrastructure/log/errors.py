@@ -21,3 +21,7 @@ class StoreIdentityError(RuntimeError):
         self.where = where
         self.recorded = recorded
         self.wanted = wanted
+
+
+class LogClosedError(StoreUnavailableError):
+    """A read or write of a log after its ``close()``: the log takes no more work."""

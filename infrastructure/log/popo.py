@@ -9,6 +9,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.closing import ClosableRecorder
 
 
 class ClaimingPOPOFactory(POPOFactory):
@@ -19,7 +20,7 @@ class ClaimingPOPOFactory(POPOFactory):
         return ClaimingPOPOApplicationRecorder()
 
 
-class ClaimingPOPOApplicationRecorder(POPOApplicationRecorder):
+class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder):
     """``POPOApplicationRecorder`` that also records :class:`Claim` rows atomically."""
 
     def __init__(self) -> None:

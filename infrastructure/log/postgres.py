@@ -22,6 +22,7 @@ from eventsourcing.utils import Environment, EnvType
 from psycopg.sql import SQL, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
+from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
@@ -58,7 +59,7 @@ class ClaimingPostgresFactory(PostgresFactory):
         return ClaimingPostgresApplicationRecorder(self.datastore, name=name)
 
 
-class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
+class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationRecorder):
     """``PostgresApplicationRecorder`` with claims and a single-round-trip append."""
 
     def __init__(self, datastore: PostgresDatastore, *, name: str) -> None:
@@ -176,7 +177,7 @@ class ClaimingPostgresApplicationRecorder(PostgresApplicationRecorder):
             [c.owner for c in claims],
         )
         try:
-            with self.datastore.get_connection() as conn:
+            with self.while_open(), self.datastore.get_connection() as conn:
                 rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
         except IntegrityError as error:
             cause = error.__cause__

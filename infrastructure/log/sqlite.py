@@ -8,13 +8,17 @@ from typing import Any
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
+    SQLiteConnection,
+    SQLiteConnectionPool,
     SQLiteCursor,
     SQLiteDatastore,
     SQLiteFactory,
 )
+from eventsourcing.utils import Environment, EnvType
 
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.errors import LogClosedError, StoreUnavailableError
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
@@ -24,15 +28,81 @@ from infrastructure.log.schema import (
 from infrastructure.log.sqlite_files import retry_when_locked
 
 
+class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
+    """``eventsourcing``'s SQLite pool, except that ``close()`` never closes a busy connection.
+
+    The stock pool closes the connections in use too, and closing an SQLite
+    connection while another thread runs a statement on it crashes the
+    process (SQLite frees what the statement still uses). Here ``close()``
+    closes the idle connections; each busy one is closed by its own thread
+    when it returns it. Every request for a connection after ``close()``
+    raises ``LogClosedError``.
+    """
+
+    _closing = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    def get_connection(
+        self, timeout: float | None = None, *, is_writer: bool | None = None
+    ) -> SQLiteConnection:
+        self._refuse_if_closing()
+        connection = super().get_connection(timeout, is_writer=is_writer)
+        with self._put_condition:
+            closing = self._closing
+        if closing:  # close() ran while this request waited: hand it back, closed
+            self.put_connection(connection)
+            self._refuse_if_closing()
+        return connection
+
+    def put_connection(self, conn: SQLiteConnection) -> None:
+        with self._put_condition:  # reentrant: the base method takes it again
+            if self._closing:
+                conn.close()  # its thread is done with it: safe to close here
+            super().put_connection(conn)
+
+    def close(self) -> None:
+        with self._put_condition:
+            self._closing = True
+            idle = list(self._pool)
+            self._pool.clear()
+        for connection in idle:
+            connection.close()
+
+    def _refuse_if_closing(self) -> None:
+        if self._closing:
+            raise LogClosedError(f"SQLite store {self.db_name} used after close()")
+
+
 class ClaimingSQLiteFactory(SQLiteFactory):
-    """``eventsourcing``'s SQLite factory, making the claiming recorder."""
+    """``eventsourcing``'s SQLite factory, making the claiming recorder.
+
+    Its datastore's pool is a :class:`ClosingSQLiteConnectionPool` with the
+    stock pool's settings (the base factory builds the stock one, unused).
+    """
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        stock = self.datastore.pool
+        self.datastore.pool = ClosingSQLiteConnectionPool(
+            db_name=stock.db_name,
+            lock_timeout=stock.lock_timeout,
+            pool_size=stock.pool_size,
+            max_overflow=stock.max_overflow,
+            pool_timeout=stock.pool_timeout,
+            max_age=stock.max_age,
+            pre_ping=stock.pre_ping,
+        )
+        stock.close()
 
     def claiming_recorder(self, name: str) -> ClaimingSQLiteApplicationRecorder:
         """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""
         return ClaimingSQLiteApplicationRecorder(self.datastore, name=name)
 
 
-class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
+class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecorder):
     """``SQLiteApplicationRecorder`` plus a ``(namespace, key) -> owner`` claims table.
 
     Notification ids are rowids of a table without AUTOINCREMENT: gap-free,
@@ -44,6 +114,11 @@ class ClaimingSQLiteApplicationRecorder(SQLiteApplicationRecorder):
         self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.where = f"SQLite store {self.datastore.pool.db_name}"
+
+    def max_notification_id(self) -> int:
+        # The mixin's check, keeping SQLite's narrower type (0 for an empty log).
+        with self.while_open():
+            return SQLiteApplicationRecorder.max_notification_id(self)
 
     def construct_create_table_statements(self) -> list[str]:
         return [

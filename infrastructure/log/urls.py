@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from infrastructure.log.errors import StoreUnavailableError
 
@@ -123,10 +123,13 @@ def _postgres_env(url: str) -> dict[str, str]:
             ours[_OUR_OPTIONS[key]] = value
         else:
             libpq.append((key, value))
+    # quote, not urlencode's default quote_plus: libpq reads "+" as a plus, not a space.
+    query = urlencode(libpq, quote_via=quote)
     try:
-        params = conninfo_to_dict(urlunsplit(parts._replace(query=urlencode(libpq))))
+        params = conninfo_to_dict(urlunsplit(parts._replace(query=query)))
     except PsycopgError as error:
-        raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: {error}") from None
+        reason = " ".join(str(error).split())  # libpq ends its messages with a newline
+        raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: {reason}") from None
     if not params.get("dbname"):
         raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: no database name")
     for key, value in _DEFAULTS.items():

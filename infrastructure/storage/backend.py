@@ -160,7 +160,10 @@ class Backend:
         raises ``TransactionError`` even if the block swallowed the error.
         Scopes close innermost first: closing one while a scope nested in it
         is still open (two generators each holding one) raises
-        ``TransactionError`` and rolls back both.
+        ``TransactionError`` and rolls back both. A scope closes on the thread
+        that opened it: closing it on another (a generator holding it,
+        resumed or closed there) raises ``TransactionError`` and rolls it back
+        with the scopes nested in it.
         """
         stack = self._stack()
         parent = stack[-1] if stack else None
@@ -227,6 +230,20 @@ def _close(stack: list[Scope], scope: Scope, error: BaseException | None) -> Non
                 "nothing it wrote was committed"
             )
         return
+    if scope.thread != threading.get_ident():
+        # The opener's stack, connection and locks are its own: undo the scope
+        # and every scope nested in it, and refuse.
+        nested = stack[stack.index(scope) + 1 :]
+        del stack[stack.index(scope) :]
+        failure = TransactionError(
+            "transaction scope closed on another thread than the one that opened it; "
+            f"it and the {len(nested)} scope(s) nested in it were rolled back"
+        )
+        for inner in nested:
+            inner.abandoned = inner.closed = True
+        scope.closed = True
+        _roll_back([*reversed(nested), scope], failure)
+        raise failure
     if stack[-1] is not scope:
         nested = stack[stack.index(scope) + 1 :]
         del stack[stack.index(scope) :]

@@ -1,8 +1,8 @@
 """``InMemoryBackend``: the reference driver, one lock and snapshots for savepoints.
 
-Every transaction (including each root-view operation's own) takes one
-reentrant lock over all resources and snapshots the state; a rollback
-restores the snapshot. Entries are immutable, so a snapshot copies only the
+Every outermost transaction (including each root-view operation's own) takes
+one lock over all resources; every transaction and savepoint snapshots the
+state, and a rollback restores the snapshot. Entries are immutable, so a snapshot copies only the
 containers. Record history is kept as an append-only list per key.
 """
 
@@ -62,18 +62,29 @@ class InMemoryDriver(StorageDriver[_State]):
     """All resources in process memory under one reentrant lock."""
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
+        # Taken by the outermost scope only (a savepoint runs inside it). A plain
+        # lock, not a reentrant one: a scope refused for closing on another thread
+        # is still rolled back there, and must release the lock there.
+        self._lock = threading.Lock()
         self._state = _State()
 
     @contextmanager
     def transaction(self, outer: _State | None) -> Iterator[_State]:
-        with self._lock:
-            snapshot = self._state.snapshot()
-            try:
-                yield self._state
-            except BaseException:
-                self._state.restore(snapshot)
-                raise
+        if outer is not None:
+            with self._savepoint() as state:
+                yield state
+            return
+        with self._lock, self._savepoint() as state:
+            yield state
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[_State]:
+        snapshot = self._state.snapshot()
+        try:
+            yield self._state
+        except BaseException:
+            self._state.restore(snapshot)
+            raise
 
     # records
     def _rows(self, ctx: _State, resource: Resource) -> dict[str, RecordEntry]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.sqlite_files import enable_wal
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import BackendClosedError
@@ -27,6 +28,7 @@ from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
+from infrastructure.storage.transient import is_transient
 
 DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a transaction waits for another connection's writer lock."""
@@ -184,6 +186,12 @@ class SQLiteBackend(Backend):
         super().__init__(resources, driver)
         try:
             driver.open(tuple(self.resources.values()))
+        except sqlite3.OperationalError as error:
+            driver.close()
+            if is_transient(error):  # another writer holds the file: worth a retry, raw
+                raise
+            # A missing directory, a read-only file system, a directory: name the file.
+            raise StoreUnavailableError(f"cannot open SQLite database {path}: {error}") from None
         except BaseException:
             driver.close()
             raise

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.sample_roots import generate_root
+from infrastructure.persistence import Persistence
 from nenjim import cli_commands
 from nenjim.cli import main
 
@@ -44,6 +45,29 @@ def test_help_documents_exit_codes_and_the_in_memory_default(
         assert "work in memory: they create no store and no file" in text
     else:
         assert "else in memory: no file" in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [group, *command, "--help"]
+        for group, commands in {
+            "journal": ["verify", "digest", "log", "show", "release", "new", "audit"],
+            "projections": ["rebuild"],
+            "storage": ["audit", "repair"],
+        }.items()
+        for command in [[], *([c] for c in commands)]
+    ],
+    ids=" ".join,
+)
+def test_every_group_and_command_help_lists_the_exit_codes(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for code in ("0 success", "1 the Journal was rejected", "3 the store cannot be used"):
+        assert code in text
+    assert "141 standard output was closed early" in text
 
 
 def test_ctrl_c_is_one_line_and_exit_130(
@@ -87,6 +111,50 @@ def test_a_real_sigint_during_a_load_ends_with_130(tmp_path: Path) -> None:
     assert text.rstrip().endswith("nenjim: error: interrupted")
 
 
+def test_a_ctrl_c_landing_in_a_destructor_prints_no_traceback(tmp_path: Path) -> None:
+    # Seen for real: a SIGINT while psycopg closes a connection lands in its __del__,
+    # where Python cannot raise it and prints "Exception ignored in ...".
+    file = tmp_path / "data"
+    file.write_bytes(b"x")
+    script = (
+        "import sys\n"
+        "from nenjim import cli, cli_commands\n"
+        "class Connection:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "digest = cli_commands.digest\n"
+        "def closing_a_connection_first(args):\n"
+        "    Connection()\n"
+        "    return digest(args)\n"
+        "cli_commands.digest = closing_a_connection_first\n"
+        f"sys.argv = ['nenjim', 'journal', 'digest', {str(file)!r}]\n"
+        "cli.entry()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.stderr == ""
+    assert result.returncode == 0
+    assert result.stdout.startswith("sha256:")
+
+
+def test_a_ctrl_c_once_the_work_is_done_changes_nothing() -> None:
+    # Seen for real: a SIGINT while a PostgreSQL pool shuts down, after the output.
+    script = (
+        "import atexit, os, signal, sys, time\n"
+        "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.1)))\n"
+        "from nenjim import cli\n"
+        "sys.argv = ['nenjim', '--version']\n"
+        "cli.entry()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.stderr == ""
+    assert result.returncode == 0
+    assert result.stdout.startswith("nenjim ")
+
+
 def test_a_closed_stdout_is_silent_with_exit_141(sample: Any) -> None:
     process = subprocess.Popen(
         [*NENJIM, "journal", "log", str(sample.root), WIDGET],
@@ -98,6 +166,57 @@ def test_a_closed_stdout_is_silent_with_exit_141(sample: Any) -> None:
     assert process.wait(timeout=60) == 141
     assert process.stderr is not None
     assert process.stderr.read() == b""
+
+
+def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
+    sample: Any, tmp_path: Path
+) -> None:
+    journal_store = f"sqlite://{tmp_path / 'journal.db'}"
+    assert main(["journal", "verify", str(sample.root), "--store", journal_store]) == 0
+    state_store = f"sqlite://{tmp_path / 'state.db'}"
+    persistence = Persistence.open(state_store)
+    persistence.contents.put_text("hello")
+    persistence.close()
+    root, head = str(sample.root), str(sample.widget_head)
+    journal = ["--store", journal_store]
+    commands = [
+        ["--help"],
+        ["--version"],
+        ["journal", "verify", "--help"],
+        ["journal", "verify", root, *journal],
+        ["journal", "verify", root, "--json"],
+        ["journal", "log", root, WIDGET, *journal],
+        ["journal", "log", root, WIDGET, "--json"],
+        ["journal", "show", root, WIDGET, *journal],
+        ["journal", "show", root, WIDGET, "--json"],
+        ["journal", "release", root, WIDGET, "1.0.1"],
+        ["journal", "release", root, WIDGET, "1.0.1", "--json"],
+        ["journal", "digest", head],
+        ["journal", "digest", head, "--json"],
+        ["journal", "new", root, WIDGET, "--stdout"],
+        ["journal", "new", root, WIDGET, "--stdout", "--json"],
+        ["journal", "audit", *journal],
+        ["journal", "audit", *journal, "--json"],
+        ["projections", "rebuild", *journal],
+        ["projections", "rebuild", *journal, "--json"],
+        ["storage", "audit", "--store", state_store],
+        ["storage", "audit", "--store", state_store, "--json"],
+        ["storage", "repair", "--store", state_store],
+        ["storage", "repair", "--store", state_store, "--json"],
+    ]
+    # All at once (each reader has gone before its writer prints): a few seconds, not a minute.
+    processes = []
+    for command in commands:
+        process = subprocess.Popen(
+            [*NENJIM, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # as `| head -1` does once it has its line
+        processes.append((command, process))
+    for command, process in processes:
+        assert process.wait(timeout=120) == 141, command
+        assert process.stderr is not None
+        assert process.stderr.read() == b"", command
 
 
 def test_log_piped_into_head_prints_no_traceback(sample: Any) -> None:

@@ -123,6 +123,9 @@ def test_a_repair_refuses_while_the_log_itself_is_inconsistent(
     ]
     assert "repair refused, nothing changed" in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+    assert main(["storage", "repair", "--store", store, "--json"]) == 1
+    refused = json.loads(capsys.readouterr().err)
+    assert (refused["kind"], refused["exit_code"]) == ("audit", 1)
     assert main(["storage", "audit", "--store", store]) == 1  # still there
     assert len(capsys.readouterr().out.splitlines()) == 2
 
@@ -131,7 +134,11 @@ def test_json_output_is_one_object(store: str, capsys: pytest.CaptureFixture[str
     _flip_active_off(store)
 
     assert main(["storage", "audit", "--store", store, "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    verdict = json.loads(captured.err)  # one object, as the Journal's audit gives
+    assert (verdict["kind"], verdict["exit_code"]) == ("audit", 1)
+    assert "1 finding(s)" in verdict["error"]
+    report = json.loads(captured.out)
     assert report["ok"] is False
     assert report["repairable"] is True
     assert report["live"] == {"records": 3, "streams": 0, "blobs": 1}
@@ -179,12 +186,35 @@ def test_auditing_a_missing_postgres_schema_fails_in_one_line_and_creates_nothin
         assert found.fetchone() is None
 
 
-def test_an_unreachable_server_fails_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    url = "postgresql://postgres@127.0.0.1:1/postgres?schema=s"
-    assert main(["storage", "audit", "--store", url]) == 3
+@pytest.mark.parametrize(
+    ("where", "cause"),
+    [("127.0.0.1:1/postgres", "Connection refused"), ("127.0.0.1:5432/nodb", '"nodb"')],
+    ids=["wrong port", "unknown database"],
+)
+@pytest.mark.parametrize("command", ["audit", "repair"])
+def test_a_connection_failure_names_the_store_and_its_cause_in_one_line(
+    command: str, where: str, cause: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"postgresql://postgres:secret@{where}?schema=s"
+    shown = url.replace(":secret@", ":***@")
+    assert main(["storage", command, "--store", url]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("nenjim: error: store: ")
+    assert err.startswith(f"nenjim: error: cannot connect to store {shown}: ")
+    assert cause in err
+    assert "secret" not in err
     assert err.count("\n") == 1
+    assert main(["storage", command, "--store", url, "--json"]) == 3
+    error = json.loads(capsys.readouterr().err)
+    assert error["kind"] == "store"
+    assert error["exit_code"] == 3
+    assert cause in error["error"]
+
+
+def test_a_directory_is_no_sqlite_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["storage", "audit", "--store", f"sqlite://{tmp_path}"]) == 3
+    assert capsys.readouterr().err == (
+        f"nenjim: error: no SQLite database {tmp_path}: it is a directory\n"
+    )
 
 
 @pytest.mark.parametrize("url", ["memory:", "mysql://x/y", "sqlite:"])
@@ -195,6 +225,10 @@ def test_a_store_url_that_names_no_auditable_store_is_a_usage_error(
     err = capsys.readouterr().err
     assert err.startswith("nenjim: error: argument --store: ")
     assert err.count("\n") == 1
+    assert main(["storage", "audit", "--store", url, "--json"]) == 2
+    error = json.loads(capsys.readouterr().err)
+    assert (error["kind"], error["exit_code"]) == ("usage", 2)
+    assert error["error"].startswith("argument --store: ")
 
 
 def test_the_store_option_is_required(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 from nenjim.cli import main
@@ -68,6 +72,36 @@ def test_a_root_that_does_not_exist_leaves_no_file_behind(
     assert err.startswith("nenjim: error: journal root does not exist")
     assert err.count("\n") == 1
     assert _files(tmp_path) == {no_store}
+
+
+@pytest.mark.parametrize("journal", [[], ["--journal", "widgets"]], ids=["by root", "named"])
+@pytest.mark.parametrize("command", ["verify", "log", "show"])
+def test_a_root_that_does_not_exist_creates_no_named_store(
+    tmp_path: Path, command: str, journal: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = tmp_path / "new.db"
+    extra = [] if command == "verify" else [WIDGET]
+    arguments = [command, str(tmp_path / "missing"), *extra, "--store", f"sqlite://{database}"]
+    assert main(["journal", *arguments, *journal]) == 1
+    err = capsys.readouterr().err
+    assert err == f"nenjim: error: journal root does not exist (path {tmp_path / 'missing'})\n"
+    assert not database.exists()
+
+
+def test_a_root_that_does_not_exist_creates_no_postgresql_schema(
+    tmp_path: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = f"t_absent_{uuid.uuid4().hex[:12]}"
+    url = urlsplit(postgres_url)._replace(query=f"schema={schema}").geturl()
+    try:
+        assert main(["journal", "verify", str(tmp_path / "missing"), "--store", url]) == 1
+        assert "journal root does not exist" in capsys.readouterr().err
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+            assert found.fetchone() is None
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def test_store_option_wins_over_the_environment(
@@ -134,6 +168,49 @@ def test_a_second_root_is_refused_naming_both(
     assert f"holds the Journal of root {sample.root.resolve()}, " in err
     assert f"not the Journal of root {other.resolve()}" in err
     assert _events(database) == 3
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_one_store_reached_every_way_refuses_a_second_root(
+    sample: Any,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tmp_path = sample.root.parent
+    other = tmp_path / "other"
+    shutil.copytree(sample.root / "com.example.core", other / "com.example.core")
+    if kind == "sqlite":
+        monkeypatch.chdir(tmp_path)
+        database = tmp_path / "one.db"
+        # One file, spelled four ways.
+        spellings = [
+            f"sqlite://{database}",
+            "sqlite:one.db",
+            "sqlite:./one.db",
+            f"sqlite:///{database}",
+        ]
+    else:
+        url: str = request.getfixturevalue("postgres_schema_url")
+        spellings = [url, url.replace("127.0.0.1", "localhost")]
+    monkeypatch.delenv("NENJIM_STORE_URL")
+    assert main(["journal", "verify", str(sample.root), "--store", spellings[0]]) == 0
+    capsys.readouterr()
+    refusal = f"holds the Journal of root {sample.root.resolve()}, not the Journal of root "
+    for spelling in spellings:
+        assert main(["journal", "verify", str(other), "--store", spelling]) == 3, spelling
+        assert refusal in capsys.readouterr().err
+        monkeypatch.setenv("NENJIM_STORE_URL", spelling)
+        assert main(["journal", "verify", str(other)]) == 3, spelling
+        assert main(["journal", "verify", str(other), "--json"]) == 3, spelling
+        captured = capsys.readouterr()
+        assert refusal in captured.err.splitlines()[0]
+        assert json.loads(captured.err.splitlines()[1])["kind"] == "store"
+        monkeypatch.delenv("NENJIM_STORE_URL")
+        # The owner still loads through every spelling.
+        assert main(["journal", "verify", str(sample.root), "--store", spelling]) == 0
+        assert "artifacts: 2, revisions: 3" in capsys.readouterr().out
 
 
 def test_an_empty_root_does_not_start_with_another_roots_chains(
@@ -218,6 +295,29 @@ def test_reading_a_store_that_does_not_exist_fails_and_creates_nothing(
     assert not missing.exists()
     assert main([*command, "--store", "memory:"]) == 3
     assert "memory: is empty: there is no log to read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+)
+def test_reading_a_postgresql_schema_that_does_not_exist_fails_and_creates_nothing(
+    command: list[str], postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = f"t_absent_{uuid.uuid4().hex[:12]}"
+    url = urlsplit(postgres_url)._replace(query=f"schema={schema}").geturl()
+    try:
+        assert main([*command, "--store", url]) == 3
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"nenjim: error: PostgreSQL schema {schema!r} holds no log 'journal_events'\n"
+        )
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+            assert found.fetchone() is None
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.mark.parametrize(

@@ -86,12 +86,37 @@ def test_libpq_parameters_reach_the_connections(postgres_url: str, new_schema: s
         backend.close()
 
 
+def test_percent_encoded_parameters_reach_the_connections_as_written(
+    postgres_url: str, new_schema: str
+) -> None:
+    # A space is %20 in a URI; libpq reads "+" literally, so it must stay %20.
+    query = f"schema={new_schema}&pool_size=1&options=-c%20statement_timeout%3D4321"
+    log = LogApplication(_with(postgres_url, query=query))
+    backend = open_backend(_with(postgres_url, query=query), FIXTURE_RESOURCES)
+    try:
+        with log.recorder.datastore.get_connection() as conn:  # type: ignore[attr-defined]
+            assert (
+                conn.execute("SHOW statement_timeout").fetchone()["statement_timeout"] == "4321ms"
+            )
+        with backend.transaction():
+            scope = backend.current_scope()
+            assert scope is not None
+            row = scope.context.connection.execute("SHOW statement_timeout").fetchone()
+            assert row[0] == "4321ms"
+    finally:
+        log.close()
+        backend.close()
+
+
 def test_an_unknown_parameter_is_refused_by_name(postgres_url: str) -> None:
     url = _with(postgres_url, query="schema=s&sslmodus=require")
-    with pytest.raises(UnsupportedStoreError, match="sslmodus"):
+    with pytest.raises(UnsupportedStoreError, match="sslmodus") as log_error:
         LogApplication(url)
-    with pytest.raises(UnsupportedBackendError, match="sslmodus"):
+    with pytest.raises(UnsupportedBackendError, match="sslmodus") as storage_error:
         open_backend(url, FIXTURE_RESOURCES)
+    for error in (log_error.value, storage_error.value):
+        assert not str(error).endswith(("\n", '"\n'))
+        assert str(error).endswith('"sslmodus"')
 
 
 @pytest.mark.parametrize(

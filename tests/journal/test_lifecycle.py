@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from journal.exception import (
     LifecycleError,
 )
 from journal.impl.ref import build_journal
+from journal.impl.ref.ingestion import JournalIngestion
 from journal_texts import Chain, journal_text, write_chain, write_revision
 
 A = "com.example.alpha"
@@ -107,6 +109,16 @@ def test_failed_start_is_not_retried(tmp_path: Path) -> None:
         assembly.service.coordinates()
 
 
+def test_a_root_made_after_the_journal_was_built_is_refused_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet"
+    assembly = build_journal(missing)  # no store is opened for a root that is not there
+    _valid_root(missing)
+    with pytest.raises(JournalRootError, match="did not exist when the Journal was built"):
+        assembly.process.start()
+    with pytest.raises(LifecycleError):
+        assembly.manager.refresh()
+
+
 def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:
     assembly = build_journal(_valid_root(tmp_path))
     assembly.process.start()
@@ -118,6 +130,21 @@ def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:
     assembly.process.stop()  # idempotent
     with pytest.raises(LifecycleError):
         assembly.process.start()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_every_query_and_refresh_after_stop_is_a_lifecycle_error(
+    tmp_path: Path, query: Callable[[JournalService], object]
+) -> None:
+    root = _valid_root(tmp_path)
+    assembly = build_journal(root)
+    assembly.process.start()
+    write_revision(root, B, "20260101T000000Z", journal_text(B, "20260101T000000Z"))
+    assembly.process.stop()
+    with pytest.raises(LifecycleError, match="stopped"):
+        query(assembly.service)
+    with pytest.raises(LifecycleError, match="stopped"):
+        assembly.manager.refresh()  # a new file waits: the store would be read
 
 
 def test_refresh_before_start_is_a_lifecycle_error(tmp_path: Path) -> None:
@@ -141,3 +168,28 @@ def test_example_only_root_starts_empty(tmp_path: Path) -> None:
     assembly = build_journal(tmp_path)
     assembly.process.start()
     assert assembly.service.coordinates() == frozenset()
+
+
+def test_stop_during_a_refresh_ends_it_with_a_lifecycle_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    for artifact in ("com.example.new1", "com.example.new2", "com.example.new3"):
+        version = "20260101T000000Z"
+        write_revision(tmp_path, artifact, version, journal_text(artifact, version))
+    ingest = JournalIngestion.ingest
+    calls: list[bool] = []
+
+    def ingest_then_stop(self: JournalIngestion, *args: Any, **kwargs: Any) -> Any:
+        # The process stops (its store closes) right after the refresh's first ingestion.
+        result = ingest(self, *args, **kwargs)
+        if not calls:
+            calls.append(True)
+            assembly.process.stop()
+        return result
+
+    monkeypatch.setattr(JournalIngestion, "ingest", ingest_then_stop)
+    with pytest.raises(LifecycleError, match="it is stopped"):
+        assembly.manager.refresh()
+    assert calls == [True]

@@ -110,6 +110,8 @@ rebuild_chain_projection(f"sqlite://{directory}/journal.db")
 for url in ("memory:", f"sqlite://{directory}/state.db"):
     Persistence.open(url).close()
 assert main(["journal", "verify", root, "--store", f"sqlite://{directory}/cli.db"]) == 0
+assert main(["storage", "audit", "--store", f"sqlite://{directory}/state.db"]) == 0
+assert main(["storage", "repair", "--store", f"sqlite://{directory}/state.db"]) == 0
 print(json.dumps(sorted(sys.modules)))
 """
     result = _python(code, str(_root(tmp_path)), str(tmp_path))
@@ -124,12 +126,23 @@ def test_the_command_line_works_on_sqlite_without_psycopg(tmp_path: Path) -> Non
     code = BLOCK_PSYCOPG + "from nenjim.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     root = str(_root(tmp_path))
     store = f"sqlite://{tmp_path / 'journal.db'}"
+    state = f"sqlite://{tmp_path / 'state.db'}"
+    created = _python(
+        BLOCK_PSYCOPG + "from infrastructure.persistence import Persistence\n"
+        "persistence = Persistence.open(sys.argv[1])\n"
+        "persistence.contents.put_text('hello')\n"
+        "persistence.close()\n",
+        state,
+    )
+    assert created.returncode == 0, created.stderr
     for argv in (
         ["journal", "verify", root, "--store", store],
         ["journal", "show", root, "com.r35157.nenjim.hubd", "--store", store, "--json"],
         ["journal", "audit", "--store", store],
         ["projections", "rebuild", "--store", store],
         ["journal", "verify", root],
+        ["storage", "audit", "--store", state],
+        ["storage", "repair", "--store", state, "--json"],
     ):
         result = _python(code, *argv)
         assert result.returncode == 0, (argv, result.stderr)
@@ -141,13 +154,17 @@ def test_the_command_line_works_on_sqlite_without_psycopg(tmp_path: Path) -> Non
 def test_a_postgresql_store_without_psycopg_says_to_install_the_extra(tmp_path: Path) -> None:
     code = BLOCK_PSYCOPG + "from nenjim.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     url = "postgresql://postgres:secret@127.0.0.1:5432/postgres"
-    result = _python(code, "journal", "verify", str(_root(tmp_path)), "--store", url)
-    assert result.returncode == 3
-    assert result.stdout == ""
-    assert result.stderr == (
-        "nenjim: error: postgresql://postgres:***@127.0.0.1:5432/postgres: "
-        "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'\n"
-    )
+    for argv in (
+        ["journal", "verify", str(_root(tmp_path)), "--store", url],
+        ["storage", "audit", "--store", url],
+    ):
+        result = _python(code, *argv)
+        assert result.returncode == 3
+        assert result.stdout == ""
+        assert result.stderr == (
+            "nenjim: error: postgresql://postgres:***@127.0.0.1:5432/postgres: "
+            "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'\n"
+        )
     storage = _python(
         BLOCK_PSYCOPG + "from infrastructure.persistence import Persistence\n"
         "try:\n    Persistence.open(sys.argv[1])\n"

@@ -3,12 +3,16 @@
 Each step runs the same call on the model (:class:`InMemoryBackend`) and on the system
 under test (SQLite or PostgreSQL) and requires the same outcome: an equal return value, or
 an exception of the same type. Calls are valid and invalid (bad keys, revisions, limits,
-attributes, records, resources, batches, guards), through the innermost bound view or the
-root view (root handle routing), inside nested scopes that commit or roll back, with
-operations on a second thread (a bound view used there; independent writes raced on two
-threads), and the system under test reopened on the same database. At the end every
-record, its history, every stream and blob must be equal, and the audit of the SQL store must
-be clean.
+attributes, records, resources, batches, guards; text with NUL or lone surrogates, keys
+and indexed values at and past their byte limits, integers past 64 bits, payloads nested
+at and past their depth limit, record types and format versions of every shape,
+`conditions` and `guards` as sets and generators), through the innermost bound view or
+the root view (root handle routing), inside nested scopes that commit or roll back (in
+order, out of order, or on another thread), with operations on a second thread (a bound
+view used there; independent writes raced on two threads), and the system under test
+reopened on the same database, the closed one still used now and then. At the end every
+record, its history, every stream and blob must be equal, and the audit of the SQL store
+must be clean.
 
 The default run is bounded and derandomized (the same examples on every run, so CI is
 reproducible). ``NENJIM_FUZZ=long`` runs many more, longer, random sequences; a failure is
@@ -21,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,7 @@ from infrastructure.storage.audit import audit_backend
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
+from infrastructure.storage.scalars import MAX_INTEGER, MAX_KEY_BYTES, MIN_INTEGER
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
@@ -76,33 +82,69 @@ FUZZ_SETTINGS = settings(
     print_blob=True,
 )
 
+LONGEST_KEY = "K" * MAX_KEY_BYTES
+LONGEST_WIDE_KEY = "é" * (MAX_KEY_BYTES // 2)  # two bytes of UTF-8 each
 ROOT_KEYS = ("owner-1", "owner-2", "ø")
 KEYS = {
     ROOTS.id: ROOT_KEYS,
     EXECUTIONS.id: ("e1", "e2", "É", "e_%"),
-    WORKFLOW_STATES.id: ("a", "b", "é", "Z", "😀", "it's"),
-    INVENTORY_ITEMS.id: ("i1", "Z", "é", "😀", "?", "{records}", "a\nb"),
+    WORKFLOW_STATES.id: ("a", "b", "é", "Z", "😀", "it's", LONGEST_KEY),
+    INVENTORY_ITEMS.id: ("i1", "Z", "é", "😀", "?", "{records}", "a\nb", LONGEST_WIDE_KEY),
 }
 RECORDS = (ROOTS, EXECUTIONS, WORKFLOW_STATES, INVENTORY_ITEMS)
-ENTRY_IDS = ("r1", "r2", "r3", "r4")
-BLOB_KEYS = ("k1", "ключ", "sha256:x")
+ENTRY_IDS = ("r1", "r2", "r3", LONGEST_KEY)
+BLOB_KEYS = ("k1", "ключ", "sha256:x", LONGEST_WIDE_KEY)
 BLOB_DATA = (b"", b"\x00\xff", b"text", b"other")
-MAX_DEPTH = 3
+MAX_SCOPES = 3
 
-# TODO(issue 9, "Validation before physical work"): text here never holds NUL or lone
-# surrogates, record types are fixed (a record type holding NUL is stored by memory and
-# SQLite but is a raw psycopg.DataError on PostgreSQL), integers stay within 64 bits
-# (JSON-safe in payloads), keys stay short, payloads shallow, and `conditions` is always a
-# list. Those inputs are the "spi-robustness" part of issue 9; widen these strategies once
-# it lands.
-TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6)
-JSON_INT = st.integers(-(2**53) + 1, 2**53 - 1)
-ATTRIBUTE_INT = st.integers(-(2**62), 2**62)
-PAYLOADS = st.dictionaries(
-    TEXT,
-    st.one_of(st.none(), st.booleans(), JSON_INT, TEXT, st.lists(JSON_INT, max_size=2)),
-    max_size=3,
+RARE_ONE_IN = 8
+"""Inputs outside the limits come about once in this many draws of a value."""
+
+
+def _mostly(common: st.SearchStrategy[Any], rare: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``common``, and ``rare`` about once in :data:`RARE_ONE_IN` draws."""
+    return st.integers(0, RARE_ONE_IN - 1).flatmap(lambda n: rare if n == 0 else common)
+
+
+# Text that no backend may store: NUL, lone surrogates (high and low).
+UNSTORABLE_TEXT = ("\x00", "a\x00b", "\ud800", "x\udfff")
+TEXT = _mostly(
+    st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=6),
+    st.sampled_from(UNSTORABLE_TEXT)
+    | st.text(st.characters(exclude_categories=()), min_size=1, max_size=6),
 )
+JSON_INT = _mostly(
+    st.integers(-(2**53) + 1, 2**53 - 1),
+    st.sampled_from((2**53, -(2**53), MAX_INTEGER + 1, 2**64 + 1)),  # past Canonical JSON's
+)
+ATTRIBUTE_INT = st.one_of(
+    st.integers(MIN_INTEGER, MAX_INTEGER), st.sampled_from((MIN_INTEGER, MAX_INTEGER))
+)
+PAYLOAD_DEPTH_LIMIT = 100
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """A payload whose objects nest ``depth`` deep (the outermost counts 1)."""
+    payload: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        payload = {"n": payload}
+    return payload
+
+
+PAYLOADS = _mostly(
+    st.dictionaries(
+        TEXT,
+        st.one_of(st.none(), st.booleans(), JSON_INT, TEXT, st.lists(JSON_INT, max_size=2)),
+        max_size=3,
+    ),
+    st.sampled_from(
+        (PAYLOAD_DEPTH_LIMIT - 1, PAYLOAD_DEPTH_LIMIT, PAYLOAD_DEPTH_LIMIT + 1, 5000)
+    ).map(_nested),
+)
+RECORD_TYPES = st.one_of(
+    st.just("fuzz.record"), TEXT, st.just("t" * 5000), st.sampled_from(("", 7, None))
+)
+FORMAT_VERSIONS = st.sampled_from(("0.1", "1.0", "10.20", "01.1", "1", "", "1.0\x00", 1))
 
 
 class _RollbackError(Exception):
@@ -113,6 +155,49 @@ def _record(payload: dict[str, Any]) -> DurableRecord:
     return DurableRecord("fuzz.record", "0.1", payload)
 
 
+@dataclass(frozen=True)
+class RecordSpec:
+    """A record's arguments, built into a ``DurableRecord`` inside each compared call (so
+    that an envelope the constructor refuses fails that call on both backends)."""
+
+    record_type: Any
+    format_version: Any
+    payload: Any
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    """An ``AppendEntry``'s arguments, built inside each compared call."""
+
+    id: Any
+    record: RecordSpec
+
+
+@dataclass(frozen=True)
+class OneShot:
+    """A generator over ``items``, made anew for each compared call (a generator is used
+    up by its first reader, so one shared by both backends would hide a divergence)."""
+
+    items: tuple[Any, ...]
+
+
+def _one_shot(items: list[Any]) -> OneShot:
+    return OneShot(tuple(items))
+
+
+def _built(value: Any) -> Any:
+    """``value`` with every spec in it built (lists, tuples and one-shot generators)."""
+    if isinstance(value, RecordSpec):
+        return DurableRecord(value.record_type, value.format_version, value.payload)
+    if isinstance(value, EntrySpec):
+        return AppendEntry(value.id, _built(value.record))
+    if isinstance(value, OneShot):
+        return (_built(item) for item in value.items)
+    if isinstance(value, list | tuple):
+        return type(value)(_built(item) for item in value)
+    return value
+
+
 BROKEN_ONE_IN = 6
 """About one call in this many gets one invalid argument; the others are all valid."""
 
@@ -121,22 +206,36 @@ def _key(keys: tuple[str, ...]) -> st.SearchStrategy[Any]:
     return st.sampled_from(keys)
 
 
-BAD_KEY = st.sampled_from(("", 7, None))
-BAD_REVISION = st.sampled_from((-1, True, "1"))
-BAD_LIMIT = st.sampled_from((0, -1, True))
-BAD_RECORD = st.just({"not": "an envelope"})
+BAD_KEY = st.sampled_from(
+    ("", 7, None, *UNSTORABLE_TEXT, LONGEST_KEY + "K", LONGEST_WIDE_KEY + "é", b"k")
+)
+BAD_REVISION = st.sampled_from((-1, True, "1", MAX_INTEGER + 1, MIN_INTEGER - 1, 2**64, 1.0))
+BAD_LIMIT = st.sampled_from((0, -1, True, MAX_INTEGER + 1, 1.5))
+BAD_RECORD = st.sampled_from(({"not": "an envelope"}, None, "record"))
+ITEM = {"code": None, "label": "l", "quantity": 0, "reserved": None, "available": True}
 BAD_ATTRIBUTES = st.sampled_from(
     (
         {"unknown": 1},
         {"owner": 5, "active": True},
         {"owner": "owner-1", "active": 1},
         {"owner": "owner-1"},
+        {"owner": "owner-1\x00", "active": True},
+        {"owner": "\ud800", "active": False},
         [],
+        {**ITEM, "quantity": MAX_INTEGER + 1},
+        {**ITEM, "reserved": MIN_INTEGER - 1},
+        {**ITEM, "code": "X\x00"},
+        {**ITEM, "label": "\udc00"},
+        {**ITEM, "code": "C" * (MAX_KEY_BYTES + 1)},  # past the indexed-value limit
+        {**ITEM, "quantity": 1.0},
     )
 )
 BAD_REFERENCE = st.sampled_from(("nope", roots_resource(), JOURNAL.id, CONTENT_BLOBS))
-LIMIT = st.one_of(st.none(), st.integers(1, 4))
-RECORD = PAYLOADS.map(_record)
+LIMIT = st.one_of(st.none(), st.integers(1, 4), st.just(MAX_INTEGER))
+RECORD = _mostly(
+    PAYLOADS.map(lambda payload: RecordSpec("fuzz.record", "0.1", payload)),
+    st.builds(RecordSpec, RECORD_TYPES, FORMAT_VERSIONS, PAYLOADS),
+)
 
 
 def _arguments(
@@ -159,8 +258,8 @@ def _attributes(resource_id: str) -> st.SearchStrategy[dict[str, Any]]:
     if resource_id == INVENTORY_ITEMS.id:
         return st.fixed_dictionaries(
             {
-                "code": st.one_of(st.none(), st.sampled_from(("X1", "X2"))),
-                "label": st.sampled_from(("l", "é")),
+                "code": st.one_of(st.none(), st.sampled_from(("X1", "X2", "C" * MAX_KEY_BYTES))),
+                "label": st.sampled_from(("l", "é", "L" * 5000)),  # not indexed: any length
                 "quantity": st.one_of(st.integers(-2, 2), ATTRIBUTE_INT),
                 "reserved": st.one_of(st.none(), st.integers(0, 2)),
                 "available": st.booleans(),
@@ -232,6 +331,8 @@ class SpiMachine(RuleBasedStateMachine):
         self.sut = type(self).store.backend
         _clear(self.sut)
         self.scopes: list[_Scope] = []
+        # After a reopen: a closed model and the closed system under test, still used.
+        self.closed: tuple[Backend, Backend] | None = None
         self.diverged = False
 
     # comparing
@@ -242,11 +343,33 @@ class SpiMachine(RuleBasedStateMachine):
             raise AssertionError(f"{what}: model {model!r}, system under test {sut!r}")
 
     def _both(self, data: st.DataObject, what: str, action: Callable[[View], Any]) -> None:
-        """Run ``action`` on both backends, through the innermost scope or the root view."""
-        root = not self.scopes or data.draw(st.booleans(), label="through the root view")
-        model_view = self.model.view if root else self.scopes[-1].model_view
-        sut_view = self.sut.view if root else self.scopes[-1].sut_view
+        """Run ``action`` on both backends, through the innermost scope or the root view
+        (now and then on the closed pair instead, once there is one)."""
+        if self.closed is not None and data.draw(st.integers(0, 7), label="closed pair") == 0:
+            model_view, sut_view = self.closed[0].view, self.closed[1].view
+            what = f"{what} after close()"
+        else:
+            root = not self.scopes or data.draw(st.booleans(), label="through the root view")
+            model_view = self.model.view if root else self.scopes[-1].model_view
+            sut_view = self.sut.view if root else self.scopes[-1].sut_view
         self._same(what, _outcome(lambda: action(model_view)), _outcome(lambda: action(sut_view)))
+
+    def _exit(self, scope: _Scope, commit: bool, what: str) -> None:
+        """Leave ``scope`` on both backends, normally or by an exception."""
+        args = (None, None, None) if commit else (_RollbackError, _RollbackError(), None)
+        self._same(
+            what,
+            _outcome(lambda: scope.model.__exit__(*args)),
+            _outcome(lambda: scope.sut.__exit__(*args)),
+        )
+
+    def _leave_nested(self, data: st.DataObject, index: int, what: str) -> None:
+        """Forget the scopes from ``index`` on, leaving those nested in it as their holders
+        would (they were rolled back with it)."""
+        nested = self.scopes[index + 1 :]
+        del self.scopes[index:]
+        for scope in reversed(nested):
+            self._exit(scope, data.draw(st.booleans(), label="nested left normally"), what)
 
     @initialize()
     def create_anchors(self) -> None:
@@ -260,7 +383,7 @@ class SpiMachine(RuleBasedStateMachine):
 
     # scopes
 
-    @precondition(lambda self: len(self.scopes) < MAX_DEPTH)
+    @precondition(lambda self: len(self.scopes) < MAX_SCOPES)
     @rule()
     def begin(self) -> None:
         model, sut = self.model.transaction(), self.sut.transaction()
@@ -270,27 +393,52 @@ class SpiMachine(RuleBasedStateMachine):
             # A scope entered only holds its bound view, fetched again for identity.
             self.scopes.append(_Scope(model, _innermost(self.model), sut, _innermost(self.sut)))
 
+    @precondition(lambda self: self.closed is not None)
+    @rule()
+    def begin_on_the_closed_pair(self) -> None:
+        assert self.closed is not None
+        model, sut = self.closed[0].transaction(), self.closed[1].transaction()
+        self._same("begin after close()", _outcome(model.__enter__), _outcome(sut.__enter__))
+
     @precondition(lambda self: bool(self.scopes))
     @rule()
     def commit(self) -> None:
-        # TODO(issue 9, "Crashes and lost writes"): scopes always close innermost first
-        # here; closing out of order is the "spi-robustness" part of issue 9.
-        scope = self.scopes.pop()
-        self._same(
-            "commit",
-            _outcome(lambda: scope.model.__exit__(None, None, None)),
-            _outcome(lambda: scope.sut.__exit__(None, None, None)),
-        )
+        self._exit(self.scopes.pop(), True, "commit")
 
     @precondition(lambda self: bool(self.scopes))
     @rule()
     def rollback(self) -> None:
-        scope = self.scopes.pop()
-        self._same(
-            "rollback",
-            _outcome(lambda: scope.model.__exit__(_RollbackError, _RollbackError(), None)),
-            _outcome(lambda: scope.sut.__exit__(_RollbackError, _RollbackError(), None)),
-        )
+        self._exit(self.scopes.pop(), False, "rollback")
+
+    @precondition(lambda self: len(self.scopes) >= 2)
+    @rule(data=st.data())
+    def close_an_outer_scope_first(self, data: st.DataObject) -> None:
+        """As two generators holding scopes do when closed in the wrong order."""
+        index = data.draw(st.integers(0, len(self.scopes) - 2), label="scope closed first")
+        commit = data.draw(st.booleans(), label="left normally")
+        self._exit(self.scopes[index], commit, "scope closed before a nested one")
+        self._leave_nested(data, index, "scope left after its parent closed")
+
+    @precondition(lambda self: bool(self.scopes))
+    @rule(data=st.data())
+    def close_a_scope_on_another_thread(self, data: st.DataObject) -> None:
+        """As a generator holding a scope does when resumed or closed on another thread."""
+        index = data.draw(st.integers(0, len(self.scopes) - 1), label="scope closed elsewhere")
+        commit = data.draw(st.booleans(), label="left normally")
+        scope = self.scopes[index]
+        args = (None, None, None) if commit else (_RollbackError, _RollbackError(), None)
+        outcomes: list[Outcome] = []
+
+        def run() -> None:
+            outcomes.append(_outcome(lambda: scope.model.__exit__(*args)))
+            outcomes.append(_outcome(lambda: scope.sut.__exit__(*args)))
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        self._same("scope closed on another thread", outcomes[0], outcomes[1])
+        self._same("scope closed on another thread", outcomes[0], ("error", TransactionError))
+        self._leave_nested(data, index, "scope left after its parent closed on another thread")
 
     @precondition(lambda self: bool(self.scopes))
     @rule(data=st.data())
@@ -330,7 +478,7 @@ class SpiMachine(RuleBasedStateMachine):
             {
                 "resource": _reference(resource),
                 "key": _key(KEYS[resource.id]),
-                "revision": st.integers(0, 3),
+                "revision": st.one_of(st.integers(0, 3), st.just(MAX_INTEGER)),
                 "attributes": _attributes(resource.id),
                 "record": RECORD,
             },
@@ -346,7 +494,10 @@ class SpiMachine(RuleBasedStateMachine):
             data,
             "insert",
             lambda view: view.records(a["resource"]).insert(
-                key=a["key"], revision=a["revision"], attributes=a["attributes"], record=a["record"]
+                key=a["key"],
+                revision=a["revision"],
+                attributes=a["attributes"],
+                record=_built(a["record"]),
             ),
         )
 
@@ -388,7 +539,7 @@ class SpiMachine(RuleBasedStateMachine):
                 expected_revision=expected,
                 next_revision=following,
                 attributes=a["attributes"],
-                record=a["record"],
+                record=_built(a["record"]),
                 expected_attributes=a["expected_attributes"],
             ),
         )
@@ -435,8 +586,8 @@ class SpiMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def delete_matching(self, data: st.DataObject) -> None:
-        # TODO(issue 9, "Validation before physical work"): the guard of delete_matching is
-        # the "spi-robustness" part of issue 9; the core applies it the same on every backend.
+        # Executions are guarded by their owner's root: an owner without one ("ø")
+        # exercises the guard of delete_matching.
         resource, index, equals = data.draw(_index_query())
         self._both(
             data,
@@ -463,7 +614,7 @@ class SpiMachine(RuleBasedStateMachine):
             data,
             "append",
             lambda view: view.streams(JOURNAL).append(
-                stream=stream, expected_head=a["head"], entries=a["entries"]
+                stream=stream, expected_head=a["head"], entries=_built(a["entries"])
             ),
         )
 
@@ -471,7 +622,11 @@ class SpiMachine(RuleBasedStateMachine):
     def read_stream(self, data: st.DataObject) -> None:
         a = _arguments(
             data,
-            {"stream": _key(ROOT_KEYS), "after": st.integers(0, 4), "limit": LIMIT},
+            {
+                "stream": _key(ROOT_KEYS),
+                "after": st.one_of(st.integers(0, 4), st.just(MAX_INTEGER)),
+                "limit": LIMIT,
+            },
             {"stream": BAD_KEY, "after": BAD_REVISION, "limit": BAD_LIMIT},
         )
         how = data.draw(st.sampled_from(("read", "head", "delete")))
@@ -519,22 +674,26 @@ class SpiMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def check(self, data: st.DataObject) -> None:
-        # TODO(issue 9, "Validation before physical work"): `conditions` as a set or a
-        # generator is the "spi-robustness" part of issue 9; here it is always a list.
+        guards = st.lists(
+            st.sampled_from(ROOT_KEYS).map(lambda key: GuardRef(ROOTS.id, key)), max_size=3
+        )
+        conditions = st.lists(_conditions(), max_size=3)
         a = _arguments(
             data,
+            {"guards": guards | guards.map(tuple), "conditions": conditions},
             {
-                "guards": st.lists(
-                    st.sampled_from(ROOT_KEYS).map(lambda key: GuardRef(ROOTS.id, key)), max_size=3
-                ),
-                "conditions": st.lists(_conditions(), max_size=3),
+                "guards": st.just("not a list") | guards.map(set) | guards.map(_one_shot),
+                "conditions": conditions.map(set)
+                | conditions.map(frozenset)
+                | conditions.map(_one_shot)
+                | st.just({"a": 1}),
             },
-            {"guards": st.just("not a list")},
         )
         self._both(
             data,
             "check",
-            lambda view: view.check(guards=a["guards"], conditions=a["conditions"]),
+            # Fresh iterators on each backend: a generator is used up by its first reader.
+            lambda view: view.check(guards=_built(a["guards"]), conditions=_built(a["conditions"])),
         )
 
     # threads
@@ -577,9 +736,12 @@ class SpiMachine(RuleBasedStateMachine):
     @rule()
     def reopen(self) -> None:
         """A fresh backend on the same database: nothing may live only in the old object."""
-        # TODO(issue 9, "Crashes and lost writes"): the closed backend is never used again;
-        # use after close is the "spi-robustness" part of issue 9.
+        closed_sut = self.sut
         self.sut = type(self).store.reopen()
+        if self.closed is None:
+            closed_model = InMemoryBackend(FIXTURE_RESOURCES)
+            closed_model.close()
+            self.closed = (closed_model, closed_sut)
 
     # the end
 
@@ -648,20 +810,21 @@ def _index_query(draw: st.DrawFn) -> tuple[Any, Any, Any]:
     return resource, index, equals
 
 
-def _entries() -> st.SearchStrategy[list[AppendEntry]]:
+def _entries() -> st.SearchStrategy[list[EntrySpec]]:
     return st.lists(
-        st.builds(AppendEntry, st.sampled_from(ENTRY_IDS), RECORD),
+        st.builds(EntrySpec, st.sampled_from(ENTRY_IDS), RECORD),
         max_size=3,
         unique_by=lambda entry: entry.id,
     )
 
 
 def _bad_entries() -> st.SearchStrategy[Any]:
-    """Not a list, an element that is not an entry, or an id twice in the batch."""
+    """Not a list, an element that is not an entry, an id twice in the batch, a bad id."""
     return st.one_of(
-        _entries().map(iter),
+        _entries().map(_one_shot),
         _entries().map(lambda entries: [*entries, "not an entry"]),
-        st.builds(AppendEntry, st.sampled_from(ENTRY_IDS), RECORD).map(lambda e: [e, e]),
+        st.builds(EntrySpec, st.sampled_from(ENTRY_IDS), RECORD).map(lambda e: [e, e]),
+        st.builds(EntrySpec, BAD_KEY, RECORD).map(lambda e: [e]),
     )
 
 

@@ -3,6 +3,7 @@ indexes, corrupt rows, schema versions, generated indexes, and opening by URL.""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -13,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from infrastructure.log import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.storage import (
     Backend,
@@ -442,3 +444,29 @@ def test_unusable_urls_are_unsupported(url: str) -> None:
 def test_postgres_backend_refuses_another_kind_of_url() -> None:
     with pytest.raises(UnsupportedBackendError):
         PostgresBackend(FIXTURE_RESOURCES, "sqlite:storage.db")
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/proc/storage.db", "unable to open database file"),
+        ("{tmp}/missing/storage.db", "unable to open database file"),
+        ("{tmp}", "unable to open database file"),
+    ],
+    ids=["read-only file system", "missing directory", "a directory"],
+)
+def test_an_sqlite_store_that_cannot_be_opened_names_its_file(
+    tmp_path: Path, path: str, reason: str
+) -> None:
+    database = path.format(tmp=tmp_path)
+    with pytest.raises(StoreUnavailableError) as refused:
+        open_backend(f"sqlite://{database}", FIXTURE_RESOURCES)
+    assert str(refused.value) == f"cannot open SQLite database {database}: {reason}"
+    assert not Path(database).is_file()
+
+
+@pytest.mark.parametrize("where", ["127.0.0.1:1/postgres", "127.0.0.1:5432/nodb"])
+def test_a_postgres_store_that_cannot_be_reached_names_it_and_the_cause(where: str) -> None:
+    url = f"postgresql://postgres@{where}?schema=s"
+    with pytest.raises(StoreUnavailableError, match=f"^cannot connect to store {re.escape(url)}: "):
+        open_backend(url, FIXTURE_RESOURCES)

@@ -9,6 +9,8 @@ from typing import Any
 import psycopg
 from psycopg import IsolationLevel
 
+from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.postgres_connect import one_line
 from infrastructure.log.urls import StoreLocation
 from infrastructure.storage.audit.sessions import SqlStore, locked_tables
 from infrastructure.storage.postgres import PostgresDriver, PostgresSettings
@@ -56,7 +58,13 @@ class PostgresStore(SqlStore):
                 yield session
 
     def _connection(self) -> psycopg.Connection[Any]:
-        return psycopg.connect(self.settings.conninfo, autocommit=True)
+        try:
+            return psycopg.connect(self.settings.conninfo, autocommit=True)
+        except psycopg.OperationalError as error:
+            # libpq's reason (refused, unknown database, authentication), with the store.
+            raise StoreUnavailableError(
+                f"cannot connect to {self.settings.where}: {one_line(error)}"
+            ) from None
 
     def _has_table(self, session: Session, table: str) -> bool:
         row = session.connection.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()

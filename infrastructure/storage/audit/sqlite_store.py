@@ -57,7 +57,8 @@ class SQLiteStore(SqlStore):
 
     def _connection(self, mode: str) -> sqlite3.Connection:
         if not self.path.is_file():
-            raise StoreNotFoundError(f"no {self.description}: the file does not exist")
+            reason = "it is a directory" if self.path.is_dir() else "the file does not exist"
+            raise StoreNotFoundError(f"no {self.description}: {reason}")
         # A URI with mode=ro/rw never creates the file.
         uri = f"{self.path.absolute().as_uri()}?mode={mode}"
         try:

@@ -84,14 +84,18 @@ def read(
     """Live entries above position ``after``, ascending."""
     # One statement, so head, base and events come from one snapshot even
     # under READ COMMITTED.
+    # ``after`` is clamped to the head (nothing lies above it anyway), so that
+    # base + after never leaves the signed 64-bit range of a restarted stream.
     query = (
         "SELECT e.originator_version - h.base, e.state FROM {heads} h JOIN {events} e "
-        "ON e.originator_id = ? AND e.originator_version > h.base + ? "
+        "ON e.originator_id = ? "
+        "AND e.originator_version > h.base + CASE WHEN ? < h.head THEN ? ELSE h.head END "
         "AND e.originator_version <= h.base + h.head "
         "WHERE h.resource = ? AND h.stream = ? ORDER BY e.originator_version"
     )
     params: list[object] = [
         session.dialect.originator(events.entry_stream(resource.id, stream)),
+        after,
         after,
         resource.id,
         stream,

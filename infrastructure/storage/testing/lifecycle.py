@@ -5,7 +5,10 @@ After ``close()`` every operation is a ``BackendClosedError`` (a
 open. Scopes close innermost first; a scope that closes while a scope nested
 in it is still open (two generators, each holding one) raises
 ``TransactionError`` and rolls back itself and every scope nested in it, so
-the store is exactly as it was before either began.
+the store is exactly as it was before either began. A scope closed on
+another thread than the one that opened it (a generator holding it, resumed
+or closed elsewhere) is refused the same way: ``TransactionError``, and it
+and the scopes nested in it are rolled back.
 """
 
 from __future__ import annotations
@@ -247,6 +250,57 @@ class StorageLifecycleContract(StorageContract):
             inner.throw(stop)
         assert raised.value is stop
         assert _stored(backend, BASE, "a", "b") == [BASE]
+
+    # scopes closed on another thread -------------------------------------------
+
+    @pytest.mark.parametrize("how", ["finish", "close"])
+    def test_a_scope_closed_on_another_thread_is_refused_and_rolled_back(
+        self, backend: Backend, how: str
+    ) -> None:
+        views: list[View] = []
+        holder = _holder(backend, "a", views)
+        next(holder)
+        finish = (lambda: next(holder)) if how == "finish" else holder.close
+        outcome = in_thread(finish)
+        assert isinstance(outcome.error, TransactionError), outcome.error
+        assert "another thread" in str(outcome.error)
+        assert _stored(backend, BASE, "a") == [BASE]
+        with pytest.raises(TransactionError):
+            views[0].records(WORKFLOW_STATES).read(BASE)
+        assert backend.current_scope() is None
+        self._assert_usable(backend)
+        # Nothing of the scope is left held (a lock, a writer lock, a connection).
+        assert in_thread(lambda: _insert(backend.view, "elsewhere")).error is None
+        assert _stored(backend, "elsewhere") == ["elsewhere"]
+
+    def test_a_scope_closed_on_another_thread_rolls_back_the_scopes_nested_in_it(
+        self, backend: Backend
+    ) -> None:
+        views: list[View] = []
+        outer, inner = _holder(backend, "a", views), _holder(backend, "b", views)
+        next(outer)
+        next(inner)
+        outcome = in_thread(lambda: next(outer))
+        assert isinstance(outcome.error, TransactionError), outcome.error
+        with pytest.raises(TransactionError, match="rolled back"):
+            next(inner)
+        assert _stored(backend, BASE, "a", "b") == [BASE]
+        assert backend.current_scope() is None
+        self._assert_usable(backend)
+
+    def test_a_nested_scope_closed_on_another_thread_leaves_its_parent_going_on(
+        self, backend: Backend
+    ) -> None:
+        views: list[View] = []
+        inner = _holder(backend, "b", views)
+        with backend.transaction() as view:
+            _insert(view, "a")
+            next(inner)
+            outcome = in_thread(lambda: next(inner))
+            assert isinstance(outcome.error, TransactionError), outcome.error
+            assert _stored(backend, "a", "b") == ["a"]
+            _insert(view, "c")
+        assert _stored(backend, BASE, "a", "b", "c") == [BASE, "a", "c"]
 
     @staticmethod
     def _assert_usable(backend: Backend) -> None:

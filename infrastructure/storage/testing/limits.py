@@ -169,6 +169,25 @@ class StorageLimitsContract(StorageContract):
                 guards=[GuardRef(ROOTS, OWNER)], conditions=[StreamHeadIs(JOURNAL, OWNER, 0)]
             )
 
+    def test_reading_a_restarted_stream_after_the_largest_position_is_empty(
+        self, backend: Backend
+    ) -> None:
+        """A deleted and re-appended stream keeps its log entries below a base; no position
+        arithmetic may overflow (found by the fuzzing harness: PostgreSQL's
+        ``NumericValueOutOfRange`` where the others answered nothing)."""
+        record = opaque_record()
+        streams = backend.view.streams(JOURNAL)
+        streams.append(stream=OWNER, expected_head=0, entries=[AppendEntry("e1", record)])
+        streams.delete(stream=OWNER)
+        streams.append(stream=OWNER, expected_head=0, entries=[AppendEntry("e2", record)])
+        for limit in (None, 1, MAX):
+            assert streams.read(stream=OWNER, after=MAX, limit=limit) == ()
+            assert streams.read(stream=OWNER, after=MAX - 1, limit=limit) == ()
+        assert [entry.id for entry in streams.read(stream=OWNER, after=0)] == ["e2"]
+        with backend.transaction() as view:  # the scope stays usable too
+            assert view.streams(JOURNAL).read(stream=OWNER, after=MAX) == ()
+            assert view.streams(JOURNAL).head(stream=OWNER) == 1
+
     def test_integer_attributes_fit_a_signed_64_bit_integer_under_a_unique_constraint(
         self, make_backend: BackendFactory
     ) -> None:

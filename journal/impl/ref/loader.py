@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
+from infrastructure.log import LogClosedError
 from journal.impl.ref.filesystem import JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.progress import Progress, silent
@@ -52,7 +53,12 @@ class RootLoader:
         for file, revision in in_link_order(
             _parse_new(scan_root(self._root), self._ingestion.view)
         ):
-            stored, is_new = self._ingestion.ingest(revision, file.path)
+            try:
+                stored, is_new = self._ingestion.ingest(revision, file.path)
+            except LogClosedError:
+                # A stop() during the refresh closed the store: say so as the lifecycle rule.
+                self._publisher.require_running("refresh")
+                raise
             self._publisher.publish(self._ingestion.view)
             if is_new:
                 accepted.append(stored)
