@@ -267,18 +267,23 @@ class CheckpointLog:
             f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} "
             f"(namespace {address.checkpoint_ns!r})"
         )
-        row = view.records(CHECKPOINTS).read(key)
-        if row is not None:
-            stored = self._entry_at(view, address, pointer_position(row.record))
-            texts = (stored.checkpoint_json, stored.metadata_json)
-            if (stored.parent_id, texts) == (new.parent_id, new.texts):
-                return True
-            raise CheckpointConflictError(f"{where} is already stored with other content")
-        if view.records(CHECKPOINTS).history(key):
-            raise CheckpointConflictError(
-                f"{where} was stored before and deleted since; a checkpoint id is written once"
-            )
-        return False
+        records = view.records(CHECKPOINTS)
+        row = records.read(key)
+        if row is None and records.history(key):
+            # Under READ COMMITTED a racing put may commit between the read and
+            # the history; a row once stored stays until it is deleted.
+            row = records.read(key)
+            if row is None:
+                raise CheckpointConflictError(
+                    f"{where} was stored before and deleted since; a checkpoint id is written once"
+                )
+        if row is None:
+            return False
+        stored = self._entry_at(view, address, pointer_position(row.record))
+        texts = (stored.checkpoint_json, stored.metadata_json)
+        if (stored.parent_id, texts) == (new.parent_id, new.texts):
+            return True
+        raise CheckpointConflictError(f"{where} is already stored with other content")
 
     def get(self, address: ThreadAddress, checkpoint_id: str | None) -> LoadedCheckpoint | None:
         """The live checkpoint ``checkpoint_id``, or the newest one; ``None`` if there is none."""
@@ -356,7 +361,14 @@ class CheckpointLog:
         def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
             key = address.checkpoint_key(checkpoint_id)
             checkpoints = view.records(CHECKPOINTS)
-            if checkpoints.read(key) is None and checkpoints.history(key):
+            # Read again after the history: under READ COMMITTED the checkpoint
+            # may commit between the first read and the history, but a row once
+            # stored stays until it is deleted.
+            if (
+                checkpoints.read(key) is None
+                and checkpoints.history(key)
+                and checkpoints.read(key) is None
+            ):
                 raise CheckpointConflictError(
                     f"pending writes of task {task_id!r} name checkpoint {checkpoint_id} of "
                     f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}), which "
