@@ -37,7 +37,7 @@ def test_the_suite_knows_exactly_the_eight_capabilities() -> None:
 
 @pytest.mark.parametrize("flavour", ["NenjimSaver", "AsyncNenjimSaver"])
 def test_every_capability_is_detected_and_passes(store_url: str, flavour: str) -> None:
-    kind = store_url.split(":")[0]
+    kind = store_url.split(":", maxsplit=1)[0]
 
     async def saver() -> AsyncIterator[NenjimSaver | AsyncNenjimSaver]:
         if flavour == "NenjimSaver":

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from examples.langgraph_approval import build
 from nenjim.cli import main
 from nenjim.langgraph import NenjimSaver
 
@@ -79,8 +80,6 @@ def _killed_in_act(store: str) -> None:
 
 
 def _history(saver: NenjimSaver) -> list[tuple[int, list[str], list[str]]]:
-    from examples.langgraph_approval import build
-
     return [
         (s.metadata["step"], list(s.next), s.values.get("steps", []))
         for s in build(saver).get_state_history(THREAD)

@@ -4,6 +4,7 @@ content addressing, shared stores, arguments."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -61,6 +62,7 @@ def _put(
     saver: NenjimSaver,
     thread: str,
     parent: str | None = None,
+    *,
     values: dict[str, Any] | None = None,
     source: str = "loop",
     step: int = 0,
@@ -140,7 +142,7 @@ def test_many_racing_writers_keep_the_thread_a_chain(store_url: str) -> None:
         written = sum(run_together(advance, 4))
         tuples = list(saver.list(_config("chain")))
         assert len(tuples) == written + 1
-        for newer, older in zip(tuples, tuples[1:], strict=False):
+        for newer, older in itertools.pairwise(tuples):
             assert newer.parent_config is not None
             assert newer.parent_config["configurable"]["checkpoint_id"] == older.checkpoint["id"]
 
@@ -317,7 +319,7 @@ def test_as_of_answers_for_pruned_and_deleted_checkpoints(saver: NenjimSaver) ->
     assert saver.as_of(_config("t"), after_prune).checkpoint["id"] == second  # type: ignore[union-attr]
     assert saver.as_of(_config("t"), datetime.now(UTC)) is None
     with pytest.raises(ValueError, match="time zone"):
-        saver.as_of(_config("t"), datetime.now())  # noqa: DTZ005
+        saver.as_of(_config("t"), datetime.now())
 
 
 def test_as_of_gives_a_replaced_write_as_it_was_then(saver: NenjimSaver) -> None:
