@@ -53,7 +53,9 @@ def test_nenjim_works_without_langgraph_and_says_how_to_get_the_saver(tmp_path: 
     with NenjimSaver.from_conn_string(store) as saver:
         checkpoint = {"v": 4, "id": "1", "ts": "t", "channel_values": {"a": 1}}
         saver.put({"configurable": {"thread_id": "t"}}, checkpoint, {}, {"a": 1})  # type: ignore[typeddict-item]
-    code = _blocking("langgraph") + """
+    code = (
+        _blocking("langgraph")
+        + """
 import json
 import infrastructure.langgraph, infrastructure.langgraph.presence
 from nenjim.cli import main
@@ -63,6 +65,7 @@ try:
 except ModuleNotFoundError as error:
     print(json.dumps(str(error)))
 """
+    )
     result = _python(code, store)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].startswith("audit OK")
@@ -73,7 +76,9 @@ except ModuleNotFoundError as error:
 
 
 def test_memory_and_sqlite_savers_never_import_the_postgresql_driver(tmp_path: Path) -> None:
-    code = _blocking("psycopg", "psycopg_pool", "psycopg_binary") + """
+    code = (
+        _blocking("psycopg", "psycopg_pool", "psycopg_binary")
+        + """
 import json
 from nenjim.langgraph import AsyncNenjimSaver, NenjimSaver
 for url in ("memory:", sys.argv[1]):
@@ -83,6 +88,7 @@ for url in ("memory:", sys.argv[1]):
         assert saver.get_tuple({"configurable": {"thread_id": "t"}}) is not None
 print(json.dumps(sorted(sys.modules)))
 """
+    )
     result = _python(code, f"sqlite://{tmp_path / 'state.db'}")
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
