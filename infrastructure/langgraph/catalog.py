@@ -23,20 +23,8 @@ append a removal entry. Nothing is ever taken out of the stream.
 CHECKPOINTS = Resource(
     "langgraph.checkpoints",
     "records",
-    attributes={
-        "thread_id": "string",
-        "checkpoint_ns": "string",
-        "run_id": "nullable_string",
-        "live": "boolean",
-    },
-    indexes={
-        "thread": ("thread_id",),
-        "thread_ns": ("thread_id", "checkpoint_ns"),
-        "run": ("run_id",),
-        # Always true: the SPI scans by index equality only, and listing every
-        # thread (``list(None)``) needs an index that every live row is in.
-        "live": ("live",),
-    },
+    attributes={"thread_id": "string", "checkpoint_ns": "string", "run_id": "nullable_string"},
+    indexes={"thread": ("thread_id",), "run": ("run_id",)},
 )
 """The live checkpoints (LangGraph's view), one row per checkpoint pointing at its entry.
 
@@ -44,6 +32,16 @@ Keyed by ``[thread_id, checkpoint_ns, checkpoint_id]`` (JSON); the payload
 is the entry's position in the thread's stream. Deleting a checkpoint
 deletes this row (a tombstone in the log); the stream keeps the entry.
 """
+
+THREAD_IDS = Resource(
+    "langgraph.thread_ids",
+    "records",
+    attributes={"listed": "boolean"},
+    # ``listed`` is always true: the SPI scans by index equality only, and
+    # listing every thread (``list(None)``) needs an index every row is in.
+    indexes={"listed": ("listed",)},
+)
+"""Every thread id that ever had a checkpoint, keyed by itself (written with its first one)."""
 
 WRITES = Resource(
     "langgraph.writes",
@@ -56,8 +54,11 @@ WRITES = Resource(
 )
 """Pending writes, keyed by ``[thread_id, checkpoint_ns, checkpoint_id, task_id, idx]`` (JSON)."""
 
-VALUES = Resource("langgraph.values", "blobs", attributes={"type": "string"})
-"""Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes."""
+VALUES = Resource("langgraph.values", "blobs", attributes={"type": "string", "encoding": "string"})
+"""Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes.
 
-CATALOG: tuple[Resource, ...] = (THREADS, CHECKPOINTS, WRITES, VALUES)
+``type`` is the serializer's type tag; ``encoding`` is ``zlib`` or ``identity``.
+"""
+
+CATALOG: tuple[Resource, ...] = (THREADS, CHECKPOINTS, THREAD_IDS, WRITES, VALUES)
 """Every resource of the saver."""

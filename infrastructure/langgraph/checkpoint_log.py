@@ -11,7 +11,8 @@ updates (``update``) only append. The checkpoint id is the entry id, so the
 stream refuses a checkpoint stored twice.
 
 LangGraph's view is the live rows of ``langgraph.checkpoints`` (one per
-checkpoint, pointing at its entry) and ``langgraph.writes``. Deleting a
+checkpoint, pointing at its entry) and ``langgraph.writes`` (one per task
+and checkpoint). Deleting a
 thread, a run's checkpoints or pruning deletes those rows (tombstones in
 the log) and appends a removal entry to each stream touched, naming what
 went and the newest checkpoint left; the stream itself is never shortened,
@@ -30,13 +31,21 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from infrastructure.langgraph.catalog import CATALOG, CHECKPOINTS, THREADS, VALUES, WRITES
+from infrastructure.langgraph.catalog import (
+    CATALOG,
+    CHECKPOINTS,
+    THREAD_IDS,
+    THREADS,
+    VALUES,
+    WRITES,
+)
 from infrastructure.langgraph.errors import CheckpointConflictError
 from infrastructure.langgraph.stored import (
     CheckpointEntry,
     Latest,
     PendingWriteRecord,
     RemovalEntry,
+    TaskWrites,
     ThreadAddress,
     ThreadEntry,
     ValueRef,
@@ -44,8 +53,12 @@ from infrastructure.langgraph.stored import (
     now,
     pointer_position,
     pointer_record,
+    sorted_writes,
+    thread_key,
+    thread_of_key,
+    thread_record,
 )
-from infrastructure.langgraph.values import EncodedValue, Serde, ValueStore
+from infrastructure.langgraph.values import EncodedValue, Fetched, Serde, ValueStore
 from infrastructure.storage import (
     Backend,
     ConflictError,
@@ -244,6 +257,8 @@ class CheckpointLog:
         entry: CheckpointEntry,
         run_id: str | None,
     ) -> None:
+        if head == 0:
+            self._register(view, address.thread_id)
         view.streams(THREADS).append(
             stream=address.stream, expected_head=head, entries=[entry.append_entry()]
         )
@@ -254,7 +269,6 @@ class CheckpointLog:
                 "thread_id": address.thread_id,
                 "checkpoint_ns": address.checkpoint_ns,
                 "run_id": run_id,
-                "live": True,
             },
             record=pointer_record(entry.position),
         )
@@ -280,8 +294,7 @@ class CheckpointLog:
         if row is None:
             return False
         stored = self._entry_at(view, address, pointer_position(row.record))
-        texts = (stored.checkpoint_json, stored.metadata_json)
-        if (stored.parent_id, texts) == (new.parent_id, new.texts):
+        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts):
             return True
         raise CheckpointConflictError(f"{where} is already stored with other content")
 
@@ -330,7 +343,7 @@ class CheckpointLog:
             chosen: list[tuple[ThreadAddress, CheckpointEntry]] = []
             for address, _, position in candidates:
                 entry = entries[(address, position)]
-                if matches is None or matches(entry.metadata):
+                if matches is None or matches(entry.metadata_view):
                     chosen.append((address, entry))
                     if limit is not None and len(chosen) >= limit:
                         break
@@ -375,33 +388,30 @@ class CheckpointLog:
                     "was deleted"
                 )
             records = view.records(WRITES)
-            present = {
-                row.key: row.revision
-                for row in records.scan(index="checkpoint", equals=self._of(address, checkpoint_id))
-            }
-            recorded_at = now()
-            attributes = self._of(address, checkpoint_id)
+            task_key = address.task_key(checkpoint_id, task_id)
+            found = records.read(task_key)
+            existing = None if found is None else TaskWrites.load(found.record)
+            merged = dict(existing.writes) if existing is not None else {}
             chosen = []
             for write in writes:
-                write_key = address.write_key(checkpoint_id, task_id, write.idx)
-                if write_key in present and not overwrite:
+                if write.idx in merged and not overwrite:
                     continue
+                merged[write.idx] = (write.channel, task_path, write.value.ref)
                 chosen.append(write.value)
-                record = PendingWriteRecord(
-                    task_id, task_path, write.idx, write.channel, write.value.ref, recorded_at
-                ).record()
-                if write_key in present:
-                    records.replace(
-                        key=write_key,
-                        expected_revision=present[write_key],
-                        next_revision=present[write_key] + 1,
-                        attributes=attributes,
-                        record=record,
-                    )
-                    present[write_key] += 1
-                else:
-                    records.insert(key=write_key, revision=1, attributes=attributes, record=record)
-                    present[write_key] = 1
+            if not chosen:
+                return None, None
+            record = TaskWrites(task_id, merged, now()).record()
+            attributes = self._of(address, checkpoint_id)
+            if found is None:
+                records.insert(key=task_key, revision=1, attributes=attributes, record=record)
+            else:
+                records.replace(
+                    key=task_key,
+                    expected_revision=found.revision,
+                    next_revision=found.revision + 1,
+                    attributes=attributes,
+                    record=record,
+                )
             stored = self.values.store(view, chosen)
             return None, lambda: self.values.remember(stored)
 
@@ -462,8 +472,7 @@ class CheckpointLog:
                     present = view.records(WRITES).scan(index="checkpoint", equals=equals)
                     if present:
                         removed_writes[checkpoint_id] = tuple(
-                            (w.task_id, w.idx)
-                            for w in (PendingWriteRecord.load(row.record) for row in present)
+                            TaskWrites.load(row.record).task_id for row in present
                         )
                         view.records(WRITES).delete_matching(index="checkpoint", equals=equals)
                     view.records(CHECKPOINTS).delete(key=address.checkpoint_key(checkpoint_id))
@@ -503,7 +512,7 @@ class CheckpointLog:
         """The metadata of every live checkpoint of a thread."""
         rows = self._live_rows(view, thread_id, None)
         for entry in self._entries_at(view, rows).values():
-            yield entry.metadata
+            yield entry.metadata_view
 
     # copies
     def copy_thread(self, source: str, target: str) -> None:
@@ -530,7 +539,7 @@ class CheckpointLog:
                     if latest is None or original.checkpoint_id > latest.checkpoint_id:
                         latest = Latest(original.checkpoint_id, head)
                     entry = original.copied(latest=latest, position=head, copied_from=source)
-                    run_id = original.metadata.get("run_id")
+                    run_id = original.metadata_view.get("run_id")
                     self._append_checkpoint(
                         view,
                         destination,
@@ -541,20 +550,13 @@ class CheckpointLog:
             recorded_at = now()
             for row in writes:
                 ns, checkpoint_id = _write_of(row)
-                write = PendingWriteRecord.load(row.record)
+                task = TaskWrites.load(row.record)
                 destination = ThreadAddress(target, ns)
                 view.records(WRITES).insert(
-                    key=destination.write_key(checkpoint_id, write.task_id, write.idx),
+                    key=destination.task_key(checkpoint_id, task.task_id),
                     revision=1,
                     attributes=self._of(destination, checkpoint_id),
-                    record=PendingWriteRecord(
-                        write.task_id,
-                        write.task_path,
-                        write.idx,
-                        write.channel,
-                        write.value,
-                        recorded_at,
-                    ).record(),
+                    record=TaskWrites(task.task_id, task.writes, recorded_at).record(),
                 )
             targets = [ThreadAddress(target, address.checkpoint_ns) for address in by_address]
             return None, self._forgetting(targets)
@@ -569,16 +571,16 @@ class CheckpointLog:
                 load_entry(entry) for entry in view.streams(THREADS).read(stream=address.stream)
             )
 
-    def write_revisions(
-        self, address: ThreadAddress, checkpoint_id: str, ids: Sequence[tuple[str, int]]
-    ) -> list[PendingWriteRecord]:
-        """Every revision ever stored of the named writes of a checkpoint."""
+    def task_revisions(
+        self, address: ThreadAddress, checkpoint_id: str, task_ids: Sequence[str]
+    ) -> list[TaskWrites]:
+        """Every revision ever stored of the named tasks' writes against a checkpoint."""
         with self.transaction() as view:
             records = view.records(WRITES)
             return [
-                PendingWriteRecord.load(revision.record)
-                for task_id, idx in ids
-                for revision in records.history(address.write_key(checkpoint_id, task_id, idx))
+                TaskWrites.load(revision.record)
+                for task_id in task_ids
+                for revision in records.history(address.task_key(checkpoint_id, task_id))
             ]
 
     def writes(self, address: ThreadAddress, checkpoint_id: str) -> tuple[PendingWriteRecord, ...]:
@@ -590,9 +592,10 @@ class CheckpointLog:
         """A stored value (a blob not in this process's cache is read in a transaction)."""
         return self.values.load(serde, ref, self._fetch_blob)
 
-    def _fetch_blob(self, key: str) -> bytes:
+    def _fetch_blob(self, key: str) -> Fetched:
         with self.transaction() as view:
-            return view.blobs(VALUES).fetch(key).data
+            blob = view.blobs(VALUES).fetch(key)
+        return blob.data, str(blob.attributes["encoding"])
 
     # reading helpers
     def _cached_tail(self, stream: str) -> _Tail | None:
@@ -665,6 +668,14 @@ class CheckpointLog:
             )
         return entry
 
+    def _register(self, view: View, thread_id: str) -> None:
+        """Record a thread id in ``langgraph.thread_ids`` unless it is there."""
+        thread_ids, key = view.records(THREAD_IDS), thread_key(thread_id)
+        if thread_ids.read(key) is None:
+            thread_ids.insert(
+                key=key, revision=1, attributes={"listed": True}, record=thread_record()
+            )
+
     def _live_rows(
         self,
         view: View,
@@ -674,20 +685,24 @@ class CheckpointLog:
         limit: int | None = None,
     ) -> list[tuple[ThreadAddress, str, int]]:
         """``(address, checkpoint id, position)`` of the live checkpoints selected."""
-        records = view.records(CHECKPOINTS)
-        rows: Sequence[RecordEntry]
         if thread_id is None:
-            rows = records.scan(index="live", equals={"live": True}, limit=limit)
-        elif checkpoint_ns is None:
-            rows = records.scan(index="thread", equals={"thread_id": thread_id}, limit=limit)
-        else:
-            equals = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
-            rows = records.scan(index="thread_ns", equals=equals, limit=limit)
-        found = []
+            found = []
+            for row in view.records(THREAD_IDS).scan(index="listed", equals={"listed": True}):
+                found.extend(self._live_rows(view, thread_of_key(row.key), checkpoint_ns))
+                if limit is not None and len(found) >= limit:
+                    return found[:limit]
+            return found
+        rows = view.records(CHECKPOINTS).scan(
+            index="thread",
+            equals={"thread_id": thread_id},
+            limit=limit if checkpoint_ns is None else None,
+        )
+        selected = []
         for row in rows:
             address, checkpoint_id = ThreadAddress.of_key(row.key)
-            found.append((address, checkpoint_id, pointer_position(row.record)))
-        return found
+            if checkpoint_ns is None or address.checkpoint_ns == checkpoint_ns:
+                selected.append((address, checkpoint_id, pointer_position(row.record)))
+        return selected
 
     def _entries_at(
         self, view: View, rows: Sequence[tuple[ThreadAddress, str, int]]
@@ -730,10 +745,9 @@ class CheckpointLog:
     def _writes(
         self, view: View, address: ThreadAddress, checkpoint_id: str
     ) -> tuple[PendingWriteRecord, ...]:
-        rows = view.records(WRITES).scan(
-            index="checkpoint", equals=self._of(address, checkpoint_id)
-        )
-        return tuple(sorted((PendingWriteRecord.load(row.record) for row in rows), key=_order))
+        equals = self._of(address, checkpoint_id)
+        rows = view.records(WRITES).scan(index="checkpoint", equals=equals)
+        return sorted_writes(TaskWrites.load(row.record) for row in rows)
 
     def _writes_of(
         self, view: View, chosen: Sequence[tuple[ThreadAddress, CheckpointEntry]]
@@ -750,29 +764,27 @@ class CheckpointLog:
                         view, address, entry.checkpoint_id
                     )
                 continue
-            grouped: dict[tuple[ThreadAddress, str], list[PendingWriteRecord]] = defaultdict(list)
+            grouped: dict[tuple[ThreadAddress, str], list[TaskWrites]] = defaultdict(list)
             for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
                 ns, checkpoint_id = _write_of(row)
                 grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(
-                    PendingWriteRecord.load(row.record)
+                    TaskWrites.load(row.record)
                 )
-            for key, writes in grouped.items():
-                found[key] = tuple(sorted(writes, key=_order))
+            for key, tasks in grouped.items():
+                found[key] = sorted_writes(tasks)
         return found
 
     def _thread_writes(
         self, view: View, thread_id: str
-    ) -> dict[ThreadAddress, dict[str, tuple[tuple[str, int], ...]]]:
-        """``(task_id, idx)`` of every live write of a thread, by namespace and checkpoint."""
-        grouped: dict[ThreadAddress, dict[str, list[tuple[str, int]]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
+    ) -> dict[ThreadAddress, dict[str, tuple[str, ...]]]:
+        """The task ids of every live write record of a thread, by namespace and checkpoint."""
+        grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
             ns, checkpoint_id = _write_of(row)
-            write = PendingWriteRecord.load(row.record)
-            grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append((write.task_id, write.idx))
+            task = TaskWrites.load(row.record)
+            grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
         return {
-            address: {cp: tuple(ids) for cp, ids in per_cp.items()}
+            address: {cp: tuple(tasks) for cp, tasks in per_cp.items()}
             for address, per_cp in grouped.items()
         }
 
@@ -783,7 +795,7 @@ class CheckpointLog:
         address: ThreadAddress,
         reason: str,
         checkpoint_ids: Sequence[str],
-        writes: Mapping[str, tuple[tuple[str, int], ...]],
+        writes: Mapping[str, tuple[str, ...]],
         latest: Latest | None,
     ) -> None:
         tail = self._read_tail(view, address.stream)
@@ -799,10 +811,6 @@ class CheckpointLog:
         view.streams(THREADS).append(
             stream=address.stream, expected_head=tail.head, entries=[removal.append_entry()]
         )
-
-
-def _order(write: PendingWriteRecord) -> tuple[str, str, int]:
-    return write.sort_key
 
 
 def _write_of(row: RecordEntry) -> tuple[str, str]:

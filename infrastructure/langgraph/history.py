@@ -4,11 +4,11 @@ The stream of ``(thread_id, checkpoint_ns)`` holds every checkpoint ever
 appended and every removal (delete, run delete, prune), each with the time
 its writer recorded it. Replaying the entries recorded at or before ``when``
 gives the checkpoints live then; the answer is the one the config names, or
-the newest (highest id) of them. Its pending writes are read from their
-records' history: every revision recorded at or before ``when``, the last
-one of each write (errors and interrupts may be replaced). A checkpoint's
-writes leave LangGraph's view only with the checkpoint, so a checkpoint live
-at ``when`` had all of its writes recorded by then.
+the newest (highest id) of them. Its pending writes are read from the
+history of its tasks' records: of each task, the last revision recorded at
+or before ``when`` (a task adds writes, and errors and interrupts may be
+replaced). A checkpoint's writes leave LangGraph's view only with the
+checkpoint, so a checkpoint live at ``when`` still had its writes then.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from infrastructure.langgraph.checkpoint_log import CheckpointLog, LoadedCheckpoint
-from infrastructure.langgraph.stored import CheckpointEntry, RemovalEntry, ThreadAddress
+from infrastructure.langgraph.stored import (
+    CheckpointEntry,
+    RemovalEntry,
+    TaskWrites,
+    ThreadAddress,
+    sorted_writes,
+)
 
 
 def as_of(
@@ -28,7 +34,7 @@ def as_of(
     if when.utcoffset() is None:
         raise ValueError(f"when must carry a time zone (got the naive {when.isoformat()})")
     live: dict[str, CheckpointEntry] = {}
-    removed_writes: dict[str, set[tuple[str, int]]] = {}
+    removed_writes: dict[str, set[str]] = {}
     for entry in log.thread_entries(address):
         if isinstance(entry, RemovalEntry):
             for checkpoint, write_ids in entry.writes.items():
@@ -46,11 +52,11 @@ def as_of(
         chosen = live.get(checkpoint_id)
     if chosen is None:
         return None
-    ids = {(w.task_id, w.idx) for w in log.writes(address, chosen.checkpoint_id)}
-    ids.update(removed_writes.get(chosen.checkpoint_id, ()))
-    then = {}
-    for revision in log.write_revisions(address, chosen.checkpoint_id, sorted(ids)):
+    tasks = {w.task_id for w in log.writes(address, chosen.checkpoint_id)}
+    tasks.update(removed_writes.get(chosen.checkpoint_id, ()))
+    then: dict[str, TaskWrites] = {}
+    for revision in log.task_revisions(address, chosen.checkpoint_id, sorted(tasks)):
         if revision.recorded_at <= when:
-            then[(revision.task_id, revision.idx)] = revision
-    writes = tuple(sorted(then.values(), key=lambda w: w.sort_key))
+            then[revision.task_id] = revision
+    writes = sorted_writes(then.values())
     return LoadedCheckpoint(address, chosen, writes)

@@ -344,14 +344,14 @@ class _Saver(BaseCheckpointSaver[str]):
     # decoding
     def _tuple(self, loaded: LoadedCheckpoint) -> CheckpointTuple:
         address, entry = loaded.address, loaded.entry
-        checkpoint: Any = entry.checkpoint
+        checkpoint, metadata = entry.fresh()
         checkpoint["channel_values"] = {
             channel: self.log.load(self.serde, ref) for channel, ref in entry.values.items()
         }
         return CheckpointTuple(
             config=_config(address, entry.checkpoint_id),
-            checkpoint=checkpoint,
-            metadata=cast(CheckpointMetadata, entry.metadata),
+            checkpoint=cast(Checkpoint, checkpoint),
+            metadata=cast(CheckpointMetadata, metadata),
             parent_config=None if entry.parent_id is None else _config(address, entry.parent_id),
             pending_writes=[self._write(write) for write in loaded.writes],
         )

@@ -7,21 +7,22 @@
 - A **removal entry** (same stream): which checkpoints (and which of their
   pending writes) a delete, a run delete or a prune took out of LangGraph's
   view, the newest live checkpoint left, and when.
-- A **pending write** (records ``langgraph.writes``): task, path, index,
-  channel, a reference to its value, and when it was recorded.
+- A **task's pending writes** (records ``langgraph.writes``, one per task
+  and checkpoint): for each write its index, channel, task path and a
+  reference to its value, and when the record was written.
 
-The checkpoint, its metadata and its value references are kept as JSON
-*text* fields of the envelope: the storage layer renders every envelope in
-Canonical JSON, and one text field renders at C speed where a nested
-structure of versions and seen-versions would be walked value by value.
-Every text is compact JSON with non-ASCII escaped, so any LangGraph string
-(NUL and lone surrogates included) can be stored.
+Each envelope's payload is one field, ``body``: the shape as compact JSON
+*text*. The storage layer renders and re-checks every envelope in Canonical
+JSON, value by value in Python; one text field takes it one step, where the
+versions, seen-versions, metadata and references of a checkpoint would take
+hundreds. The text escapes non-ASCII, so any LangGraph string (NUL and lone
+surrogates included) can be stored.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,7 +34,8 @@ FORMAT_VERSION = "1.0"
 CHECKPOINT_ENTRY = "langgraph.checkpoint"
 REMOVAL_ENTRY = "langgraph.removal"
 CHECKPOINT_POINTER = "langgraph.checkpoint_pointer"
-PENDING_WRITE = "langgraph.pending_write"
+THREAD_ID = "langgraph.thread_id"
+PENDING_WRITES = "langgraph.pending_writes"
 
 ValueRef = tuple[str, str, str]
 """``("inline", type, base64 bytes)`` or ``("blob", type, "sha256:<hex>")``."""
@@ -77,6 +79,11 @@ class ThreadAddress:
                 raise ValueError(f"{name} {value!r} is not valid UTF-8") from None
 
     @property
+    def thread(self) -> str:
+        """The thread's own key: ``[thread_id]`` as JSON."""
+        return self._key(self.thread_id)
+
+    @property
     def stream(self) -> str:
         """The stream name: ``[thread_id, checkpoint_ns]`` as JSON."""
         return self._key(self.thread_id, self.checkpoint_ns)
@@ -85,9 +92,9 @@ class ThreadAddress:
         """The key of a checkpoint's live row."""
         return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id)
 
-    def write_key(self, checkpoint_id: str, task_id: str, idx: int) -> str:
-        """The key of one pending write."""
-        return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id, task_id, idx)
+    def task_key(self, checkpoint_id: str, task_id: str) -> str:
+        """The key of a task's pending writes against a checkpoint."""
+        return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id, task_id)
 
     def _key(self, *parts: str | int) -> str:
         key = dumps(list(parts))
@@ -134,24 +141,24 @@ class Latest:
         return cls(checkpoint_id, position)
 
 
-@dataclass(frozen=True, slots=True)
 class CheckpointEntry:
     """A checkpoint as its thread's stream holds it (channel values by reference).
 
-    The checkpoint (without its values), its metadata and its value
-    references are held as JSON text, and each property parses a fresh
-    copy: no caller can change what another one reads.
+    ``body`` is the stored JSON text; it is parsed once, for read-only use
+    here, and :meth:`fresh` parses the checkpoint and metadata anew for a
+    caller to own.
     """
 
-    checkpoint_id: str
-    parent_id: str | None
-    checkpoint_json: str
-    metadata_json: str
-    values_json: str
-    latest: Latest
-    recorded_at: datetime
-    copied_from: str | None = None
-    position: int = 0
+    __slots__ = ("_data", "body", "checkpoint_id", "position")
+
+    def __init__(self, checkpoint_id: str, body: str, position: int) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.body = body
+        self.position = position
+        data = loads(body, f"checkpoint entry {checkpoint_id}")
+        if not isinstance(data, dict) or not set(data) >= _CHECKPOINT_KEYS:
+            raise SerializationError(f"stored checkpoint entry {checkpoint_id} is malformed")
+        self._data: dict[str, Any] = data
 
     @classmethod
     def create(
@@ -163,95 +170,115 @@ class CheckpointEntry:
         values: Mapping[str, ValueRef],
         latest: Latest,
         position: int,
+        copied_from: str | None = None,
     ) -> CheckpointEntry:
         """A new entry, recorded now; ``texts`` come from :func:`checkpoint_texts`."""
-        return cls(
-            checkpoint_id=checkpoint_id,
-            parent_id=parent_id,
-            checkpoint_json=texts[0],
-            metadata_json=texts[1],
-            values_json=dumps(values),
-            latest=latest,
-            recorded_at=now(),
-            position=position,
+        body = (
+            f'{{"checkpoint":{texts[0]},"metadata":{texts[1]},"values":{dumps(values)},'
+            f'"parent_id":{dumps(parent_id)},"latest":{dumps(latest.dump())},'
+            f'"recorded_at":{dumps(now().isoformat())},"copied_from":{dumps(copied_from)}}}'
         )
+        return cls(checkpoint_id, body, position)
 
     @property
-    def checkpoint(self) -> dict[str, Any]:
-        """The checkpoint without its channel values (a fresh copy)."""
-        value: dict[str, Any] = loads(self.checkpoint_json, "checkpoint")
-        return value
+    def parent_id(self) -> str | None:
+        """The checkpoint this one continues, if any."""
+        parent: str | None = self._data["parent_id"]
+        return parent
 
     @property
-    def metadata(self) -> dict[str, Any]:
-        """The checkpoint's metadata (a fresh copy)."""
-        value: dict[str, Any] = loads(self.metadata_json, "metadata")
-        return value
+    def latest(self) -> Latest:
+        """The thread's newest live checkpoint once this entry was appended."""
+        latest = Latest.load(self._data["latest"])
+        if latest is None:
+            raise SerializationError(f"checkpoint entry {self.checkpoint_id} names no latest")
+        return latest
+
+    @property
+    def recorded_at(self) -> datetime:
+        """When the writer recorded the entry."""
+        return datetime.fromisoformat(self._data["recorded_at"])
+
+    @property
+    def copied_from(self) -> str | None:
+        """The thread this checkpoint was copied from, if any."""
+        source: str | None = self._data["copied_from"]
+        return source
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        """The JSON texts of the checkpoint and its metadata, as :func:`checkpoint_texts` makes."""
+        return dumps(self._data["checkpoint"]), dumps(self._data["metadata"])
+
+    @property
+    def metadata_view(self) -> Mapping[str, Any]:
+        """The metadata, to read only."""
+        metadata: Mapping[str, Any] = self._data["metadata"]
+        return metadata
 
     @property
     def values(self) -> dict[str, ValueRef]:
         """Each channel's value reference."""
-        refs = loads(self.values_json, "value references")
+        refs = self._data["values"]
         return {channel: (ref[0], ref[1], ref[2]) for channel, ref in refs.items()}
 
     @property
-    def versions(self) -> dict[str, Any]:
-        """The checkpoint's channel versions."""
-        versions: dict[str, Any] = self.checkpoint.get("channel_versions", {})
+    def versions(self) -> Mapping[str, Any]:
+        """The checkpoint's channel versions, to read only."""
+        versions: Mapping[str, Any] = self._data["checkpoint"].get("channel_versions", {})
         return versions
+
+    def fresh(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkpoint (without values) and its metadata, parsed anew for the caller."""
+        data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")
+        return data["checkpoint"], data["metadata"]
 
     def copied(self, *, latest: Latest, position: int, copied_from: str) -> CheckpointEntry:
         """This checkpoint as another thread's entry, recorded now."""
-        return CheckpointEntry(
-            self.checkpoint_id,
-            self.parent_id,
-            self.checkpoint_json,
-            self.metadata_json,
-            self.values_json,
-            latest,
-            now(),
-            copied_from,
-            position,
+        return CheckpointEntry.create(
+            checkpoint_id=self.checkpoint_id,
+            parent_id=self.parent_id,
+            texts=self.texts,
+            values=self.values,
+            latest=latest,
+            position=position,
+            copied_from=copied_from,
         )
 
     def append_entry(self) -> AppendEntry:
         """The stream entry to append."""
-        payload = {
-            "parent_id": self.parent_id,
-            "checkpoint": self.checkpoint_json,
-            "metadata": self.metadata_json,
-            "values": self.values_json,
-            "latest": self.latest.dump(),
-            "recorded_at": self.recorded_at.isoformat(),
-            "copied_from": self.copied_from,
-        }
-        return AppendEntry(
-            self.checkpoint_id, DurableRecord(CHECKPOINT_ENTRY, FORMAT_VERSION, payload)
-        )
+        record = DurableRecord(CHECKPOINT_ENTRY, FORMAT_VERSION, {"body": self.body})
+        return AppendEntry(self.checkpoint_id, record)
+
+
+_CHECKPOINT_KEYS = frozenset(
+    {"checkpoint", "metadata", "values", "parent_id", "latest", "recorded_at", "copied_from"}
+)
 
 
 @dataclass(frozen=True, slots=True)
 class RemovalEntry:
-    """Checkpoints (and their pending writes) taken out of LangGraph's view of a thread."""
+    """Checkpoints (and their pending writes, by task) taken out of LangGraph's view of a thread."""
 
     entry_id: str
     reason: str
     checkpoints: tuple[str, ...]
-    writes: Mapping[str, tuple[tuple[str, int], ...]]
+    writes: Mapping[str, tuple[str, ...]]
     latest: Latest | None
     recorded_at: datetime
     position: int = 0
 
     def append_entry(self) -> AppendEntry:
         """The stream entry to append."""
-        payload = {
+        body = {
             "reason": self.reason,
             "checkpoints": list(self.checkpoints),
-            "writes": dumps({cp: [list(w) for w in ws] for cp, ws in self.writes.items()}),
+            "writes": {cp: list(tasks) for cp, tasks in self.writes.items()},
             "latest": None if self.latest is None else self.latest.dump(),
             "recorded_at": self.recorded_at.isoformat(),
         }
-        return AppendEntry(self.entry_id, DurableRecord(REMOVAL_ENTRY, FORMAT_VERSION, payload))
+        record = DurableRecord(REMOVAL_ENTRY, FORMAT_VERSION, {"body": dumps(body)})
+        return AppendEntry(self.entry_id, record)
 
 
 ThreadEntry = CheckpointEntry | RemovalEntry
@@ -278,45 +305,53 @@ def checkpoint_texts(
 def load_entry(entry: StreamEntry) -> ThreadEntry:
     """A stored stream entry back as a checkpoint or removal entry."""
     record = entry.record
-    payload = record.payload
+    kind = (record.record_type, record.format_version)
+    body = record.payload.get("body")
+    if not isinstance(body, str) or kind not in _ENTRY_KINDS:
+        raise SerializationError(
+            f"stored thread entry {entry.id!r} at position {entry.position} is not a "
+            f"checkpoint or removal entry ({record.record_type} {record.format_version})"
+        )
+    if kind == (CHECKPOINT_ENTRY, FORMAT_VERSION):
+        return CheckpointEntry(entry.id, body, entry.position)
+    data = loads(body, f"removal entry {entry.id}")
     try:
-        if record.record_type == CHECKPOINT_ENTRY and record.format_version == FORMAT_VERSION:
-            latest = Latest.load(payload["latest"])
-            if latest is None:
-                raise SerializationError("a checkpoint entry names no latest checkpoint")
-            texts = [payload[name] for name in ("checkpoint", "metadata", "values")]
-            if not all(isinstance(text, str) for text in texts):
-                raise TypeError("checkpoint, metadata and values must be JSON text")
-            return CheckpointEntry(
-                checkpoint_id=entry.id,
-                parent_id=payload["parent_id"],
-                checkpoint_json=texts[0],
-                metadata_json=texts[1],
-                values_json=texts[2],
-                latest=latest,
-                recorded_at=datetime.fromisoformat(payload["recorded_at"]),
-                copied_from=payload["copied_from"],
-                position=entry.position,
-            )
-        if record.record_type == REMOVAL_ENTRY and record.format_version == FORMAT_VERSION:
-            writes = loads(payload["writes"], "removed writes")
-            return RemovalEntry(
-                entry_id=entry.id,
-                reason=payload["reason"],
-                checkpoints=tuple(payload["checkpoints"]),
-                writes={cp: tuple((t, int(i)) for t, i in ws) for cp, ws in writes.items()},
-                latest=Latest.load(payload["latest"]),
-                recorded_at=datetime.fromisoformat(payload["recorded_at"]),
-                position=entry.position,
-            )
+        return RemovalEntry(
+            entry_id=entry.id,
+            reason=str(data["reason"]),
+            checkpoints=tuple(str(cp) for cp in data["checkpoints"]),
+            writes={str(cp): tuple(map(str, tasks)) for cp, tasks in data["writes"].items()},
+            latest=Latest.load(data["latest"]),
+            recorded_at=datetime.fromisoformat(data["recorded_at"]),
+            position=entry.position,
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise SerializationError(
-            f"stored thread entry {entry.id!r} at position {entry.position} is malformed: {error!r}"
+            f"stored removal entry {entry.id!r} at position {entry.position} is malformed: "
+            f"{error!r}"
         ) from error
-    raise SerializationError(
-        f"stored thread entry {entry.id!r} has unknown type "
-        f"{record.record_type} {record.format_version}"
-    )
+
+
+_ENTRY_KINDS = frozenset({(CHECKPOINT_ENTRY, FORMAT_VERSION), (REMOVAL_ENTRY, FORMAT_VERSION)})
+
+
+def thread_key(thread_id: str) -> str:
+    """The key of a thread id's row: ``[thread_id]`` as JSON (a thread id may be empty)."""
+    return ThreadAddress(thread_id, "").thread
+
+
+def thread_of_key(key: str) -> str:
+    """The thread id a thread row's key names."""
+    parts = loads(key, "thread key")
+    if not isinstance(parts, list) or [type(part) for part in parts] != [str]:
+        raise SerializationError(f"stored thread key {key!r} is not [thread_id]")
+    thread_id: str = parts[0]
+    return thread_id
+
+
+def thread_record() -> DurableRecord:
+    """The payload of a thread id's row in ``langgraph.thread_ids`` (the key says it all)."""
+    return DurableRecord(THREAD_ID, FORMAT_VERSION, {})
 
 
 def pointer_record(position: int) -> DurableRecord:
@@ -334,7 +369,7 @@ def pointer_position(record: DurableRecord) -> int:
 
 @dataclass(frozen=True, slots=True)
 class PendingWriteRecord:
-    """One pending write as stored (its value by reference)."""
+    """One pending write (its value by reference) and when its task's record was written."""
 
     task_id: str
     task_path: str
@@ -343,44 +378,69 @@ class PendingWriteRecord:
     value: ValueRef
     recorded_at: datetime
 
-    def record(self) -> DurableRecord:
-        """The stored envelope."""
-        payload = {
-            "task_id": self.task_id,
-            "task_path": self.task_path,
-            "idx": self.idx,
-            "channel": self.channel,
-            "value": list(self.value),
-            "recorded_at": self.recorded_at.isoformat(),
-        }
-        return DurableRecord(PENDING_WRITE, FORMAT_VERSION, payload)
-
-    @classmethod
-    def load(cls, record: DurableRecord) -> PendingWriteRecord:
-        """A stored envelope back as a pending write."""
-        if record.record_type != PENDING_WRITE or record.format_version != FORMAT_VERSION:
-            kind = f"{record.record_type} {record.format_version}"
-            raise SerializationError(f"stored pending write has unknown type {kind}")
-        payload = record.payload
-        try:
-            kind, type_, data = payload["value"]
-            return cls(
-                str(payload["task_id"]),
-                str(payload["task_path"]),
-                int(payload["idx"]),
-                str(payload["channel"]),
-                (str(kind), str(type_), str(data)),
-                datetime.fromisoformat(payload["recorded_at"]),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise SerializationError(f"stored pending write is malformed: {error!r}") from error
-
     @property
     def sort_key(self) -> tuple[str, str, int]:
         """LangGraph's order of a super-step's writes: task path, task id, index."""
         return (self.task_path, self.task_id, self.idx)
 
 
-def write_ids(writes: Sequence[PendingWriteRecord]) -> tuple[tuple[str, int], ...]:
-    """``(task_id, idx)`` of each write, the part of its key a removal entry lists."""
-    return tuple((w.task_id, w.idx) for w in writes)
+@dataclass(frozen=True, slots=True)
+class TaskWrites:
+    """The pending writes one task made against one checkpoint: one record, keyed by task.
+
+    ``writes`` maps each write's index (its position in the task's batch,
+    or LangGraph's negative index of a special channel) to ``(channel,
+    task_path, value)``. A later batch of the same task adds to it; a
+    revision of the record is the task's writes at the time it was written.
+    """
+
+    task_id: str
+    writes: Mapping[int, tuple[str, str, ValueRef]]
+    recorded_at: datetime
+
+    def items(self) -> tuple[PendingWriteRecord, ...]:
+        """The writes, one by one."""
+        return tuple(
+            PendingWriteRecord(self.task_id, path, idx, channel, value, self.recorded_at)
+            for idx, (channel, path, value) in self.writes.items()
+        )
+
+    def record(self) -> DurableRecord:
+        """The stored envelope."""
+        body = {
+            "task_id": self.task_id,
+            "writes": [
+                [idx, channel, path, list(value)]
+                for idx, (channel, path, value) in sorted(self.writes.items())
+            ],
+            "recorded_at": self.recorded_at.isoformat(),
+        }
+        return DurableRecord(PENDING_WRITES, FORMAT_VERSION, {"body": dumps(body)})
+
+    @classmethod
+    def load(cls, record: DurableRecord) -> TaskWrites:
+        """A stored envelope back as a task's writes."""
+        body = record.payload.get("body")
+        kind = (record.record_type, record.format_version)
+        if kind != (PENDING_WRITES, FORMAT_VERSION) or not isinstance(body, str):
+            raise SerializationError(
+                f"stored pending writes have unknown type {record.record_type} "
+                f"{record.format_version}"
+            )
+        data = loads(body, "pending writes")
+        try:
+            writes: dict[int, tuple[str, str, ValueRef]] = {}
+            for idx, channel, path, (kind_, type_, value) in data["writes"]:
+                writes[int(idx)] = (str(channel), str(path), (str(kind_), str(type_), str(value)))
+            return cls(str(data["task_id"]), writes, datetime.fromisoformat(data["recorded_at"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
+
+
+def sorted_writes(tasks: Iterable[TaskWrites]) -> tuple[PendingWriteRecord, ...]:
+    """Every write of the tasks in LangGraph's order (task path, task id, index)."""
+    return tuple(sorted((w for task in tasks for w in task.items()), key=_sort_key))
+
+
+def _sort_key(write: PendingWriteRecord) -> tuple[str, str, int]:
+    return write.sort_key

@@ -8,6 +8,12 @@ pending write and the checkpoint it produces, or in a copied thread is one
 blob. A smaller value is kept inline in the checkpoint entry or write (in
 base64): a reference and a blob row would cost more than the value.
 
+A blob is stored zlib-compressed when that saves at least an eighth of it
+(attribute ``encoding``: ``zlib`` or ``identity``); its key is the digest of
+the uncompressed bytes, so a value has one key however it is stored. A blob
+already in the store is never put again (another zlib build may compress the
+same bytes differently).
+
 Blobs are written once and never deleted, so what this process has read or
 committed is cached by key: a known value is not put again, and a cached
 one is not fetched again (bytes, re-checked against their digest when
@@ -19,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -36,6 +43,10 @@ CACHE_BYTES = 32 * 1024 * 1024
 
 KNOWN_KEYS = 100_000
 """The most blob keys one saver remembers as stored."""
+
+
+Fetched = tuple[bytes, str]
+"""A blob as stored: its bytes and their encoding (``zlib`` or ``identity``)."""
 
 
 class Serde(Protocol):
@@ -77,14 +88,18 @@ class ValueStore:
         self._known: OrderedDict[str, None] = OrderedDict()
 
     def store(self, view: View, values: Iterable[EncodedValue]) -> list[str]:
-        """Put every blob not known to be stored; the keys it put (to :meth:`remember`)."""
+        """Put every blob not stored yet; the keys it checked or put (to :meth:`remember`)."""
         blobs = view.blobs(VALUES)
         put: list[str] = []
         for value in values:
             kind, type_, key = value.ref
             if kind != "blob" or value.data is None or key in put or self._is_known(key):
                 continue
-            blobs.put_if_absent(key=key, data=value.data, attributes={"type": type_})
+            if not blobs.exists(key):
+                data, encoding = _compressed(value.data)
+                blobs.put_if_absent(
+                    key=key, data=data, attributes={"type": type_, "encoding": encoding}
+                )
             put.append(key)
         return put
 
@@ -94,10 +109,11 @@ class ValueStore:
             for key in keys:
                 self._remember_key(key)
 
-    def load(self, serde: Serde, ref: ValueRef, fetch: Callable[[str], bytes]) -> Any:
+    def load(self, serde: Serde, ref: ValueRef, fetch: Callable[[str], Fetched]) -> Any:
         """The value a reference names, deserialized afresh.
 
-        ``fetch(key)`` reads a blob this process has not cached from the store.
+        ``fetch(key)`` reads a blob this process has not cached from the store: its
+        stored bytes and their ``encoding``.
         """
         kind, type_, body = ref
         if kind == "inline":
@@ -111,13 +127,14 @@ class ValueStore:
             raise SerializationError(f"stored value reference has unknown kind {kind!r}")
         return serde.loads_typed((type_, data))
 
-    def _blob(self, type_: str, key: str, fetch: Callable[[str], bytes]) -> bytes:
+    def _blob(self, type_: str, key: str, fetch: Callable[[str], Fetched]) -> bytes:
         with self._lock:
             cached = self._data.get(key)
             if cached is not None:
                 self._data.move_to_end(key)
                 return cached
-        data = fetch(key)
+        stored, encoding = fetch(key)
+        data = _decompressed(key, stored, encoding)
         if digest(type_, data) != key:
             raise SerializationError(f"stored value {key} does not match its digest")
         with self._lock:
@@ -139,3 +156,22 @@ class ValueStore:
         self._known.move_to_end(key)
         if len(self._known) > KNOWN_KEYS:
             self._known.popitem(last=False)
+
+
+def _compressed(data: bytes) -> tuple[bytes, str]:
+    """``data`` zlib-compressed if that saves at least an eighth, else as is."""
+    packed = zlib.compress(data)
+    if len(packed) <= len(data) - len(data) // 8:
+        return packed, "zlib"
+    return data, "identity"
+
+
+def _decompressed(key: str, data: bytes, encoding: str) -> bytes:
+    if encoding == "identity":
+        return data
+    if encoding == "zlib":
+        try:
+            return zlib.decompress(data)
+        except zlib.error as error:
+            raise SerializationError(f"stored value {key} does not inflate: {error}") from error
+    raise SerializationError(f"stored value {key} has unknown encoding {encoding!r}")
