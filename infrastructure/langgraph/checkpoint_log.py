@@ -240,7 +240,7 @@ class CheckpointLog:
             latest=latest,
             position=position,
         )
-        stored = self.values.store(view, values.values())
+        stored = self.values.store(view, values.values(), careful=fresh)
         self._append_checkpoint(view, address, tail.head, entry, new.run_id)
 
         def committed() -> None:
@@ -412,38 +412,40 @@ class CheckpointLog:
                     attributes=attributes,
                     record=record,
                 )
-            stored = self.values.store(view, chosen)
+            stored = self.values.store(view, chosen, careful=fresh)
             return None, lambda: self.values.remember(stored)
 
         self._write(work)
 
     # removals
-    def delete_thread(self, thread_id: str, reason: str = "delete_thread") -> None:
-        """Take every checkpoint and write of a thread (all namespaces) out of LangGraph's view."""
+    def delete_threads(self, thread_ids: Sequence[str], reason: str) -> None:
+        """Take every checkpoint and write of the threads (all namespaces) out of view, at once."""
 
         def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
-            rows = self._live_rows(view, thread_id, None)
-            writes = self._thread_writes(view, thread_id)
-            if not rows and not writes:
-                return None, None
             removed: dict[ThreadAddress, list[str]] = defaultdict(list)
-            for address, checkpoint_id, _ in rows:
-                removed[address].append(checkpoint_id)
-            for address in writes:
-                removed.setdefault(address, [])
-            view.records(CHECKPOINTS).delete_matching(
-                index="thread", equals={"thread_id": thread_id}
-            )
-            view.records(WRITES).delete_matching(index="thread", equals={"thread_id": thread_id})
-            for address, checkpoint_ids in removed.items():
-                self._append_removal(
-                    view,
-                    address=address,
-                    reason=reason,
-                    checkpoint_ids=checkpoint_ids,
-                    writes=writes.get(address, {}),
-                    latest=None,
-                )
+            for thread_id in thread_ids:
+                rows = self._live_rows(view, thread_id, None)
+                writes = self._thread_writes(view, thread_id)
+                if not rows and not writes:
+                    continue
+                touched: dict[ThreadAddress, list[str]] = defaultdict(list)
+                for address, checkpoint_id, _ in rows:
+                    touched[address].append(checkpoint_id)
+                for address in writes:
+                    touched.setdefault(address, [])
+                of_thread = {"thread_id": thread_id}
+                view.records(CHECKPOINTS).delete_matching(index="thread", equals=of_thread)
+                view.records(WRITES).delete_matching(index="thread", equals=of_thread)
+                for address, checkpoint_ids in touched.items():
+                    self._append_removal(
+                        view,
+                        address=address,
+                        reason=reason,
+                        checkpoint_ids=checkpoint_ids,
+                        writes=writes.get(address, {}),
+                        latest=None,
+                    )
+                removed.update(touched)
             return None, self._forgetting(removed)
 
         self._write(work)

@@ -205,7 +205,7 @@ class _Saver(BaseCheckpointSaver[str]):
 
         The log keeps them: :meth:`as_of` still answers for times before.
         """
-        self.log.delete_thread(str(thread_id))
+        self.log.delete_threads([str(thread_id)], "delete_thread")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Take the checkpoints whose metadata names a listed ``run_id`` (and their writes) out."""
@@ -235,8 +235,7 @@ class _Saver(BaseCheckpointSaver[str]):
         if not names:
             return
         if strategy == "delete":
-            for thread_id in names:
-                self.log.delete_thread(thread_id, reason="prune")
+            self.log.delete_threads(names, "prune")
             return
 
         def chosen(view: View) -> Any:
@@ -410,8 +409,8 @@ def _address(config: RunnableConfig) -> ThreadAddress:
     configurable = config.get("configurable") or {}
     if configurable.get("thread_id") is None:
         raise ValueError("a checkpoint config needs config['configurable']['thread_id']")
-    checkpoint_ns = configurable.get("checkpoint_ns", "")
-    return ThreadAddress(str(configurable["thread_id"]), checkpoint_ns)
+    checkpoint_ns = configurable.get("checkpoint_ns")
+    return ThreadAddress(str(configurable["thread_id"]), checkpoint_ns or "")
 
 
 def _config(address: ThreadAddress, checkpoint_id: str) -> RunnableConfig:

@@ -87,15 +87,20 @@ class ValueStore:
         self._data_bytes = 0
         self._known: OrderedDict[str, None] = OrderedDict()
 
-    def store(self, view: View, values: Iterable[EncodedValue]) -> list[str]:
-        """Put every blob not stored yet; the keys it checked or put (to :meth:`remember`)."""
+    def store(self, view: View, values: Iterable[EncodedValue], *, careful: bool) -> list[str]:
+        """Put every blob not known to be stored; the keys put (to :meth:`remember`).
+
+        A ``careful`` put first asks whether the blob is stored: a blob another
+        zlib compressed otherwise makes ``put_if_absent`` conflict, which the
+        caller's retry, careful, then steps over.
+        """
         blobs = view.blobs(VALUES)
         put: list[str] = []
         for value in values:
             kind, type_, key = value.ref
             if kind != "blob" or value.data is None or key in put or self._is_known(key):
                 continue
-            if not blobs.exists(key):
+            if not careful or not blobs.exists(key):
                 data, encoding = _compressed(value.data)
                 blobs.put_if_absent(
                     key=key, data=data, attributes={"type": type_, "encoding": encoding}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -18,8 +20,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threads import run_together
 
 from infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from infrastructure.langgraph.catalog import VALUES
+from infrastructure.langgraph.values import digest
 from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.storage import open_backend
+from infrastructure.storage import SerializationError, open_backend
 from infrastructure.storage.audit import audit_backend
 from nenjim.cli import main
 from nenjim.langgraph import AsyncNenjimSaver, CheckpointConflictError, NenjimSaver
@@ -452,3 +456,50 @@ def test_the_saver_is_safe_from_many_threads(saver: NenjimSaver) -> None:
     assert errors == []
     for index in range(6):
         assert len(_ids(saver, f"t{index}")) == 4
+
+
+# how values are stored
+def test_values_are_compressed_when_it_pays_and_checked_against_their_digest(
+    tmp_path: Any,
+) -> None:
+    store = f"sqlite://{tmp_path / 'values.db'}"
+    compressible, random_bytes = "abc" * 1000, os.urandom(4000)
+    with NenjimSaver.from_conn_string(store) as saver:
+        _put(saver, "t", values={"text": compressible, "raw": random_bytes})
+        blobs = saver.backend.view.blobs(VALUES)
+        encodings = {}
+        for name, value in (("text", compressible), ("raw", random_bytes)):
+            key = digest(*saver.serde.dumps_typed(value))
+            encodings[name] = blobs.fetch(key).attributes["encoding"]
+    assert encodings == {"text": "zlib", "raw": "identity"}
+    with sqlite3.connect(tmp_path / "values.db") as conn:
+        conn.execute(
+            "UPDATE storage_blobs SET data = ? WHERE resource = 'langgraph.values' "
+            "AND attributes LIKE '%identity%'",
+            (os.urandom(len(random_bytes) + 5),),
+        )
+    with (
+        NenjimSaver.from_conn_string(store) as fresh,  # nothing cached
+        pytest.raises(SerializationError, match="does not match its digest"),
+    ):
+        fresh.get_tuple(_config("t"))
+
+
+def test_a_namespace_of_none_is_the_root_namespace(saver: NenjimSaver) -> None:
+    checkpoint = _put(saver, "t")
+    found = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": None}})
+    assert found is not None
+    assert found.config["configurable"] == {
+        "thread_id": "t",
+        "checkpoint_ns": "",
+        "checkpoint_id": checkpoint,
+    }
+
+
+def test_prune_delete_takes_every_listed_thread_in_one_transaction(saver: NenjimSaver) -> None:
+    _put(saver, "a")
+    _put(saver, "b")
+    saver.prune(["a", "b"], strategy="delete")
+    assert list(saver.list(None)) == []
+    then = saver.as_of(_config("a"), datetime.now(UTC))
+    assert then is None
