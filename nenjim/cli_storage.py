@@ -1,7 +1,9 @@
 """``nenjim storage audit|repair --store URL [--json]``: the inline tables against the log.
 
-Both commands check the store of domain Persistence (its resource catalog)
-on SQLite or PostgreSQL; neither creates a store that does not exist.
+Both commands check a store on SQLite or PostgreSQL against the resource
+catalogs it was opened with: domain Persistence's, the LangGraph saver's, or
+both (a store opened with neither is checked as Persistence's). Neither
+creates a store that does not exist.
 
 - ``audit`` reads one consistent snapshot and prints one line per finding
   (exit 1), or ``audit OK: ...`` (exit 0).
@@ -24,10 +26,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from infrastructure.langgraph.presence import catalog_in_store
 from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.persistence.catalog import CATALOG
-from infrastructure.storage import StorageError, UnsupportedBackendError
+from infrastructure.storage import Resource, StorageError, UnsupportedBackendError
 from infrastructure.storage.audit import (
     AuditReport,
     RepairFailedError,
@@ -55,7 +59,7 @@ def add_storage_commands(groups: Any) -> None:
     storage = groups.add_parser(
         "storage",
         help="check durable state against its log",
-        description="Check the durable state of domain Persistence against its log.",
+        description="Check durable state (domain Persistence, LangGraph threads) against its log.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -78,7 +82,7 @@ def add_storage_commands(groups: Any) -> None:
 
 def audit(args: argparse.Namespace) -> int:
     """Audit the store; one line per finding."""
-    report = _checked(lambda: audit_store(args.store, CATALOG))
+    report = _checked(lambda: audit_store(args.store, _catalogs(args.store)))
     if args.json:
         print(dumps(report.as_json()))
     elif report.ok:
@@ -94,7 +98,7 @@ def audit(args: argparse.Namespace) -> int:
 def repair(args: argparse.Namespace) -> int:
     """Repair the store; refuse while the log itself has findings."""
     try:
-        result = _checked(lambda: repair_store(args.store, CATALOG))
+        result = _checked(lambda: repair_store(args.store, _catalogs(args.store)))
     except RepairRefusedError as refused:
         if args.json:
             print(dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))
@@ -112,6 +116,12 @@ def repair(args: argparse.Namespace) -> int:
         rewritten = ", ".join(f"{count} in {table}" for table, count in result.rewritten.items())
         print(f"repaired {result.before.store}: rewrote {rewritten}")
     return EXIT_OK
+
+
+def _catalogs(url: str) -> tuple[Resource, ...]:
+    """The resources of every catalog the store was opened with (Persistence's by default)."""
+    found = [c for c in (CATALOG, LANGGRAPH_CATALOG) if catalog_in_store(url, c)] or [CATALOG]
+    return tuple(resource for catalog in found for resource in catalog)
 
 
 def _checked(action: Callable[[], _T]) -> _T:

@@ -41,7 +41,7 @@ def test_the_documents_snippets_run_as_written(
     namespace: dict[str, object] = {"__name__": "__doc_snippet__"}
     for block in _runnable(document):
         if block.info == "python":
-            code = compile(block.text, block.where, "exec")
+            code = compile(block.text, block.where, "exec", dont_inherit=True)
             exec(code, namespace)
         else:
             _run_console(block, tmp_path)

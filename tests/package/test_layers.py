@@ -23,6 +23,8 @@ PUBLIC_PACKAGES = [
     "infrastructure.storage",
     "infrastructure.storage.audit",
     "infrastructure.persistence",
+    "infrastructure.langgraph",
+    "nenjim.langgraph",
     "projections",
     "journal",
     "journal.impl.ref",

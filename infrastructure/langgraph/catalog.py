@@ -1,0 +1,64 @@
+"""The saver's resource catalog: where a LangGraph thread's checkpoints, writes and values live.
+
+A catalog of its own, apart from domain Persistence's: both can share one
+store (one backend over both lists, or one backend each on the same URL).
+Resource ids are stored in every row and event: they never change.
+
+This module imports no LangGraph package, so the storage audit can name
+these resources on a machine without the ``langgraph`` extra.
+"""
+
+from __future__ import annotations
+
+from infrastructure.storage import Resource
+
+THREADS = Resource("langgraph.threads", "streams")
+"""One stream per ``(thread_id, checkpoint_ns)``, the log of that thread.
+
+Each checkpoint is appended at the head its writer read, with the checkpoint
+id as entry id (so a checkpoint is never stored twice); deletes and prunes
+append a removal entry. Nothing is ever taken out of the stream.
+"""
+
+CHECKPOINTS = Resource(
+    "langgraph.checkpoints",
+    "records",
+    attributes={"thread_id": "string", "checkpoint_ns": "string", "run_id": "nullable_string"},
+    indexes={"thread": ("thread_id",), "run": ("run_id",)},
+)
+"""The live checkpoints (LangGraph's view), one row per checkpoint pointing at its entry.
+
+Keyed by ``[thread_id, checkpoint_ns, checkpoint_id]`` (JSON); the payload
+is the entry's position in the thread's stream. Deleting a checkpoint
+deletes this row (a tombstone in the log); the stream keeps the entry.
+"""
+
+THREAD_IDS = Resource(
+    "langgraph.thread_ids",
+    "records",
+    attributes={"listed": "boolean"},
+    # ``listed`` is always true: the SPI scans by index equality only, and
+    # listing every thread (``list(None)``) needs an index every row is in.
+    indexes={"listed": ("listed",)},
+)
+"""Every thread id that ever had a checkpoint, keyed by itself (written with its first one)."""
+
+WRITES = Resource(
+    "langgraph.writes",
+    "records",
+    attributes={"thread_id": "string", "checkpoint_ns": "string", "checkpoint_id": "string"},
+    indexes={
+        "checkpoint": ("thread_id", "checkpoint_ns", "checkpoint_id"),
+        "thread": ("thread_id",),
+    },
+)
+"""Pending writes, keyed by ``[thread_id, checkpoint_ns, checkpoint_id, task_id, idx]`` (JSON)."""
+
+VALUES = Resource("langgraph.values", "blobs", attributes={"type": "string", "encoding": "string"})
+"""Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes.
+
+``type`` is the serializer's type tag; ``encoding`` is ``zlib`` or ``identity``.
+"""
+
+CATALOG: tuple[Resource, ...] = (THREADS, CHECKPOINTS, THREAD_IDS, WRITES, VALUES)
+"""Every resource of the saver."""

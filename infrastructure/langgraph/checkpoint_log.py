@@ -1,0 +1,823 @@
+"""``CheckpointLog``: LangGraph threads on a Storage SPI backend.
+
+Each ``(thread_id, checkpoint_ns)`` is a stream of ``langgraph.threads``.
+A checkpoint is appended at the head its writer last saw, so of two writers
+racing on one thread exactly one appends; the other's transaction fails on
+the stream's expected head and is run again on fresh state, where the
+parent rule decides: a step (``source`` ``input`` or ``loop``) whose parent
+is not the thread's newest checkpoint is a :class:`CheckpointConflictError`
+(another run advanced the thread), while roots, forks (``fork``) and state
+updates (``update``) only append. The checkpoint id is the entry id, so the
+stream refuses a checkpoint stored twice.
+
+LangGraph's view is the live rows of ``langgraph.checkpoints`` (one per
+checkpoint, pointing at its entry) and ``langgraph.writes`` (one per task
+and checkpoint). Deleting a
+thread, a run's checkpoints or pruning deletes those rows (tombstones in
+the log) and appends a removal entry to each stream touched, naming what
+went and the newest checkpoint left; the stream itself is never shortened,
+which is what :mod:`infrastructure.langgraph.history` reads.
+
+Every operation is one transaction: it happens whole or not at all.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from infrastructure.langgraph.catalog import (
+    CATALOG,
+    CHECKPOINTS,
+    THREAD_IDS,
+    THREADS,
+    VALUES,
+    WRITES,
+)
+from infrastructure.langgraph.errors import CheckpointConflictError
+from infrastructure.langgraph.stored import (
+    CheckpointEntry,
+    Latest,
+    PendingWriteRecord,
+    RemovalEntry,
+    TaskWrites,
+    ThreadAddress,
+    ThreadEntry,
+    ValueRef,
+    load_entry,
+    now,
+    pointer_position,
+    pointer_record,
+    sorted_writes,
+    thread_key,
+    thread_of_key,
+    thread_record,
+)
+from infrastructure.langgraph.values import EncodedValue, Fetched, Serde, ValueStore
+from infrastructure.storage import (
+    Backend,
+    ConflictError,
+    RecordEntry,
+    SerializationError,
+    UnsupportedBackendError,
+    View,
+    validate_capabilities,
+)
+
+_T = TypeVar("_T")
+
+STEP_SOURCES = frozenset({"input", "loop"})
+"""Checkpoint sources that continue the thread's newest checkpoint (the parent rule)."""
+
+ATTEMPTS = 5
+"""How often a write runs when racing writers keep moving a stream's head under it."""
+
+_TAIL_WINDOW = 8
+_TAILS = 10_000
+_FEW = 8
+
+
+@dataclass(frozen=True, slots=True)
+class NewCheckpoint:
+    """A checkpoint to append: LangGraph's ``put`` with its values serialized.
+
+    ``texts`` are the JSON texts of the checkpoint (without values) and its
+    metadata, ``versions`` its channel versions.
+
+    ``values`` holds the channels of ``new_versions``; ``unchanged`` the
+    other channels with a value, each with a function that serializes it,
+    called only when the parent's entry has no reference for that version.
+    """
+
+    address: ThreadAddress
+    checkpoint_id: str
+    parent_id: str | None
+    source: Any
+    run_id: str | None
+    texts: tuple[str, str]
+    versions: Mapping[str, Any]
+    values: Mapping[str, EncodedValue]
+    unchanged: Mapping[str, Callable[[], EncodedValue]]
+
+
+@dataclass(frozen=True, slots=True)
+class NewWrite:
+    """One pending write to store: its index and serialized value."""
+
+    channel: str
+    idx: int
+    value: EncodedValue
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCheckpoint:
+    """A live checkpoint's entry and its pending writes (in LangGraph's order)."""
+
+    address: ThreadAddress
+    entry: CheckpointEntry
+    writes: tuple[PendingWriteRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Tail:
+    """What a stream holds at its head: its length, newest live checkpoint, last checkpoint."""
+
+    head: int
+    latest: Latest | None
+    last: CheckpointEntry | None
+
+
+class CheckpointLog:
+    """The saver's storage operations over a backend registered with :data:`CATALOG`."""
+
+    def __init__(self, backend: Backend) -> None:
+        validate_capabilities(backend)
+        for resource in CATALOG:
+            if backend.resources.get(resource.id) is not resource:
+                raise UnsupportedBackendError(
+                    f"backend does not register the LangGraph resource {resource.id!r}; open it "
+                    "with infrastructure.langgraph.catalog.CATALOG"
+                )
+        self.backend = backend
+        self.values = ValueStore()
+        self._tails: OrderedDict[str, _Tail] = OrderedDict()
+        self._tails_lock = threading.Lock()
+        # SQLite lets one transaction write at a time and makes the others
+        # poll with sleeps; queueing this process's transactions on a lock
+        # instead keeps concurrent callers from sleeping through free time.
+        self._serial: threading.Lock | None = (
+            threading.Lock() if getattr(backend.driver, "kind", None) == "sqlite" else None
+        )
+
+    # transactions
+    @contextmanager
+    def transaction(self) -> Iterator[View]:
+        """One transaction on the backend (queued behind this process's others on SQLite)."""
+        serial: AbstractContextManager[Any] = self._serial or nullcontext()
+        with serial, self.backend.transaction() as view:
+            yield view
+
+    def _write(self, work: Callable[[View, bool], tuple[_T, Callable[[], None] | None]]) -> _T:
+        """Run ``work(view, fresh)`` in a transaction, again on a conflict with another writer.
+
+        The first attempt may trust what this process last saw of a stream
+        (``fresh`` False); a stale view fails on the stream's expected head
+        and the next attempts read everything anew. ``work`` returns its
+        result and what to do once the transaction committed.
+        """
+        for attempt in range(ATTEMPTS):
+            try:
+                with self.transaction() as view:
+                    result, committed = work(view, attempt > 0)
+            except CheckpointConflictError:
+                raise
+            except ConflictError:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                continue
+            if committed is not None:
+                committed()
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # checkpoints
+    def put(self, new: NewCheckpoint) -> None:
+        """Append ``new`` to its thread (idempotent for the very same checkpoint)."""
+        self._write(lambda view, fresh: self._put(view, new, fresh))
+
+    def _put(
+        self, view: View, new: NewCheckpoint, fresh: bool
+    ) -> tuple[None, Callable[[], None] | None]:
+        address = new.address
+        tail = None if fresh else self._cached_tail(address.stream)
+        if tail is None:
+            tail = self._read_tail(view, address.stream)
+        repeated = tail.last is not None and tail.last.checkpoint_id == new.checkpoint_id
+        if (fresh or repeated) and self._already_stored(view, new):
+            return None, None
+        newest = None if tail.latest is None else tail.latest.checkpoint_id
+        if new.parent_id is not None and new.source in STEP_SOURCES and new.parent_id != newest:
+            if not fresh and self._already_stored(view, new):
+                return None, None
+            raise CheckpointConflictError(
+                f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} (namespace "
+                f"{address.checkpoint_ns!r}) continues checkpoint {new.parent_id}, but the "
+                f"thread's newest checkpoint is {newest}: another run advanced the thread"
+            )
+        values = dict(new.values)
+        if new.unchanged:
+            parent = (
+                tail.last
+                if tail.last is not None and tail.last.checkpoint_id == new.parent_id
+                else self._live_entry(view, address, new.parent_id)
+            )
+            parent_versions = {} if parent is None else parent.versions
+            parent_refs = {} if parent is None else parent.values
+            for channel, encode in new.unchanged.items():
+                ref = None
+                if channel in parent_versions and parent_versions[channel] == new.versions.get(
+                    channel
+                ):
+                    ref = parent_refs.get(channel)
+                values[channel] = EncodedValue(ref) if ref is not None else encode()
+        position = tail.head + 1
+        latest = (
+            Latest(new.checkpoint_id, position)
+            if newest is None or new.checkpoint_id > newest
+            else tail.latest
+        )
+        assert latest is not None
+        entry = CheckpointEntry.create(
+            checkpoint_id=new.checkpoint_id,
+            parent_id=new.parent_id,
+            texts=new.texts,
+            values={channel: value.ref for channel, value in values.items()},
+            latest=latest,
+            position=position,
+        )
+        stored = self.values.store(view, values.values(), careful=fresh)
+        self._append_checkpoint(view, address, tail.head, entry, new.run_id)
+
+        def committed() -> None:
+            self.values.remember(stored)
+            self._remember_tail(address.stream, _Tail(position, latest, entry))
+
+        return None, committed
+
+    def _append_checkpoint(
+        self,
+        view: View,
+        address: ThreadAddress,
+        head: int,
+        entry: CheckpointEntry,
+        run_id: str | None,
+    ) -> None:
+        if head == 0:
+            self._register(view, address.thread_id)
+        view.streams(THREADS).append(
+            stream=address.stream, expected_head=head, entries=[entry.append_entry()]
+        )
+        view.records(CHECKPOINTS).insert(
+            key=address.checkpoint_key(entry.checkpoint_id),
+            revision=1,
+            attributes={
+                "thread_id": address.thread_id,
+                "checkpoint_ns": address.checkpoint_ns,
+                "run_id": run_id,
+            },
+            record=pointer_record(entry.position),
+        )
+
+    def _already_stored(self, view: View, new: NewCheckpoint) -> bool:
+        """True if ``new`` is stored live as is; a conflict if stored otherwise or deleted."""
+        address = new.address
+        key = address.checkpoint_key(new.checkpoint_id)
+        where = (
+            f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} "
+            f"(namespace {address.checkpoint_ns!r})"
+        )
+        records = view.records(CHECKPOINTS)
+        row = records.read(key)
+        if row is None and records.history(key):
+            # Under READ COMMITTED a racing put may commit between the read and
+            # the history; a row once stored stays until it is deleted.
+            row = records.read(key)
+            if row is None:
+                raise CheckpointConflictError(
+                    f"{where} was stored before and deleted since; a checkpoint id is written once"
+                )
+        if row is None:
+            return False
+        stored = self._entry_at(view, address, pointer_position(row.record))
+        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts):
+            return True
+        raise CheckpointConflictError(f"{where} is already stored with other content")
+
+    def get(self, address: ThreadAddress, checkpoint_id: str | None) -> LoadedCheckpoint | None:
+        """The live checkpoint ``checkpoint_id``, or the newest one; ``None`` if there is none."""
+        with self.transaction() as view:
+            if checkpoint_id is None:
+                tail = self._read_tail(view, address.stream)
+                if tail.latest is None:
+                    return None
+                if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id:
+                    entry = tail.last
+                else:
+                    entry = self._entry_at(view, address, tail.latest.position)
+            else:
+                found = self._live_entry(view, address, checkpoint_id)
+                if found is None:
+                    return None
+                entry = found
+            return LoadedCheckpoint(
+                address, entry, self._writes(view, address, entry.checkpoint_id)
+            )
+
+    def select(
+        self,
+        *,
+        thread_id: str | None,
+        checkpoint_ns: str | None,
+        checkpoint_id: str | None,
+        before: str | None,
+        limit: int | None,
+        matches: Callable[[Mapping[str, Any]], bool] | None,
+    ) -> list[LoadedCheckpoint]:
+        """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them."""
+        with self.transaction() as view:
+            candidates = [
+                (address, found_id, position)
+                for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
+                if (checkpoint_id is None or found_id == checkpoint_id)
+                and (before is None or found_id < before)
+            ]
+            candidates.sort(key=lambda c: c[1], reverse=True)
+            if matches is None and limit is not None:
+                candidates = candidates[:limit]
+            entries = self._entries_at(view, candidates)
+            chosen: list[tuple[ThreadAddress, CheckpointEntry]] = []
+            for address, _, position in candidates:
+                entry = entries[(address, position)]
+                if matches is None or matches(entry.metadata_view):
+                    chosen.append((address, entry))
+                    if limit is not None and len(chosen) >= limit:
+                        break
+            writes = self._writes_of(view, chosen)
+        return [
+            LoadedCheckpoint(address, entry, writes.get((address, entry.checkpoint_id), ()))
+            for address, entry in chosen
+        ]
+
+    # pending writes
+    def put_writes(
+        self,
+        address: ThreadAddress,
+        checkpoint_id: str,
+        task_id: str,
+        task_path: str,
+        writes: Sequence[NewWrite],
+        *,
+        overwrite: bool,
+    ) -> None:
+        """Store a task's writes; present ones are kept, or replaced when ``overwrite``.
+
+        A write may come before its checkpoint is committed (LangGraph saves
+        in the background), so a checkpoint not stored yet is accepted; one
+        that was stored and deleted is not.
+        """
+
+        def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
+            key = address.checkpoint_key(checkpoint_id)
+            checkpoints = view.records(CHECKPOINTS)
+            # Read again after the history: under READ COMMITTED the checkpoint
+            # may commit between the first read and the history, but a row once
+            # stored stays until it is deleted.
+            if (
+                checkpoints.read(key) is None
+                and checkpoints.history(key)
+                and checkpoints.read(key) is None
+            ):
+                raise CheckpointConflictError(
+                    f"pending writes of task {task_id!r} name checkpoint {checkpoint_id} of "
+                    f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}), which "
+                    "was deleted"
+                )
+            records = view.records(WRITES)
+            task_key = address.task_key(checkpoint_id, task_id)
+            found = records.read(task_key)
+            existing = None if found is None else TaskWrites.load(found.record)
+            merged = dict(existing.writes) if existing is not None else {}
+            chosen = []
+            for write in writes:
+                if write.idx in merged and not overwrite:
+                    continue
+                merged[write.idx] = (write.channel, task_path, write.value.ref)
+                chosen.append(write.value)
+            if not chosen:
+                return None, None
+            record = TaskWrites(task_id, merged, now()).record()
+            attributes = self._of(address, checkpoint_id)
+            if found is None:
+                records.insert(key=task_key, revision=1, attributes=attributes, record=record)
+            else:
+                records.replace(
+                    key=task_key,
+                    expected_revision=found.revision,
+                    next_revision=found.revision + 1,
+                    attributes=attributes,
+                    record=record,
+                )
+            stored = self.values.store(view, chosen, careful=fresh)
+            return None, lambda: self.values.remember(stored)
+
+        self._write(work)
+
+    # removals
+    def delete_threads(self, thread_ids: Sequence[str], reason: str) -> None:
+        """Take every checkpoint and write of the threads (all namespaces) out of view, at once."""
+
+        def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
+            removed: dict[ThreadAddress, list[str]] = defaultdict(list)
+            for thread_id in thread_ids:
+                rows = self._live_rows(view, thread_id, None)
+                writes = self._thread_writes(view, thread_id)
+                if not rows and not writes:
+                    continue
+                touched: dict[ThreadAddress, list[str]] = defaultdict(list)
+                for address, checkpoint_id, _ in rows:
+                    touched[address].append(checkpoint_id)
+                for address in writes:
+                    touched.setdefault(address, [])
+                of_thread = {"thread_id": thread_id}
+                view.records(CHECKPOINTS).delete_matching(index="thread", equals=of_thread)
+                view.records(WRITES).delete_matching(index="thread", equals=of_thread)
+                for address, checkpoint_ids in touched.items():
+                    self._append_removal(
+                        view,
+                        address=address,
+                        reason=reason,
+                        checkpoint_ids=checkpoint_ids,
+                        writes=writes.get(address, {}),
+                        latest=None,
+                    )
+                removed.update(touched)
+            return None, self._forgetting(removed)
+
+        self._write(work)
+
+    def delete_checkpoints(
+        self, chosen: Callable[[View], Mapping[ThreadAddress, set[str]]], reason: str
+    ) -> None:
+        """Take the checkpoints ``chosen(view)`` names, and their writes, out of view."""
+
+        def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
+            touched = []
+            for address, checkpoint_ids in chosen(view).items():
+                if not checkpoint_ids:
+                    continue
+                live = {
+                    found: position
+                    for _, found, position in self._live_rows(
+                        view, address.thread_id, address.checkpoint_ns
+                    )
+                }
+                kept = sorted(set(live) - checkpoint_ids)
+                latest = Latest(kept[-1], live[kept[-1]]) if kept else None
+                removed_writes = {}
+                for checkpoint_id in sorted(checkpoint_ids):
+                    equals = self._of(address, checkpoint_id)
+                    present = view.records(WRITES).scan(index="checkpoint", equals=equals)
+                    if present:
+                        removed_writes[checkpoint_id] = tuple(
+                            TaskWrites.load(row.record).task_id for row in present
+                        )
+                        view.records(WRITES).delete_matching(index="checkpoint", equals=equals)
+                    view.records(CHECKPOINTS).delete(key=address.checkpoint_key(checkpoint_id))
+                self._append_removal(
+                    view,
+                    address=address,
+                    reason=reason,
+                    checkpoint_ids=sorted(checkpoint_ids),
+                    writes=removed_writes,
+                    latest=latest,
+                )
+                touched.append(address)
+            return None, self._forgetting(touched)
+
+        self._write(work)
+
+    def runs(self, view: View, run_ids: Sequence[str]) -> Mapping[ThreadAddress, set[str]]:
+        """The live checkpoints whose metadata names one of ``run_ids``, by thread."""
+        found: dict[ThreadAddress, set[str]] = defaultdict(set)
+        for run_id in run_ids:
+            for row in view.records(CHECKPOINTS).scan(index="run", equals={"run_id": run_id}):
+                address, checkpoint_id = ThreadAddress.of_key(row.key)
+                found[address].add(checkpoint_id)
+        return found
+
+    def all_but_latest(
+        self, view: View, thread_ids: Sequence[str]
+    ) -> Mapping[ThreadAddress, set[str]]:
+        """Every live checkpoint of the threads but the newest of each namespace."""
+        found: dict[ThreadAddress, set[str]] = defaultdict(set)
+        for thread_id in thread_ids:
+            for address, checkpoint_id, _ in self._live_rows(view, thread_id, None):
+                found[address].add(checkpoint_id)
+        return {address: ids - {max(ids)} for address, ids in found.items()}
+
+    def live_metadata(self, view: View, thread_id: str) -> Iterator[Mapping[str, Any]]:
+        """The metadata of every live checkpoint of a thread."""
+        rows = self._live_rows(view, thread_id, None)
+        for entry in self._entries_at(view, rows).values():
+            yield entry.metadata_view
+
+    # copies
+    def copy_thread(self, source: str, target: str) -> None:
+        """Append every live checkpoint and write of ``source`` to ``target``, ids kept."""
+
+        def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
+            if self._live_rows(view, target, None, limit=1):
+                raise CheckpointConflictError(
+                    f"cannot copy thread {source!r} into thread {target!r}: the target has "
+                    "checkpoints (delete it first)"
+                )
+            rows = self._live_rows(view, source, None)
+            entries = self._entries_at(view, rows)
+            writes = view.records(WRITES).scan(index="thread", equals={"thread_id": source})
+            by_address: dict[ThreadAddress, list[CheckpointEntry]] = defaultdict(list)
+            for (address, _), entry in entries.items():
+                by_address[address].append(entry)
+            for address, copied in by_address.items():
+                destination = ThreadAddress(target, address.checkpoint_ns)
+                tail = self._read_tail(view, destination.stream)
+                head, latest = tail.head, tail.latest
+                for original in sorted(copied, key=lambda e: e.checkpoint_id):
+                    head += 1
+                    if latest is None or original.checkpoint_id > latest.checkpoint_id:
+                        latest = Latest(original.checkpoint_id, head)
+                    entry = original.copied(latest=latest, position=head, copied_from=source)
+                    run_id = original.metadata_view.get("run_id")
+                    self._append_checkpoint(
+                        view,
+                        destination,
+                        head - 1,
+                        entry,
+                        run_id if isinstance(run_id, str) else None,
+                    )
+            recorded_at = now()
+            for row in writes:
+                ns, checkpoint_id = _write_of(row)
+                task = TaskWrites.load(row.record)
+                destination = ThreadAddress(target, ns)
+                view.records(WRITES).insert(
+                    key=destination.task_key(checkpoint_id, task.task_id),
+                    revision=1,
+                    attributes=self._of(destination, checkpoint_id),
+                    record=TaskWrites(task.task_id, task.writes, recorded_at).record(),
+                )
+            targets = [ThreadAddress(target, address.checkpoint_ns) for address in by_address]
+            return None, self._forgetting(targets)
+
+        self._write(work)
+
+    # history
+    def thread_entries(self, address: ThreadAddress) -> tuple[ThreadEntry, ...]:
+        """Every entry ever appended to a thread's stream, oldest first."""
+        with self.transaction() as view:
+            return tuple(
+                load_entry(entry) for entry in view.streams(THREADS).read(stream=address.stream)
+            )
+
+    def task_revisions(
+        self, address: ThreadAddress, checkpoint_id: str, task_ids: Sequence[str]
+    ) -> list[TaskWrites]:
+        """Every revision ever stored of the named tasks' writes against a checkpoint."""
+        with self.transaction() as view:
+            records = view.records(WRITES)
+            return [
+                TaskWrites.load(revision.record)
+                for task_id in task_ids
+                for revision in records.history(address.task_key(checkpoint_id, task_id))
+            ]
+
+    def writes(self, address: ThreadAddress, checkpoint_id: str) -> tuple[PendingWriteRecord, ...]:
+        """The live pending writes of a checkpoint."""
+        with self.transaction() as view:
+            return self._writes(view, address, checkpoint_id)
+
+    def load(self, serde: Serde, ref: ValueRef) -> Any:
+        """A stored value (a blob not in this process's cache is read in a transaction)."""
+        return self.values.load(serde, ref, self._fetch_blob)
+
+    def _fetch_blob(self, key: str) -> Fetched:
+        with self.transaction() as view:
+            blob = view.blobs(VALUES).fetch(key)
+        return blob.data, str(blob.attributes["encoding"])
+
+    # reading helpers
+    def _cached_tail(self, stream: str) -> _Tail | None:
+        with self._tails_lock:
+            return self._tails.get(stream)
+
+    def _remember_tail(self, stream: str, tail: _Tail) -> None:
+        with self._tails_lock:
+            known = self._tails.get(stream)
+            if known is None or known.head <= tail.head:
+                self._tails[stream] = tail
+                self._tails.move_to_end(stream)
+                if len(self._tails) > _TAILS:
+                    self._tails.popitem(last=False)
+
+    def _forgetting(self, addresses: Iterable[ThreadAddress]) -> Callable[[], None]:
+        """What to do after a commit that appended to these streams behind the tail cache."""
+        streams = [address.stream for address in addresses]
+
+        def forget() -> None:
+            with self._tails_lock:
+                for stream in streams:
+                    self._tails.pop(stream, None)
+
+        return forget
+
+    def _read_tail(self, view: View, stream: str) -> _Tail:
+        """The stream's head and tail as stored now (this process's last view narrows the read)."""
+        streams = view.streams(THREADS)
+        hint = self._cached_tail(stream)
+        last = None
+        if hint is not None:
+            window = streams.read(stream=stream, after=hint.head - 1, limit=_TAIL_WINDOW)
+            if window and len(window) < _TAIL_WINDOW and window[0].position == hint.head:
+                last = window[-1]
+        if last is None:
+            head = streams.head(stream=stream)
+            if head == 0:
+                return _Tail(0, None, None)
+            last = streams.read(stream=stream, after=head - 1, limit=1)[0]
+        entry = load_entry(last)
+        tail = _Tail(
+            last.position, entry.latest, entry if isinstance(entry, CheckpointEntry) else None
+        )
+        self._remember_tail(stream, tail)
+        return tail
+
+    def _entry_at(self, view: View, address: ThreadAddress, position: int) -> CheckpointEntry:
+        found = view.streams(THREADS).read(stream=address.stream, after=position - 1, limit=1)
+        entry = load_entry(found[0]) if found else None
+        if not isinstance(entry, CheckpointEntry) or entry.position != position:
+            raise SerializationError(
+                f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}) has no "
+                f"checkpoint entry at position {position}"
+            )
+        return entry
+
+    def _live_entry(
+        self, view: View, address: ThreadAddress, checkpoint_id: str | None
+    ) -> CheckpointEntry | None:
+        if checkpoint_id is None:
+            return None
+        row = view.records(CHECKPOINTS).read(address.checkpoint_key(checkpoint_id))
+        if row is None:
+            return None
+        entry = self._entry_at(view, address, pointer_position(row.record))
+        if entry.checkpoint_id != checkpoint_id:
+            raise SerializationError(
+                f"the live row of checkpoint {checkpoint_id} points at entry {entry.checkpoint_id}"
+            )
+        return entry
+
+    def _register(self, view: View, thread_id: str) -> None:
+        """Record a thread id in ``langgraph.thread_ids`` unless it is there."""
+        thread_ids, key = view.records(THREAD_IDS), thread_key(thread_id)
+        if thread_ids.read(key) is None:
+            thread_ids.insert(
+                key=key, revision=1, attributes={"listed": True}, record=thread_record()
+            )
+
+    def _live_rows(
+        self,
+        view: View,
+        thread_id: str | None,
+        checkpoint_ns: str | None,
+        *,
+        limit: int | None = None,
+    ) -> list[tuple[ThreadAddress, str, int]]:
+        """``(address, checkpoint id, position)`` of the live checkpoints selected."""
+        if thread_id is None:
+            found = []
+            for row in view.records(THREAD_IDS).scan(index="listed", equals={"listed": True}):
+                found.extend(self._live_rows(view, thread_of_key(row.key), checkpoint_ns))
+                if limit is not None and len(found) >= limit:
+                    return found[:limit]
+            return found
+        rows = view.records(CHECKPOINTS).scan(
+            index="thread",
+            equals={"thread_id": thread_id},
+            limit=limit if checkpoint_ns is None else None,
+        )
+        selected = []
+        for row in rows:
+            address, checkpoint_id = ThreadAddress.of_key(row.key)
+            if checkpoint_ns is None or address.checkpoint_ns == checkpoint_ns:
+                selected.append((address, checkpoint_id, pointer_position(row.record)))
+        return selected
+
+    def _entries_at(
+        self, view: View, rows: Sequence[tuple[ThreadAddress, str, int]]
+    ) -> dict[tuple[ThreadAddress, int], CheckpointEntry]:
+        """The entries at the rows' positions: one range read per stream."""
+        positions: dict[ThreadAddress, list[int]] = defaultdict(list)
+        for address, _, position in rows:
+            positions[address].append(position)
+        entries: dict[tuple[ThreadAddress, int], CheckpointEntry] = {}
+        for address, wanted in positions.items():
+            first, last = min(wanted), max(wanted)
+            wanted_set = set(wanted)
+            for stored in view.streams(THREADS).read(
+                stream=address.stream, after=first - 1, limit=last - first + 1
+            ):
+                if stored.position in wanted_set:
+                    entry = load_entry(stored)
+                    if not isinstance(entry, CheckpointEntry):
+                        raise SerializationError(
+                            f"a live checkpoint of thread {address.thread_id!r} points at "
+                            f"removal entry {entry.entry_id}"
+                        )
+                    entries[(address, stored.position)] = entry
+            missing = wanted_set - {p for (a, p) in entries if a == address}
+            if missing:
+                raise SerializationError(
+                    f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}) has no "
+                    f"entries at positions {sorted(missing)}"
+                )
+        return entries
+
+    @staticmethod
+    def _of(address: ThreadAddress, checkpoint_id: str) -> dict[str, Any]:
+        return {
+            "thread_id": address.thread_id,
+            "checkpoint_ns": address.checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+
+    def _writes(
+        self, view: View, address: ThreadAddress, checkpoint_id: str
+    ) -> tuple[PendingWriteRecord, ...]:
+        equals = self._of(address, checkpoint_id)
+        rows = view.records(WRITES).scan(index="checkpoint", equals=equals)
+        return sorted_writes(TaskWrites.load(row.record) for row in rows)
+
+    def _writes_of(
+        self, view: View, chosen: Sequence[tuple[ThreadAddress, CheckpointEntry]]
+    ) -> dict[tuple[ThreadAddress, str], tuple[PendingWriteRecord, ...]]:
+        """The writes of each chosen checkpoint: per checkpoint for a few, per thread for more."""
+        per_thread: dict[str, list[tuple[ThreadAddress, CheckpointEntry]]] = defaultdict(list)
+        for address, entry in chosen:
+            per_thread[address.thread_id].append((address, entry))
+        found: dict[tuple[ThreadAddress, str], tuple[PendingWriteRecord, ...]] = {}
+        for thread_id, items in per_thread.items():
+            if len(items) <= _FEW:
+                for address, entry in items:
+                    found[(address, entry.checkpoint_id)] = self._writes(
+                        view, address, entry.checkpoint_id
+                    )
+                continue
+            grouped: dict[tuple[ThreadAddress, str], list[TaskWrites]] = defaultdict(list)
+            for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
+                ns, checkpoint_id = _write_of(row)
+                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(
+                    TaskWrites.load(row.record)
+                )
+            for key, tasks in grouped.items():
+                found[key] = sorted_writes(tasks)
+        return found
+
+    def _thread_writes(
+        self, view: View, thread_id: str
+    ) -> dict[ThreadAddress, dict[str, tuple[str, ...]]]:
+        """The task ids of every live write record of a thread, by namespace and checkpoint."""
+        grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
+            ns, checkpoint_id = _write_of(row)
+            task = TaskWrites.load(row.record)
+            grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
+        return {
+            address: {cp: tuple(tasks) for cp, tasks in per_cp.items()}
+            for address, per_cp in grouped.items()
+        }
+
+    def _append_removal(
+        self,
+        view: View,
+        *,
+        address: ThreadAddress,
+        reason: str,
+        checkpoint_ids: Sequence[str],
+        writes: Mapping[str, tuple[str, ...]],
+        latest: Latest | None,
+    ) -> None:
+        tail = self._read_tail(view, address.stream)
+        removal = RemovalEntry(
+            entry_id=f"removal:{uuid.uuid4()}",
+            reason=reason,
+            checkpoints=tuple(checkpoint_ids),
+            writes=writes,
+            latest=latest,
+            recorded_at=now(),
+            position=tail.head + 1,
+        )
+        view.streams(THREADS).append(
+            stream=address.stream, expected_head=tail.head, entries=[removal.append_entry()]
+        )
+
+
+def _write_of(row: RecordEntry) -> tuple[str, str]:
+    """The namespace and checkpoint id a pending write's row is filed under."""
+    ns, checkpoint_id = row.attributes["checkpoint_ns"], row.attributes["checkpoint_id"]
+    if not isinstance(ns, str) or not isinstance(checkpoint_id, str):
+        raise SerializationError(f"stored pending write {row.key} has malformed attributes")
+    return ns, checkpoint_id

@@ -1,0 +1,446 @@
+"""What the saver stores: thread addresses and keys, and the three stored shapes.
+
+- A **checkpoint entry** (stream ``langgraph.threads``, entry id = the
+  checkpoint id): the checkpoint without its channel values, its metadata,
+  its parent, a reference for each channel value, the newest live
+  checkpoint of the thread once it is appended, and when it was recorded.
+- A **removal entry** (same stream): which checkpoints (and which of their
+  pending writes) a delete, a run delete or a prune took out of LangGraph's
+  view, the newest live checkpoint left, and when.
+- A **task's pending writes** (records ``langgraph.writes``, one per task
+  and checkpoint): for each write its index, channel, task path and a
+  reference to its value, and when the record was written.
+
+Each envelope's payload is one field, ``body``: the shape as compact JSON
+*text*. The storage layer renders and re-checks every envelope in Canonical
+JSON, value by value in Python; one text field takes it one step, where the
+versions, seen-versions, metadata and references of a checkpoint would take
+hundreds. The text escapes non-ASCII, so any LangGraph string (NUL and lone
+surrogates included) can be stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from infrastructure.storage import AppendEntry, DurableRecord, SerializationError, StreamEntry
+from infrastructure.storage.scalars import MAX_KEY_BYTES
+
+FORMAT_VERSION = "1.0"
+CHECKPOINT_ENTRY = "langgraph.checkpoint"
+REMOVAL_ENTRY = "langgraph.removal"
+CHECKPOINT_POINTER = "langgraph.checkpoint_pointer"
+THREAD_ID = "langgraph.thread_id"
+PENDING_WRITES = "langgraph.pending_writes"
+
+ValueRef = tuple[str, str, str]
+"""``("inline", type, base64 bytes)`` or ``("blob", type, "sha256:<hex>")``."""
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text, non-ASCII escaped (so NUL and lone surrogates survive)."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def loads(text: str, what: str) -> Any:
+    """Parse stored JSON text; ``SerializationError`` naming ``what`` if it is not JSON."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise SerializationError(f"stored {what} is not JSON text: {error}") from error
+
+
+def now() -> datetime:
+    """The time a write is recorded: this process's clock, in UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadAddress:
+    """One LangGraph thread and checkpoint namespace: one stream of the log."""
+
+    thread_id: str
+    checkpoint_ns: str
+
+    def __post_init__(self) -> None:
+        for name in ("thread_id", "checkpoint_ns"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+            if "\0" in value:
+                raise ValueError(f"{name} {value!r} contains NUL, which the store cannot index")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{name} {value!r} is not valid UTF-8") from None
+
+    @property
+    def thread(self) -> str:
+        """The thread's own key: ``[thread_id]`` as JSON."""
+        return self._key(self.thread_id)
+
+    @property
+    def stream(self) -> str:
+        """The stream name: ``[thread_id, checkpoint_ns]`` as JSON."""
+        return self._key(self.thread_id, self.checkpoint_ns)
+
+    def checkpoint_key(self, checkpoint_id: str) -> str:
+        """The key of a checkpoint's live row."""
+        return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id)
+
+    def task_key(self, checkpoint_id: str, task_id: str) -> str:
+        """The key of a task's pending writes against a checkpoint."""
+        return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id, task_id)
+
+    def _key(self, *parts: str | int) -> str:
+        key = dumps(list(parts))
+        size = len(key.encode("utf-8"))
+        if size > MAX_KEY_BYTES:
+            raise ValueError(
+                f"thread {self.thread_id!r} (namespace {self.checkpoint_ns!r}) makes a storage "
+                f"key of {size} bytes; ids together may take at most {MAX_KEY_BYTES}"
+            )
+        return key
+
+    @classmethod
+    def of_key(cls, key: str) -> tuple[ThreadAddress, str]:
+        """The address and checkpoint id a checkpoint row's key names."""
+        parts = loads(key, "checkpoint key")
+        if not (
+            isinstance(parts, list) and len(parts) == 3 and all(isinstance(p, str) for p in parts)
+        ):
+            raise SerializationError(f"stored checkpoint key {key!r} is not [thread, ns, id]")
+        return cls(parts[0], parts[1]), parts[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """The newest live checkpoint of a thread: its id and its entry's stream position."""
+
+    checkpoint_id: str
+    position: int
+
+    def dump(self) -> list[Any]:
+        """JSON form."""
+        return [self.checkpoint_id, self.position]
+
+    @classmethod
+    def load(cls, value: Any) -> Latest | None:
+        """From JSON form (``None`` for a thread with no live checkpoint)."""
+        if value is None:
+            return None
+        if not (isinstance(value, list) and len(value) == 2):
+            raise SerializationError(f"stored latest pointer {value!r} is not [id, position]")
+        checkpoint_id, position = value
+        if not isinstance(checkpoint_id, str) or not isinstance(position, int):
+            raise SerializationError(f"stored latest pointer {value!r} is not [id, position]")
+        return cls(checkpoint_id, position)
+
+
+class CheckpointEntry:
+    """A checkpoint as its thread's stream holds it (channel values by reference).
+
+    ``body`` is the stored JSON text; it is parsed once, for read-only use
+    here, and :meth:`fresh` parses the checkpoint and metadata anew for a
+    caller to own.
+    """
+
+    __slots__ = ("_data", "body", "checkpoint_id", "position")
+
+    def __init__(self, checkpoint_id: str, body: str, position: int) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.body = body
+        self.position = position
+        data = loads(body, f"checkpoint entry {checkpoint_id}")
+        if not isinstance(data, dict) or not set(data) >= _CHECKPOINT_KEYS:
+            raise SerializationError(f"stored checkpoint entry {checkpoint_id} is malformed")
+        self._data: dict[str, Any] = data
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        checkpoint_id: str,
+        parent_id: str | None,
+        texts: tuple[str, str],
+        values: Mapping[str, ValueRef],
+        latest: Latest,
+        position: int,
+        copied_from: str | None = None,
+    ) -> CheckpointEntry:
+        """A new entry, recorded now; ``texts`` come from :func:`checkpoint_texts`."""
+        body = (
+            f'{{"checkpoint":{texts[0]},"metadata":{texts[1]},"values":{dumps(values)},'
+            f'"parent_id":{dumps(parent_id)},"latest":{dumps(latest.dump())},'
+            f'"recorded_at":{dumps(now().isoformat())},"copied_from":{dumps(copied_from)}}}'
+        )
+        return cls(checkpoint_id, body, position)
+
+    @property
+    def parent_id(self) -> str | None:
+        """The checkpoint this one continues, if any."""
+        parent: str | None = self._data["parent_id"]
+        return parent
+
+    @property
+    def latest(self) -> Latest:
+        """The thread's newest live checkpoint once this entry was appended."""
+        latest = Latest.load(self._data["latest"])
+        if latest is None:
+            raise SerializationError(f"checkpoint entry {self.checkpoint_id} names no latest")
+        return latest
+
+    @property
+    def recorded_at(self) -> datetime:
+        """When the writer recorded the entry."""
+        return datetime.fromisoformat(self._data["recorded_at"])
+
+    @property
+    def copied_from(self) -> str | None:
+        """The thread this checkpoint was copied from, if any."""
+        source: str | None = self._data["copied_from"]
+        return source
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        """The JSON texts of the checkpoint and its metadata, as :func:`checkpoint_texts` makes."""
+        return dumps(self._data["checkpoint"]), dumps(self._data["metadata"])
+
+    @property
+    def metadata_view(self) -> Mapping[str, Any]:
+        """The metadata, to read only."""
+        metadata: Mapping[str, Any] = self._data["metadata"]
+        return metadata
+
+    @property
+    def values(self) -> dict[str, ValueRef]:
+        """Each channel's value reference."""
+        refs = self._data["values"]
+        return {channel: (ref[0], ref[1], ref[2]) for channel, ref in refs.items()}
+
+    @property
+    def versions(self) -> Mapping[str, Any]:
+        """The checkpoint's channel versions, to read only."""
+        versions: Mapping[str, Any] = self._data["checkpoint"].get("channel_versions", {})
+        return versions
+
+    def fresh(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkpoint (without values) and its metadata, parsed anew for the caller."""
+        data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")
+        return data["checkpoint"], data["metadata"]
+
+    def copied(self, *, latest: Latest, position: int, copied_from: str) -> CheckpointEntry:
+        """This checkpoint as another thread's entry, recorded now."""
+        return CheckpointEntry.create(
+            checkpoint_id=self.checkpoint_id,
+            parent_id=self.parent_id,
+            texts=self.texts,
+            values=self.values,
+            latest=latest,
+            position=position,
+            copied_from=copied_from,
+        )
+
+    def append_entry(self) -> AppendEntry:
+        """The stream entry to append."""
+        record = DurableRecord(CHECKPOINT_ENTRY, FORMAT_VERSION, {"body": self.body})
+        return AppendEntry(self.checkpoint_id, record)
+
+
+_CHECKPOINT_KEYS = frozenset(
+    {"checkpoint", "metadata", "values", "parent_id", "latest", "recorded_at", "copied_from"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalEntry:
+    """Checkpoints (and their pending writes, by task) taken out of LangGraph's view of a thread."""
+
+    entry_id: str
+    reason: str
+    checkpoints: tuple[str, ...]
+    writes: Mapping[str, tuple[str, ...]]
+    latest: Latest | None
+    recorded_at: datetime
+    position: int = 0
+
+    def append_entry(self) -> AppendEntry:
+        """The stream entry to append."""
+        body = {
+            "reason": self.reason,
+            "checkpoints": list(self.checkpoints),
+            "writes": {cp: list(tasks) for cp, tasks in self.writes.items()},
+            "latest": None if self.latest is None else self.latest.dump(),
+            "recorded_at": self.recorded_at.isoformat(),
+        }
+        record = DurableRecord(REMOVAL_ENTRY, FORMAT_VERSION, {"body": dumps(body)})
+        return AppendEntry(self.entry_id, record)
+
+
+ThreadEntry = CheckpointEntry | RemovalEntry
+
+
+def checkpoint_texts(
+    checkpoint_id: str, checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> tuple[str, str]:
+    """The JSON texts of a checkpoint (without values) and its metadata.
+
+    ``SerializationError`` naming the checkpoint if either is not JSON.
+    """
+    texts = []
+    for what, value in (("checkpoint", checkpoint), ("metadata", metadata)):
+        try:
+            texts.append(dumps(value))
+        except (TypeError, ValueError) as error:
+            raise SerializationError(
+                f"the {what} of checkpoint {checkpoint_id} is not JSON: {error}"
+            ) from None
+    return texts[0], texts[1]
+
+
+def load_entry(entry: StreamEntry) -> ThreadEntry:
+    """A stored stream entry back as a checkpoint or removal entry."""
+    record = entry.record
+    kind = (record.record_type, record.format_version)
+    body = record.payload.get("body")
+    if not isinstance(body, str) or kind not in _ENTRY_KINDS:
+        raise SerializationError(
+            f"stored thread entry {entry.id!r} at position {entry.position} is not a "
+            f"checkpoint or removal entry ({record.record_type} {record.format_version})"
+        )
+    if kind == (CHECKPOINT_ENTRY, FORMAT_VERSION):
+        return CheckpointEntry(entry.id, body, entry.position)
+    data = loads(body, f"removal entry {entry.id}")
+    try:
+        return RemovalEntry(
+            entry_id=entry.id,
+            reason=str(data["reason"]),
+            checkpoints=tuple(str(cp) for cp in data["checkpoints"]),
+            writes={str(cp): tuple(map(str, tasks)) for cp, tasks in data["writes"].items()},
+            latest=Latest.load(data["latest"]),
+            recorded_at=datetime.fromisoformat(data["recorded_at"]),
+            position=entry.position,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise SerializationError(
+            f"stored removal entry {entry.id!r} at position {entry.position} is malformed: "
+            f"{error!r}"
+        ) from error
+
+
+_ENTRY_KINDS = frozenset({(CHECKPOINT_ENTRY, FORMAT_VERSION), (REMOVAL_ENTRY, FORMAT_VERSION)})
+
+
+def thread_key(thread_id: str) -> str:
+    """The key of a thread id's row: ``[thread_id]`` as JSON (a thread id may be empty)."""
+    return ThreadAddress(thread_id, "").thread
+
+
+def thread_of_key(key: str) -> str:
+    """The thread id a thread row's key names."""
+    parts = loads(key, "thread key")
+    if not isinstance(parts, list) or [type(part) for part in parts] != [str]:
+        raise SerializationError(f"stored thread key {key!r} is not [thread_id]")
+    thread_id: str = parts[0]
+    return thread_id
+
+
+def thread_record() -> DurableRecord:
+    """The payload of a thread id's row in ``langgraph.thread_ids`` (the key says it all)."""
+    return DurableRecord(THREAD_ID, FORMAT_VERSION, {})
+
+
+def pointer_record(position: int) -> DurableRecord:
+    """The payload of a live checkpoint row: where its entry is in the thread's stream."""
+    return DurableRecord(CHECKPOINT_POINTER, FORMAT_VERSION, {"position": position})
+
+
+def pointer_position(record: DurableRecord) -> int:
+    """The stream position a live checkpoint row points at."""
+    position = record.payload.get("position") if record.record_type == CHECKPOINT_POINTER else None
+    if not isinstance(position, int) or isinstance(position, bool) or position < 1:
+        raise SerializationError(f"stored checkpoint pointer is malformed: {record!r}")
+    return position
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWriteRecord:
+    """One pending write (its value by reference) and when its task's record was written."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    value: ValueRef
+    recorded_at: datetime
+
+    @property
+    def sort_key(self) -> tuple[str, str, int]:
+        """LangGraph's order of a super-step's writes: task path, task id, index."""
+        return (self.task_path, self.task_id, self.idx)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWrites:
+    """The pending writes one task made against one checkpoint: one record, keyed by task.
+
+    ``writes`` maps each write's index (its position in the task's batch,
+    or LangGraph's negative index of a special channel) to ``(channel,
+    task_path, value)``. A later batch of the same task adds to it; a
+    revision of the record is the task's writes at the time it was written.
+    """
+
+    task_id: str
+    writes: Mapping[int, tuple[str, str, ValueRef]]
+    recorded_at: datetime
+
+    def items(self) -> tuple[PendingWriteRecord, ...]:
+        """The writes, one by one."""
+        return tuple(
+            PendingWriteRecord(self.task_id, path, idx, channel, value, self.recorded_at)
+            for idx, (channel, path, value) in self.writes.items()
+        )
+
+    def record(self) -> DurableRecord:
+        """The stored envelope."""
+        body = {
+            "task_id": self.task_id,
+            "writes": [
+                [idx, channel, path, list(value)]
+                for idx, (channel, path, value) in sorted(self.writes.items())
+            ],
+            "recorded_at": self.recorded_at.isoformat(),
+        }
+        return DurableRecord(PENDING_WRITES, FORMAT_VERSION, {"body": dumps(body)})
+
+    @classmethod
+    def load(cls, record: DurableRecord) -> TaskWrites:
+        """A stored envelope back as a task's writes."""
+        body = record.payload.get("body")
+        kind = (record.record_type, record.format_version)
+        if kind != (PENDING_WRITES, FORMAT_VERSION) or not isinstance(body, str):
+            raise SerializationError(
+                f"stored pending writes have unknown type {record.record_type} "
+                f"{record.format_version}"
+            )
+        data = loads(body, "pending writes")
+        try:
+            writes: dict[int, tuple[str, str, ValueRef]] = {}
+            for idx, channel, path, (kind_, type_, value) in data["writes"]:
+                writes[int(idx)] = (str(channel), str(path), (str(kind_), str(type_), str(value)))
+            return cls(str(data["task_id"]), writes, datetime.fromisoformat(data["recorded_at"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
+
+
+def sorted_writes(tasks: Iterable[TaskWrites]) -> tuple[PendingWriteRecord, ...]:
+    """Every write of the tasks in LangGraph's order (task path, task id, index)."""
+    return tuple(sorted((w for task in tasks for w in task.items()), key=_sort_key))
+
+
+def _sort_key(write: PendingWriteRecord) -> tuple[str, str, int]:
+    return write.sort_key

@@ -1,0 +1,182 @@
+"""Channel and write values: serialized by the saver's ``serde``, small ones inline, the rest
+content-addressed.
+
+A value whose serialized bytes take at least :data:`INLINE_LIMIT` bytes is
+stored once as a blob keyed ``sha256:<hex>`` of its type tag and bytes, and
+referenced by that key: the same value in a hundred checkpoints, in a
+pending write and the checkpoint it produces, or in a copied thread is one
+blob. A smaller value is kept inline in the checkpoint entry or write (in
+base64): a reference and a blob row would cost more than the value.
+
+A blob is stored zlib-compressed when that saves at least an eighth of it
+(attribute ``encoding``: ``zlib`` or ``identity``); its key is the digest of
+the uncompressed bytes, so a value has one key however it is stored. A blob
+already in the store is never put again (another zlib build may compress the
+same bytes differently).
+
+Blobs are written once and never deleted, so what this process has read or
+committed is cached by key: a known value is not put again, and a cached
+one is not fetched again (bytes, re-checked against their digest when
+fetched; every read deserializes afresh, so no caller shares an object).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from infrastructure.langgraph.catalog import VALUES
+from infrastructure.langgraph.stored import ValueRef
+from infrastructure.storage import SerializationError, View
+
+INLINE_LIMIT = 256
+"""Serialized values of at least this many bytes are content-addressed blobs."""
+
+CACHE_BYTES = 32 * 1024 * 1024
+"""The most blob bytes one saver keeps in memory."""
+
+KNOWN_KEYS = 100_000
+"""The most blob keys one saver remembers as stored."""
+
+
+Fetched = tuple[bytes, str]
+"""A blob as stored: its bytes and their encoding (``zlib`` or ``identity``)."""
+
+
+class Serde(Protocol):
+    """The part of LangGraph's ``SerializerProtocol`` the saver uses."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedValue:
+    """A serialized value: its reference, and the blob to store if it is not inline."""
+
+    ref: ValueRef
+    data: bytes | None = None
+
+
+def encode(serde: Serde, value: Any) -> EncodedValue:
+    """Serialize ``value`` into an inline reference or a content-addressed one."""
+    type_, data = serde.dumps_typed(value)
+    if len(data) < INLINE_LIMIT:
+        return EncodedValue(("inline", type_, base64.b64encode(data).decode("ascii")))
+    return EncodedValue(("blob", type_, digest(type_, data)), data)
+
+
+def digest(type_: str, data: bytes) -> str:
+    """The content address of serialized bytes and their type tag."""
+    return "sha256:" + hashlib.sha256(type_.encode("utf-8") + b"\0" + data).hexdigest()
+
+
+class ValueStore:
+    """Reads and writes values in the ``langgraph.values`` blobs, with a process cache."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: OrderedDict[str, bytes] = OrderedDict()
+        self._data_bytes = 0
+        self._known: OrderedDict[str, None] = OrderedDict()
+
+    def store(self, view: View, values: Iterable[EncodedValue], *, careful: bool) -> list[str]:
+        """Put every blob not known to be stored; the keys put (to :meth:`remember`).
+
+        A ``careful`` put first asks whether the blob is stored: a blob another
+        zlib compressed otherwise makes ``put_if_absent`` conflict, which the
+        caller's retry, careful, then steps over.
+        """
+        blobs = view.blobs(VALUES)
+        put: list[str] = []
+        for value in values:
+            kind, type_, key = value.ref
+            if kind != "blob" or value.data is None or key in put or self._is_known(key):
+                continue
+            if not careful or not blobs.exists(key):
+                data, encoding = _compressed(value.data)
+                blobs.put_if_absent(
+                    key=key, data=data, attributes={"type": type_, "encoding": encoding}
+                )
+            put.append(key)
+        return put
+
+    def remember(self, keys: Iterable[str]) -> None:
+        """Record keys whose blobs a committed transaction stored."""
+        with self._lock:
+            for key in keys:
+                self._remember_key(key)
+
+    def load(self, serde: Serde, ref: ValueRef, fetch: Callable[[str], Fetched]) -> Any:
+        """The value a reference names, deserialized afresh.
+
+        ``fetch(key)`` reads a blob this process has not cached from the store: its
+        stored bytes and their ``encoding``.
+        """
+        kind, type_, body = ref
+        if kind == "inline":
+            try:
+                data = base64.b64decode(body, validate=True)
+            except ValueError as error:
+                raise SerializationError(f"stored inline value is not base64: {error}") from error
+        elif kind == "blob":
+            data = self._blob(type_, body, fetch)
+        else:
+            raise SerializationError(f"stored value reference has unknown kind {kind!r}")
+        return serde.loads_typed((type_, data))
+
+    def _blob(self, type_: str, key: str, fetch: Callable[[str], Fetched]) -> bytes:
+        with self._lock:
+            cached = self._data.get(key)
+            if cached is not None:
+                self._data.move_to_end(key)
+                return cached
+        stored, encoding = fetch(key)
+        data = _decompressed(key, stored, encoding)
+        if digest(type_, data) != key:
+            raise SerializationError(f"stored value {key} does not match its digest")
+        with self._lock:
+            self._remember_key(key)
+            if len(data) <= CACHE_BYTES // 4 and key not in self._data:
+                self._data[key] = data
+                self._data_bytes += len(data)
+                while self._data_bytes > CACHE_BYTES:
+                    _, dropped = self._data.popitem(last=False)
+                    self._data_bytes -= len(dropped)
+        return data
+
+    def _is_known(self, key: str) -> bool:
+        with self._lock:
+            return key in self._known
+
+    def _remember_key(self, key: str) -> None:
+        self._known[key] = None
+        self._known.move_to_end(key)
+        if len(self._known) > KNOWN_KEYS:
+            self._known.popitem(last=False)
+
+
+def _compressed(data: bytes) -> tuple[bytes, str]:
+    """``data`` zlib-compressed if that saves at least an eighth, else as is."""
+    packed = zlib.compress(data)
+    if len(packed) <= len(data) - len(data) // 8:
+        return packed, "zlib"
+    return data, "identity"
+
+
+def _decompressed(key: str, data: bytes, encoding: str) -> bytes:
+    if encoding == "identity":
+        return data
+    if encoding == "zlib":
+        try:
+            return zlib.decompress(data)
+        except zlib.error as error:
+            raise SerializationError(f"stored value {key} does not inflate: {error}") from error
+    raise SerializationError(f"stored value {key} has unknown encoding {encoding!r}")

@@ -1,0 +1,31 @@
+"""LangGraph checkpointers on nenjim's append-only log (``pip install 'nenjim[langgraph]'``).
+
+::
+
+    from nenjim.langgraph import NenjimSaver
+
+    with NenjimSaver.from_conn_string("sqlite:state.db") as saver:
+        graph = builder.compile(checkpointer=saver)
+
+``AsyncNenjimSaver`` is the same checkpointer for ``async with``. Store URLs:
+``memory:``, ``sqlite:path.db`` and ``postgresql://...?schema=...``. See
+``docs/langgraph.md``.
+"""
+
+from __future__ import annotations
+
+try:
+    from infrastructure.langgraph.saver import AsyncNenjimSaver, NenjimSaver
+except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fresh interpreter
+    if missing.name is None or not missing.name.startswith(("langgraph", "langchain_core")):
+        raise
+    raise ModuleNotFoundError(
+        f"nenjim.langgraph needs LangGraph's checkpoint package ({missing.name} is missing): "
+        "pip install 'nenjim[langgraph]'",
+        name=missing.name,
+    ) from missing
+
+from infrastructure.langgraph.catalog import CATALOG
+from infrastructure.langgraph.errors import CheckpointConflictError
+
+__all__ = ["CATALOG", "AsyncNenjimSaver", "CheckpointConflictError", "NenjimSaver"]

@@ -1,0 +1,505 @@
+"""``NenjimSaver`` beyond the conformance suite: races, idempotence, tombstones, history,
+content addressing, shared stores, arguments."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import nullcontext
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from threads import run_together
+
+from infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from infrastructure.langgraph.catalog import VALUES
+from infrastructure.langgraph.values import digest
+from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.storage import SerializationError, open_backend
+from infrastructure.storage.audit import audit_backend
+from nenjim.cli import main
+from nenjim.langgraph import AsyncNenjimSaver, CheckpointConflictError, NenjimSaver
+
+BIG = "x" * 10_000
+
+
+@pytest.fixture
+def saver(store_url: str) -> Iterator[NenjimSaver]:
+    """A saver on a fresh store of each kind."""
+    with NenjimSaver.from_conn_string(store_url) as opened:
+        yield opened
+
+
+def _config(thread: str, checkpoint_id: str | None = None, ns: str = "") -> Any:
+    configurable = {"thread_id": thread, "checkpoint_ns": ns}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def _checkpoint(values: dict[str, Any] | None = None, **versions: Any) -> Checkpoint:
+    values = values or {}
+    return {
+        "v": 4,
+        "id": str(uuid6(clock_seq=-1)),
+        "ts": datetime.now(UTC).isoformat(),
+        "channel_values": values,
+        "channel_versions": versions or dict.fromkeys(values, 1),
+        "versions_seen": {},
+        "updated_channels": None,
+    }
+
+
+def _meta(source: str = "loop", step: int = 0, **extra: Any) -> CheckpointMetadata:
+    return {"source": source, "step": step, "parents": {}, **extra}  # type: ignore[typeddict-item]
+
+
+def _put(
+    saver: NenjimSaver,
+    thread: str,
+    parent: str | None = None,
+    *,
+    values: dict[str, Any] | None = None,
+    source: str = "loop",
+    step: int = 0,
+    new: dict[str, Any] | None = None,
+    **extra: Any,
+) -> str:
+    checkpoint = _checkpoint(values)
+    versions = checkpoint["channel_versions"] if new is None else new
+    stored = saver.put(_config(thread, parent), checkpoint, _meta(source, step, **extra), versions)
+    checkpoint_id: str = stored["configurable"]["checkpoint_id"]
+    return checkpoint_id
+
+
+def _ids(saver: NenjimSaver, thread: str) -> list[str]:
+    return [t.checkpoint["id"] for t in saver.list(_config(thread))]
+
+
+# the parent rule and racing writers
+def test_a_step_that_continues_an_older_checkpoint_is_a_conflict(saver: NenjimSaver) -> None:
+    root = _put(saver, "t", source="input", step=-1)
+    first = _put(saver, "t", root, step=0)
+    with pytest.raises(CheckpointConflictError, match=f"continues checkpoint {root}, but the"):
+        _put(saver, "t", root, step=0)
+    assert _ids(saver, "t") == [first, root]
+
+
+def test_roots_forks_and_updates_only_append(saver: NenjimSaver) -> None:
+    root = _put(saver, "t", source="input", step=-1)
+    step = _put(saver, "t", root)
+    fork = _put(saver, "t", root, source="fork", step=1)
+    update = _put(saver, "t", root, source="update", step=1)
+    second_root = _put(saver, "t", source="input", step=-1)
+    assert _ids(saver, "t") == [second_root, update, fork, step, root]
+    assert saver.get_tuple(_config("t")).checkpoint["id"] == second_root  # type: ignore[union-attr]
+
+
+def test_two_writers_racing_on_a_thread_one_wins_none_is_lost(store_url: str) -> None:
+    with NenjimSaver.from_conn_string(store_url) as first:
+        root = _put(first, "race", source="input", step=-1)
+        # Two savers (two backends on SQLite and PostgreSQL), each with the thread cached;
+        # a memory: store lives in one saver, raced from two threads.
+        other = nullcontext(first) if store_url == "memory:" else None
+        with other or NenjimSaver.from_conn_string(store_url) as second:
+            assert second.get_tuple(_config("race")) is not None
+
+            def step(index: int) -> str:
+                writer = (first, second)[index]
+                try:
+                    return _put(writer, "race", root, step=0)
+                except CheckpointConflictError as conflict:
+                    return f"conflict: {conflict}"
+
+            outcomes = run_together(step, 2)
+        winners = [o for o in outcomes if not o.startswith("conflict")]
+        assert len(winners) == 1, outcomes
+        assert "another run advanced the thread" in next(o for o in outcomes if o not in winners)
+        assert _ids(first, "race") == [winners[0], root]
+
+
+def test_many_racing_writers_keep_the_thread_a_chain(store_url: str) -> None:
+    """Every step names the newest it read; the stored steps form one unbroken chain."""
+    with NenjimSaver.from_conn_string(store_url) as saver:
+        _put(saver, "chain", source="input", step=-1)
+
+        def advance(index: int) -> int:
+            done = 0
+            for _ in range(6):
+                newest = saver.get_tuple(_config("chain"))
+                assert newest is not None
+                try:
+                    _put(saver, "chain", newest.checkpoint["id"], step=index)
+                    done += 1
+                except CheckpointConflictError:
+                    pass
+            return done
+
+        written = sum(run_together(advance, 4))
+        tuples = list(saver.list(_config("chain")))
+        assert len(tuples) == written + 1
+        for newer, older in itertools.pairwise(tuples):
+            assert newer.parent_config is not None
+            assert newer.parent_config["configurable"]["checkpoint_id"] == older.checkpoint["id"]
+
+
+# idempotence and write-once ids
+def test_putting_the_same_checkpoint_twice_stores_it_once(saver: NenjimSaver) -> None:
+    root = _put(saver, "t", source="input", step=-1)
+    checkpoint = _checkpoint({"a": 1})
+    config, metadata = _config("t", root), _meta(step=0)
+    saver.put(config, checkpoint, metadata, {"a": 1})
+    saver.put(config, checkpoint, metadata, {"a": 1})
+    assert _ids(saver, "t") == [checkpoint["id"], root]
+    with pytest.raises(CheckpointConflictError, match="already stored with other content"):
+        saver.put(config, checkpoint, _meta(step=7), {"a": 1})
+
+
+def test_a_deleted_checkpoint_id_is_not_written_again(saver: NenjimSaver) -> None:
+    checkpoint = _checkpoint()
+    saver.put(_config("t"), checkpoint, _meta(), {})
+    saver.delete_thread("t")
+    with pytest.raises(CheckpointConflictError, match="stored before and deleted since"):
+        saver.put(_config("t"), checkpoint, _meta(), {})
+    assert _ids(saver, "t") == []
+
+
+# pending writes
+def test_writes_are_idempotent_and_special_channels_are_replaced(saver: NenjimSaver) -> None:
+    checkpoint = _put(saver, "t")
+    config = _config("t", checkpoint)
+    saver.put_writes(config, [("a", 1), ("b", 2)], "task")
+    saver.put_writes(config, [("a", 10), ("b", 20)], "task")
+    saver.put_writes(config, [("__error__", "first")], "task")
+    saver.put_writes(config, [("__error__", "second")], "task")
+    saver.put_writes(config, [("c", 3)], "other", task_path="~b")
+    found = saver.get_tuple(config)
+    assert found is not None
+    assert found.pending_writes == [
+        ("task", "__error__", "second"),
+        ("task", "a", 1),
+        ("task", "b", 2),
+        ("other", "c", 3),
+    ]
+
+
+def test_a_write_may_come_before_its_checkpoint_but_not_after_its_delete(
+    saver: NenjimSaver,
+) -> None:
+    early = _checkpoint()
+    saver.put_writes(_config("t", early["id"]), [("a", 1)], "task")
+    saver.put(_config("t"), early, _meta(), {})
+    found = saver.get_tuple(_config("t"))
+    assert found is not None
+    assert found.pending_writes == [("task", "a", 1)]
+    saver.delete_thread("t")
+    with pytest.raises(CheckpointConflictError, match="which was deleted"):
+        saver.put_writes(_config("t", early["id"]), [("b", 2)], "late")
+    assert saver.get_tuple(_config("t")) is None
+
+
+# values
+def test_unchanged_channels_come_from_the_parent_and_are_not_serialized_again(
+    saver: NenjimSaver,
+) -> None:
+    counting = _CountingSerde()
+    saver.serde = counting
+    root = _put(saver, "t", values={"big": BIG, "n": 0}, source="input", step=-1)
+    assert counting.dumped == 2
+    checkpoint = _checkpoint({"big": BIG, "n": 1}, big=1, n=2)
+    saver.put(_config("t", root), checkpoint, _meta(), {"n": 2})
+    assert counting.dumped == 3
+    found = saver.get_tuple(_config("t"))
+    assert found is not None
+    assert found.checkpoint["channel_values"] == {"big": BIG, "n": 1}
+    assert found.checkpoint["channel_versions"] == {"big": 1, "n": 2}
+
+
+class _CountingSerde(JsonPlusSerializer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dumped = 0
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        self.dumped += 1
+        return super().dumps_typed(obj)
+
+
+def test_a_value_repeated_across_checkpoints_writes_and_threads_is_stored_once(
+    durable_store_url: str,
+) -> None:
+    with NenjimSaver.from_conn_string(durable_store_url) as saver:
+        parent = _put(saver, "t", values={"big": BIG}, source="input", step=-1)
+        saver.put_writes(_config("t", parent), [("big", BIG)], "task")
+        for step in range(5):
+            checkpoint = _checkpoint({"big": BIG, "n": step}, big=1, n=step + 1)
+            saver.put(_config("t", parent), checkpoint, _meta(step=step), {"n": step + 1})
+            parent = checkpoint["id"]
+        _put(saver, "u", values={"big": BIG}, source="input", step=-1)
+        saver.copy_thread("t", "copy")
+        report = audit_backend(saver.backend)
+        assert report.ok, report.lines()
+        assert report.live["blobs"] == 1
+        copied = saver.get_tuple(_config("copy"))
+        assert copied is not None
+        assert copied.checkpoint["channel_values"]["big"] == BIG
+
+
+def test_a_custom_serde_reads_back_what_it_wrote(store_url: str) -> None:
+    serde = JsonPlusSerializer(pickle_fallback=True)
+    with NenjimSaver.from_conn_string(store_url, serde=serde) as saver:
+        value = {1, 2, 3}
+        checkpoint = _put(saver, "t", values={"s": value, "big": [BIG]})
+        found = saver.get_tuple(_config("t", checkpoint))
+        assert found is not None
+        assert found.checkpoint["channel_values"] == {"s": value, "big": [BIG]}
+
+
+# removals and copies
+def test_delete_for_runs_and_prune_keep_the_newest_pointer(saver: NenjimSaver) -> None:
+    first = _put(saver, "t", source="input", step=-1, run_id="r1")
+    second = _put(saver, "t", first, step=0, run_id="r2")
+    saver.delete_for_runs(["r2"])
+    assert saver.get_tuple(_config("t")).checkpoint["id"] == first  # type: ignore[union-attr]
+    third = _put(saver, "t", first, step=1, run_id="r3")
+    assert _ids(saver, "t") == [third, first]
+    fourth = _put(saver, "t", third, step=2)
+    saver.prune(["t"])
+    assert _ids(saver, "t") == [fourth]
+    assert saver.get_tuple(_config("t", second)) is None
+
+
+def test_prune_refuses_threads_with_a_delta_channel_and_prunes_nothing(
+    saver: NenjimSaver,
+) -> None:
+    first = _put(saver, "plain", source="input", step=-1)
+    _put(saver, "plain", first)
+    root = _put(saver, "delta", source="input", step=-1)
+    _put(saver, "delta", root, counters_since_delta_snapshot={"ch": [1, 1]})
+    with pytest.raises(NotImplementedError, match="'delta'"):
+        saver.prune(["plain", "delta"])
+    assert len(_ids(saver, "plain")) == 2
+    saver.prune(["delta"], strategy="delete")
+    assert _ids(saver, "delta") == []
+
+
+def test_copying_into_a_thread_with_checkpoints_is_refused(saver: NenjimSaver) -> None:
+    _put(saver, "source")
+    target = _put(saver, "target")
+    with pytest.raises(CheckpointConflictError, match="the target has checkpoints"):
+        saver.copy_thread("source", "target")
+    assert _ids(saver, "target") == [target]
+
+
+# history beyond LangGraph's view
+def test_as_of_answers_for_pruned_and_deleted_checkpoints(saver: NenjimSaver) -> None:
+    before_all = datetime.now(UTC)
+    first = _put(saver, "t", values={"n": 1}, source="input", step=-1)
+    saver.put_writes(_config("t", first), [("__interrupt__", "ask")], "task")
+    after_first = datetime.now(UTC)
+    second = _put(saver, "t", first, values={"n": 2})
+    after_second = datetime.now(UTC)
+    saver.prune(["t"])
+    after_prune = datetime.now(UTC)
+    saver.delete_thread("t")
+    assert saver.get_tuple(_config("t")) is None
+
+    assert saver.as_of(_config("t"), before_all) is None
+    then = saver.as_of(_config("t"), after_first)
+    assert then is not None
+    assert (then.checkpoint["id"], then.checkpoint["channel_values"]) == (first, {"n": 1})
+    assert then.pending_writes == [("task", "__interrupt__", "ask")]
+    assert saver.as_of(_config("t"), after_second).checkpoint["id"] == second  # type: ignore[union-attr]
+    assert saver.as_of(_config("t", first), after_second) is not None
+    assert saver.as_of(_config("t", first), after_prune) is None
+    assert saver.as_of(_config("t"), after_prune).checkpoint["id"] == second  # type: ignore[union-attr]
+    assert saver.as_of(_config("t"), datetime.now(UTC)) is None
+    with pytest.raises(ValueError, match="time zone"):
+        saver.as_of(_config("t"), datetime.now())
+
+
+def test_as_of_gives_a_replaced_write_as_it_was_then(saver: NenjimSaver) -> None:
+    checkpoint = _put(saver, "t")
+    saver.put_writes(_config("t", checkpoint), [("__error__", "first")], "task")
+    between = datetime.now(UTC)
+    saver.put_writes(_config("t", checkpoint), [("__error__", "second")], "task")
+    assert saver.as_of(_config("t"), between).pending_writes == [  # type: ignore[union-attr]
+        ("task", "__error__", "first")
+    ]
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert saver.as_of(_config("t"), later).pending_writes == [  # type: ignore[union-attr]
+        ("task", "__error__", "second")
+    ]
+
+
+# shared stores and the audit
+def test_persistence_and_the_saver_share_one_store_and_the_audit_covers_both(
+    durable_store_url: str,
+) -> None:
+    persistence = Persistence.open(durable_store_url)
+    try:
+        persistence.contents.put_text("hello")
+        with NenjimSaver.from_conn_string(durable_store_url) as saver:
+            root = _put(saver, "t", values={"big": BIG}, source="input", step=-1)
+            saver.put_writes(_config("t", root), [("a", 1)], "task")
+            saver.prune(["t"], strategy="delete")
+            _put(saver, "u")
+        shared = open_backend(durable_store_url, (*CATALOG, *LANGGRAPH_CATALOG))
+        try:
+            assert (
+                Persistence(shared).contents.fetch_text(persistence.contents.put_text("hello"))
+                == "hello"
+            )
+            assert len(list(NenjimSaver(shared).list(_config("u")))) == 1
+            assert audit_backend(shared).ok
+        finally:
+            shared.close()
+    finally:
+        persistence.close()
+    assert main(["storage", "audit", "--store", durable_store_url]) == 0
+
+
+def test_the_audit_of_a_store_only_the_saver_wrote_is_clean(durable_store_url: str) -> None:
+    with NenjimSaver.from_conn_string(durable_store_url) as saver:
+        _put(saver, "t", values={"big": BIG})
+    assert main(["storage", "audit", "--store", durable_store_url]) == 0
+
+
+# the async saver and LangGraph's conventions
+def test_the_async_saver_works_from_the_loop_in_both_families(store_url: str) -> None:
+    async def scenario() -> list[str]:
+        async with AsyncNenjimSaver.from_conn_string(store_url) as saver:
+            await saver.setup()
+            await saver.setup()
+            checkpoint = _checkpoint({"a": 1})
+            await saver.aput(_config("t"), checkpoint, _meta(), {"a": 1})
+            assert saver.get_tuple(_config("t")) is not None  # sync, on the loop's thread
+            return [t.checkpoint["id"] async for t in saver.alist(_config("t"))]
+
+    assert len(asyncio.run(scenario())) == 1
+
+
+def test_with_allowlist_copies_share_the_store(saver: NenjimSaver) -> None:
+    clone = saver.with_allowlist([("some.module", "Class")])
+    _put(clone, "t")
+    assert len(_ids(saver, "t")) == 1
+
+
+def test_versions_are_increasing_strings_like_langgraph_savers(saver: NenjimSaver) -> None:
+    first = saver.get_next_version(None, None)
+    second = saver.get_next_version(first, None)
+    assert first.startswith("0" * 31 + "1.")
+    assert second.startswith("0" * 31 + "2.")
+    assert second > first
+    assert saver.get_next_version(5, None).startswith("0" * 30 + "06.")  # type: ignore[arg-type]
+
+
+def test_list_selects_threads_namespaces_ids_and_metadata(saver: NenjimSaver) -> None:
+    a = _put(saver, "a", score=1, flag=True)
+    b = _put(saver, "b", score=1.0, flag=1)
+    child = saver.put(_config("a", ns="child"), _checkpoint(), _meta(), {})
+    everything = {t.checkpoint["id"] for t in saver.list(None)}
+    assert {a, b, child["configurable"]["checkpoint_id"]} <= everything
+    assert [t.checkpoint["id"] for t in saver.list(None, filter={"flag": True})] == [a]
+    assert {t.checkpoint["id"] for t in saver.list(None, filter={"score": 1})} >= {a, b}
+    assert len(list(saver.list({"configurable": {"thread_id": "a"}}))) == 2
+    assert [t.checkpoint["id"] for t in saver.list(_config("a", a))] == [a]
+    assert list(saver.list(_config("a"), limit=0)) == []
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        list(saver.list(_config("a"), limit=-1))
+
+
+def test_bad_arguments_are_refused_before_anything_is_written(saver: NenjimSaver) -> None:
+    with pytest.raises(ValueError, match="needs config\\['configurable'\\]\\['thread_id'\\]"):
+        saver.get_tuple({"configurable": {}})
+    with pytest.raises(ValueError, match="contains NUL"):
+        _put(saver, "bad\0thread")
+    with pytest.raises(ValueError, match="makes a storage key of"):
+        _put(saver, "t" * 600)
+    with pytest.raises(TypeError, match="not a single str"):
+        saver.prune("t")
+    with pytest.raises(ValueError, match="unknown prune strategy"):
+        saver.prune(["t"], strategy="keep_some")
+    with pytest.raises(TypeError, match="not a single str"):
+        saver.delete_for_runs("r1")
+    with pytest.raises(ValueError, match="needs config\\['configurable'\\]\\['checkpoint_id'\\]"):
+        saver.put_writes(_config("t"), [("a", 1)], "task")
+    with pytest.raises(Exception, match="is not JSON"):
+        _put(saver, "t", unserializable=object())
+    assert list(saver.list(None)) == []
+
+
+def test_the_saver_is_safe_from_many_threads(saver: NenjimSaver) -> None:
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work(index: int) -> None:
+        try:
+            root = _put(saver, f"t{index}", values={"big": BIG}, source="input", step=-1)
+            for step in range(3):
+                saver.put_writes(_config(f"t{index}", root), [("n", step)], f"task{step}")
+                root = _put(saver, f"t{index}", root, values={"big": BIG, "n": step}, step=step)
+        except BaseException as error:
+            with lock:
+                errors.append(error)
+            raise
+
+    run_together(work, 6)
+    assert errors == []
+    for index in range(6):
+        assert len(_ids(saver, f"t{index}")) == 4
+
+
+# how values are stored
+def test_values_are_compressed_when_it_pays_and_checked_against_their_digest(
+    tmp_path: Any,
+) -> None:
+    store = f"sqlite://{tmp_path / 'values.db'}"
+    compressible, random_bytes = "abc" * 1000, os.urandom(4000)
+    with NenjimSaver.from_conn_string(store) as saver:
+        _put(saver, "t", values={"text": compressible, "raw": random_bytes})
+        blobs = saver.backend.view.blobs(VALUES)
+        encodings = {}
+        for name, value in (("text", compressible), ("raw", random_bytes)):
+            key = digest(*saver.serde.dumps_typed(value))
+            encodings[name] = blobs.fetch(key).attributes["encoding"]
+    assert encodings == {"text": "zlib", "raw": "identity"}
+    with sqlite3.connect(tmp_path / "values.db") as conn:
+        conn.execute(
+            "UPDATE storage_blobs SET data = ? WHERE resource = 'langgraph.values' "
+            "AND attributes LIKE '%identity%'",
+            (os.urandom(len(random_bytes) + 5),),
+        )
+    with (
+        NenjimSaver.from_conn_string(store) as fresh,  # nothing cached
+        pytest.raises(SerializationError, match="does not match its digest"),
+    ):
+        fresh.get_tuple(_config("t"))
+
+
+def test_a_namespace_of_none_is_the_root_namespace(saver: NenjimSaver) -> None:
+    checkpoint = _put(saver, "t")
+    found = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": None}})
+    assert found is not None
+    assert found.config["configurable"] == {
+        "thread_id": "t",
+        "checkpoint_ns": "",
+        "checkpoint_id": checkpoint,
+    }
+
+
+def test_prune_delete_takes_every_listed_thread_in_one_transaction(saver: NenjimSaver) -> None:
+    _put(saver, "a")
+    _put(saver, "b")
+    saver.prune(["a", "b"], strategy="delete")
+    assert list(saver.list(None)) == []
+    then = saver.as_of(_config("a"), datetime.now(UTC))
+    assert then is None
