@@ -114,12 +114,11 @@ class _PostgresSnapshot(LogSnapshot):
         ).fetchone()
         return 0 if row is None else int(row[0])
 
-    def events(self, table: EventTable) -> Iterator[LoggedEvent]:
+    def events(self, table: EventTable, after: int = 0) -> Iterator[LoggedEvent]:
         query = sql.SQL(
             "SELECT notification_id, originator_id, originator_version, topic, state FROM {} "
             "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
         ).format(_table(table.schema, table.table))
-        after = 0
         while True:
             rows = self.connection.execute(query, (after, PAGE)).fetchall()
             for row in rows:

@@ -118,12 +118,11 @@ class _SQLiteSnapshot(LogSnapshot):
         row = self.connection.execute(f"SELECT count(*) FROM {table.table}").fetchone()
         return int(row[0])
 
-    def events(self, table: EventTable) -> Iterator[LoggedEvent]:
+    def events(self, table: EventTable, after: int = 0) -> Iterator[LoggedEvent]:
         query = (
             f"SELECT {table.sqlite_id}, originator_id, originator_version, topic, state "
             f"FROM {table.table} WHERE {table.sqlite_id} > ? ORDER BY {table.sqlite_id} LIMIT ?"
         )
-        after = 0
         while True:
             rows = self.connection.execute(query, (after, PAGE)).fetchall()
             for row in rows:

@@ -67,8 +67,8 @@ class LogSnapshot(ABC):
         """How many events the log holds."""
 
     @abstractmethod
-    def events(self, table: EventTable) -> Iterator[LoggedEvent]:
-        """Every event of the log, in increasing notification id."""
+    def events(self, table: EventTable, after: int = 0) -> Iterator[LoggedEvent]:
+        """Every event of the log above notification id ``after``, in increasing id."""
 
 
 class LogFilling(ABC):

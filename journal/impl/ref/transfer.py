@@ -64,11 +64,7 @@ def check_journal_log(
             return _refused(problem)
     log = JournalLog(MEMORY_URL)
     try:
-        claims = _claims(LogReader(log), events)
-        log.recorder.insert_events(
-            [StoredEvent(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
-            claims=list(claims),
-        )
+        claims = replay_journal_events(log, events)
         return CheckedJournalLog(audit_open_log(log, progress=progress), claims)
     except JournalIntegrityError as error:
         return _refused(str(error))
@@ -78,6 +74,22 @@ def check_journal_log(
         return _refused(f"two events at one position of an artifact's stream: {error}")
     finally:
         log.close()
+
+
+def replay_journal_events(log: JournalLog, events: Sequence[LoggedEvent]) -> tuple[Claim, ...]:
+    """Append ``events`` as stored, with the digest claims they make, to an empty
+    in-memory Journal log (which numbers them 1, 2, 3, ...); the claims.
+
+    Raises ``JournalIntegrityError`` for an event that does not decode,
+    ``ClaimConflictError`` for a digest two artifacts claim and the
+    library's ``IntegrityError`` for two events at one stream position.
+    """
+    claims = _claims(LogReader(log), events)
+    log.recorder.insert_events(
+        [StoredEvent(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
+        claims=list(claims),
+    )
+    return claims
 
 
 def _refused(problem: str) -> CheckedJournalLog:
