@@ -29,7 +29,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from infrastructure.log.transfer import ExportFormatError, ExportSummary, UnreadableEventError
+from infrastructure.log.transfer import (
+    ExportFormatError,
+    ExportSummary,
+    UnreadableEventError,
+    open_log_store,
+)
 from infrastructure.log.urls import STORE_URL_VARIABLE, redact
 from journal.exception import InvalidValueError
 from journal.impl.ref.log import check_journal_name, describe_identity
@@ -166,12 +171,14 @@ def import_(args: argparse.Namespace) -> int:
 
 
 def _store(args: argparse.Namespace) -> str:
+    """The store URL, checked before any file is touched (``memory:`` is a usage error)."""
     store: str | None = args.store or os.environ.get(STORE_URL_VARIABLE) or None
     if store is None:
         raise UsageError(
             f"needs a store: --store URL or ${STORE_URL_VARIABLE}",
             prog=f"nenjim log {args.command}",
         )
+    open_log_store(store)
     return store
 
 
