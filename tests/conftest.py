@@ -15,8 +15,9 @@ from postgres_server import postgres_server
 
 from infrastructure.log import LogApplication
 
-# The replay kit's fixtures (nenjim_store_url, nenjim_new_store, ...), as users enable them.
-pytest_plugins = ["nenjim.testing.plugin"]
+# The replay kit's fixtures (nenjim_store_url, nenjim_new_store, ...), as users enable them;
+# pytester runs a user's suite that enables them (tests/kit/test_plugin.py).
+pytest_plugins = ["nenjim.testing.plugin", "pytester"]
 
 STORES = ["memory", "sqlite", "postgresql"]
 DURABLE_STORES = ["sqlite", "postgresql"]
