@@ -189,7 +189,8 @@ def _checked(action: Callable[[], _T]) -> _T:
     except ExportFormatError as error:
         raise CommandError(f"{error}; nothing was written", EXIT_FAILURE, "failure") from None
     except ImportRefusedError as error:
-        raise CommandError(str(error), EXIT_FAILURE, "audit") from None
+        kind = "audit" if error.audit else "failure"
+        raise CommandError(str(error), EXIT_FAILURE, kind) from None
     except ImportAuditError as error:
         raise CommandError(str(error), EXIT_FAILURE, "audit") from None
     except UnreadableEventError as error:

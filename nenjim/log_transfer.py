@@ -73,7 +73,14 @@ _EVERY = 1000  # lines between two progress reports while a file is checked
 
 
 class ImportRefusedError(RuntimeError):
-    """The file, or a log in it, cannot be imported; nothing was written."""
+    """The file, or a log in it, cannot be imported; nothing was written.
+
+    ``audit`` is true when the refusal is a log that does not audit.
+    """
+
+    def __init__(self, message: str, *, audit: bool = False) -> None:
+        super().__init__(message)
+        self.audit = audit
 
 
 class ImportAuditError(RuntimeError):
@@ -183,7 +190,8 @@ def import_store(
         if not audit.report.ok:
             raise ImportRefusedError(
                 f"{name}: the {JOURNAL} log does not audit, nothing was written: "
-                f"{audit.report.problem}"
+                f"{audit.report.problem}",
+                audit=True,
             )
         claims = audit.claims
     checked.journal_events.clear()  # the second pass reads them from the file again
@@ -226,7 +234,8 @@ def import_store(
             except (RepairRefusedError, RepairFailedError) as error:
                 first = error.report.findings[0].line()
                 raise ImportRefusedError(
-                    f"{name}: the {STORAGE} log does not audit, nothing was written: {first}"
+                    f"{name}: the {STORAGE} log does not audit, nothing was written: {first}",
+                    audit=True,
                 ) from None
     journal_audit = storage_audit = None
     if JOURNAL in sections:

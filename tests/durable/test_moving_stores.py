@@ -27,11 +27,12 @@ import psycopg
 import pytest
 from busy_state import live_a_busy_life
 
-from infrastructure.log.transfer import ExportWriter, LoggedEvent
+from infrastructure.log.transfer import ExportWriter, LoggedEvent, LogSection
 from infrastructure.persistence import Persistence
 from journal.impl.ref import build_journal
 from journal_texts import journal_text
 from nenjim.cli import main
+from nenjim.log_transfer import ImportRefusedError, import_store
 from nenjim.testing import (
     RECORD_INSERTED,
     RECORD_REPLACED,
@@ -557,3 +558,46 @@ def test_every_event_is_exported_in_id_order_with_its_bytes(tmp_path: Path, root
         for e in recorded.events_of("storage")
     ] == storage
     assert RECORD_INSERTED in {e.topic for e in recorded.events_of("storage")}
+
+
+# -- the file must stay what was checked ------------------------------------------------
+
+
+class _Switching(io.BytesIO):
+    """A file that reads as ``first`` until it is rewound, then as ``second``."""
+
+    def __init__(self, first: bytes, second: bytes) -> None:
+        super().__init__(first)
+        self._second = second
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if (offset, whence) == (0, 0) and self._second:
+            self.__init__(self._second, b"")  # type: ignore[misc]
+        return super().seek(offset, whence)
+
+
+def test_a_file_that_changes_between_the_two_readings_is_refused(
+    exported: bytes, tmp_path: Path
+) -> None:
+    other = _rewritten(
+        exported,
+        lambda events: (
+            [e for e in events if e.log == "journal"]
+            + [e for e in events if e.log == "storage"][:-1]
+        ),
+    )
+    target = tmp_path / "target.db"
+    with pytest.raises(ImportRefusedError, match=r"moved\.log changed while it was imported"):
+        import_store(f"sqlite://{target}", _Switching(exported, other), name="moved.log")
+    _untouched(f"sqlite://{target}")
+
+
+def test_a_log_this_build_does_not_know_is_refused(tmp_path: Path) -> None:
+    out = io.BytesIO()
+    writer = ExportWriter(out, "elsewhere")
+    writer.begin_log(LogSection("ledger", None))
+    writer.finish()
+    target = tmp_path / "target.db"
+    with pytest.raises(ImportRefusedError, match="log 'ledger' is not one this build imports"):
+        import_store(f"sqlite://{target}", io.BytesIO(out.getvalue()), name="x.log")
+    _untouched(f"sqlite://{target}")
