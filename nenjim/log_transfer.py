@@ -62,9 +62,9 @@ from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import describe_identity, name_identity
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.rebuild import rebuild_chain_projection
-from journal.impl.ref.transfer import check_journal_log, journal_events_table
+from journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
 
-JOURNAL = "journal"
+JOURNAL = JOURNAL_EVENTS.log
 STORAGE = STORAGE_EVENTS.log
 LOGS = (JOURNAL, STORAGE)
 """The logs a store may hold, in export order."""
