@@ -1,7 +1,8 @@
 """The ``nenjim`` command line: argument parsing, dispatch and the last safety net.
 
-``nenjim journal verify|digest|log|show|release|new|audit`` and ``nenjim
-projections rebuild``; see ``--help``. Every command takes ``--json``. Exit
+``nenjim journal verify|digest|log|show|release|new|audit``, ``nenjim
+projections rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
+export|import``; see ``--help``. Every command takes ``--json``. Exit
 codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
 wrong ends as one line on stderr (one JSON object with ``--json``) and a
 documented code, never as a traceback.
@@ -32,6 +33,7 @@ from nenjim.cli_exit import (
     classify,
     report,
 )
+from nenjim.cli_log import add_log_commands
 from nenjim.cli_storage import add_storage_commands
 
 if TYPE_CHECKING:
@@ -195,6 +197,7 @@ def build_parser() -> _Parser:
     )
     rebuild.set_defaults(handler=run.rebuild)
     add_storage_commands(groups)
+    add_log_commands(groups)
     return parser
 
 

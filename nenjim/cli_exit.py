@@ -36,12 +36,13 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 EXIT_CODES_HELP = f"""exit codes:
   {EXIT_OK}    success
   {EXIT_FAILURE}    the Journal was rejected (root, file layout, format, chain rules), an
-       audit or start-up check found the log inconsistent, or the artifact,
+       audit or start-up check found the log inconsistent, an import was
+       refused (a damaged file, a log that does not audit), or the artifact,
        release or revision asked for does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
-  {EXIT_STORE}    the store cannot be used: missing (audit, rebuild), unreachable,
-       unwritable, holding another Journal, of another schema version, or
-       its driver is not installed
+  {EXIT_STORE}    the store cannot be used: missing (audit, rebuild, export), not empty
+       (import), unreachable, unwritable, holding another Journal, of
+       another schema version, or its driver is not installed
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
   {EXIT_BROKEN_PIPE}  standard output was closed early (as by `| head`); nothing is printed

@@ -15,6 +15,10 @@ from postgres_server import postgres_server
 
 from infrastructure.log import LogApplication
 
+# The replay kit's fixtures (nenjim_store_url, nenjim_new_store, ...), as users enable them;
+# pytester runs a user's suite that enables them (tests/kit/test_plugin.py).
+pytest_plugins = ["nenjim.testing.plugin", "pytester"]
+
 STORES = ["memory", "sqlite", "postgresql"]
 DURABLE_STORES = ["sqlite", "postgresql"]
 
@@ -31,6 +35,12 @@ def postgres_url() -> Iterator[str]:
                 f"PostgreSQL is required in CI and could not be reached or started: {error}"
             )
         pytest.skip(f"no PostgreSQL available: {error}")
+
+
+@pytest.fixture(scope="session")
+def nenjim_postgres_url(postgres_url: str) -> str:
+    """The replay kit's PostgreSQL stores live on the suite's server."""
+    return postgres_url
 
 
 @pytest.fixture

@@ -158,6 +158,11 @@ class LogApplication(Application[UUID]):
         with cast(ClosableRecorder, self.recorder).while_open():
             return cast(_ClaimingRecorder, self.recorder).claims(namespace)
 
+    def recorded_identity(self) -> str | None:
+        """The owner recorded for this log, or ``None`` (none yet, or an older store)."""
+        with cast(ClosableRecorder, self.recorder).while_open():
+            return cast(_ClaimingRecorder, self.recorder).recorded_identity()
+
     def close(self) -> None:
         """Release the store; idempotent, and safe while other threads use the log.
 

@@ -11,7 +11,7 @@ id commit before an earlier one, and a rolled-back append consumes no id.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -19,7 +19,7 @@ import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
 from eventsourcing.utils import Environment, EnvType
-from psycopg.sql import SQL, Identifier, Literal
+from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
@@ -119,15 +119,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
     def create_table(self) -> None:
         with self.datastore.get_connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-            for statement in self.sql_create_statements:
-                if "CREATE TYPE" in statement.as_string():
-                    try:
-                        with conn.transaction():
-                            conn.execute(statement, prepare=False)
-                    except psycopg.errors.DuplicateObject:
-                        pass  # the type exists: CREATE TYPE has no IF NOT EXISTS
-                else:
-                    conn.execute(statement, prepare=False)
+            run_log_ddl(conn, self.sql_create_statements)
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()
         check_schema_version(self.where, None if row is None else int(row["version"]))
@@ -200,6 +192,36 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         with self.datastore.get_connection() as conn:
             row = conn.execute(self._owner_sql, (namespace, key)).fetchone()
         return None if row is None else str(row["owner"])
+
+
+def run_log_ddl(conn: psycopg.Connection[Any], statements: Sequence[Composed]) -> None:
+    """Run a log's idempotent DDL in the connection's open transaction."""
+    for statement in statements:
+        if "CREATE TYPE" in statement.as_string():
+            try:
+                with conn.transaction():
+                    conn.execute(statement, prepare=False)
+            except psycopg.errors.DuplicateObject:
+                pass  # the type exists: CREATE TYPE has no IF NOT EXISTS
+        else:
+            conn.execute(statement, prepare=False)
+
+
+def log_table_statements(env: Mapping[str, str], name: str) -> list[Composed]:
+    """The DDL of the log called ``name`` in the store ``env`` describes, for
+    :func:`run_log_ddl` in a caller's own transaction.
+
+    The statements are the recorder's own, so a log created this way is the
+    log a ``LogApplication`` creates. (Building the recorder reads the
+    database's catalog once, on a connection of its own.)
+    """
+    factory = ClaimingPostgresFactory(
+        {**env, "POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"}
+    )
+    try:
+        return list(factory.claiming_recorder(name).sql_create_statements)
+    finally:
+        factory.close()
 
 
 def _uuid(originator_id: UUID | str) -> UUID:

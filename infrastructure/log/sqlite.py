@@ -221,3 +221,16 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         )
         row = c.fetchone()
         return None if row is None else str(row[0])
+
+
+def log_table_statements(name: str) -> list[str]:
+    """The idempotent DDL of the log called ``name``, to run in a caller's own transaction.
+
+    The statements are the recorder's own (built without connecting), so a
+    log created this way is the log a ``LogApplication`` creates.
+    """
+    datastore = SQLiteDatastore(":memory:")  # never connected: only the statements are built
+    try:
+        return list(ClaimingSQLiteApplicationRecorder(datastore, name=name).create_table_statements)
+    finally:
+        datastore.close()

@@ -55,6 +55,7 @@ def test_help_documents_exit_codes_and_the_in_memory_default(
             "journal": ["verify", "digest", "log", "show", "release", "new", "audit"],
             "projections": ["rebuild"],
             "storage": ["audit", "repair"],
+            "log": ["export", "import"],
         }.items()
         for command in [[], *([c] for c in commands)]
     ],
@@ -179,6 +180,8 @@ def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
     persistence.close()
     root, head = str(sample.root), str(sample.widget_head)
     journal = ["--store", journal_store]
+    moved = str(tmp_path / "moved.log")
+    assert main(["log", "export", "--store", journal_store, "--out", moved]) == 0
     commands = [
         ["--help"],
         ["--version"],
@@ -203,6 +206,11 @@ def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
         ["storage", "audit", "--store", state_store, "--json"],
         ["storage", "repair", "--store", state_store],
         ["storage", "repair", "--store", state_store, "--json"],
+        ["log", "export", "--store", journal_store],
+        ["log", "export", "--store", state_store, "--out", str(tmp_path / "a.log")],
+        ["log", "export", "--store", state_store, "--out", str(tmp_path / "b.log"), "--json"],
+        ["log", "import", "--store", f"sqlite://{tmp_path / 'import-1.db'}", moved],
+        ["log", "import", "--store", f"sqlite://{tmp_path / 'import-2.db'}", moved, "--json"],
     ]
     # All at once (each reader has gone before its writer prints): a few seconds, not a minute.
     processes = []

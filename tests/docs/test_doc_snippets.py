@@ -76,4 +76,11 @@ def _run_console(block: Block, cwd: Path) -> None:
 def test_the_documents_have_runnable_snippets() -> None:
     """The suite above is not vacuous: the README and the format page have some."""
     names = {d.name for d in DOCUMENTS if _runnable(d)}
-    assert {"README.md", "journal-format.md", "persistence.md", "storage.md"} <= names
+    assert {
+        "README.md",
+        "journal-format.md",
+        "log.md",
+        "persistence.md",
+        "storage.md",
+        "testing.md",
+    } <= names

@@ -77,6 +77,7 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
             if line.startswith("Requires-Dist: ")
         ]
     assert {f"{package}/py.typed" for package in PACKAGES} <= names
+    assert {"nenjim/testing/__init__.py", "nenjim/testing/plugin.py"} <= names  # the replay kit
     assert {name.split("/")[0] for name in names if "/" in name} == {
         *PACKAGES,
         wheel.name.removesuffix("-py3-none-any.whl") + ".dist-info",
@@ -149,6 +150,33 @@ def test_the_command_line_works_on_sqlite_without_psycopg(tmp_path: Path) -> Non
         assert result.stderr == ""
     blocked = _python(BLOCK_PSYCOPG + "import psycopg")
     assert "ModuleNotFoundError" in blocked.stderr
+
+
+def test_moving_logs_and_the_replay_kit_work_on_sqlite_without_psycopg(tmp_path: Path) -> None:
+    code = (
+        BLOCK_PSYCOPG
+        + """
+from pathlib import Path
+from nenjim.cli import main
+from nenjim.testing import GoldenLog, JournalScenario, RecordedLog, assert_replay_equivalent
+
+directory, golden = Path(sys.argv[1]), Path(sys.argv[2])
+log = RecordedLog.from_file(golden / "storage-fixture.log")
+assert_replay_equivalent(log, ["memory:", f"sqlite://{directory / 'replayed.db'}"])
+GoldenLog(golden / "journal-fixture.log").check(f"sqlite://{directory / 'golden.db'}")
+with JournalScenario(f"sqlite://{directory / 'scenario.db'}") as scenario:
+    scenario.when("NENJIM-JOURNAL 1\\nARTIFACT com.example.a\\nJOURNAL_VERSION 20260101T000000Z\\n")
+    assert len(scenario.new_events) == 1
+source, moved = f"sqlite://{directory / 'replayed.db'}", str(directory / "moved.log")
+assert main(["log", "export", "--store", source, "--out", moved]) == 0
+assert main(["log", "import", "--store", f"sqlite://{directory / 'moved.db'}", moved]) == 0
+print("ok")
+"""
+    )
+    result = _python(code, str(tmp_path), str(PROJECT / "tests" / "golden"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.endswith("ok\n")
 
 
 def test_a_postgresql_store_without_psycopg_says_to_install_the_extra(tmp_path: Path) -> None:

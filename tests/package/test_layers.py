@@ -29,6 +29,8 @@ PUBLIC_PACKAGES = [
     "journal",
     "journal.impl.ref",
     "nenjim.cli",
+    "nenjim.testing",
+    "nenjim.testing.plugin",
 ]
 
 _LOADED = """

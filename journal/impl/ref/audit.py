@@ -56,9 +56,14 @@ def audit_journal_log(
     """
     log = JournalLog(store, create=False, identity=identity)
     try:
-        return _Audit(log, progress or silent).run()
+        return audit_open_log(log, progress=progress)
     finally:
         log.close()
+
+
+def audit_open_log(log: JournalLog, *, progress: Progress | None = None) -> AuditReport:
+    """Audit the Journal log ``log`` (any store kind, ``memory:`` included), leaving it open."""
+    return _Audit(log, progress or silent).run()
 
 
 class _Audit:

@@ -48,6 +48,17 @@ def name_identity(name: str) -> str:
     return _NAME + check_journal_name(name)
 
 
+def named_schema(identity: str | None) -> str | None:
+    """The PostgreSQL schema of a Journal's log when the store URL names none.
+
+    ``journal_<NAME>`` for a named Journal; ``None`` (the URL's, else
+    ``public``) otherwise.
+    """
+    if identity is not None and identity.startswith(_NAME):
+        return NAMED_SCHEMA_PREFIX + identity.removeprefix(_NAME)
+    return None
+
+
 def describe_identity(identity: str) -> str:
     """An identity as messages show it."""
     if identity.startswith(_NAME):
@@ -68,11 +79,8 @@ class JournalLog(LogApplication):
     def __init__(
         self, store: str | None = None, *, create: bool = True, identity: str | None = None
     ) -> None:
-        schema = None
-        if identity is not None and identity.startswith(_NAME):
-            schema = NAMED_SCHEMA_PREFIX + identity.removeprefix(_NAME)
         try:
-            super().__init__(store, create=create, identity=identity, schema=schema)
+            super().__init__(store, create=create, identity=identity, schema=named_schema(identity))
         except StoreIdentityError as error:
             raise JournalStoreError(
                 f"{error.where} holds {describe_identity(error.recorded)}, not "

@@ -1,0 +1,166 @@
+"""Raw access to the logs of one store, for moving them: a snapshot to read, a transaction to fill.
+
+Moving a log copies rows, not events: the bytes, ids and stream positions
+are kept exactly, so nothing goes through an application. A
+:class:`LogStore` is an SQLite file or a PostgreSQL database (its tables may
+sit in several schemas, one per :class:`EventTable`); each database's store
+is a module of its own, imported only for a store of its kind.
+
+- :meth:`LogStore.snapshot` reads one consistent state of every log
+  without blocking writers and creates nothing.
+- :meth:`LogStore.filling` is one transaction that no other writer of the
+  same logs can enter; it commits on a normal exit and rolls back on any
+  exception, so a refused import leaves the store exactly as it was (an
+  SQLite file that did not exist is removed again).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, cast
+from uuid import UUID
+
+from eventsourcing.utils import resolve_topic
+
+from infrastructure.log.claims import Claim
+from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.transfer.format import LoggedEvent
+from infrastructure.log.transfer.tables import EventTable
+from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+
+STORES = {
+    "sqlite": "infrastructure.log.transfer.sqlite_store:SQLiteLogStore",
+    "postgresql": "infrastructure.log.transfer.postgres_store:PostgresLogStore",
+}
+"""The store class of each database, by topic (imported on demand)."""
+PAGE = 1000
+"""Rows read or written per round trip."""
+
+
+class StoreNotEmptyError(StoreUnavailableError):
+    """An import into a store that already holds a log, an owner or derived rows."""
+
+
+class UnreadableEventError(RuntimeError):
+    """A stored row that cannot be exported as an event (edited behind the engine's back)."""
+
+
+class LogSnapshot(ABC):
+    """One consistent, read-only state of a store's logs."""
+
+    @abstractmethod
+    def holds(self, table: EventTable) -> bool:
+        """Whether the events table exists."""
+
+    @abstractmethod
+    def schema_version(self, table: EventTable) -> int | None:
+        """The log's recorded schema version, if any."""
+
+    @abstractmethod
+    def identity(self, table: EventTable) -> str | None:
+        """The log's recorded owner, if any."""
+
+    @abstractmethod
+    def count(self, table: EventTable) -> int:
+        """How many events the log holds."""
+
+    @abstractmethod
+    def events(self, table: EventTable, after: int = 0) -> Iterator[LoggedEvent]:
+        """Every event of the log above notification id ``after``, in increasing id."""
+
+
+class LogFilling(ABC):
+    """One open transaction on a store, for writing logs into it."""
+
+    connection: Any
+    """The transaction's database connection (``sqlite3`` or psycopg)."""
+
+    @abstractmethod
+    def occupied(self, table: EventTable) -> str | None:
+        """Why the store is not empty for this log (events, owner, derived rows), else ``None``.
+
+        Locks the log's tables against other writers until the transaction ends.
+        """
+
+    @abstractmethod
+    def create_log(self, table: EventTable) -> None:
+        """Create the tables of an application log (``application_log``) in this transaction."""
+
+    @abstractmethod
+    def insert_events(self, table: EventTable, events: Iterable[LoggedEvent]) -> int:
+        """Insert events with their ids (in pages); how many were inserted."""
+
+    @abstractmethod
+    def finish_events(self, table: EventTable) -> None:
+        """Make the database number the next event after the highest id inserted."""
+
+    @abstractmethod
+    def insert_claims(self, table: EventTable, claims: Sequence[Claim]) -> None:
+        """Insert an application log's claims."""
+
+    @abstractmethod
+    def record_identity(self, table: EventTable, identity: str) -> None:
+        """Record the log's owner."""
+
+
+class LogStore(ABC):
+    """An SQLite file or a PostgreSQL database whose logs are read or filled raw."""
+
+    kind: str
+
+    def __init__(self, location: StoreLocation, where: str) -> None:
+        self.location = location
+        self.where = where
+        """How messages name the store (a password is never shown)."""
+
+    @classmethod
+    @abstractmethod
+    def at(cls, location: StoreLocation) -> LogStore:
+        """The store at a resolved store URL of this class's kind."""
+
+    @property
+    def schema(self) -> str | None:
+        """The PostgreSQL schema the URL names (``None``: it names none; always for SQLite)."""
+        return None
+
+    @abstractmethod
+    def snapshot(self) -> AbstractContextManager[LogSnapshot]:
+        """A read-only transaction on one consistent state; ``StoreUnavailableError`` if the
+        store does not exist (nothing is created)."""
+
+    @abstractmethod
+    def filling(self) -> AbstractContextManager[LogFilling]:
+        """One transaction that excludes other writers of the filled logs; commits on a
+        normal exit, rolls back (and removes an SQLite file it created) on an exception."""
+
+
+def open_log_store(url: str) -> LogStore:
+    """The store a URL names; ``UnsupportedStoreError`` for ``memory:`` or a bad URL."""
+    location = resolve_store_url(url)
+    if location.kind not in STORES:
+        raise UnsupportedStoreError(
+            "memory: keeps nothing between processes, so it has no log to export or "
+            "import; name an sqlite: or postgresql:// store"
+        )
+    store_class = cast(type[LogStore], resolve_topic(STORES[location.kind]))
+    return store_class.at(location)
+
+
+def decode_row(table: EventTable, row: Sequence[Any]) -> LoggedEvent:
+    """A stored row ``(notification id, originator id, version, topic, state)`` as an event;
+    ``UnreadableEventError`` naming the row if it is not one."""
+    notification_id, originator, version, topic, state = row
+    where = f"{table.table} notification {notification_id}"
+    if not isinstance(topic, str) or not topic:
+        raise UnreadableEventError(f"{where}: the topic is not text")
+    if not isinstance(state, bytes | memoryview):
+        raise UnreadableEventError(f"{where}: the state is not bytes")
+    if not isinstance(version, int) or version < 1:
+        raise UnreadableEventError(f"{where}: originator version {version!r} is not positive")
+    try:
+        originator_id = originator if isinstance(originator, UUID) else UUID(str(originator))
+    except ValueError:
+        raise UnreadableEventError(f"{where}: originator id {originator!r} is not a UUID") from None
+    return LoggedEvent(table.log, int(notification_id), originator_id, version, topic, bytes(state))

@@ -1,0 +1,50 @@
+"""An SQL store filled from an imported storage log: tables first, inline rows from the log last.
+
+An import copies ``storage_events`` row by row into an empty store, inside
+one transaction of the caller's. The inline tables are not copied: they are
+derived, and :func:`rebuild_inline_tables` writes them from the log with the
+repair's own rewrite (every live row is a finding "log says X; table says
+no row"), then audits once more. A log that breaks its own rules is refused
+(``RepairRefusedError``) and the caller's transaction rolls back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from infrastructure.storage.audit.repair import RepairReport, repair_session
+from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import schema
+from infrastructure.storage.sql.dialect import Dialect
+from infrastructure.storage.sql.schema import Layout
+from infrastructure.storage.sql.session import Session
+
+
+def storage_session(connection: Any, kind: str, schema_name: str) -> Session:
+    """A storage session on the caller's open transaction (``kind``: ``sqlite``, ``postgresql``).
+
+    Each dialect imports its driver, so only the store's own is loaded.
+    """
+    dialect: Dialect
+    if kind == "sqlite":
+        from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
+
+        dialect = SQLiteDialect()
+    else:
+        from infrastructure.storage.sql.postgres_dialect import PostgresDialect  # noqa: PLC0415
+
+        dialect = PostgresDialect(schema_name)
+    return Session(connection, dialect)
+
+
+def create_storage_tables(session: Session, resources: Sequence[Resource], where: str) -> None:
+    """The storage tables and the catalog's generated indexes (idempotent; checks the version)."""
+    schema.apply(session, Layout(session.dialect, resources), where)
+
+
+def rebuild_inline_tables(
+    session: Session, where: str, resources: Sequence[Resource]
+) -> RepairReport:
+    """Write every inline row the log implies, then audit; raise to roll the caller back."""
+    return repair_session(session, where, resources)

@@ -1,0 +1,18 @@
+"""The storage log as a movable log: ``storage_events`` and the tables derived from it."""
+
+from __future__ import annotations
+
+from infrastructure.log.transfer import EventTable
+from infrastructure.storage.sql.dialect import TABLE_NAMES
+from infrastructure.storage.sql.schema import COMPONENT
+
+STORAGE_EVENTS = EventTable(
+    log="storage",
+    table=TABLE_NAMES["events"],
+    version_component=COMPONENT,
+    identity_component=None,
+    companions=tuple(TABLE_NAMES[name] for name in ("records", "heads", "ids", "blobs")),
+    sqlite_id="notification_id",
+    sqlite_hex_ids=False,
+)
+"""Its inline tables are rebuilt from the events on import (the repair's rewrite)."""

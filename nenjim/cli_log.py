@@ -1,0 +1,294 @@
+"""``nenjim log export|import``: move a store's logs to another store, through a file.
+
+- ``export --store URL [--out FILE] [--journal NAME]`` writes every log of
+  the store (the Journal's and the storage log, whichever it holds) in the
+  export format of ``docs/log.md``, to standard output or, with ``--out``,
+  to FILE (written beside it under a temporary name, then renamed: an
+  interrupted export never leaves a partial FILE).
+- ``import --store URL FILE`` (``-``: standard input) checks the whole file,
+  audits its logs, copies them into the empty store in one transaction,
+  audits the store and rebuilds every projection.
+
+``--json`` prints one JSON object (for ``export`` only with ``--out``: without
+it, standard output is the export). Exit codes: 0 done; 1 a damaged file, a
+log that does not audit, an unreadable stored row, a file that cannot be
+read or written; 2 bad usage (``memory:``, a malformed URL); 3 a store that
+is missing (export), not empty (import), unreachable or of another schema
+version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from infrastructure.log.transfer import (
+    ExportFormatError,
+    ExportSummary,
+    UnreadableEventError,
+    open_log_store,
+)
+from infrastructure.log.urls import STORE_URL_VARIABLE, redact
+from journal.exception import InvalidValueError
+from journal.impl.ref.log import check_journal_name, describe_identity
+from nenjim.cli_exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    CommandError,
+    UsageError,
+)
+from nenjim.cli_json import dumps
+from nenjim.cli_progress import progress_for
+from nenjim.log_transfer import (
+    ImportAuditError,
+    ImportRefusedError,
+    ImportReport,
+    export_store,
+    import_store,
+)
+
+_T = TypeVar("_T")
+STDIN = "-"
+
+
+def add_log_commands(groups: Any) -> None:
+    """Register the ``log`` group on the top-level subparsers ``groups``."""
+    group = groups.add_parser(
+        "log",
+        help="move a store's logs to another store",
+        description="Move a store's logs (the Journal's and durable state's) to another store.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = group.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+    exporting = _command(
+        commands, "export", export, "Write every log of a store, event by event, to a file."
+    )
+    exporting.add_argument(
+        "--out", metavar="FILE", help="write FILE (replaced when complete), not standard output"
+    )
+    exporting.add_argument(
+        "--journal",
+        metavar="NAME",
+        type=_journal_name,
+        help="export the log of the Journal of this name (on PostgreSQL in schema "
+        "journal_NAME unless the URL has ?schema=) and check that the store holds it",
+    )
+    importing = _command(
+        commands,
+        "import",
+        import_,
+        "Import an export into an empty store: check, copy in one transaction, audit, rebuild.",
+    )
+    importing.add_argument("file", metavar="FILE", help="an export ('-': standard input)")
+
+
+def _command(commands: Any, name: str, handler: Callable[[Any], int], summary: str) -> Any:
+    sub = commands.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"an SQLite or PostgreSQL store (default: ${STORE_URL_VARIABLE})",
+    )
+    sub.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object on stdout; errors as one JSON object on stderr",
+    )
+    sub.set_defaults(handler=handler)
+    return sub
+
+
+def export(args: argparse.Namespace) -> int:
+    """Export the store's logs to standard output or to ``--out``."""
+    store = _store(args)
+    progress = progress_for(sys.stderr)
+    if args.out is None:
+        out = sys.stdout.buffer
+        _checked(lambda: export_store(store, out, journal=args.journal, progress=progress))
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    path = Path(args.out)
+    with _replacing(path) as stream:
+        summary = _checked(
+            lambda: export_store(store, stream, journal=args.journal, progress=progress)
+        )
+    if args.json:
+        _print(dumps(_export_json(store, path, summary)))
+    else:
+        counts = ", ".join(f"{log} {count}" for log, count in summary.events.items())
+        _print(f"exported {summary.total} events from {redact(store)} to {path}: {counts}")
+    return EXIT_OK
+
+
+def import_(args: argparse.Namespace) -> int:
+    """Import an export into the empty store."""
+    store = _store(args)
+    with _source(args.file) as (stream, name):
+        report = _checked(
+            lambda: import_store(store, stream, name=name, progress=progress_for(sys.stderr))
+        )
+    if args.json:
+        _print(dumps(_import_json(store, name, report)))
+        return EXIT_OK
+    summary = report.summary
+    counts = ", ".join(f"{log} {count}" for log, count in summary.events.items())
+    identity = next((s.identity for s in summary.logs if s.identity is not None), None)
+    owner = "" if identity is None else f" ({describe_identity(identity)})"
+    _print(f"imported {summary.total} events into {redact(store)}: {counts}{owner}")
+    if report.renumbered:
+        _print(
+            "storage log ids renumbered 1, 2, 3, ... in their order "
+            "(SQLite numbers its storage log without gaps)"
+        )
+    if report.journal_audit is not None:
+        audit = report.journal_audit
+        _print(
+            f"journal audit OK: {audit.events} events, {audit.revisions} revisions of "
+            f"{audit.artifacts} artifacts"
+        )
+    if report.storage_audit is not None:
+        live = ", ".join(f"{count} {kind}" for kind, count in report.storage_audit.live.items())
+        _print(f"storage audit OK: {report.storage_audit.events} events, live {live}")
+    for line in report.rebuilt:
+        _print(f"rebuilt {line}")
+    return EXIT_OK
+
+
+def _store(args: argparse.Namespace) -> str:
+    """The store URL, checked before any file is touched (``memory:`` is a usage error)."""
+    store: str | None = args.store or os.environ.get(STORE_URL_VARIABLE) or None
+    if store is None:
+        raise UsageError(
+            f"needs a store: --store URL or ${STORE_URL_VARIABLE}",
+            prog=f"nenjim log {args.command}",
+        )
+    open_log_store(store)
+    return store
+
+
+def _checked(action: Callable[[], _T]) -> _T:
+    """Run ``action``; its refusals become one-line ``CommandError`` objects."""
+    try:
+        return action()
+    except ExportFormatError as error:
+        raise CommandError(f"{error}; nothing was written", EXIT_FAILURE, "failure") from None
+    except ImportRefusedError as error:
+        kind = "audit" if error.audit else "failure"
+        raise CommandError(str(error), EXIT_FAILURE, kind) from None
+    except ImportAuditError as error:
+        raise CommandError(str(error), EXIT_FAILURE, "audit") from None
+    except UnreadableEventError as error:
+        raise CommandError(
+            f"the log in the store is inconsistent: {error}", EXIT_FAILURE, "integrity"
+        ) from None
+    except Exception as error:
+        if not _is_driver_error(error):
+            raise
+        message = f"store: {' '.join(str(error).split())}"
+        raise CommandError(message, EXIT_STORE, "store") from None
+
+
+def _is_driver_error(error: Exception) -> bool:
+    """An error of a database driver (one that was never imported raised nothing)."""
+    sqlite3, psycopg = sys.modules.get("sqlite3"), sys.modules.get("psycopg")
+    return (sqlite3 is not None and isinstance(error, sqlite3.Error)) or (
+        psycopg is not None and isinstance(error, psycopg.Error)
+    )
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[IO[bytes]]:
+    """A new file beside ``path``, renamed to ``path`` once the block ends normally."""
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
+        )
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a file the user created: mkstemp makes 0600
+        with os.fdopen(descriptor, "wb") as stream:
+            yield stream
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _source(argument: str) -> Iterator[tuple[IO[bytes], str]]:
+    """The file to import, seekable (standard input is copied to a temporary file first)."""
+    if argument == STDIN:
+        with tempfile.TemporaryFile() as spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool)
+            spool.seek(0)
+            yield spool, "standard input"
+        return
+    try:
+        stream = open(argument, "rb")  # noqa: SIM115 - closed below, after the import
+    except OSError as error:
+        raise CommandError(f"cannot read {argument}: {error.strerror}") from None
+    with stream:
+        yield stream, argument
+
+
+def _journal_name(text: str) -> str:
+    try:
+        return check_journal_name(text)
+    except InvalidValueError as error:
+        raise argparse.ArgumentTypeError(error.detail) from None
+
+
+def _export_json(store: str, path: Path, summary: ExportSummary) -> dict[str, object]:
+    return {
+        "store": redact(store),
+        "out": str(path),
+        "events": dict(summary.events),
+        "logs": [{"log": s.log, "identity": s.identity} for s in summary.logs],
+        "lines": summary.lines,
+        "sha256": summary.sha256,
+    }
+
+
+def _import_json(store: str, name: str, report: ImportReport) -> dict[str, object]:
+    journal = report.journal_audit
+    storage = report.storage_audit
+    return {
+        "store": redact(store),
+        "file": name,
+        "events": dict(report.summary.events),
+        "logs": [{"log": s.log, "identity": s.identity} for s in report.summary.logs],
+        "sha256": report.summary.sha256,
+        "renumbered": report.renumbered,
+        "journal_audit": None
+        if journal is None
+        else {
+            "events": journal.events,
+            "artifacts": journal.artifacts,
+            "revisions": journal.revisions,
+        },
+        "storage_audit": None if storage is None else storage.as_json(),
+        "rebuilt": list(report.rebuilt),
+    }
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")

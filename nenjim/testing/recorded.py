@@ -1,0 +1,157 @@
+"""``RecordedLog``: a store's logs as an export, held in memory (from a store, a file or events)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from infrastructure.log import LogReader
+from infrastructure.log.transfer import (
+    ExportReader,
+    ExportSummary,
+    ExportWriter,
+    LoggedEvent,
+    LogSection,
+)
+from infrastructure.storage.sql import events as storage_events
+from infrastructure.storage.sql.dialect import dumps
+from journal.impl.ref.log import JournalLog
+from nenjim.log_transfer import JOURNAL, STORAGE, export_store
+
+_LOG_STREAMS = {
+    storage_events.RECORD_INSERTED: ("records", "key"),
+    storage_events.RECORD_REPLACED: ("records", "key"),
+    storage_events.RECORD_DELETED: ("records", "key"),
+    storage_events.STREAM_ENTRY_APPENDED: ("streams", "stream"),
+    storage_events.STREAM_DELETED: ("streams", "stream"),
+    storage_events.BLOB_PUT: ("blobs", "key"),
+}
+_ORIGINATORS = {
+    "records": storage_events.record_stream,
+    "streams": storage_events.entry_stream,
+    "blobs": storage_events.blob_stream,
+}
+
+StorageKey = tuple[str, str, str]
+"""``(kind, resource id, key)``: one record key, stream or blob of the storage log."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedLog:
+    """An intact log export (see ``docs/log.md``), checked when it is made.
+
+    ``data`` is the file's bytes; ``name`` names it in messages.
+    """
+
+    data: bytes
+    name: str
+    summary: ExportSummary
+    events: tuple[LoggedEvent, ...]
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "recorded log") -> RecordedLog:
+        """A recorded log from an export's bytes; ``ExportFormatError`` if damaged."""
+        reader = ExportReader(io.BytesIO(data), name)
+        events = tuple(item for item in reader if isinstance(item, LoggedEvent))
+        assert reader.summary is not None
+        return cls(data, name, reader.summary, events)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> RecordedLog:
+        """A recorded log kept as a file (``nenjim log export --out FILE``)."""
+        return cls.from_bytes(Path(path).read_bytes(), str(path))
+
+    @classmethod
+    def record(
+        cls, store: str, *, journal: str | None = None, source: str | None = None
+    ) -> RecordedLog:
+        """Export the store at ``store`` now (a durable store: ``sqlite:`` or ``postgresql://``)."""
+        out = io.BytesIO()
+        export_store(store, out, journal=journal, source=source)
+        return cls.from_bytes(out.getvalue(), f"the log of {source or store}")
+
+    @classmethod
+    def of_journal_log(cls, log: JournalLog, *, name: str = "a Journal log") -> RecordedLog:
+        """The events of an open Journal log, as stored (any store kind, ``memory:`` too)."""
+        events = [
+            LoggedEvent(
+                JOURNAL,
+                notification.id,
+                UUID(str(notification.originator_id)),
+                notification.originator_version,
+                notification.topic,
+                notification.state,
+            )
+            for notification in LogReader(log).notifications(0)
+        ]
+        return cls._written(name, [(LogSection(JOURNAL, log.recorded_identity()), events)])
+
+    @classmethod
+    def of_storage_events(
+        cls, events: Sequence[tuple[str, Mapping[str, Any]]], *, name: str = "given events"
+    ) -> RecordedLog:
+        """A storage log made of ``(topic, state)`` events, in order.
+
+        Each event goes to the log stream its state names (resource and key
+        or stream) at that stream's next version, with the state stored as
+        the storage driver writes it (compact JSON).
+        """
+        versions: dict[str, int] = {}
+        logged = []
+        for number, (topic, state) in enumerate(events, start=1):
+            kind, key_field = _LOG_STREAMS[topic]
+            originator = _ORIGINATORS[kind](state["resource"], state[key_field])
+            version = versions[str(originator)] = versions.get(str(originator), 0) + 1
+            body = dumps(dict(state)).encode("utf-8")
+            logged.append(LoggedEvent(STORAGE, number, originator, version, topic, body))
+        return cls._written(name, [(LogSection(STORAGE, None), logged)])
+
+    @classmethod
+    def _written(
+        cls, name: str, logs: Sequence[tuple[LogSection, Sequence[LoggedEvent]]]
+    ) -> RecordedLog:
+        out = io.BytesIO()
+        writer = ExportWriter(out, name)
+        for section, events in logs:
+            writer.begin_log(section)
+            for event in events:
+                writer.event(event)
+        writer.finish()
+        return cls.from_bytes(out.getvalue(), name)
+
+    @property
+    def logs(self) -> tuple[str, ...]:
+        """The names of the logs it holds."""
+        return tuple(section.log for section in self.summary.logs)
+
+    @property
+    def identity(self) -> str | None:
+        """The recorded owner of its Journal log, if any."""
+        for section in self.summary.logs:
+            if section.log == JOURNAL:
+                return section.identity
+        return None
+
+    def events_of(self, log: str) -> tuple[LoggedEvent, ...]:
+        """The events of one log, in order."""
+        return tuple(event for event in self.events if event.log == log)
+
+    def storage_keys(self) -> tuple[StorageKey, ...]:
+        """Every record key, stream and blob the storage log ever wrote, in first-write order."""
+        seen: dict[StorageKey, None] = {}
+        for event in self.events_of(STORAGE):
+            kind, key_field = _LOG_STREAMS.get(event.topic, ("", ""))
+            if not kind:
+                continue
+            state = json.loads(event.state)
+            seen.setdefault((kind, str(state["resource"]), str(state[key_field])), None)
+        return tuple(seen)
+
+    def write(self, path: str | Path) -> None:
+        """Keep the recorded log as a file."""
+        Path(path).write_bytes(self.data)

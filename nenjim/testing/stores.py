@@ -1,0 +1,126 @@
+"""Stores under test: a recorded log replayed into a fresh store, or the store it came from."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from types import TracebackType
+
+from infrastructure.log import LogReader
+from infrastructure.log.urls import MEMORY_URL, resolve_store_url
+from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.storage.audit import audit_store
+from journal.impl.ref.audit import audit_journal_log, audit_open_log
+from journal.impl.ref.log import JournalLog
+from journal.impl.ref.rebuild import rebuild_chain_projection
+from journal.impl.ref.transfer import replay_journal_events
+from nenjim.log_transfer import JOURNAL, STORAGE, import_store
+from nenjim.testing.memory import apply_storage_events
+from nenjim.testing.recorded import RecordedLog
+from projections.journal_chains import JournalChainsProjection, JournalWorldview
+
+
+class StoreUnderTest:
+    """A store holding a recorded log's logs, read back through the engine.
+
+    ``journal`` is the Journal chain projection rebuilt from the store's log
+    (``None`` without a Journal log), ``persistence`` the domain
+    Persistence open on it (``None`` without a storage log). Close it, or
+    use it as a context manager.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        journal: JournalWorldview | None,
+        persistence: Persistence | None,
+        audits: Callable[[], list[str]],
+        closers: list[Callable[[], None]],
+    ) -> None:
+        self.url = url
+        self.kind = resolve_store_url(url).kind
+        self.journal = journal
+        self.persistence = persistence
+        self._audits = audits
+        self._closers = closers
+
+    def audit(self) -> list[str]:
+        """One line per problem the audits find (``nenjim journal audit`` and ``nenjim
+        storage audit``; the in-memory storage backend keeps no log to audit); ``[]``: clean."""
+        return self._audits()
+
+    def close(self) -> None:
+        """Release the store (idempotent)."""
+        while self._closers:
+            self._closers.pop()()
+
+    def __enter__(self) -> StoreUnderTest:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def replay(log: RecordedLog, store: str) -> StoreUnderTest:
+    """Replay ``log`` into the empty store ``store`` (``memory:``, ``sqlite:``, ``postgresql://``).
+
+    A durable store gets it through ``nenjim log import`` (checked, copied
+    in one transaction, audited, projections rebuilt); ``memory:`` gets the
+    Journal's events as stored and the storage events through the SPI.
+    """
+    if resolve_store_url(store).kind == "memory":
+        return _replay_in_memory(log)
+    import_store(store, io.BytesIO(log.data), name=log.name)
+    return open_store(store, log)
+
+
+def open_store(store: str, log: RecordedLog) -> StoreUnderTest:
+    """The durable store ``store``, holding the logs ``log`` names (e.g. the one it was recorded
+    from)."""
+    closers: list[Callable[[], None]] = []
+    journal = persistence = None
+    if JOURNAL in log.logs:
+        journal = rebuild_chain_projection(store, identity=log.identity).view
+    if STORAGE in log.logs:
+        persistence = Persistence.open(store)
+        closers.append(persistence.close)
+
+    def audits() -> list[str]:
+        problems = []
+        if JOURNAL in log.logs:
+            report = audit_journal_log(store, identity=log.identity)
+            if report.problem is not None:
+                problems.append(f"journal: {report.problem}")
+        if STORAGE in log.logs:
+            problems.extend(f"storage: {line}" for line in audit_store(store, CATALOG).lines())
+        return problems
+
+    return StoreUnderTest(store, journal, persistence, audits, closers)
+
+
+def _replay_in_memory(log: RecordedLog) -> StoreUnderTest:
+    closers: list[Callable[[], None]] = []
+    journal = persistence = None
+    journal_log: JournalLog | None = None
+    if JOURNAL in log.logs:
+        journal_log = JournalLog(MEMORY_URL)
+        closers.append(journal_log.close)
+        replay_journal_events(journal_log, log.events_of(JOURNAL))
+        journal = JournalChainsProjection().catch_up(LogReader(journal_log))
+    if STORAGE in log.logs:
+        persistence = Persistence.in_memory()
+        closers.append(persistence.close)
+        apply_storage_events(persistence.backend, log.events_of(STORAGE))
+
+    def audits() -> list[str]:
+        if journal_log is None:
+            return []
+        problem = audit_open_log(journal_log).problem
+        return [] if problem is None else [f"journal: {problem}"]
+
+    return StoreUnderTest(MEMORY_URL, journal, persistence, audits, closers)
