@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: run test lint layers typecheck unit clean
+.PHONY: run test lint layers typecheck unit bench clean
 
 $(VENV)/.installed-run: pyproject.toml
 	python3 -m venv $(VENV)
@@ -38,6 +38,12 @@ unit: $(VENV)/.installed-dev
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 test: lint layers typecheck unit
+
+# Every benchmark, one full run (tens of minutes); writes benchmarks/results/*.json and
+# prints this run's goal rows next to the previous run's.
+bench: $(VENV)/.installed-dev
+	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks.results
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .import_linter_cache

@@ -459,6 +459,7 @@ def machine_info() -> list[tuple[str, str]]:
     ]
 
 
-def machine_table() -> str:
-    """The machine as a two-column table."""
-    return table("Machine", ["what", "value"], [list(pair) for pair in machine_info()])
+def machine_table(info: list[tuple[str, str]] | None = None) -> str:
+    """The machine (``info``, else read now) as a two-column table."""
+    pairs = machine_info() if info is None else info
+    return table("Machine", ["what", "value"], [list(pair) for pair in pairs])

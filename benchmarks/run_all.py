@@ -1,4 +1,6 @@
-"""Run all four benchmarks and print every table: ``python -m benchmarks.run_all [--quick]``.
+"""Run every benchmark and print every table: ``python -m benchmarks.run_all [--quick]``.
+
+A full run also writes its tables as JSON under ``benchmarks/results/``.
 
 Benchmark 4 (rebuild) replays the stores that benchmark 2 (start-up) loaded
 last, so the root is generated and loaded once.
@@ -9,18 +11,22 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from benchmarks import as_of, ingest, rebuild, startup, storage
-from benchmarks.common import machine_table, parse_options
+from benchmarks import as_of, ingest, memory, rebuild, startup, storage
+from benchmarks.common import machine_info, machine_table, parse_options
+from benchmarks.results import write_result
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     options = parse_options(argv, "Run every nenjim benchmark")
     started = time.perf_counter()
-    print(machine_table(), end="\n\n", flush=True)
+    machine = machine_info()
+    print(machine_table(machine), end="\n\n", flush=True)
+    report: list[str] = []
 
     def section(title: str, body: str) -> None:
-        print(f"## {title}\n\n{body}\n", flush=True)
+        report.append(f"## {title}\n\n{body}\n")
+        print(report[-1], flush=True)
 
     section("1. Single-revision ingest", ingest.run(options))
     rebuild_reports: list[str] = []
@@ -32,7 +38,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("3. as_of latency", as_of.run(options))
     section("4. Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
     section("5. Storage SPI operations", storage.run(options))
-    print(f"All benchmarks took {time.perf_counter() - started:.0f} s.", flush=True)
+    section("6. Peak memory of a cold start", memory.run(options))
+    seconds = time.perf_counter() - started
+    print(f"All benchmarks took {seconds:.0f} s.", flush=True)
+    if not options.quick:
+        written = write_result("\n".join(report), machine, seconds)
+        print(f"Results written to {written}; compare: python -m benchmarks.results", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,108 @@
+"""Benchmark 6: peak resident memory of a cold start, next to the size of the texts it loads.
+
+A cold start runs in a child process (an in-memory store, so only the
+Journal's own state counts), and the peak resident set of that child is read
+from the kernel when it exits (``os.wait4``). The interpreter and the
+imports cost the same whatever the root holds, so a second child that only
+imports the Journal and exits gives the baseline; the goal is on the
+difference: the memory a start-up adds must stay under 3x the bytes of the
+revision texts.
+
+``python -m benchmarks.memory [--quick]``
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.common import Options, mark, parse_options, scratch_dir, table
+from benchmarks.sample_roots import generate_root
+
+TARGET_FACTOR = 3.0
+FULL_SHAPES = ((2_000, 5), (20_000, 5))  # 10,000 and 100,000 revisions
+QUICK_SHAPES = ((300, 5),)
+
+_IMPORT_ONLY = "import journal.impl.ref.assembly"
+_COLD_START = """
+import sys
+from journal.impl.ref.assembly import build_journal
+assembly = build_journal(sys.argv[1], store="memory:")
+assembly.process.start()
+service = assembly.service
+loaded = sum(len(service.revisions(c)) for c in service.coordinates())
+if loaded != int(sys.argv[2]):
+    raise SystemExit(f"loaded {loaded} revisions, expected {sys.argv[2]}")
+"""
+
+
+def peak_rss_bytes(code: str, *args: str) -> int:
+    """Peak resident set size of a child Python running ``code`` (fails if the child fails)."""
+    child = subprocess.Popen([sys.executable, "-c", code, *args])
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise RuntimeError(f"the measured child exited with {child.returncode}")
+    return int(usage.ru_maxrss) * 1024  # Linux reports kilobytes
+
+
+def text_bytes(root: Path) -> int:
+    """Total size of every revision file under ``root``."""
+    return sum(entry.stat().st_size for entry in root.rglob("*.journal"))
+
+
+def run(options: Options) -> str:
+    """Measure every root shape; returns the report."""
+    rows: list[list[str]] = []
+    baseline = peak_rss_bytes(_IMPORT_ONLY)
+    with scratch_dir() as directory:
+        for number, (artifacts, revisions) in enumerate(
+            QUICK_SHAPES if options.quick else FULL_SHAPES
+        ):
+            root = directory / f"root-{number}"
+            written = generate_root(root, artifacts=artifacts, revisions=revisions, seed=1)
+            size = text_bytes(root)
+            started = time.perf_counter()
+            peak = peak_rss_bytes(_COLD_START, str(root), str(written))
+            seconds = time.perf_counter() - started
+            added = peak - baseline
+            rows.append(
+                [
+                    f"{written:,}",
+                    f"{size / 2**20:.1f} MiB",
+                    f"{peak / 2**20:.1f} MiB",
+                    f"{added / 2**20:.1f} MiB",
+                    f"{added / size:.2f}x",
+                    f"< {TARGET_FACTOR:.0f}x",
+                    mark(added < TARGET_FACTOR * size),
+                    f"{seconds:.1f} s",
+                ]
+            )
+    imports = f"{baseline / 2**20:.1f} MiB"
+    return table(
+        f"Peak resident memory of a cold start (in memory; imports alone: {imports})",
+        [
+            "revisions",
+            "texts",
+            "peak RSS",
+            "added by the start",
+            "added / texts",
+            "wanted",
+            "met",
+            "start (incl. exit)",
+        ],
+        rows,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    print(run(parse_options(argv, "Peak memory of a cold start")))
+
+
+if __name__ == "__main__":
+    main()
