@@ -55,6 +55,9 @@ _SUSPECT_CHAR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 # objects are immutable, so equal texts can share one validated instance.
 _VALUE_CACHE: dict[tuple[Callable[[str], object], str], object] = {}
 _VALUE_CACHE_LIMIT = 65536
+# A successor repeats most of its predecessor's releases: equal releases share
+# one instance, so a long chain holds each release once, not once per revision.
+_RELEASE_CACHE: dict[Release, Release] = {}
 _ARGUMENT_SPLIT = re.compile(r"[ \t]+")
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
@@ -367,7 +370,18 @@ class _Parser:
             raise JournalValidationError(
                 f"{problem} in RELEASE {block.version}", line=lines[coordinate]
             )
-        return release
+        return _shared(release)
+
+
+def _shared(release: Release) -> Release:
+    """The instance already held for a release equal to ``release``, else ``release``."""
+    held = _RELEASE_CACHE.get(release)
+    if held is not None:
+        return held
+    if len(_RELEASE_CACHE) >= _VALUE_CACHE_LIMIT:
+        _RELEASE_CACHE.clear()
+    _RELEASE_CACHE[release] = release
+    return release
 
 
 def _value(keyword: str, text: str, build: Callable[[str], _V]) -> _V:

@@ -1055,3 +1055,24 @@ def test_error_message_is_one_line_with_detail_artifact_and_line() -> None:
         parse_journal(journal(*HEADER, "", "", "POLICY nope"))
     assert str(info.value) == (f"{info.value.detail} (artifact {ARTIFACT}, line 6)")
     assert info.value.detail.startswith("POLICY: unknown status 'nope'")
+
+
+def test_a_release_repeated_by_a_successor_is_held_once() -> None:
+    first = parse_journal(journal(*HEADER, *RELEASE))
+    successor = parse_journal(
+        journal(
+            MAGIC,
+            f"ARTIFACT {ARTIFACT}",
+            "JOURNAL_VERSION 20261130T120000Z",
+            f"PREDECESSOR {first.digest}",
+            *RELEASE,
+            "RELEASE 1.1.0",
+            "  LICENSE Apache-2.0",
+            f"  CONTENT {CONTENT}",
+        )
+    )
+    assert successor.document.releases[0] is first.document.releases[0]
+    other = parse_journal(
+        journal(*HEADER, "RELEASE 1.0.0", "  LICENSE MIT", f"  CONTENT {PREDECESSOR}")
+    )
+    assert other.document.releases[0] != first.document.releases[0]
