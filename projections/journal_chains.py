@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -62,9 +62,15 @@ class ProjectionIntegrityError(JournalIntegrityError):
 
 
 class StoredRevision:
-    """One accepted revision as the log holds it; parsed once, on first use."""
+    """One accepted revision as the log holds it; its text read and parsed once, on first use.
 
-    __slots__ = ("_parsed", "coordinate", "digest", "position", "text", "version_key")
+    A revision folded from the log holds its text; one loaded from a
+    persisted projection holds only its position, digest and version, and
+    ``load_text`` reads its text from the log when first needed (checked
+    then against its digest).
+    """
+
+    __slots__ = ("_load", "_parsed", "_text", "coordinate", "digest", "position", "version_key")
 
     def __init__(
         self,
@@ -72,16 +78,37 @@ class StoredRevision:
         coordinate: str,
         version_key: str,
         digest: str,
-        text: str,
+        text: str | None,
         position: int,
         parsed: JournalRevision | None = None,
+        load_text: Callable[[int], str] | None = None,
     ) -> None:
         self.coordinate = coordinate
         self.version_key = version_key
         self.digest = digest
-        self.text = text
+        self._text = text
         self.position = position
         self._parsed = parsed
+        self._load = load_text
+
+    @property
+    def text(self) -> str:
+        """The revision's exact text (read from the log on first use if not held)."""
+        text = self._text
+        if text is None:
+            if self._load is None:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position}: no text for {self.coordinate} "
+                    f"{self.version_key}"
+                )
+            text = self._load(self.position)
+            if _digest(text) != self.digest:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position} ({self.coordinate} {self.version_key}): "
+                    f"stored text does not digest to its event's {self.digest}"
+                )
+            self._text = text
+        return text
 
     @property
     def revision(self) -> JournalRevision:
@@ -248,14 +275,44 @@ class JournalWorldview:
 
 
 class JournalChainsProjection:
-    """Folds ``JournalChain`` events into successive immutable worldviews."""
+    """Folds ``JournalChain`` events into successive immutable worldviews.
+
+    It also keeps every revision in log order (the log numbers the Journal's
+    events 1, 2, 3, ... without gaps, so revision ``n`` is at index ``n - 1``),
+    for :meth:`revisions_after`: what a persisted copy lacks.
+    """
 
     def __init__(self) -> None:
         self._view = JournalWorldview.empty()
+        self._ordered: list[StoredRevision] = []
 
     @property
     def view(self) -> JournalWorldview:
         """The latest worldview."""
+        return self._view
+
+    def revisions_after(self, position: int) -> list[StoredRevision]:
+        """Every revision of :attr:`view` after ``position``, in log order."""
+        return self._ordered[position : self._view.position]
+
+    def load(self, revisions: list[StoredRevision]) -> JournalWorldview:
+        """Start from revisions read back from a persisted copy, in log order (an empty
+        projection only); they are trusted as the fold wrote them."""
+        if self._view.position:
+            raise RuntimeError("a projection loads a persisted copy only when empty")
+        if [r.position for r in revisions[:1] + revisions[-1:]] not in ([], [1, len(revisions)]):
+            raise ProjectionIntegrityError(
+                "persisted chain projection: its positions are not 1 to its row count"
+            )
+        grouped: dict[str, list[StoredRevision]] = {}
+        for revision in revisions:
+            grouped.setdefault(revision.coordinate, []).append(revision)
+        chains = {}
+        for name, stored in grouped.items():
+            coordinate = ArtifactCoordinate(name)
+            chains[coordinate] = ChainSnapshot.of(coordinate, tuple(stored))
+        self._view = JournalWorldview(_updated(MappingProxyType({}), chains), len(revisions))
+        self._ordered = list(revisions)
         return self._view
 
     def apply(
@@ -271,9 +328,9 @@ class JournalChainsProjection:
         changes nothing.
         """
         fold = ChainFold(self._view, parsed)
-        for position, event in events:
-            fold.add(position, event)
+        added = [fold.add(position, event) for position, event in events]
         self._view = fold.view()
+        self._ordered.extend(added)
         return self._view
 
     def catch_up(
@@ -288,15 +345,23 @@ class ChainFold:
 
     :meth:`add` raises :class:`ProjectionIntegrityError` for the first event
     that contradicts the log or its chain; :meth:`view` is everything added.
+    With ``keep=False`` only each chain's head is kept (a rebuild that writes
+    rows, not a view): :meth:`view` is then not available.
     """
 
     def __init__(
-        self, view: JournalWorldview, parsed: Mapping[str, JournalRevision] | None = None
+        self,
+        view: JournalWorldview,
+        parsed: Mapping[str, JournalRevision] | None = None,
+        *,
+        keep: bool = True,
     ) -> None:
         self._base = view
         self._parsed = parsed or {}
         self._position = view.position
+        self._keep = keep
         self._added: dict[str, list[StoredRevision]] = {}
+        self._heads: dict[str, tuple[int, StoredRevision]] = {}
         self._streams: dict[str, tuple[ArtifactCoordinate, UUID]] = {}
 
     def add(self, position: int, event: object) -> StoredRevision:
@@ -311,22 +376,28 @@ class ChainFold:
         coordinate, stream = self._stream(where, accepted.coordinate)
         if accepted.originator_id != stream:
             raise ProjectionIntegrityError(f"{where}: stored on another artifact's stream")
-        added = self._added.get(accepted.coordinate)
-        chain = self._base.chains.get(coordinate)
-        length = (0 if chain is None else len(chain.stored)) + (len(added) if added else 0)
+        known = self._heads.get(accepted.coordinate)
+        if known is None:
+            chain = self._base.chains.get(coordinate)
+            length, head = (0, None) if chain is None else (len(chain.stored), chain.stored[-1])
+        else:
+            length, head = known
         if accepted.originator_version != length + 1:
             raise ProjectionIntegrityError(
                 f"{where}: stream position {accepted.originator_version}, expected {length + 1}"
             )
-        head = added[-1] if added else (None if chain is None else chain.stored[-1])
         _check_link(where, accepted, head)
         stored = _stored(accepted, position, self._parsed)
-        self._added.setdefault(accepted.coordinate, []).append(stored)
+        self._heads[accepted.coordinate] = (length + 1, stored)
+        if self._keep:
+            self._added.setdefault(accepted.coordinate, []).append(stored)
         self._position = position
         return stored
 
     def view(self) -> JournalWorldview:
         """The view with every added event; the starting view itself if none was."""
+        if not self._keep:
+            raise RuntimeError("a fold that keeps only the heads has no view")
         if self._position == self._base.position:
             return self._base  # nothing new: keep the published object
         changed: dict[ArtifactCoordinate, ChainSnapshot] = {}
@@ -427,10 +498,7 @@ def _stored(
     known = parsed.get(event.digest)
     if known is not None and known.text != event.text:
         known = None
-    if (
-        known is None
-        and "sha256:" + hashlib.sha256(event.text.encode()).hexdigest() != event.digest
-    ):
+    if known is None and _digest(event.text) != event.digest:
         raise ProjectionIntegrityError(
             f"notification {position} ({event.coordinate} {event.journal_version}): "
             f"stored text does not digest to its event's {event.digest}"
@@ -443,3 +511,7 @@ def _stored(
         position=position,
         parsed=known,
     )
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
