@@ -16,6 +16,7 @@ its last written position, and the next process resumes there.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from eventsourcing.persistence import Tracking
 
@@ -136,9 +137,18 @@ class PersistedChains:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ChainRebuild:
+    """A rebuilt chain table: its tracking row (its position is its revision count) and how
+    many artifacts its revisions belong to."""
+
+    state: ProjectionState
+    artifacts: int
+
+
 def rebuild_chain_table(
     log: LogReader, store: ProjectionRecorder, progress: RebuildProgress | None = None
-) -> ProjectionState:
+) -> ChainRebuild:
     """Fold the whole log into a fresh generation of the table and swap it in.
 
     Each event is checked as a catch-up checks it; only the chains' heads
@@ -164,7 +174,8 @@ def rebuild_chain_table(
         if progress is not None:
             progress(f"rebuilding {CHAIN_PROJECTION}", last, last)
 
-    return store.rebuild(CHAIN_TABLE, batches())
+    state = store.rebuild(CHAIN_TABLE, batches())
+    return ChainRebuild(state, fold.artifacts)
 
 
 def persisted_rows(store: ProjectionRecorder) -> Iterable[Row]:

@@ -394,6 +394,11 @@ class ChainFold:
         self._position = position
         return stored
 
+    @property
+    def artifacts(self) -> int:
+        """How many artifacts the added events belong to."""
+        return len(self._heads)
+
     def view(self) -> JournalWorldview:
         """The view with every added event; the starting view itself if none was."""
         if not self._keep:
