@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from eventsourcing.persistence import Tracking
 
@@ -35,6 +36,7 @@ from projections.journal_chains import (
     ProjectionIntegrityError,
     StoredRevision,
     decode_event,
+    read_after,
 )
 
 CHAIN_PROJECTION = "journal-chains"
@@ -51,6 +53,8 @@ CHAIN_TABLE = ProjectionTable(
 )
 REBUILD_BATCH = 5000
 """Rows a rebuild commits at a time into the new generation."""
+CATCH_UP_BATCH = 10_000
+"""Events a catch-up folds between two writes of the rows (a kill loses at most these)."""
 
 RebuildProgress = Callable[[str, int, int], None]
 
@@ -87,12 +91,19 @@ class PersistedChains:
     """
 
     def __init__(
-        self, projection: JournalChainsProjection, log: LogReader, store: ProjectionRecorder
+        self,
+        projection: JournalChainsProjection,
+        log: LogReader,
+        store: ProjectionRecorder,
+        *,
+        batch: int = CATCH_UP_BATCH,
     ) -> None:
         self._projection = projection
         self._log = log
         self._store = store
+        self._batch = batch
         self._opened = False
+        self._written = 0  # the position last read from or written to the store
 
     @property
     def view(self) -> JournalWorldview:
@@ -103,6 +114,7 @@ class PersistedChains:
         """Load the persisted rows once, into the (still empty) projection."""
         if not self._opened and self._projection.view.position == 0:
             persisted = self._store.load(CHAIN_TABLE)
+            self._written = persisted.position
             load = text_loader(self._log)
             self._projection.load(
                 [
@@ -121,20 +133,27 @@ class PersistedChains:
         return self._projection.view
 
     def catch_up(self, parsed: Mapping[str, JournalRevision] | None = None) -> JournalWorldview:
-        """Open, then fold every event the log holds after the view."""
+        """Open, then fold every event the log holds after the view, writing the rows back
+        every ``batch`` events (a process killed meanwhile resumes from the last write)."""
         self.open()
-        return self._projection.catch_up(self._log, parsed)
+        events = read_after(self._log, self._projection.view.position)
+        while chunk := list(islice(events, self._batch)):
+            self._projection.apply(chunk, parsed)
+            self.persist()
+        return self._projection.view
 
     def persist(self) -> bool:
         """Write the revisions the store lacks, and the view's position, in one transaction."""
         position = self._projection.view.position
-        if position == 0:
-            return False
-        return self._store.write(
+        if position <= self._written:
+            return False  # the store holds this much already: no write transaction
+        written = self._store.write(
             CHAIN_TABLE,
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
             Tracking(CHAIN_PROJECTION, position),
         )
+        self._written = position
+        return written
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,9 +73,10 @@ class JournalIngestion:
         contradicts itself or its digest claims.
         """
         with self._lock:
-            if self._persisted is not None:
-                self._persisted.open()
-            view = self._projection.catch_up(self._reader)
+            if self._persisted is None:
+                view = self._projection.catch_up(self._reader)
+            else:
+                view = self._persisted.catch_up()
             return check_digest_index(
                 view, self._log.digest_claims(), lambda: self._projection.catch_up(self._reader)
             )
