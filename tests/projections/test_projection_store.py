@@ -21,7 +21,7 @@ TABLE = ProjectionTable("test-rows", "test_rows", (("position", "integer"), ("la
 NEWER = ProjectionTable(TABLE.name, TABLE.table, TABLE.columns, version=2)
 
 
-class Boom(Exception):
+class BoomError(Exception):
     pass
 
 
@@ -75,9 +75,9 @@ def test_a_write_that_fails_midway_leaves_rows_and_position_as_they_were(
 
     def failing(after: int) -> Iterator[Row]:
         yield (after + 1, "half")
-        raise Boom
+        raise BoomError
 
-    with pytest.raises(Boom):
+    with pytest.raises(BoomError):
         recorder.write(TABLE, failing, Tracking(TABLE.name, 9))
     loaded = recorder.load(TABLE)
     assert (loaded.position, loaded.rows) == (2, _rows(2))
@@ -98,9 +98,9 @@ def test_a_failed_rebuild_leaves_the_served_generation(recorder: ProjectionRecor
 
     def batches() -> Iterator[tuple[list[Row], int]]:
         yield _rows(2, tag="n"), 2
-        raise Boom
+        raise BoomError
 
-    with pytest.raises(Boom):
+    with pytest.raises(BoomError):
         recorder.rebuild(TABLE, batches())
     loaded = recorder.load(TABLE)
     assert (loaded.position, loaded.rows) == (3, _rows(3))
