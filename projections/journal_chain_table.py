@@ -181,8 +181,7 @@ def rebuild_chain_table(
         rows: list[Row] = []
         last = 0
         for notification in log.notifications(0):
-            stored = fold.add(notification.id, decode_event(log, notification))
-            rows.append((stored.position, stored.coordinate, stored.version_key, stored.digest))
+            rows.append(fold.add_row(notification.id, decode_event(log, notification)))
             last = notification.id
             if len(rows) == REBUILD_BATCH:
                 yield rows, last

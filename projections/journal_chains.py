@@ -52,6 +52,10 @@ _FIELDS: dict[type, frozenset[str]] = {
     JournalChain.GenesisAccepted: _COMMON_FIELDS | {"originator_topic"},
     JournalChain.SuccessorAccepted: _COMMON_FIELDS | {"predecessor"},
 }
+_TEXT_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(sorted(fields - {"originator_id", "originator_version", "timestamp"}))
+    for kind, fields in _FIELDS.items()
+}
 # The fixed-width form keeps string order chronological; the calendar is
 # checked when the text is parsed (the audit parses every text).
 _VERSION_SHAPE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
@@ -345,8 +349,10 @@ class ChainFold:
 
     :meth:`add` raises :class:`ProjectionIntegrityError` for the first event
     that contradicts the log or its chain; :meth:`view` is everything added.
-    With ``keep=False`` only each chain's head is kept (a rebuild that writes
-    rows, not a view): :meth:`view` is then not available.
+    A rebuild that writes rows, not a view, uses :meth:`add_row` with
+    ``keep=False``: only each chain's head is kept, no text is held, and the
+    text's digest is not computed (the row keeps the event's digest, and a
+    text read back for a row is checked against it when first needed).
     """
 
     def __init__(
@@ -361,38 +367,57 @@ class ChainFold:
         self._position = view.position
         self._keep = keep
         self._added: dict[str, list[StoredRevision]] = {}
-        self._heads: dict[str, tuple[int, StoredRevision]] = {}
+        # Per artifact: revisions so far, and the head's version and digest.
+        self._heads: dict[str, tuple[int, str, str]] = {}
         self._streams: dict[str, tuple[ArtifactCoordinate, UUID]] = {}
 
     def add(self, position: int, event: object) -> StoredRevision:
         """Check one event against the chains so far and fold it; its stored revision."""
+        if not self._keep:
+            raise RuntimeError("a fold that keeps only the heads takes rows (add_row)")
+        accepted = self._accept(position, event)
+        stored = _stored(accepted, position, self._parsed)
+        self._added.setdefault(accepted.coordinate, []).append(stored)
+        return stored
+
+    def add_row(self, position: int, event: object) -> tuple[int, str, str, str]:
+        """Check one event as :meth:`add` does, except its text's digest; its row
+        ``(position, coordinate, journal version, digest)``."""
+        accepted = self._accept(position, event)
+        return (position, accepted.coordinate, accepted.journal_version, accepted.digest)
+
+    def _accept(self, position: int, event: object) -> _AcceptedEvent:
         if position != self._position + 1:
             raise ProjectionIntegrityError(
                 f"notification {position} follows notification {self._position}: "
                 "notification ids have no gaps"
             )
         accepted = _checked_shape(position, event)
-        where = f"notification {position} ({accepted.coordinate} {accepted.journal_version})"
-        coordinate, stream = self._stream(where, accepted.coordinate)
-        if accepted.originator_id != stream:
-            raise ProjectionIntegrityError(f"{where}: stored on another artifact's stream")
-        known = self._heads.get(accepted.coordinate)
+        name = accepted.coordinate
+        known = self._heads.get(name)
+        streams = self._streams.get(name) or self._stream(position, accepted)
+        if accepted.originator_id != streams[1]:
+            raise ProjectionIntegrityError(
+                f"{_where(position, accepted)}: stored on another artifact's stream"
+            )
         if known is None:
+            coordinate = streams[0]
             chain = self._base.chains.get(coordinate)
-            length, head = (0, None) if chain is None else (len(chain.stored), chain.stored[-1])
-        else:
-            length, head = known
+            if chain is None:
+                known = (0, "", "")
+            else:
+                head = chain.stored[-1]
+                known = (len(chain.stored), head.version_key, head.digest)
+        length = known[0]
         if accepted.originator_version != length + 1:
             raise ProjectionIntegrityError(
-                f"{where}: stream position {accepted.originator_version}, expected {length + 1}"
+                f"{_where(position, accepted)}: stream position "
+                f"{accepted.originator_version}, expected {length + 1}"
             )
-        _check_link(where, accepted, head)
-        stored = _stored(accepted, position, self._parsed)
-        self._heads[accepted.coordinate] = (length + 1, stored)
-        if self._keep:
-            self._added.setdefault(accepted.coordinate, []).append(stored)
+        _check_link(position, accepted, known)
+        self._heads[name] = (length + 1, accepted.journal_version, accepted.digest)
         self._position = position
-        return stored
+        return accepted
 
     @property
     def artifacts(self) -> int:
@@ -417,14 +442,17 @@ class ChainFold:
             )
         return JournalWorldview(_updated(self._base.chains, changed), self._position)
 
-    def _stream(self, where: str, name: str) -> tuple[ArtifactCoordinate, UUID]:
+    def _stream(self, position: int, event: _AcceptedEvent) -> tuple[ArtifactCoordinate, UUID]:
         """The artifact an event names, and the id of its stream."""
+        name = event.coordinate
         known = self._streams.get(name)
         if known is None:
             try:
                 coordinate = ArtifactCoordinate(name)
             except InvalidValueError as error:
-                raise ProjectionIntegrityError(f"{where}: {error.detail}") from error
+                raise ProjectionIntegrityError(
+                    f"{_where(position, event)}: {error.detail}"
+                ) from error
             known = self._streams[name] = (coordinate, chain_id(coordinate))
         return known
 
@@ -463,9 +491,12 @@ def _checked_shape(position: int, event: object) -> _AcceptedEvent:
             f"notification {position}: {kind.__name__} with fields {sorted(state)}, "
             f"expected {sorted(expected)}"
         )
-    texts = expected - {"originator_id", "originator_version", "timestamp"}
-    wrong = sorted(name for name in texts if not isinstance(state[name], str))
-    if wrong or not isinstance(state["timestamp"], datetime):
+    texts = _TEXT_FIELDS[kind]
+    typed = isinstance(state["timestamp"], datetime)
+    for name in texts:  # a loop, not all(...): this runs once per event of a rebuild
+        typed = typed and isinstance(state[name], str)
+    if not typed:
+        wrong = sorted(name for name in texts if not isinstance(state[name], str))
         raise ProjectionIntegrityError(
             f"notification {position}: {kind.__name__} fields of the wrong type: "
             f"{wrong or ['timestamp']}"
@@ -479,21 +510,31 @@ def _checked_shape(position: int, event: object) -> _AcceptedEvent:
     return event
 
 
-def _check_link(where: str, event: _AcceptedEvent, head: StoredRevision | None) -> None:
+def _where(position: int, event: _AcceptedEvent) -> str:
+    """An event as error messages name it (built only for an error)."""
+    return f"notification {position} ({event.coordinate} {event.journal_version})"
+
+
+def _check_link(position: int, event: _AcceptedEvent, head: tuple[int, str, str]) -> None:
     """A genesis starts a chain; a successor follows the head with a later version."""
+    length, head_version, head_digest = head
     if isinstance(event, JournalChain.GenesisAccepted):
-        if head is not None:
-            raise ProjectionIntegrityError(f"{where}: a second genesis (head {head.version_key})")
+        if length:
+            raise ProjectionIntegrityError(
+                f"{_where(position, event)}: a second genesis (head {head_version})"
+            )
         if event.originator_topic not in CHAIN_TOPICS:
             raise ProjectionIntegrityError(
-                f"{where}: genesis of {event.originator_topic!r}, expected {JournalChain.TOPIC!r}"
+                f"{_where(position, event)}: genesis of {event.originator_topic!r}, "
+                f"expected {JournalChain.TOPIC!r}"
             )
         return
-    if head is None:
-        raise ProjectionIntegrityError(f"{where}: chain starts without genesis")
-    if event.predecessor != head.digest or not head.version_key < event.journal_version:
+    if not length:
+        raise ProjectionIntegrityError(f"{_where(position, event)}: chain starts without genesis")
+    if event.predecessor != head_digest or not head_version < event.journal_version:
         raise ProjectionIntegrityError(
-            f"{where}: revision {event.journal_version} does not follow {head.version_key}"
+            f"{_where(position, event)}: revision {event.journal_version} "
+            f"does not follow {head_version}"
         )
 
 
