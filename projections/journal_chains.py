@@ -16,8 +16,9 @@ genesis and each successor names the previous head and a later Journal
 version; the text's SHA-256 is the event's digest. It does not parse the
 text: a revision is parsed on first use and kept (and checked then against
 its event). Revisions the writer had just parsed are handed over, so they
-are never parsed twice. A rebuild therefore costs a digest per event, not a
-parse.
+are never parsed twice. A fold into a view therefore costs a digest per
+event, not a parse; a rebuild of the persisted rows (``ChainFold.add_row``)
+holds no text and leaves the digest to the first read of each text.
 """
 
 from __future__ import annotations
