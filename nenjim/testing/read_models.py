@@ -70,6 +70,15 @@ def journal_chains(view: JournalWorldview) -> dict[str, Any]:
     }
 
 
+def journal_chain_rows(view: JournalWorldview) -> list[list[Any]]:
+    """The rows a store keeps for ``view`` in the persisted chain projection, in log order."""
+    revisions = sorted(
+        (stored for chain in view.chains.values() for stored in chain.stored),
+        key=lambda stored: stored.position,
+    )
+    return [[s.position, s.coordinate, s.version_key, s.digest] for s in revisions]
+
+
 def storage_state(persistence: Persistence, log: RecordedLog) -> dict[str, Any]:
     """Records, histories, streams and blobs, through the Storage SPI."""
     view = persistence.backend.view
