@@ -7,7 +7,8 @@ what any fold must do), a rebuild of the projection into a fresh generation
 (``rebuild_chain_table``: fold, check, write rows, swap), and a catch-up
 from position 0 into the table (``PersistedChains.catch_up``: fold into
 the in-memory view, writing rows every 10,000 events). Median of 5; the
-table is reset outside the clock.
+table is reset outside the clock. Wall and CPU time are both reported; the
+targets are judged on CPU time, which a busy shared machine distorts less.
 
 (b) ``nenjim journal show ROOT COORD --store sqlite:...`` as a user runs it
 (a new process; the root holds the 10,000 revision files, which every start
@@ -23,6 +24,7 @@ Run: ``python -m benchmarks.projections [--quick]``.
 from __future__ import annotations
 
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -36,7 +38,6 @@ from benchmarks.common import (
     Options,
     machine_table,
     mark,
-    median_seconds,
     parse_options,
     profile_call,
     profile_summary,
@@ -54,7 +55,6 @@ from projections.journal_chains import JournalChainsProjection, decode_event
 TARGET = 100_000  # events/s
 SHARE = 0.5  # of read + decode
 RUNS = 5
-BUDGET_SECONDS = 30.0
 QUERY_RUNS = 5
 BASELINE_SOURCE = "NENJIM_BENCH_BASELINE_SRC"
 
@@ -88,10 +88,19 @@ def _drop_projections(path: Path) -> None:
                 conn.execute(f"DROP TABLE {name}")
 
 
-def _show(root: Path, coordinate: str, url: str, source: str | None) -> float:
+def _timed(action: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call of ``action``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    action()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _show(root: Path, coordinate: str, url: str, source: str | None) -> tuple[float, float]:
+    """Wall seconds of one ``nenjim journal show`` process, and the CPU seconds it used."""
     environment = dict(os.environ)
     if source is not None:
         environment["PYTHONPATH"] = source
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "nenjim", "journal", "show", str(root), coordinate, "--store", url],
@@ -102,14 +111,19 @@ def _show(root: Path, coordinate: str, url: str, source: str | None) -> float:
         cwd=source or REPO,
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or coordinate not in done.stdout:
         raise RuntimeError(f"nenjim journal show failed: {done.stderr.strip()}")
-    return elapsed
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return elapsed, cpu
 
 
-def _median(action: Callable[[], float], runs: int) -> float:
-    seconds = sorted(action() for _ in range(runs))
-    return seconds[len(seconds) // 2]
+def _median(action: Callable[[], tuple[float, float]], runs: int) -> list[str]:
+    """Median wall and CPU seconds of ``runs`` calls, as table cells."""
+    measured = [action() for _ in range(runs)]
+    wall = sorted(m[0] for m in measured)[runs // 2]
+    cpu = sorted(m[1] for m in measured)[runs // 2]
+    return [f"{wall:.3f}", f"{cpu:.3f}"]
 
 
 def run(options: Options) -> str:
@@ -133,20 +147,31 @@ def run(options: Options) -> str:
                 ("**rebuild** into a fresh generation", _rebuild, False),
                 ("**catch-up** from position 0", _catch_up, True),
             ):
-                seconds: list[float] = []
+                walls: list[float] = []
+                cpus: list[float] = []
                 for _ in range(runs):
                     if reset:
                         _drop_projections(path)
-                    seconds.extend(median_seconds(partial(action, log), 1, BUDGET_SECONDS))
-                median = sorted(seconds)[len(seconds) // 2]
-                rates[label] = events / median
-                rows.append([label, f"{median:.3f}", rate_text(events / median)])
+                    wall, cpu = _timed(partial(action, log))
+                    walls.append(wall)
+                    cpus.append(cpu)
+                wall, cpu = sorted(walls)[len(walls) // 2], sorted(cpus)[len(cpus) // 2]
+                rates[label] = events / cpu
+                rows.append(
+                    [
+                        label,
+                        f"{wall:.3f}",
+                        f"{cpu:.3f}",
+                        rate_text(events / wall),
+                        rate_text(events / cpu),
+                    ]
+                )
             baseline = rates["read + decode every event"]
             targets = [
                 [
                     what,
                     f">= {TARGET:,} events/s and >= {SHARE:.0%} of read + decode",
-                    f"{rate_text(rate)} events/s ({rate / baseline:.0%})",
+                    f"{rate_text(rate)} events/s CPU ({rate / baseline:.0%})",
                     mark(rate >= TARGET and rate >= SHARE * baseline),
                 ]
                 for what, rate in rates.items()
@@ -161,8 +186,9 @@ def run(options: Options) -> str:
             log.close()
         out.append(
             table(
-                f"(a) Journal chain projection on SQLite, {events:,} events",
-                ["what", "seconds (median)", "events/s"],
+                f"(a) Journal chain projection on SQLite, {events:,} events (median of {runs}; "
+                "the targets use CPU time, robust on a shared machine)",
+                ["what", "wall s", "CPU s", "events/s (wall)", "events/s (CPU)"],
                 rows,
             )
         )
@@ -176,22 +202,22 @@ def run(options: Options) -> str:
         if source:
             _drop_projections(path)
             today = _median(lambda: _show(root, coordinate, url, source), query_runs)
-            query_rows.append([f"before: the log replayed ({Path(source).name})", f"{today:.3f}"])
+            query_rows.append([f"before: the log replayed ({Path(source).name})", *today])
 
-        def cold() -> float:
+        def cold() -> tuple[float, float]:
             _drop_projections(path)
             return _show(root, coordinate, url, None)
 
         first = _median(cold, query_runs)
-        query_rows.append(["after: first start, projection folded and written", f"{first:.3f}"])
+        query_rows.append(["after: first start, projection folded and written", *first])
         _show(root, coordinate, url, None)
         warm = _median(lambda: _show(root, coordinate, url, None), query_runs)
-        query_rows.append(["after: projection fully caught up", f"{warm:.3f}"])
+        query_rows.append(["after: projection fully caught up", *warm])
         out.append(
             table(
                 f"(b) `nenjim journal show ROOT COORD --store sqlite:...`, {written:,} revisions "
                 f"(a new process; median of {query_runs})",
-                ["store", "seconds"],
+                ["store", "wall s", "CPU s"],
                 query_rows,
             )
         )
