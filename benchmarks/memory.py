@@ -1,4 +1,4 @@
-"""Benchmark 6: peak resident memory of a cold start, next to the size of the texts it loads.
+"""Benchmark 7: peak resident memory of a cold start, next to the size of the texts it loads.
 
 A cold start runs in a child process (an in-memory store, so only the
 Journal's own state counts), and the peak resident set of that child is read

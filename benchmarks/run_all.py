@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from benchmarks import as_of, ingest, memory, rebuild, startup, storage
+from benchmarks import as_of, ingest, memory, projections, rebuild, startup, storage
 from benchmarks.common import machine_info, machine_table, parse_options
 from benchmarks.results import write_result
 
@@ -38,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("3. as_of latency", as_of.run(options))
     section("4. Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
     section("5. Storage SPI operations", storage.run(options))
-    section("6. Peak memory of a cold start", memory.run(options))
+    section("6. Projections", projections.run(options))
+    section("7. Peak memory of a cold start", memory.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:

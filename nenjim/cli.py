@@ -1,7 +1,7 @@
 """The ``nenjim`` command line: argument parsing, dispatch and the last safety net.
 
 ``nenjim journal verify|digest|log|show|release|new|audit``, ``nenjim
-projections rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
+projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
 export|import``; see ``--help``. Every command takes ``--json``. Exit
 codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
 wrong ends as one line on stderr (one JSON object with ``--json``) and a
@@ -34,6 +34,7 @@ from nenjim.cli_exit import (
     report,
 )
 from nenjim.cli_log import add_log_commands
+from nenjim.cli_projections import add_projection_commands
 from nenjim.cli_storage import add_storage_commands
 
 if TYPE_CHECKING:
@@ -179,23 +180,7 @@ def build_parser() -> _Parser:
     new = add("new", run.new, "Draft a successor of the head revision.", opens, coordinate)
     new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
     add("audit", run.audit, "Re-check every logged revision of an existing store.", _reading())
-    projections = groups.add_parser(
-        "projections",
-        help="maintain read models",
-        description="Maintain read models.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    maintenance = projections.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
-    rebuild = maintenance.add_parser(
-        "rebuild",
-        help="Rebuild the Journal chain projection from the log of an existing store.",
-        description="Rebuild the Journal chain projection from the log of an existing store.",
-        parents=[_reading(), output],
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    rebuild.set_defaults(handler=run.rebuild)
+    add_projection_commands(groups)
     add_storage_commands(groups)
     add_log_commands(groups)
     return parser

@@ -3,8 +3,8 @@
 Without ``--store`` and ``$NENJIM_STORE_URL`` a command that loads a root
 works in memory: it creates no store and no file (``new`` writes only the
 draft it is asked for). Durable state is always a store the user named.
-``audit`` and ``rebuild`` only read: they refuse a store that does not exist
-or holds no Journal log instead of creating one.
+``audit`` only reads: it refuses a store that does not exist or holds no
+Journal log instead of creating one.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from infrastructure.log.urls import STORE_URL_VARIABLE
 from journal.impl.ref import JournalAssembly, build_journal
 from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import name_identity
-from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
@@ -206,28 +205,6 @@ def audit(args: argparse.Namespace) -> int:
         raise CommandError(f"audit failed after {summary}: {report.problem}", EXIT_FAILURE, "audit")
     if not args.json:
         _print(f"audit OK: {summary}")
-    return EXIT_OK
-
-
-def rebuild(args: argparse.Namespace) -> int:
-    """Rebuild the chain projection from the log and report its size and speed."""
-    report = rebuild_chain_projection(_existing_store(args), identity=_identity(args))
-    events = report.view.position
-    if args.json:
-        document: dict[str, object] = {
-            "events": events,
-            "artifacts": len(report.view.chains),
-            "revisions": report.revisions,
-            "seconds": report.seconds,
-        }
-        _print(dumps(document))
-        return EXIT_OK
-    rate = events / report.seconds if report.seconds > 0 else float("inf")
-    _print(
-        f"rebuilt journal-chains: {report.revisions} revisions of "
-        f"{len(report.view.chains)} artifacts from {events} events "
-        f"in {report.seconds:.3f} s ({rate:,.0f} events/s)"
-    )
     return EXIT_OK
 
 

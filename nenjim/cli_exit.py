@@ -40,7 +40,7 @@ EXIT_CODES_HELP = f"""exit codes:
        refused (a damaged file, a log that does not audit), or the artifact,
        release or revision asked for does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
-  {EXIT_STORE}    the store cannot be used: missing (audit, rebuild, export), not empty
+  {EXIT_STORE}    the store cannot be used: missing (audit, projections, export), not empty
        (import), unreachable, unwritable, holding another Journal, of
        another schema version, or its driver is not installed
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)

@@ -16,8 +16,9 @@ with ``head = {"coordinate", "journal_version", "digest": string,
 ``new`` ``{"coordinate", "journal_version", "predecessor", "text": string,
 "path": string | null}`` (``null`` with ``--stdout``, which writes no file);
 ``audit`` ``{"ok": bool, "problem": string | null, "events", "artifacts",
-"revisions": int}``; ``rebuild`` ``{"events", "artifacts", "revisions":
-int, "seconds": number}``::
+"revisions": int}``; ``projections rebuild`` ``{"projection", "summary":
+string, "seconds": number}``; ``projections status`` ``{"projections":
+[{"name", "log": string, "position", "head", "lag": int}, ...]}``::
 
     revision = {
       "coordinate":      string,            artifact coordinate

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 from domain.journal.errors import JournalStoreError
 from infrastructure.log.claims import Claim
@@ -48,6 +49,7 @@ from infrastructure.log.transfer import (
     StoreNotEmptyError,
     open_log_store,
 )
+from infrastructure.log.urls import resolve_store_url
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage.audit import AuditReport as StorageAuditReport
 from infrastructure.storage.audit import RepairFailedError, RepairRefusedError, audit_store
@@ -59,10 +61,10 @@ from infrastructure.storage.audit.rebuild import (
 from infrastructure.storage.sql.log_table import STORAGE_EVENTS
 from journal.impl.ref.audit import AuditReport as JournalAuditReport
 from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import describe_identity, name_identity
+from journal.impl.ref.log import describe_identity, name_identity, named_schema
 from journal.impl.ref.progress import Progress, silent
-from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
+from nenjim.projection_admin import rebuild_all
 
 JOURNAL = JOURNAL_EVENTS.log
 STORAGE = STORAGE_EVENTS.log
@@ -252,22 +254,34 @@ def import_store(
                 f"{store.where}: imported, but its {STORAGE} log does not audit: "
                 f"{storage_audit.lines()[0]}"
             )
-    rebuilt = rebuild_projections(url, identity, journal=JOURNAL in sections)
+    rebuilt = rebuild_projections(url, identity)
     return ImportReport(checked.summary, renumber, journal_audit, storage_audit, rebuilt)
 
 
-def rebuild_projections(url: str, identity: str | None, *, journal: bool) -> tuple[str, ...]:
-    """Rebuild every projection of a freshly imported store; one line per projection.
+def rebuild_projections(url: str, identity: str | None = None) -> tuple[str, ...]:
+    """Rebuild every registered projection of a freshly imported store; one line each.
 
     The storage inline tables were rebuilt inside the import's transaction.
-    This is the one place an import rebuilds projections.
+    This is the one place an import rebuilds projections. On PostgreSQL the
+    log of a named Journal (``identity``) lives in its own schema unless the
+    URL names one; its projections are rebuilt there.
     """
-    if not journal:
-        return ()
-    rebuilt = rebuild_chain_projection(url, identity=identity)
-    return (
-        f"journal-chains: {rebuilt.revisions} revisions of {len(rebuilt.view.chains)} artifacts",
-    )
+    lines = list(rebuild_all(url))
+    journal_url = _journal_url(url, identity)
+    if journal_url != url:
+        lines.extend(rebuild_all(journal_url))
+    return tuple(lines)
+
+
+def _journal_url(url: str, identity: str | None) -> str:
+    """``url`` with the named Journal's schema, where the Journal's log lives there."""
+    location = resolve_store_url(url)
+    schema = named_schema(identity)
+    if location.kind != "postgresql" or schema is None or "POSTGRES_SCHEMA" in location.env:
+        return url
+    parts = urlsplit(url)
+    query = f"{parts.query}&schema={schema}" if parts.query else f"schema={schema}"
+    return urlunsplit(parts._replace(query=query))
 
 
 def _check_file(source: IO[bytes], name: str, report: Progress) -> _CheckedFile:

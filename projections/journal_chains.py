@@ -16,8 +16,9 @@ genesis and each successor names the previous head and a later Journal
 version; the text's SHA-256 is the event's digest. It does not parse the
 text: a revision is parsed on first use and kept (and checked then against
 its event). Revisions the writer had just parsed are handed over, so they
-are never parsed twice. A rebuild therefore costs a digest per event, not a
-parse.
+are never parsed twice. A fold into a view therefore costs a digest per
+event, not a parse; a rebuild of the persisted rows (``ChainFold.add_row``)
+holds no text and leaves the digest to the first read of each text.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -52,6 +53,10 @@ _FIELDS: dict[type, frozenset[str]] = {
     JournalChain.GenesisAccepted: _COMMON_FIELDS | {"originator_topic"},
     JournalChain.SuccessorAccepted: _COMMON_FIELDS | {"predecessor"},
 }
+_TEXT_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(sorted(fields - {"originator_id", "originator_version", "timestamp"}))
+    for kind, fields in _FIELDS.items()
+}
 # The fixed-width form keeps string order chronological; the calendar is
 # checked when the text is parsed (the audit parses every text).
 _VERSION_SHAPE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
@@ -62,9 +67,15 @@ class ProjectionIntegrityError(JournalIntegrityError):
 
 
 class StoredRevision:
-    """One accepted revision as the log holds it; parsed once, on first use."""
+    """One accepted revision as the log holds it; its text read and parsed once, on first use.
 
-    __slots__ = ("_parsed", "coordinate", "digest", "position", "text", "version_key")
+    A revision folded from the log holds its text; one loaded from a
+    persisted projection holds only its position, digest and version, and
+    ``load_text`` reads its text from the log when first needed (checked
+    then against its digest).
+    """
+
+    __slots__ = ("_load", "_parsed", "_text", "coordinate", "digest", "position", "version_key")
 
     def __init__(
         self,
@@ -72,16 +83,37 @@ class StoredRevision:
         coordinate: str,
         version_key: str,
         digest: str,
-        text: str,
+        text: str | None,
         position: int,
         parsed: JournalRevision | None = None,
+        load_text: Callable[[int], str] | None = None,
     ) -> None:
         self.coordinate = coordinate
         self.version_key = version_key
         self.digest = digest
-        self.text = text
+        self._text = text
         self.position = position
         self._parsed = parsed
+        self._load = load_text
+
+    @property
+    def text(self) -> str:
+        """The revision's exact text (read from the log on first use if not held)."""
+        text = self._text
+        if text is None:
+            if self._load is None:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position}: no text for {self.coordinate} "
+                    f"{self.version_key}"
+                )
+            text = self._load(self.position)
+            if _digest(text) != self.digest:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position} ({self.coordinate} {self.version_key}): "
+                    f"stored text does not digest to its event's {self.digest}"
+                )
+            self._text = text
+        return text
 
     @property
     def revision(self) -> JournalRevision:
@@ -248,14 +280,44 @@ class JournalWorldview:
 
 
 class JournalChainsProjection:
-    """Folds ``JournalChain`` events into successive immutable worldviews."""
+    """Folds ``JournalChain`` events into successive immutable worldviews.
+
+    It also keeps every revision in log order (the log numbers the Journal's
+    events 1, 2, 3, ... without gaps, so revision ``n`` is at index ``n - 1``),
+    for :meth:`revisions_after`: what a persisted copy lacks.
+    """
 
     def __init__(self) -> None:
         self._view = JournalWorldview.empty()
+        self._ordered: list[StoredRevision] = []
 
     @property
     def view(self) -> JournalWorldview:
         """The latest worldview."""
+        return self._view
+
+    def revisions_after(self, position: int) -> list[StoredRevision]:
+        """Every revision of :attr:`view` after ``position``, in log order."""
+        return self._ordered[position : self._view.position]
+
+    def load(self, revisions: list[StoredRevision]) -> JournalWorldview:
+        """Start from revisions read back from a persisted copy, in log order (an empty
+        projection only); they are trusted as the fold wrote them."""
+        if self._view.position:
+            raise RuntimeError("a projection loads a persisted copy only when empty")
+        if [r.position for r in revisions[:1] + revisions[-1:]] not in ([], [1, len(revisions)]):
+            raise ProjectionIntegrityError(
+                "persisted chain projection: its positions are not 1 to its row count"
+            )
+        grouped: dict[str, list[StoredRevision]] = {}
+        for revision in revisions:
+            grouped.setdefault(revision.coordinate, []).append(revision)
+        chains = {}
+        for name, stored in grouped.items():
+            coordinate = ArtifactCoordinate(name)
+            chains[coordinate] = ChainSnapshot.of(coordinate, tuple(stored))
+        self._view = JournalWorldview(_updated(MappingProxyType({}), chains), len(revisions))
+        self._ordered = list(revisions)
         return self._view
 
     def apply(
@@ -271,9 +333,9 @@ class JournalChainsProjection:
         changes nothing.
         """
         fold = ChainFold(self._view, parsed)
-        for position, event in events:
-            fold.add(position, event)
+        added = [fold.add(position, event) for position, event in events]
         self._view = fold.view()
+        self._ordered.extend(added)
         return self._view
 
     def catch_up(
@@ -288,45 +350,85 @@ class ChainFold:
 
     :meth:`add` raises :class:`ProjectionIntegrityError` for the first event
     that contradicts the log or its chain; :meth:`view` is everything added.
+    A rebuild that writes rows, not a view, uses :meth:`add_row` with
+    ``keep=False``: only each chain's head is kept, no text is held, and the
+    text's digest is not computed (the row keeps the event's digest, and a
+    text read back for a row is checked against it when first needed).
     """
 
     def __init__(
-        self, view: JournalWorldview, parsed: Mapping[str, JournalRevision] | None = None
+        self,
+        view: JournalWorldview,
+        parsed: Mapping[str, JournalRevision] | None = None,
+        *,
+        keep: bool = True,
     ) -> None:
         self._base = view
         self._parsed = parsed or {}
         self._position = view.position
+        self._keep = keep
         self._added: dict[str, list[StoredRevision]] = {}
+        # Per artifact: revisions so far, and the head's version and digest.
+        self._heads: dict[str, tuple[int, str, str]] = {}
         self._streams: dict[str, tuple[ArtifactCoordinate, UUID]] = {}
 
     def add(self, position: int, event: object) -> StoredRevision:
         """Check one event against the chains so far and fold it; its stored revision."""
+        if not self._keep:
+            raise RuntimeError("a fold that keeps only the heads takes rows (add_row)")
+        accepted = self._accept(position, event)
+        stored = _stored(accepted, position, self._parsed)
+        self._added.setdefault(accepted.coordinate, []).append(stored)
+        return stored
+
+    def add_row(self, position: int, event: object) -> tuple[int, str, str, str]:
+        """Check one event as :meth:`add` does, except its text's digest; its row
+        ``(position, coordinate, journal version, digest)``."""
+        accepted = self._accept(position, event)
+        return (position, accepted.coordinate, accepted.journal_version, accepted.digest)
+
+    def _accept(self, position: int, event: object) -> _AcceptedEvent:
         if position != self._position + 1:
             raise ProjectionIntegrityError(
                 f"notification {position} follows notification {self._position}: "
                 "notification ids have no gaps"
             )
         accepted = _checked_shape(position, event)
-        where = f"notification {position} ({accepted.coordinate} {accepted.journal_version})"
-        coordinate, stream = self._stream(where, accepted.coordinate)
-        if accepted.originator_id != stream:
-            raise ProjectionIntegrityError(f"{where}: stored on another artifact's stream")
-        added = self._added.get(accepted.coordinate)
-        chain = self._base.chains.get(coordinate)
-        length = (0 if chain is None else len(chain.stored)) + (len(added) if added else 0)
+        name = accepted.coordinate
+        known = self._heads.get(name)
+        streams = self._streams.get(name) or self._stream(position, accepted)
+        if accepted.originator_id != streams[1]:
+            raise ProjectionIntegrityError(
+                f"{_where(position, accepted)}: stored on another artifact's stream"
+            )
+        if known is None:
+            coordinate = streams[0]
+            chain = self._base.chains.get(coordinate)
+            if chain is None:
+                known = (0, "", "")
+            else:
+                head = chain.stored[-1]
+                known = (len(chain.stored), head.version_key, head.digest)
+        length = known[0]
         if accepted.originator_version != length + 1:
             raise ProjectionIntegrityError(
-                f"{where}: stream position {accepted.originator_version}, expected {length + 1}"
+                f"{_where(position, accepted)}: stream position "
+                f"{accepted.originator_version}, expected {length + 1}"
             )
-        head = added[-1] if added else (None if chain is None else chain.stored[-1])
-        _check_link(where, accepted, head)
-        stored = _stored(accepted, position, self._parsed)
-        self._added.setdefault(accepted.coordinate, []).append(stored)
+        _check_link(position, accepted, known)
+        self._heads[name] = (length + 1, accepted.journal_version, accepted.digest)
         self._position = position
-        return stored
+        return accepted
+
+    @property
+    def artifacts(self) -> int:
+        """How many artifacts the added events belong to."""
+        return len(self._heads)
 
     def view(self) -> JournalWorldview:
         """The view with every added event; the starting view itself if none was."""
+        if not self._keep:
+            raise RuntimeError("a fold that keeps only the heads has no view")
         if self._position == self._base.position:
             return self._base  # nothing new: keep the published object
         changed: dict[ArtifactCoordinate, ChainSnapshot] = {}
@@ -341,14 +443,17 @@ class ChainFold:
             )
         return JournalWorldview(_updated(self._base.chains, changed), self._position)
 
-    def _stream(self, where: str, name: str) -> tuple[ArtifactCoordinate, UUID]:
+    def _stream(self, position: int, event: _AcceptedEvent) -> tuple[ArtifactCoordinate, UUID]:
         """The artifact an event names, and the id of its stream."""
+        name = event.coordinate
         known = self._streams.get(name)
         if known is None:
             try:
                 coordinate = ArtifactCoordinate(name)
             except InvalidValueError as error:
-                raise ProjectionIntegrityError(f"{where}: {error.detail}") from error
+                raise ProjectionIntegrityError(
+                    f"{_where(position, event)}: {error.detail}"
+                ) from error
             known = self._streams[name] = (coordinate, chain_id(coordinate))
         return known
 
@@ -387,9 +492,12 @@ def _checked_shape(position: int, event: object) -> _AcceptedEvent:
             f"notification {position}: {kind.__name__} with fields {sorted(state)}, "
             f"expected {sorted(expected)}"
         )
-    texts = expected - {"originator_id", "originator_version", "timestamp"}
-    wrong = sorted(name for name in texts if not isinstance(state[name], str))
-    if wrong or not isinstance(state["timestamp"], datetime):
+    texts = _TEXT_FIELDS[kind]
+    typed = isinstance(state["timestamp"], datetime)
+    for name in texts:  # a loop, not all(...): this runs once per event of a rebuild
+        typed = typed and isinstance(state[name], str)
+    if not typed:
+        wrong = sorted(name for name in texts if not isinstance(state[name], str))
         raise ProjectionIntegrityError(
             f"notification {position}: {kind.__name__} fields of the wrong type: "
             f"{wrong or ['timestamp']}"
@@ -403,21 +511,31 @@ def _checked_shape(position: int, event: object) -> _AcceptedEvent:
     return event
 
 
-def _check_link(where: str, event: _AcceptedEvent, head: StoredRevision | None) -> None:
+def _where(position: int, event: _AcceptedEvent) -> str:
+    """An event as error messages name it (built only for an error)."""
+    return f"notification {position} ({event.coordinate} {event.journal_version})"
+
+
+def _check_link(position: int, event: _AcceptedEvent, head: tuple[int, str, str]) -> None:
     """A genesis starts a chain; a successor follows the head with a later version."""
+    length, head_version, head_digest = head
     if isinstance(event, JournalChain.GenesisAccepted):
-        if head is not None:
-            raise ProjectionIntegrityError(f"{where}: a second genesis (head {head.version_key})")
+        if length:
+            raise ProjectionIntegrityError(
+                f"{_where(position, event)}: a second genesis (head {head_version})"
+            )
         if event.originator_topic not in CHAIN_TOPICS:
             raise ProjectionIntegrityError(
-                f"{where}: genesis of {event.originator_topic!r}, expected {JournalChain.TOPIC!r}"
+                f"{_where(position, event)}: genesis of {event.originator_topic!r}, "
+                f"expected {JournalChain.TOPIC!r}"
             )
         return
-    if head is None:
-        raise ProjectionIntegrityError(f"{where}: chain starts without genesis")
-    if event.predecessor != head.digest or not head.version_key < event.journal_version:
+    if not length:
+        raise ProjectionIntegrityError(f"{_where(position, event)}: chain starts without genesis")
+    if event.predecessor != head_digest or not head_version < event.journal_version:
         raise ProjectionIntegrityError(
-            f"{where}: revision {event.journal_version} does not follow {head.version_key}"
+            f"{_where(position, event)}: revision {event.journal_version} "
+            f"does not follow {head_version}"
         )
 
 
@@ -427,10 +545,7 @@ def _stored(
     known = parsed.get(event.digest)
     if known is not None and known.text != event.text:
         known = None
-    if (
-        known is None
-        and "sha256:" + hashlib.sha256(event.text.encode()).hexdigest() != event.digest
-    ):
+    if known is None and _digest(event.text) != event.digest:
         raise ProjectionIntegrityError(
             f"notification {position} ({event.coordinate} {event.journal_version}): "
             f"stored text does not digest to its event's {event.digest}"
@@ -443,3 +558,7 @@ def _stored(
         position=position,
         parsed=known,
     )
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()

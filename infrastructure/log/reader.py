@@ -44,3 +44,8 @@ class LogReader:
     def event(self, notification: Notification) -> DomainEventProtocol[UUID]:
         """The domain event a notification stores (its topic resolved to a class)."""
         return self._application.mapper.to_domain_event(notification)
+
+    def at(self, position: int) -> Notification | None:
+        """The notification at ``position``, or ``None``."""
+        page = self._notifications.select(start=position, limit=1)
+        return page[0] if page and page[0].id == position else None

@@ -7,6 +7,8 @@ answers now:
 - ``journal-chains``: each artifact's revisions in order, with their log
   position, digest, predecessor and the parsed revision (as ``nenjim journal
   show --json`` prints it);
+- ``journal-chain-rows``: the rows the store keeps for the persisted chain
+  projection (position, coordinate, Journal version, digest), in log order;
 - ``storage``: each record (live row or ``null``) and its whole history,
   each stream's entries, each blob's size, SHA-256 and attributes, as the
   Storage SPI returns them;
@@ -44,6 +46,8 @@ def read_models(store: StoreUnderTest, log: RecordedLog) -> ReadModels:
     models: ReadModels = {}
     if store.journal is not None:
         models["journal-chains"] = journal_chains(store.journal)
+    if store.journal_rows is not None:
+        models["journal-chain-rows"] = [list(row) for row in store.journal_rows]
     if store.persistence is not None:
         models["storage"] = storage_state(store.persistence, log)
         models["persistence"] = persistence_state(store.persistence, log)
@@ -64,6 +68,15 @@ def journal_chains(view: JournalWorldview) -> dict[str, Any]:
         ]
         for coordinate in sorted(view.chains, key=str)
     }
+
+
+def journal_chain_rows(view: JournalWorldview) -> list[list[Any]]:
+    """The rows a store keeps for ``view`` in the persisted chain projection, in log order."""
+    revisions = sorted(
+        (stored for chain in view.chains.values() for stored in chain.stored),
+        key=lambda stored: stored.position,
+    )
+    return [[s.position, s.coordinate, s.version_key, s.digest] for s in revisions]
 
 
 def storage_state(persistence: Persistence, log: RecordedLog) -> dict[str, Any]:

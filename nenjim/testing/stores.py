@@ -7,24 +7,29 @@ from collections.abc import Callable
 from types import TracebackType
 
 from infrastructure.log import LogReader
+from infrastructure.log.projection_store import Row, projection_recorder
 from infrastructure.log.urls import MEMORY_URL, resolve_store_url
 from infrastructure.persistence import CATALOG, Persistence
 from infrastructure.storage.audit import audit_store
 from journal.impl.ref.audit import audit_journal_log, audit_open_log
 from journal.impl.ref.log import JournalLog
-from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal.impl.ref.transfer import replay_journal_events
 from nenjim.log_transfer import JOURNAL, STORAGE, import_store
 from nenjim.testing.memory import apply_storage_events
 from nenjim.testing.recorded import RecordedLog
+from projections.journal_chain_table import PersistedChains, persisted_rows
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
+
+PersistedJournal = tuple[JournalWorldview, list[Row]]
+"""The Journal chain projection a store keeps: its view, and its persisted rows."""
 
 
 class StoreUnderTest:
     """A store holding a recorded log's logs, read back through the engine.
 
-    ``journal`` is the Journal chain projection rebuilt from the store's log
-    (``None`` without a Journal log), ``persistence`` the domain
+    ``journal`` is the Journal chain projection the store keeps, caught up
+    with its log and written back (``None`` without a Journal log),
+    ``journal_rows`` the rows it keeps for it, ``persistence`` the domain
     Persistence open on it (``None`` without a storage log). Close it, or
     use it as a context manager.
     """
@@ -32,14 +37,15 @@ class StoreUnderTest:
     def __init__(
         self,
         url: str,
-        journal: JournalWorldview | None,
+        journal: PersistedJournal | None,
         persistence: Persistence | None,
         audits: Callable[[], list[str]],
         closers: list[Callable[[], None]],
     ) -> None:
         self.url = url
         self.kind = resolve_store_url(url).kind
-        self.journal = journal
+        self.journal = None if journal is None else journal[0]
+        self.journal_rows = None if journal is None else journal[1]
         self.persistence = persistence
         self._audits = audits
         self._closers = closers
@@ -83,9 +89,12 @@ def open_store(store: str, log: RecordedLog) -> StoreUnderTest:
     """The durable store ``store``, holding the logs ``log`` names (e.g. the one it was recorded
     from)."""
     closers: list[Callable[[], None]] = []
-    journal = persistence = None
+    journal: PersistedJournal | None = None
+    persistence = None
     if JOURNAL in log.logs:
-        journal = rebuild_chain_projection(store, identity=log.identity).view
+        journal_log = JournalLog(store, create=False, identity=log.identity)
+        closers.append(journal_log.close)  # revisions read their texts from the open log
+        journal = _persisted_journal(journal_log)
     if STORAGE in log.logs:
         persistence = Persistence.open(store)
         closers.append(persistence.close)
@@ -105,13 +114,14 @@ def open_store(store: str, log: RecordedLog) -> StoreUnderTest:
 
 def _replay_in_memory(log: RecordedLog) -> StoreUnderTest:
     closers: list[Callable[[], None]] = []
-    journal = persistence = None
+    journal: PersistedJournal | None = None
+    persistence = None
     journal_log: JournalLog | None = None
     if JOURNAL in log.logs:
         journal_log = JournalLog(MEMORY_URL)
         closers.append(journal_log.close)
         replay_journal_events(journal_log, log.events_of(JOURNAL))
-        journal = JournalChainsProjection().catch_up(LogReader(journal_log))
+        journal = _persisted_journal(journal_log)
     if STORAGE in log.logs:
         persistence = Persistence.in_memory()
         closers.append(persistence.close)
@@ -124,3 +134,12 @@ def _replay_in_memory(log: RecordedLog) -> StoreUnderTest:
         return [] if problem is None else [f"journal: {problem}"]
 
     return StoreUnderTest(MEMORY_URL, journal, persistence, audits, closers)
+
+
+def _persisted_journal(journal_log: JournalLog) -> PersistedJournal:
+    """Load the store's chain projection, catch it up with the log and write it back."""
+    recorder = projection_recorder(journal_log)
+    persisted = PersistedChains(JournalChainsProjection(), LogReader(journal_log), recorder)
+    view = persisted.catch_up()
+    persisted.persist()
+    return view, list(persisted_rows(recorder))

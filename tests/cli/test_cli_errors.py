@@ -53,7 +53,7 @@ def test_help_documents_exit_codes_and_the_in_memory_default(
         [group, *command, "--help"]
         for group, commands in {
             "journal": ["verify", "digest", "log", "show", "release", "new", "audit"],
-            "projections": ["rebuild"],
+            "projections": ["status", "rebuild"],
             "storage": ["audit", "repair"],
             "log": ["export", "import"],
         }.items()
@@ -200,8 +200,10 @@ def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
         ["journal", "new", root, WIDGET, "--stdout", "--json"],
         ["journal", "audit", *journal],
         ["journal", "audit", *journal, "--json"],
-        ["projections", "rebuild", *journal],
-        ["projections", "rebuild", *journal, "--json"],
+        ["projections", "rebuild", "journal-chains", "--store", journal_store],
+        ["projections", "rebuild", "journal-chains", "--store", journal_store, "--json"],
+        ["projections", "status", "--store", journal_store],
+        ["projections", "status", "--store", journal_store, "--json"],
         ["storage", "audit", "--store", state_store],
         ["storage", "audit", "--store", state_store, "--json"],
         ["storage", "repair", "--store", state_store],

@@ -87,14 +87,16 @@ def test_audit_and_rebuild_json(sample: Any, tmp_path: Path, capsys: pytest.Capt
         "artifacts": 2,
         "revisions": 3,
     }
-    assert main(["projections", "rebuild", "--store", store, "--json"]) == 0
+    assert main(["projections", "rebuild", "journal-chains", "--store", store, "--json"]) == 0
     rebuilt = _json(capsys)
-    assert {k: rebuilt[k] for k in ("events", "artifacts", "revisions")} == {
-        "events": 3,
-        "artifacts": 2,
-        "revisions": 3,
+    assert rebuilt["projection"] == "journal-chains"
+    assert rebuilt["summary"].startswith("journal-chains: 3 revisions of 2 artifacts")
+    assert main(["projections", "status", "--store", store, "--json"]) == 0
+    assert _json(capsys) == {
+        "projections": [
+            {"name": "journal-chains", "log": "journal", "position": 3, "head": 3, "lag": 0}
+        ]
     }
-    assert rebuilt["seconds"] >= 0
 
 
 @pytest.mark.parametrize(

@@ -282,7 +282,9 @@ def test_a_store_written_before_identities_adopts_its_next_journal(
 
 
 @pytest.mark.parametrize(
-    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+    "command",
+    [["journal", "audit"], ["projections", "rebuild", "journal-chains"], ["projections", "status"]],
+    ids=["audit", "rebuild", "status"],
 )
 def test_reading_a_store_that_does_not_exist_fails_and_creates_nothing(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -298,7 +300,9 @@ def test_reading_a_store_that_does_not_exist_fails_and_creates_nothing(
 
 
 @pytest.mark.parametrize(
-    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+    "command",
+    [["journal", "audit"], ["projections", "rebuild", "journal-chains"], ["projections", "status"]],
+    ids=["audit", "rebuild", "status"],
 )
 def test_reading_a_postgresql_schema_that_does_not_exist_fails_and_creates_nothing(
     command: list[str], postgres_url: str, capsys: pytest.CaptureFixture[str]
@@ -321,7 +325,9 @@ def test_reading_a_postgresql_schema_that_does_not_exist_fails_and_creates_nothi
 
 
 @pytest.mark.parametrize(
-    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+    "command",
+    [["journal", "audit"], ["projections", "rebuild", "journal-chains"], ["projections", "status"]],
+    ids=["audit", "rebuild", "status"],
 )
 def test_reading_a_database_without_a_journal_log_fails(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -336,7 +342,9 @@ def test_reading_a_database_without_a_journal_log_fails(
 
 
 @pytest.mark.parametrize(
-    "command", [["journal", "audit"], ["projections", "rebuild"]], ids=["audit", "rebuild"]
+    "command",
+    [["journal", "audit"], ["projections", "rebuild", "journal-chains"], ["projections", "status"]],
+    ids=["audit", "rebuild", "status"],
 )
 def test_reading_needs_a_store(
     command: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -353,7 +361,7 @@ def test_audit_checks_the_journal_name_it_is_given(
     assert main(["journal", "verify", str(sample.root), "--store", store, "--journal", "acme"]) == 0
     assert main(["journal", "audit", "--store", store, "--journal", "acme"]) == 0
     capsys.readouterr()
-    assert main(["projections", "rebuild", "--store", store, "--journal", "zeta"]) == 3
+    assert main(["journal", "audit", "--store", store, "--journal", "zeta"]) == 3
     assert "holds the Journal named 'acme', not the Journal named 'zeta'" in (
         capsys.readouterr().err
     )

@@ -484,6 +484,12 @@ def test_a_named_journal_moves_into_its_own_schema(
             for row in conn.execute("SELECT schemaname FROM pg_tables WHERE tablename LIKE 'j%'")
         }
     assert schemas == {f"journal_{JOURNAL_NAME}"}
+    named = f"{database}{'&' if '?' in database else '?'}schema=journal_{JOURNAL_NAME}"
+    code, out, _ = _run(capsys, "projections", "status", "--store", named, "--json")
+    assert code == 0
+    assert json.loads(out)["projections"] == [  # the import rebuilt it in the Journal's schema
+        {"name": "journal-chains", "log": "journal", "position": 45, "head": 45, "lag": 0}
+    ]
     assembly = build_journal(root, store=database, journal=JOURNAL_NAME)
     assembly.process.start()
     assert sum(len(assembly.service.revisions(c)) for c in assembly.service.coordinates()) == 45

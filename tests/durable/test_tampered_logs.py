@@ -71,6 +71,17 @@ class LogRows:
             cursor = conn.execute(sql, params)  # type: ignore[arg-type]
             return cursor.fetchall() if cursor.description else []
 
+    def forget_projections(self) -> None:
+        """Drop the persisted projections: the next start folds the whole log."""
+        catalog = (
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            if self.sqlite
+            else "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )
+        for (table,) in self.execute(catalog):
+            if table == "nenjim_projections" or table.startswith("journal_chain_revisions_g"):
+                self.execute(f"DROP TABLE {table}")
+
     def stream(self, coordinate: str) -> object:
         """A stream id as the backend stores it."""
         return chain_id(coordinate).hex if self.sqlite else chain_id(coordinate)
@@ -565,7 +576,9 @@ def test_audit_and_start_up_agree_on_an_edited_log(
 ) -> None:
     durable_store_url, edit = edited_store, case[1]
     _load(tmp_path, durable_store_url)
-    edit.apply(LogRows(durable_store_url))
+    rows = LogRows(durable_store_url)
+    edit.apply(rows)
+    rows.forget_projections()  # what start-up finds when it folds the edited log itself
 
     report = audit_journal_log(durable_store_url)
     if edit.audit is None:
@@ -590,6 +603,24 @@ def test_audit_and_start_up_agree_on_an_edited_log(
         assert phase == "start"
 
 
+def test_a_text_edited_under_a_persisted_projection_is_refused_when_first_read(
+    tmp_path: Path, durable_store_url: str
+) -> None:
+    """Start-up trusts the rows it persisted; the text read back by position is checked."""
+    store = durable_store_url
+    _load(tmp_path, store)
+    rows = LogRows(store)
+    rows.edit_state(2, text=rows.state(2)["text"] + "# edited\n")
+    outcome = _start_and_read(tmp_path, store)
+    assert outcome is not None, "the edited text was served"
+    phase, error = outcome
+    assert phase == "query"
+    assert isinstance(error, JournalIntegrityError)
+    assert "notification 2 (com.example.a0 20260201T000000Z): stored text does not digest" in (
+        str(error)
+    )
+
+
 def test_a_forged_stored_text_whose_file_is_still_in_the_root_is_a_conflict(
     tmp_path: Path, durable_store_url: str
 ) -> None:
@@ -598,6 +629,7 @@ def test_a_forged_stored_text_whose_file_is_still_in_the_root_is_a_conflict(
     rows = LogRows(durable_store_url)
     original = rows.state(3)["text"]
     _forge(rows, 3, original + "# forged\n", claim=True)
+    rows.forget_projections()
     (tmp_path / A / f"{V3}.journal").write_text(original)
     outcome = _start_and_read(tmp_path, durable_store_url)
     assert outcome is not None

@@ -14,7 +14,7 @@ from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content, journal_text
 from nenjim.testing import RecordedLog, assert_replay_equivalent
 from nenjim.testing.plugin import STORE_KINDS, NewStore
-from nenjim.testing.read_models import journal_chains
+from nenjim.testing.read_models import journal_chain_rows, journal_chains
 from projections.journal_chains import JournalChainsProjection, read_after
 
 A = "com.example.alpha"
@@ -41,7 +41,10 @@ def test_a_replay_into_every_store_kind_equals_the_live_projection(
     assert_replay_equivalent(
         recorded,
         [nenjim_new_store(kind) for kind in STORE_KINDS],
-        expected={"journal-chains": journal_chains(live)},
+        expected={
+            "journal-chains": journal_chains(live),
+            "journal-chain-rows": journal_chain_rows(live),
+        },
     )
 
 

@@ -59,7 +59,7 @@ def build_journal(
         # Nothing can load: the store is not opened, so none is created or claimed.
         log = JournalLog(MEMORY_URL)
         loadable = False
-    ingestion = JournalIngestion(log, JournalChainsProjection())
+    ingestion = JournalIngestion(log, JournalChainsProjection(), persisted=loadable)
     served, publisher = open_publication(close_store=ingestion.close)
     loader = RootLoader(normalised, ingestion, publisher, progress=progress)
     # The process holds the loader only until start(); the manager holds it for refresh.

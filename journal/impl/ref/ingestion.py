@@ -20,8 +20,10 @@ from domain.journal.errors import (
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import ClaimConflictError, LogReader
+from infrastructure.log.projection_store import projection_recorder
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
+from projections.journal_chain_table import PersistedChains
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 # A lost race re-reads the head and decides again; each retry follows a
@@ -36,10 +38,19 @@ class JournalIngestion:
     the published worldview is unchanged.
     """
 
-    def __init__(self, log: JournalLog, projection: JournalChainsProjection) -> None:
+    def __init__(
+        self, log: JournalLog, projection: JournalChainsProjection, *, persisted: bool = False
+    ) -> None:
         self._log = log
         self._reader = LogReader(log)
         self._projection = projection
+        # With ``persisted``, the projection starts from (and is written back to) the
+        # copy kept in the log's store; without, it folds the whole log in memory.
+        self._persisted = (
+            PersistedChains(projection, self._reader, projection_recorder(log))
+            if persisted
+            else None
+        )
         self._lock = threading.RLock()
         # Chains as of their last successful append here; valid while their
         # version equals the projection's revision count for the artifact.
@@ -62,10 +73,24 @@ class JournalIngestion:
         contradicts itself or its digest claims.
         """
         with self._lock:
-            view = self._projection.catch_up(self._reader)
+            if self._persisted is None:
+                view = self._projection.catch_up(self._reader)
+            else:
+                view = self._persisted.catch_up()
             return check_digest_index(
                 view, self._log.digest_claims(), lambda: self._projection.catch_up(self._reader)
             )
+
+    def follow(self) -> JournalWorldview:
+        """Fold what other processes appended to the log since the view (no index check)."""
+        with self._lock:
+            return self._projection.catch_up(self._reader)
+
+    def persist(self) -> None:
+        """Write the view back to the store's persisted copy, if there is one."""
+        with self._lock:
+            if self._persisted is not None:
+                self._persisted.persist()
 
     def ingest_text(self, text: str) -> tuple[JournalRevision, bool]:
         """Parse and ingest one complete text; ``(revision, newly accepted?)``."""

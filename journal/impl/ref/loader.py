@@ -44,24 +44,28 @@ class RootLoader:
         self._ingestion.catch_up()
         new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view, self._progress))
         self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
+        self._ingestion.persist()
         self._publisher.publish(self._ingestion.view)
 
     def refresh(self) -> RefreshReport:
-        """Ingest the root's new files, one atomic ingestion each, publishing after each."""
+        """Fold what other processes appended to the log, then ingest the root's new files,
+        one atomic ingestion each, publishing after each; write the projection back."""
         self._publisher.require_running("refresh")
         accepted = []
-        for file, revision in in_link_order(
-            _parse_new(scan_root(self._root), self._ingestion.view)
-        ):
-            try:
+        try:
+            self._publisher.publish(self._ingestion.follow())
+            for file, revision in in_link_order(
+                _parse_new(scan_root(self._root), self._ingestion.view)
+            ):
                 stored, is_new = self._ingestion.ingest(revision, file.path)
-            except LogClosedError:
-                # A stop() during the refresh closed the store: say so as the lifecycle rule.
-                self._publisher.require_running("refresh")
-                raise
-            self._publisher.publish(self._ingestion.view)
-            if is_new:
-                accepted.append(stored)
+                self._publisher.publish(self._ingestion.view)
+                if is_new:
+                    accepted.append(stored)
+            self._ingestion.persist()
+        except LogClosedError:
+            # A stop() during the refresh closed the store: say so as the lifecycle rule.
+            self._publisher.require_running("refresh")
+            raise
         return RefreshReport(tuple(accepted))
 
 

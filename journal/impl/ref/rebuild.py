@@ -1,4 +1,4 @@
-"""Rebuilds the chain projection from a Journal log, from position 0."""
+"""The Journal chain projection of a store: its status, and its rebuild from position 0."""
 
 from __future__ import annotations
 
@@ -6,25 +6,62 @@ import time
 from dataclasses import dataclass
 
 from infrastructure.log import LogReader
+from infrastructure.log.projection_store import projection_recorder
 from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
+from journal.impl.ref.progress import Progress
+from projections.journal_chain_table import CHAIN_PROJECTION, CHAIN_TABLE, rebuild_chain_table
+
+JOURNAL_PROJECTIONS = (CHAIN_PROJECTION,)
+"""The names of the projections of the Journal log."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionStatus:
+    """Where one projection stands: its position in its log, the log's head, the lag."""
+
+    name: str
+    log: str
+    position: int
+    head: int
+    lag: int
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildReport:
-    """The rebuilt worldview and how long the replay took."""
+    """What a rebuild swapped in, and how long it took."""
 
-    view: JournalWorldview
+    events: int
+    artifacts: int
     seconds: float
 
     @property
     def revisions(self) -> int:
-        """Revisions in the rebuilt view."""
-        return sum(len(chain.stored) for chain in self.view.chains.values())
+        """Revisions in the rebuilt projection (one per event of the Journal log)."""
+        return self.events
 
 
-def rebuild_chain_projection(store: str | None, *, identity: str | None = None) -> RebuildReport:
-    """Replay the whole log in ``store`` into a fresh projection.
+def journal_projection_statuses(store: str) -> list[ProjectionStatus]:
+    """The status of every projection of the Journal log in ``store``.
+
+    The store must exist and hold a Journal log (``StoreUnavailableError``
+    otherwise: nothing is created). A projection never written, or written
+    by another version of its fold, is at position 0.
+    """
+    log = JournalLog(store, create=False)
+    try:
+        head = LogReader(log).last_position()
+        state = projection_recorder(log).state(CHAIN_PROJECTION)
+        position = 0 if state is None or state.version != CHAIN_TABLE.version else state.position
+        return [ProjectionStatus(CHAIN_PROJECTION, log.name, position, head, head - position)]
+    finally:
+        log.close()
+
+
+def rebuild_chain_projection(
+    store: str | None, *, identity: str | None = None, progress: Progress | None = None
+) -> RebuildReport:
+    """Fold the whole Journal log in ``store`` into a fresh generation of the chain
+    projection's table and swap it in (readers never see a half-built one).
 
     The store must exist and hold a Journal log (``StoreUnavailableError``
     otherwise: nothing is created); ``identity`` checks whose it is.
@@ -32,7 +69,9 @@ def rebuild_chain_projection(store: str | None, *, identity: str | None = None) 
     log = JournalLog(store, create=False, identity=identity)
     try:
         started = time.perf_counter()
-        view = JournalChainsProjection().catch_up(LogReader(log))
-        return RebuildReport(view, time.perf_counter() - started)
+        rebuilt = rebuild_chain_table(LogReader(log), projection_recorder(log), progress)
+        return RebuildReport(
+            rebuilt.state.position, rebuilt.artifacts, time.perf_counter() - started
+        )
     finally:
         log.close()

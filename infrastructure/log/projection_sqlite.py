@@ -1,0 +1,169 @@
+"""Projection tables and their tracking rows in a log's SQLite file.
+
+Every write starts with ``BEGIN IMMEDIATE``: it holds SQLite's one write
+lock before it reads the stored position, so two processes moving one
+projection take turns instead of one failing on a stale snapshot. A load is
+one read transaction: in WAL mode it reads one snapshot of the tracking row
+and the rows, whatever commits meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
+
+from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.projection_store import (
+    TRACKING_TABLE,
+    Persisted,
+    ProjectionRecorder,
+    ProjectionState,
+    ProjectionTable,
+    Row,
+    RowsAfter,
+    checked_position,
+)
+from infrastructure.log.sqlite_files import retry_when_locked
+
+_TRACKING_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {TRACKING_TABLE} (name TEXT PRIMARY KEY, "
+    "version INTEGER NOT NULL, generation INTEGER NOT NULL, position INTEGER NOT NULL) "
+    "WITHOUT ROWID"
+)
+_STATE = f"SELECT name, position, version, generation FROM {TRACKING_TABLE}"
+
+
+class SQLiteProjectionRecorder(ProjectionRecorder):
+    """The projections kept in the SQLite file of one log (``log`` guards its closing)."""
+
+    def __init__(self, datastore: SQLiteDatastore, log: ClosableRecorder) -> None:
+        self._datastore = datastore
+        self._log = log
+
+    def states(self) -> list[ProjectionState]:
+        with self._reading() as c:
+            if not _has_tracking(c):
+                return []
+            c.execute(f"{_STATE} ORDER BY name")
+            return [ProjectionState(*row) for row in c.fetchall()]
+
+    def load(self, table: ProjectionTable) -> Persisted:
+        with self._reading() as c:
+            state = _state(c, table.name) if _has_tracking(c) else None
+            if state is None or state.version != table.version:
+                return Persisted(0, [])
+            c.execute(f"SELECT * FROM {table.generation_table(state.generation)} ORDER BY position")
+            return Persisted(state.position, [tuple(row) for row in c.fetchall()])
+
+    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+        position = checked_position(table, tracking)
+        with self._writing() as c:
+            state = _state(c, table.name)
+            if state is not None and state.version > table.version:
+                return False
+            if state is None or state.version < table.version:
+                generation = 1 if state is None else state.generation + 1
+                _create(c, table, generation)
+                _insert(c, table, generation, rows_after(0))
+                _swap(c, table, ProjectionState(table.name, position, table.version, generation))
+                return True
+            if state.position >= position:
+                return False
+            _insert(c, table, state.generation, rows_after(state.position))
+            c.execute(
+                f"UPDATE {TRACKING_TABLE} SET position = ? WHERE name = ?", (position, table.name)
+            )
+            return True
+
+    def rebuild(
+        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
+    ) -> ProjectionState:
+        with self._writing() as c:
+            old = _state(c, table.name)
+            generation = 1 if old is None else old.generation + 1
+            _create(c, table, generation)  # a table left by a killed rebuild is dropped first
+        position = 0
+        for rows, after in batches:
+            with self._writing() as c:
+                _insert(c, table, generation, rows)
+            position = after
+        state = ProjectionState(table.name, position, table.version, generation)
+        with self._writing() as c:
+            now = _state(c, table.name)
+            if now is not None and now.generation >= generation:
+                raise RuntimeError(
+                    f"projection {table.name}: another rebuild swapped in generation "
+                    f"{now.generation} first; nothing of this one was kept"
+                )
+            _swap(c, table, state)
+        return state
+
+    @contextmanager
+    def _reading(self) -> Iterator[SQLiteCursor]:
+        with self._log.while_open(), self._datastore.transaction(commit=False) as c:
+            yield c
+
+    @contextmanager
+    def _writing(self) -> Iterator[SQLiteCursor]:
+        with self._log.while_open(), self._datastore.get_connection(commit=True) as conn:
+            cursor = conn.cursor()
+            retry_when_locked(lambda: cursor.execute("BEGIN IMMEDIATE"))
+            try:
+                cursor.execute(_TRACKING_DDL)
+                yield cursor
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+
+def _has_tracking(c: SQLiteCursor) -> bool:
+    c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRACKING_TABLE,))
+    return c.fetchone() is not None
+
+
+def _state(c: SQLiteCursor, name: str) -> ProjectionState | None:
+    c.execute(f"{_STATE} WHERE name = ?", (name,))
+    row = c.fetchone()
+    return None if row is None else ProjectionState(*row)
+
+
+def _create(c: SQLiteCursor, table: ProjectionTable, generation: int) -> None:
+    name = table.generation_table(generation)
+    columns = ", ".join(
+        f"{column} {kind.upper()} {'PRIMARY KEY' if i == 0 else 'NOT NULL'}"
+        for i, (column, kind) in enumerate(table.columns)
+    )
+    c.execute(f"DROP TABLE IF EXISTS {name}")
+    c.execute(f"CREATE TABLE {name} ({columns})")
+
+
+def _insert(c: SQLiteCursor, table: ProjectionTable, generation: int, rows: Iterable[Row]) -> None:
+    marks = ", ".join("?" * len(table.columns))
+    c.executemany(f"INSERT INTO {table.generation_table(generation)} VALUES ({marks})", rows)
+
+
+def _swap(c: SQLiteCursor, table: ProjectionTable, state: ProjectionState) -> None:
+    """Point the tracking row at ``state``'s generation; drop all but it and the one before.
+
+    The one before stays for a reader that read the tracking row just
+    before this commit (on PostgreSQL it could not read a dropped table).
+    """
+    c.execute(
+        f"INSERT INTO {TRACKING_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+        "version = excluded.version, generation = excluded.generation, "
+        "position = excluded.position",
+        (state.name, state.version, state.generation, state.position),
+    )
+    prefix = f"{table.table}_g"
+    c.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
+        (len(prefix), prefix),
+    )
+    for (name,) in c.fetchall():
+        suffix = name[len(prefix) :]
+        if suffix.isdigit() and int(suffix) < state.generation - 1:
+            c.execute(f"DROP TABLE {name}")

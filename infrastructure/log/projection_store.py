@@ -1,0 +1,242 @@
+"""Persisted projections: a read model's rows and its tracked position, in the log's own store.
+
+A projection folds a log's events, in notification order, into rows of a
+table it declares (:class:`ProjectionTable`); nothing here knows what the
+rows mean. Its position is the id of the last notification it applied. The
+store keeps, per projection, one tracking row (its position, the version of
+its fold and the generation of its table) in the table ``nenjim_projections``,
+and the rows in ``<table>_g<generation>``, both in the log's own store (the
+SQLite file, the PostgreSQL schema, or for ``memory:`` this process).
+
+Rows and position move together: :meth:`ProjectionRecorder.write` inserts
+the rows after the stored position and moves the position in ONE
+transaction, so a crash leaves both before or both after, and a restart
+resumes from the position. This is ``eventsourcing``'s tracking record
+(:class:`~eventsourcing.persistence.Tracking`: a name and a notification id,
+written atomically with the state it guards), with two additions a
+``TrackingRecorder`` lacks: the version of the fold, and the generation of
+the table that a rebuild swaps.
+
+:meth:`ProjectionRecorder.rebuild` fills a fresh generation of the table
+and swaps it in with the tracking row in one transaction; readers, which
+read the tracking row and the rows in one transaction, see the old
+generation or the new one, never a half-built one.
+
+The rows of a projection are appended, never updated: each row carries the
+position of the event that produced it (its first column, ``position``).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from weakref import WeakKeyDictionary
+
+from eventsourcing.persistence import Tracking
+
+from infrastructure.log.closing import ClosableRecorder
+
+if TYPE_CHECKING:
+    from infrastructure.log.application import LogApplication
+
+TRACKING_TABLE = "nenjim_projections"
+Row: TypeAlias = tuple[int | str, ...]
+"""One row of a projection table, its values in the order of the table's columns."""
+_TYPES = frozenset({"integer", "text"})
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionTable:
+    """What a projection persists: its name, its table, its columns and its fold's version.
+
+    ``columns`` are ``(name, type)`` pairs, ``type`` ``integer`` or
+    ``text``; the first is ``("position", "integer")``, the primary key:
+    the notification whose event produced the row. ``version`` is the
+    version of the fold: rows stored by another version are not read, and
+    the next write replaces them by a full generation of this version's
+    rows.
+    """
+
+    name: str
+    table: str
+    columns: tuple[tuple[str, str], ...]
+    version: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.columns or self.columns[0] != ("position", "integer"):
+            raise ValueError(f"projection {self.name}: the first column is ('position', 'integer')")
+        unknown = [kind for _, kind in self.columns if kind not in _TYPES]
+        if unknown:
+            raise ValueError(f"projection {self.name}: column types {unknown} are not {_TYPES}")
+        for identifier in (self.table, *(name for name, _ in self.columns)):
+            if not identifier.isidentifier() or not identifier.isascii():
+                raise ValueError(f"projection {self.name}: {identifier!r} is not an identifier")
+
+    def generation_table(self, generation: int) -> str:
+        """The table holding the rows of ``generation``."""
+        return f"{self.table}_g{generation}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionState:
+    """A projection's tracking row: its position, fold version and table generation."""
+
+    name: str
+    position: int
+    version: int
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class Persisted:
+    """What a reader loads: the rows up to ``position`` (all rows of one generation)."""
+
+    position: int
+    rows: list[Row]
+
+
+RowsAfter = Callable[[int], Iterable[Row]]
+"""The rows a writer holds after a position (the store's, read inside its transaction)."""
+
+
+class ProjectionRecorder(ABC):
+    """Tracking rows and projection tables in one store (see the module notes)."""
+
+    @abstractmethod
+    def states(self) -> list[ProjectionState]:
+        """Every tracking row, by name; ``[]`` when the store holds none (nothing is created)."""
+
+    def state(self, name: str) -> ProjectionState | None:
+        """The tracking row of ``name``, or ``None``."""
+        return next((s for s in self.states() if s.name == name), None)
+
+    @abstractmethod
+    def load(self, table: ProjectionTable) -> Persisted:
+        """The position and every row, from one consistent read; position 0 and no rows when
+        nothing of this fold's version is stored."""
+
+    @abstractmethod
+    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+        """Move the projection to ``tracking.notification_id``: in one transaction, read the
+        stored position ``p`` (locking it), insert ``rows_after(p)`` and store the new one.
+
+        ``tracking.application_name`` is the projection's name.
+
+        Nothing is written (``False``) when the stored position is already at
+        or beyond the new one (another process got there first), or when the
+        stored rows belong to a newer version of the fold. Rows stored by an
+        older version are replaced by ``rows_after(0)`` in a new generation.
+        """
+
+    @abstractmethod
+    def rebuild(
+        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
+    ) -> ProjectionState:
+        """Fill a fresh generation from ``batches`` (rows, position after them) and swap it in.
+
+        Each batch commits on its own into the new table, which no reader
+        reads; the swap (tracking row, old table dropped) is one transaction.
+        """
+
+
+class POPOProjectionRecorder(ProjectionRecorder):
+    """The projections of a ``memory:`` log: in this process, under one lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, ProjectionState] = {}
+        self._rows: dict[str, list[Row]] = {}
+
+    def states(self) -> list[ProjectionState]:
+        with self._lock:
+            return [self._states[name] for name in sorted(self._states)]
+
+    def load(self, table: ProjectionTable) -> Persisted:
+        with self._lock:
+            state = self._states.get(table.name)
+            if state is None or state.version != table.version:
+                return Persisted(0, [])
+            return Persisted(state.position, list(self._rows[table.name]))
+
+    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+        position = checked_position(table, tracking)
+        with self._lock:
+            state = self._states.get(table.name)
+            if state is not None and state.version > table.version:
+                return False
+            if state is None or state.version < table.version:
+                generation = 1 if state is None else state.generation + 1
+                rows = list(rows_after(0))
+            elif state.position >= position:
+                return False
+            else:
+                generation = state.generation
+                rows = self._rows[table.name] + list(rows_after(state.position))
+            self._rows[table.name] = rows
+            self._states[table.name] = ProjectionState(
+                table.name, position, table.version, generation
+            )
+            return True
+
+    def rebuild(
+        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
+    ) -> ProjectionState:
+        rows: list[Row] = []
+        position = 0
+        for batch, after in batches:
+            rows.extend(batch)
+            position = after
+        with self._lock:
+            old = self._states.get(table.name)
+            state = ProjectionState(
+                table.name, position, table.version, 1 if old is None else old.generation + 1
+            )
+            self._rows[table.name] = rows
+            self._states[table.name] = state
+            return state
+
+
+_MEMORY: WeakKeyDictionary[object, POPOProjectionRecorder] = WeakKeyDictionary()
+_MEMORY_LOCK = threading.Lock()
+
+
+def memory_projections(owner: object) -> POPOProjectionRecorder:
+    """The in-memory projections that belong to ``owner`` (an in-memory log's recorder)."""
+    with _MEMORY_LOCK:
+        found = _MEMORY.get(owner)
+        if found is None:
+            found = _MEMORY[owner] = POPOProjectionRecorder()
+        return found
+
+
+def checked_position(table: ProjectionTable, tracking: Tracking) -> int:
+    """The position ``tracking`` moves ``table``'s projection to (it must name it)."""
+    if tracking.application_name != table.name:
+        raise ValueError(f"tracking of {tracking.application_name!r} for projection {table.name!r}")
+    return tracking.notification_id
+
+
+def projection_recorder(application: LogApplication) -> ProjectionRecorder:
+    """The projections kept in the store of ``application``'s log (its file, schema or process).
+
+    Nothing is created until a projection is first written.
+    """
+    recorder = cast(ClosableRecorder, application.recorder)
+    kind = application.location.kind
+    if kind == "memory":
+        return memory_projections(recorder)
+    datastore = cast(Any, application.factory).datastore
+    if kind == "sqlite":
+        from infrastructure.log.projection_sqlite import (  # noqa: PLC0415 - no driver otherwise
+            SQLiteProjectionRecorder,
+        )
+
+        return SQLiteProjectionRecorder(datastore, recorder)
+    from infrastructure.log.projection_postgres import (  # noqa: PLC0415 - the postgres extra
+        PostgresProjectionRecorder,
+    )
+
+    return PostgresProjectionRecorder(datastore, recorder)
