@@ -103,3 +103,19 @@ def head_after(session: Session, after: LogPosition) -> LogHead:
         )
     assert row is not None  # an aggregate always answers one row
     return LogHead(int(row[0]), int(row[1]))
+
+
+def pending_after(session: Session, after: LogPosition) -> bool:
+    """Whether any committed event lies after ``after``, final or not (uses the log's index)."""
+    if session.dialect.dense_notification_ids:
+        row = session.one(
+            "SELECT EXISTS (SELECT 1 FROM {events} WHERE notification_id > ?)",
+            (after.notification_id,),
+        )
+    else:
+        row = session.one(
+            "SELECT EXISTS (SELECT 1 FROM {events} WHERE "
+            "(transaction_id, notification_id) > (?::text::xid8, ?))",
+            (after.transaction, after.notification_id),
+        )
+    return row is not None and bool(row[0])
