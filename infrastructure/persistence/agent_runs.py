@@ -12,6 +12,7 @@ process.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -41,6 +42,9 @@ from projections.agent_runs import (
     fold,
     timeline,
 )
+
+DEFAULT_SYNC_TIMEOUT = 30.0
+"""Seconds :meth:`AgentRuns.sync` waits for events to become final."""
 
 NAME = "agent-runs"
 """The projection's name in statuses and on the command line."""
@@ -211,6 +215,26 @@ class AgentRuns:
         assert self._tracked is not None
         return self._tracked.catch_up(progress)
 
+    def sync(self, timeout: float = DEFAULT_SYNC_TIMEOUT) -> int:
+        """Catch up until every event committed so far is applied; how many events.
+
+        On PostgreSQL an event becomes final only once every transaction
+        that started before it (anywhere on the server) has ended, so this
+        waits for them, at most ``timeout`` seconds (then ``TimeoutError``).
+        """
+        deadline = time.monotonic() + timeout
+        done = self.catch_up()
+        pause = 0.002
+        while self.pending():
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{NAME}: events stayed behind a running transaction for over {timeout} s"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+            done += self.catch_up()
+        return done
+
     def pending(self) -> bool:
         """Whether events were committed after the position (final or not yet)."""
         if self._memory is not None:
@@ -282,5 +306,5 @@ class AgentRuns:
 def agent_run_rows(backend: Backend) -> list[dict[str, Any]]:
     """The caught-up agent-runs read model as plain rows in a stable order (for comparisons)."""
     runs = AgentRuns(backend)
-    runs.catch_up()
+    runs.sync()
     return [asdict(run) for run in runs.timeline()]
