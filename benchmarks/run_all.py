@@ -1,4 +1,4 @@
-"""Run all four benchmarks and print every table: ``python -m benchmarks.run_all [--quick]``.
+"""Run every benchmark and print every table: ``python -m benchmarks.run_all [--quick]``.
 
 Benchmark 4 (rebuild) replays the stores that benchmark 2 (start-up) loaded
 last, so the root is generated and loaded once.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from benchmarks import as_of, ingest, rebuild, startup, storage
+from benchmarks import as_of, follower_lag, ingest, rebuild, startup, storage
 from benchmarks.common import machine_table, parse_options
 
 
@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("3. as_of latency", as_of.run(options))
     section("4. Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
     section("5. Storage SPI operations", storage.run(options))
+    section("Followers", follower_lag.run(options))
     print(f"All benchmarks took {time.perf_counter() - started:.0f} s.", flush=True)
 
 
