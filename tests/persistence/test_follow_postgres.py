@@ -18,6 +18,7 @@ import pytest
 from domain.agents import AgentExecution, AgentRoot
 from infrastructure.persistence import Persistence
 from infrastructure.persistence.agent_runs import AgentRuns
+from infrastructure.storage.follow import follower
 from infrastructure.storage.follow.log import StoredEvent
 from infrastructure.storage.follow.tracking import TrackedProjection, rows_table
 from infrastructure.storage.sql.session import Session
@@ -147,3 +148,35 @@ def test_eight_writers_with_random_held_commits_lose_and_repeat_nothing(
         ]
     assert seen == committed_ids(postgres_schema_url)
     assert applied == len(seen)
+
+
+def test_a_commit_wakes_a_listening_follower_and_a_rollback_does_not(
+    persistence: Persistence,
+) -> None:
+    root = persistence.agents.create(AgentRoot.create("a1", definition_id="d"))
+    stop = threading.Event()
+    wakeup = follower.wakeup_for(persistence.backend, stop)  # listens from here on
+    woken = threading.Event()
+
+    def sleep() -> None:
+        wakeup.wait(600)  # far longer than the joins below
+        woken.set()
+
+    def roll_back() -> None:
+        with persistence.transaction() as tx:
+            tx.executions.create_active(AgentExecution.start("r0", agent_id="a1", base=root))
+            raise RuntimeError("roll back")
+
+    sleeper = threading.Thread(target=sleep)
+    sleeper.start()
+    try:
+        with pytest.raises(RuntimeError):
+            roll_back()
+        assert not woken.wait(1)  # no notification: the transaction never committed
+        persistence.executions.create_active(AgentExecution.start("r1", agent_id="a1", base=root))
+        sleeper.join(120)
+        assert woken.is_set()
+    finally:
+        stop.set()
+        sleeper.join(5)
+        wakeup.close()
