@@ -88,31 +88,25 @@ def evolve(run: AgentRun | None, event: RunEvent) -> AgentRun | None:
         )
     terminal = event.status in TERMINAL_STATUSES
     if run is None or run.deleted:
-        ended_at = event.updated_at if terminal else None
-        return AgentRun(
-            event.execution_id,
-            event.agent_id,
-            event.status,
-            event.phase,
-            event.created_at,
-            event.updated_at,
-            ended_at,
-            event.terminal_reason,
-            1,
-            False,
-        )
+        started_at, ended_at, revisions = event.created_at, None, 1
+    else:
+        started_at, ended_at, revisions = run.started_at, run.ended_at, run.revisions + 1
     if not terminal:
         ended_at = None
-    else:
-        ended_at = run.ended_at if run.ended_at is not None else event.updated_at
-    return replace(
-        run,
-        status=event.status,
-        phase=event.phase,
-        updated_at=event.updated_at,
-        ended_at=ended_at,
-        terminal_reason=event.terminal_reason,
-        revisions=run.revisions + 1,
+    elif ended_at is None:
+        ended_at = event.updated_at
+    # Built directly: dataclasses.replace costs half the fold.
+    return AgentRun(
+        event.execution_id,
+        event.agent_id,
+        event.status,
+        event.phase,
+        started_at,
+        event.updated_at,
+        ended_at,
+        event.terminal_reason,
+        revisions,
+        False,
     )
 
 

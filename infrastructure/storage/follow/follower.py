@@ -6,9 +6,9 @@ polls. Either way a wake-up only says "look": what is read is decided by
 the position and the log's safe bound alone, so a lost or early
 notification delays an event by at most one poll and never skips it. When
 events are committed but not yet final (an older PostgreSQL transaction is
-still running), the follower looks again soon, backing off to the poll
-interval, since the transaction holding the bound back may write no event
-and send no notification.
+still running), the follower looks again soon, backing off to
+:data:`MAX_RECHECK`, since the transaction holding the bound back may write
+no event and send no notification when it ends.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from infrastructure.storage.backend import Backend
 
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between looks when nothing wakes the follower."""
+
+MAX_RECHECK = 0.05
+"""Longest pause between looks while committed events wait to become final."""
 
 _FIRST_RECHECK = 0.002
 
@@ -88,7 +91,7 @@ def follow(
             on_applied(applied)
         if target.pending():
             wakeup.wait(recheck)
-            recheck = min(recheck * 2, poll_interval)
+            recheck = min(recheck * 2, MAX_RECHECK, poll_interval)
         else:
             recheck = _FIRST_RECHECK
             wakeup.wait(poll_interval)
