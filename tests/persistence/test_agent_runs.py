@@ -17,6 +17,7 @@ from infrastructure.persistence.projections import (
     storage_projection_statuses,
 )
 from infrastructure.storage.follow.log import LogPosition
+from infrastructure.storage.follow.tracking import RebuildLostError
 from projections.agent_runs import AgentRun
 
 from .conftest import Store
@@ -167,3 +168,23 @@ def test_rebuilding_an_unknown_projection_or_a_store_without_a_log_is_refused(
 
 def test_a_position_orders_by_transaction_then_id() -> None:
     assert LogPosition(1, 9) < LogPosition(2, 1) < LogPosition(2, 3)
+
+
+def test_a_rebuild_overtaken_by_another_is_refused_and_leaves_the_live_rows(
+    durable_store: Store,
+) -> None:
+    persistence = durable_store.persistence
+    for agent in range(3):
+        run_agent(persistence, f"a{agent}", 2)
+    runs = AgentRuns(persistence.backend, batch=4)
+    runs.sync()
+    before = runs.timeline()
+    overtaken: list[int] = []
+
+    def progress(task: str, done: int, total: int) -> None:
+        if not overtaken:  # a second rebuild starts, and finishes, in the middle of the first
+            overtaken.append(AgentRuns(persistence.backend).rebuild())
+
+    with pytest.raises(RebuildLostError, match="'agent-runs': generation 2 being rebuilt was"):
+        runs.rebuild(progress)
+    assert runs.timeline() == before

@@ -61,6 +61,10 @@ class ProjectionTable(Protocol):
         ...
 
 
+class RebuildLostError(RuntimeError):
+    """Another rebuild of the same projection dropped the generation this one was filling."""
+
+
 @dataclass(frozen=True, slots=True)
 class Generation:
     """One generation of a projection: its rows table and how far it has applied the log."""
@@ -145,9 +149,11 @@ class TrackedProjection:
     def live(self, session: Session) -> Generation:
         """The live generation, created (at the start of the log) if there is none."""
         ensure_positions(session)
-        found = live_generation(session, self.projection.name)
+        existing = generations(session, self.projection.name)
+        found = next((generation for generation in existing if generation.live), None)
         if found is None:
-            found = self._new_generation(session, live=True)
+            number = max((generation.number for generation in existing), default=0) + 1
+            found = self._new_generation(session, live=True, number=number)
         return found
 
     def step(self) -> int:
@@ -169,10 +175,14 @@ class TrackedProjection:
         name = self.projection.name
         with self.transaction() as session:
             self.live(session)
-            for stale in generations(session, name):
-                if not stale.live:  # an earlier rebuild that did not finish
+            existing = generations(session, name)
+            # Numbered before the stale ones are dropped: a number is never reused, so a
+            # rebuild overtaken by this one finds its generation gone instead of ours.
+            number = max(generation.number for generation in existing) + 1
+            for stale in existing:
+                if not stale.live:  # an earlier rebuild that did not finish, or still running
                     self._drop(session, stale)
-            building = self._new_generation(session, live=False)
+            building = self._new_generation(session, live=False, number=number)
         total = self._log_size()
         done = 0
         while True:
@@ -213,12 +223,16 @@ class TrackedProjection:
         return len(events)
 
     def _generation(self, session: Session, number: int) -> Generation:
-        return next(g for g in generations(session, self.projection.name) if g.number == number)
+        for generation in generations(session, self.projection.name):
+            if generation.number == number:
+                return generation
+        raise RebuildLostError(
+            f"projection {self.projection.name!r}: generation {number} being rebuilt was "
+            "dropped by another rebuild that started since; the live generation is unchanged"
+        )
 
-    def _new_generation(self, session: Session, *, live: bool) -> Generation:
+    def _new_generation(self, session: Session, *, live: bool, number: int) -> Generation:
         name = self.projection.name
-        numbers = [g.number for g in generations(session, name)]
-        number = max(numbers, default=0) + 1
         table = rows_table(session, name, number)
         session.execute(f"DROP TABLE IF EXISTS {table}")
         self.projection.create(session, table)
