@@ -140,11 +140,20 @@ class AgentRunsTable:
         session.connection.cursor().executemany(template, [_row(run) for run in changed])
 
 
-def read_runs(session: Session, table: str, ids: Sequence[str] | None = None) -> list[AgentRun]:
-    """The stored runs (of ``ids`` only, if given)."""
+def read_runs(
+    session: Session,
+    table: str,
+    ids: Sequence[str] | None = None,
+    *,
+    agent_id: str | None = None,
+) -> list[AgentRun]:
+    """The stored runs (of ``ids`` only, or of ``agent_id`` only, if given)."""
     query = f"SELECT {', '.join(_COLUMNS)} FROM {table}"
     if ids is None:
-        rows = session.all(query)
+        rows = session.all(
+            query if agent_id is None else query + " WHERE agent_id = ?",
+            () if agent_id is None else (agent_id,),
+        )
     else:
         rows = []
         for start in range(0, len(ids), 500):
@@ -277,22 +286,33 @@ class AgentRuns:
         """Every run (of ``agent_id``, if given) by Agent, start time and execution id."""
         if self._memory is not None:
             runs: Iterable[AgentRun] = self._memory.runs.values()
-        else:
-            with self._read() as session:
-                runs = [] if session is None else self._stored(session)
-        return timeline(run for run in runs if agent_id is None or run.agent_id == agent_id)
+            return timeline(run for run in runs if agent_id is None or run.agent_id == agent_id)
+        with self._read() as session:
+            return timeline(self._stored(session, agent_id=agent_id))
 
     def run(self, execution_id: str) -> AgentRun | None:
         """The run of ``execution_id``, or ``None``."""
-        return next((run for run in self.timeline() if run.execution_id == execution_id), None)
+        if self._memory is not None:
+            return self._memory.runs.get(execution_id)
+        with self._read() as session:
+            found = self._stored(session, ids=[execution_id])
+        return found[0] if found else None
 
     def _memory_length(self) -> int:
         assert isinstance(self.backend.driver, InMemoryDriver)
         return self.backend.driver.log_length()
 
-    def _stored(self, session: Session) -> list[AgentRun]:
-        live = live_generation(session, NAME)
-        return [] if live is None else read_runs(session, rows_table(session, NAME, live.number))
+    def _stored(
+        self,
+        session: Session | None,
+        *,
+        ids: Sequence[str] | None = None,
+        agent_id: str | None = None,
+    ) -> list[AgentRun]:
+        live = None if session is None else live_generation(session, NAME)
+        if session is None or live is None:
+            return []
+        return read_runs(session, rows_table(session, NAME, live.number), ids, agent_id=agent_id)
 
     @contextmanager
     def _read(self) -> Iterator[Session | None]:
