@@ -11,7 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from benchmarks import as_of, ingest, memory, projections, rebuild, startup, storage
+from benchmarks import (
+    as_of,
+    follower_lag,
+    ingest,
+    memory,
+    projections,
+    rebuild,
+    startup,
+    storage,
+)
 from benchmarks.common import machine_info, machine_table, parse_options
 from benchmarks.results import write_result
 
@@ -40,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("5. Storage SPI operations", storage.run(options))
     section("6. Projections", projections.run(options))
     section("7. Peak memory of a cold start", memory.run(options))
+    section("8. Followers", follower_lag.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:

@@ -22,6 +22,7 @@ from infrastructure.log import (
     StoreUnavailableError,
     UnsupportedStoreError,
 )
+from infrastructure.storage.follow.tracking import RebuildLostError
 from journal.exception import JournalError, JournalStoreError
 from projections.journal_chains import ProjectionIntegrityError
 
@@ -101,6 +102,8 @@ def classify(error: BaseException, store: str | None) -> Failure:
                 "integrity",
                 EXIT_FAILURE,
             )
+        case RebuildLostError():
+            return Failure(str(error), "failure", EXIT_FAILURE)
         case UnsupportedStoreError():
             return Failure(f"argument --store: {error}", "usage", EXIT_USAGE)
         case StoreUnavailableError() | StoreIdentityError() | IncompatibleStoreError():

@@ -15,6 +15,11 @@ from typing import Protocol
 
 from infrastructure.log import StoreUnavailableError
 from infrastructure.log.urls import resolve_store_url
+from infrastructure.persistence.projections import (
+    STORAGE_PROJECTIONS,
+    rebuild_storage_projection,
+    storage_projection_statuses,
+)
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.rebuild import (
     JOURNAL_PROJECTIONS,
@@ -88,6 +93,7 @@ def _rebuild_journal(url: str, name: str, progress: Progress) -> str:
 
 FAMILIES: list[ProjectionFamily] = [
     Family(JOURNAL_PROJECTIONS, journal_projection_statuses, _rebuild_journal),
+    Family(STORAGE_PROJECTIONS, storage_projection_statuses, rebuild_storage_projection),
 ]
 """Every family of projections, in the order ``status`` lists them."""
 
@@ -112,7 +118,7 @@ def statuses(url: str) -> list[ProjectionStatus]:
             found.extend(family.statuses(url))
         except StoreUnavailableError as error:
             missing.append(error)
-    if missing and len(missing) == len(FAMILIES):
+    if missing and not found:  # the store holds no log of any family
         raise missing[0]
     return found
 

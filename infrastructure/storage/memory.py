@@ -3,7 +3,8 @@
 Every outermost transaction (including each root-view operation's own) takes
 one lock over all resources; every transaction and savepoint snapshots the
 state, and a rollback restores the snapshot. Entries are immutable, so a snapshot copies only the
-containers. Record history is kept as an append-only list per key.
+containers. Record history is kept as an append-only list per key, and every write as an event of
+an append-only log (the topics and states of ``storage_events``), which followers read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.conditions import _Unchecked
@@ -36,6 +38,7 @@ from infrastructure.storage.rules import (
     check_preconditions,
     find_unique_violation,
 )
+from infrastructure.storage.sql import events
 
 
 @dataclass
@@ -44,6 +47,9 @@ class _State:
     history: dict[str, dict[str, list[RecordedEntry]]] = field(default_factory=dict)
     streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
+    # Append-only, so a snapshot shares the list and remembers its length.
+    log: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    log_length: int = 0
 
     def snapshot(self) -> _State:
         return _State(
@@ -51,11 +57,14 @@ class _State:
             {r: {k: list(v) for k, v in keys.items()} for r, keys in self.history.items()},
             {r: {s: list(e) for s, e in streams.items()} for r, streams in self.streams.items()},
             {r: dict(blobs) for r, blobs in self.blobs.items()},
+            self.log,
+            len(self.log),
         )
 
     def restore(self, snapshot: _State) -> None:
         self.records, self.history = snapshot.records, snapshot.history
         self.streams, self.blobs = snapshot.streams, snapshot.blobs
+        del self.log[snapshot.log_length :]
 
 
 class InMemoryDriver(StorageDriver[_State]):
@@ -86,15 +95,30 @@ class InMemoryDriver(StorageDriver[_State]):
             self._state.restore(snapshot)
             raise
 
+    def log_after(self, after: int, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
+        """Up to ``limit`` committed events after the ``after``-th, numbered from 1.
+
+        Takes the store's lock: never call it inside a transaction.
+        """
+        with self._lock:
+            page = self._state.log[after : after + limit]
+        return [(after + offset, topic, state) for offset, (topic, state) in enumerate(page, 1)]
+
+    def log_length(self) -> int:
+        """How many events are committed (takes the store's lock)."""
+        with self._lock:
+            return len(self._state.log)
+
     # records
     def _rows(self, ctx: _State, resource: Resource) -> dict[str, RecordEntry]:
         return ctx.records.setdefault(resource.id, {})
 
-    def _log(self, ctx: _State, resource: Resource, entry: RecordEntry) -> None:
+    def _log(self, ctx: _State, resource: Resource, entry: RecordEntry, topic: str) -> None:
         recorded = RecordedEntry(
             entry.key, entry.revision, entry.attributes, entry.record, datetime.now(UTC)
         )
         ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []).append(recorded)
+        ctx.log.append((topic, events.record_state(resource.id, entry)))
 
     def read_record(self, ctx: _State, resource: Resource, key: str) -> RecordEntry | None:
         return self._rows(ctx, resource).get(key)
@@ -105,7 +129,7 @@ class InMemoryDriver(StorageDriver[_State]):
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
         _check_unique(resource, rows, entry)
         rows[entry.key] = entry
-        self._log(ctx, resource, entry)
+        self._log(ctx, resource, entry, events.RECORD_INSERTED)
         return entry
 
     def replace_record(
@@ -128,7 +152,7 @@ class InMemoryDriver(StorageDriver[_State]):
         check_preconditions(resource, current, entry, expected_attributes)
         _check_unique(resource, rows, entry)
         rows[entry.key] = entry
-        self._log(ctx, resource, entry)
+        self._log(ctx, resource, entry, events.RECORD_REPLACED)
         return entry
 
     def delete_record(
@@ -144,6 +168,9 @@ class InMemoryDriver(StorageDriver[_State]):
                 f"{current.revision}, expected {expected_revision}"
             )
         del rows[key]
+        ctx.log.append(
+            (events.RECORD_DELETED, events.tombstone_state(resource.id, key, current.revision))
+        )
 
     def scan_records(
         self,
@@ -170,7 +197,10 @@ class InMemoryDriver(StorageDriver[_State]):
     ) -> None:
         rows = self._rows(ctx, resource)
         for key in [k for k, row in rows.items() if attributes_match(row.attributes, equals)]:
-            del rows[key]
+            revision = rows.pop(key).revision
+            ctx.log.append(
+                (events.RECORD_DELETED, events.tombstone_state(resource.id, key, revision))
+            )
 
     def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return tuple(ctx.history.get(resource.id, {}).get(key, ()))
@@ -204,6 +234,10 @@ class InMemoryDriver(StorageDriver[_State]):
             for offset, entry in enumerate(entries, start=1)
         ]
         stored.extend(added)
+        ctx.log.extend(
+            (events.STREAM_ENTRY_APPENDED, events.entry_state(resource.id, stream, entry))
+            for entry in added
+        )
         return added
 
     def read_stream(
@@ -216,7 +250,10 @@ class InMemoryDriver(StorageDriver[_State]):
         return len(ctx.streams.get(resource.id, {}).get(stream, []))
 
     def delete_stream(self, ctx: _State, resource: Resource, stream: str) -> None:
-        ctx.streams.get(resource.id, {}).pop(stream, None)
+        removed = ctx.streams.get(resource.id, {}).pop(stream, None)
+        if removed:
+            state = events.stream_deleted_state(resource.id, stream, len(removed))
+            ctx.log.append((events.STREAM_DELETED, state))
 
     # blobs
     def put_blob(self, ctx: _State, resource: Resource, blob: BlobEntry) -> BlobEntry:
@@ -224,6 +261,7 @@ class InMemoryDriver(StorageDriver[_State]):
         stored = blobs.get(blob.key)
         if stored is None:
             blobs[blob.key] = blob
+            ctx.log.append((events.BLOB_PUT, events.blob_state(resource.id, blob)))
             return blob
         if stored.data != blob.data:
             raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")

@@ -13,7 +13,9 @@ answers now:
   each stream's entries, each blob's size, SHA-256 and attributes, as the
   Storage SPI returns them;
 - ``persistence``: what the domain repositories load (roots, executions,
-  Handoff and Workflow states with their histories, Agent journals).
+  Handoff and Workflow states with their histories, Agent journals);
+- ``agent-runs``: the timeline of every run of every Agent that the
+  ``agent-runs`` projection keeps, caught up with the log.
 
 Times a store records by itself (when the log stored a revision) are left
 out: a replay records its own. Everything else must be equal.
@@ -31,6 +33,7 @@ from typing import Any
 
 from domain.persistence.errors import NotFoundError
 from infrastructure.persistence import Persistence
+from infrastructure.persistence.agent_runs import agent_run_rows
 from infrastructure.storage import RecordEntry
 from nenjim.cli_json import revision_json
 from nenjim.testing.recorded import RecordedLog
@@ -51,6 +54,7 @@ def read_models(store: StoreUnderTest, log: RecordedLog) -> ReadModels:
     if store.persistence is not None:
         models["storage"] = storage_state(store.persistence, log)
         models["persistence"] = persistence_state(store.persistence, log)
+        models["agent-runs"] = agent_run_rows(store.persistence.backend)
     return models
 
 

@@ -89,7 +89,10 @@ def test_import_from_standard_input_with_json(source: str, tmp_path: Path) -> No
     assert report["journal_audit"] == {"events": 3, "artifacts": 2, "revisions": 3}
     assert report["storage_audit"]["ok"] is True
     assert report["renumbered"] is False
-    assert report["rebuilt"] == ["journal-chains: 3 revisions of 2 artifacts"]
+    assert report["rebuilt"] == [
+        "journal-chains: 3 revisions of 2 artifacts",
+        "agent-runs: 0 runs of 0 agents from 1 events",
+    ]
 
 
 def test_a_damaged_standard_input_is_one_line_in_json(source: str, tmp_path: Path) -> None:

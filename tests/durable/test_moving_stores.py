@@ -117,6 +117,7 @@ def test_sqlite_to_postgresql_and_back(
         "journal audit OK: 45 events, 45 revisions of 20 artifacts",
         "storage audit OK: 33 events, live 11 records, 2 streams, 3 blobs",
         "rebuilt journal-chains: 45 revisions of 20 artifacts",
+        "rebuilt agent-runs: 3 runs of 2 agents from 33 events",
     ]
     assert_same_read_models(expected, _models(postgres_schema_url, recorded), "PostgreSQL")
     # Exactly the same events: ids, streams, positions, topics and stored bytes.

@@ -28,7 +28,6 @@ from typing import cast
 
 from eventsourcing.utils import resolve_topic
 
-from infrastructure.log.schema import check_schema_version
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import StorageError, UnsupportedBackendError
@@ -36,6 +35,7 @@ from infrastructure.storage.sql.dialect import Dialect
 from infrastructure.storage.sql.driver import SqlDriver
 from infrastructure.storage.sql.schema import COMPONENT
 from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.versions import check_storage_version
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions")
 """The dialect's table keys every storage schema has."""
@@ -120,7 +120,7 @@ class SqlStore(ABC):
         row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
         if row is None:
             raise StoreNotFoundError(f"no storage in {self.description}: no schema version row")
-        check_schema_version(self.description, int(row[0]))
+        check_storage_version(self.description, int(row[0]))
 
 
 def _store_class(kind: str) -> type[SqlStore]:

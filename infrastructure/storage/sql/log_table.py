@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from infrastructure.log.transfer import EventTable
 from infrastructure.storage.sql.dialect import TABLE_NAMES
-from infrastructure.storage.sql.schema import COMPONENT
+from infrastructure.storage.sql.versions import EVENTS_COMPONENT
 
 STORAGE_EVENTS = EventTable(
     log="storage",
     table=TABLE_NAMES["events"],
-    version_component=COMPONENT,
+    version_component=EVENTS_COMPONENT,
     identity_component=None,
     companions=tuple(TABLE_NAMES[name] for name in ("records", "heads", "ids", "blobs")),
     sqlite_id="notification_id",
     sqlite_hex_ids=False,
 )
-"""Its inline tables are rebuilt from the events on import (the repair's rewrite)."""
+"""Its version row is that of its exported columns; its inline tables are rebuilt from the
+events on import (the repair's rewrite)."""

@@ -23,10 +23,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from infrastructure.log.schema import SCHEMA_VERSION, check_schema_version
+from infrastructure.storage.follow import schema as follow_schema
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql.dialect import Dialect, check_attribute_name, dumps
 from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.versions import (
+    EVENTS_COMPONENT,
+    EVENTS_VERSION,
+    STORAGE_SCHEMA_VERSION,
+    check_storage_version,
+)
 
 COMPONENT = "storage"
 """This schema's row in ``nenjim_schema``."""
@@ -64,7 +70,7 @@ class Layout:
 
 
 def apply(session: Session, layout: Layout, where: str) -> None:
-    """Create what is missing, refuse another schema version, sync generated indexes.
+    """Create what is missing, upgrade or refuse another schema version, sync generated indexes.
 
     Runs inside one transaction that the caller serialises against other
     openers (SQLite: the writer lock; PostgreSQL: an advisory lock).
@@ -77,9 +83,12 @@ def apply(session: Session, layout: Layout, where: str) -> None:
         "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
     )
     row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
-    check_schema_version(where, None if row is None else int(row[0]))
+    found = None if row is None else int(row[0])
+    check_storage_version(where, found)
     for statement in dialect.create_tables():
         session.execute(statement)
+    if found != STORAGE_SCHEMA_VERSION:
+        follow_schema.upgrade(session)
     planned = {index.name for index in layout.indexes}
     for name, resource in session.all("SELECT index_name, resource FROM {generated}"):
         if resource in layout.resource_ids and name not in planned:
@@ -92,11 +101,15 @@ def apply(session: Session, layout: Layout, where: str) -> None:
             "ON CONFLICT (index_name) DO NOTHING",
             (index.name, index.resource),
         )
-    session.execute(
-        "INSERT INTO {versions} (component, version) VALUES (?, ?) "
-        "ON CONFLICT (component) DO NOTHING",
-        (COMPONENT, SCHEMA_VERSION),
-    )
+    for component, version in (
+        (COMPONENT, STORAGE_SCHEMA_VERSION),
+        (EVENTS_COMPONENT, EVENTS_VERSION),
+    ):
+        session.execute(
+            "INSERT INTO {versions} (component, version) VALUES (?, ?) "
+            "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+            (component, version),
+        )
 
 
 def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:

@@ -1,0 +1,97 @@
+"""Following: catch up, then sleep until woken by a commit or the poll interval passes.
+
+PostgreSQL wakes a follower with ``LISTEN`` (the writers' trigger notifies
+on commit); SQLite and ``memory:`` have no notifications, so a follower
+polls. Either way a wake-up only says "look": what is read is decided by
+the position and the log's safe bound alone, so a lost or early
+notification delays an event by at most one poll and never skips it. When
+events are committed but not yet final (an older PostgreSQL transaction is
+still running), the follower looks again soon, backing off to
+:data:`MAX_RECHECK`, since the transaction holding the bound back may write
+no event and send no notification when it ends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from typing import Protocol, cast
+
+from infrastructure.storage.backend import Backend
+
+DEFAULT_POLL_INTERVAL = 0.5
+"""Seconds between looks when nothing wakes the follower."""
+
+MAX_RECHECK = 0.05
+"""Longest pause between looks while committed events wait to become final."""
+
+_FIRST_RECHECK = 0.002
+
+
+class Wakeup(Protocol):
+    """Something a follower sleeps on between catch-ups."""
+
+    def wait(self, timeout: float) -> None:
+        """Return when woken, or after ``timeout`` seconds, or at once once stopped."""
+        ...
+
+    def close(self) -> None:
+        """Release what the wake-up holds (idempotent)."""
+        ...
+
+
+class Follows(Protocol):
+    """A projection a follower keeps up to date."""
+
+    def catch_up(self) -> int:
+        """Apply every final event after the position; how many."""
+        ...
+
+    def pending(self) -> bool:
+        """Whether committed events lie after the position (final or not)."""
+        ...
+
+
+class Polling:
+    """The wake-up of stores without notifications: a timer that ``stop`` cuts short."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self._stop = stop
+
+    def wait(self, timeout: float) -> None:
+        self._stop.wait(timeout)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def wakeup_for(backend: Backend, stop: threading.Event) -> Wakeup:
+    """``LISTEN`` on a PostgreSQL store, polling on the others."""
+    if getattr(backend.driver, "kind", None) != "postgresql":
+        return Polling(stop)
+    # Imported here: it loads psycopg, which only PostgreSQL stores need.
+    module = importlib.import_module("infrastructure.storage.follow.postgres_wakeup")
+    return cast(Wakeup, module.Listening(backend, stop))
+
+
+def follow(
+    target: Follows,
+    wakeup: Wakeup,
+    stop: threading.Event,
+    *,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    on_applied: Callable[[int], None] | None = None,
+) -> None:
+    """Keep ``target`` caught up until ``stop`` is set (checked between catch-ups)."""
+    recheck = _FIRST_RECHECK
+    while not stop.is_set():
+        applied = target.catch_up()
+        if applied and on_applied is not None:
+            on_applied(applied)
+        if target.pending():
+            wakeup.wait(recheck)
+            recheck = min(recheck * 2, MAX_RECHECK, poll_interval)
+        else:
+            recheck = _FIRST_RECHECK
+            wakeup.wait(poll_interval)

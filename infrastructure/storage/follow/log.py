@@ -1,0 +1,121 @@
+"""Reading ``storage_events`` in log order after a position, only where it is final.
+
+A position is the pair ``(transaction, notification_id)`` of the last event
+applied; the log order is the order of these pairs.
+
+- SQLite numbers events ``max + 1`` under its single writer lock, so ids are
+  dense and in commit order: ``transaction`` is always 0 and every
+  committed event is final.
+- PostgreSQL takes ids from a sequence when a row is inserted, not when it
+  commits: writer A may hold id 10 while B commits 11. Each row therefore
+  carries the id of the transaction that wrote it (``xid8``). Every
+  transaction id below ``pg_snapshot_xmin(pg_current_snapshot())`` has
+  finished (committed or rolled back), and a transaction that has not yet
+  taken an id gets one at or above that bound. So the events whose
+  transaction is below the bound are final: no event can ever join them.
+  Reading only those, in ``(transaction_id, notification_id)`` order, yields
+  a prefix of the log order that later reads only extend. An event that
+  commits later has a transaction id at or above the bound of every earlier
+  read, hence sorts after every position handed out: resuming after a
+  position never skips an event, and ``>`` never repeats one. Rows written
+  before the column existed carry transaction 0 and come first, in id order.
+- ``memory:`` keeps its log in a list: the position is the index, and a
+  reader holds the store's one lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infrastructure.storage.sql.events import decode
+from infrastructure.storage.sql.session import Session
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class LogPosition:
+    """Where a follower stands: the last event it applied, in log order."""
+
+    transaction: int
+    """The writing transaction's id (PostgreSQL ``xid8``); 0 on SQLite and ``memory:``."""
+
+    notification_id: int
+    """The event's ``notification_id`` (SQLite, PostgreSQL) or its index + 1 (``memory:``)."""
+
+
+START = LogPosition(0, 0)
+"""Before the first event."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of the storage log, its state decoded."""
+
+    position: LogPosition
+    topic: str
+    state: Mapping[str, Any]
+
+
+def read_after(session: Session, after: LogPosition, limit: int) -> list[StoredEvent]:
+    """Up to ``limit`` final events after ``after``, in log order."""
+    if session.dialect.dense_notification_ids:
+        rows = session.all(
+            "SELECT 0, notification_id, topic, state FROM {events} "
+            "WHERE notification_id > ? ORDER BY notification_id LIMIT ?",
+            (after.notification_id, limit),
+        )
+    else:
+        rows = session.all(
+            "SELECT transaction_id::text::bigint, notification_id, topic, state FROM {events} "
+            "WHERE (transaction_id, notification_id) > (?::text::xid8, ?) "
+            "AND transaction_id < pg_snapshot_xmin(pg_current_snapshot()) "
+            "ORDER BY transaction_id, notification_id LIMIT ?",
+            (after.transaction, after.notification_id, limit),
+        )
+    return [
+        StoredEvent(LogPosition(int(xid), int(nid)), str(topic), decode(state))
+        for xid, nid, topic, state in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class LogHead:
+    """The log's highest ``notification_id`` and how many events lie after a position."""
+
+    head: int
+    behind: int
+
+
+def head_after(session: Session, after: LogPosition) -> LogHead:
+    """The head, and the number of committed events after ``after`` (final or not)."""
+    if session.dialect.dense_notification_ids:
+        row = session.one(
+            "SELECT coalesce(max(notification_id), 0), "
+            "count(*) FILTER (WHERE notification_id > ?) FROM {events}",
+            (after.notification_id,),
+        )
+    else:
+        row = session.one(
+            "SELECT coalesce(max(notification_id), 0), count(*) FILTER (WHERE "
+            "(transaction_id, notification_id) > (?::text::xid8, ?)) FROM {events}",
+            (after.transaction, after.notification_id),
+        )
+    assert row is not None  # an aggregate always answers one row
+    return LogHead(int(row[0]), int(row[1]))
+
+
+def pending_after(session: Session, after: LogPosition) -> bool:
+    """Whether any committed event lies after ``after``, final or not (uses the log's index)."""
+    if session.dialect.dense_notification_ids:
+        row = session.one(
+            "SELECT EXISTS (SELECT 1 FROM {events} WHERE notification_id > ?)",
+            (after.notification_id,),
+        )
+    else:
+        row = session.one(
+            "SELECT EXISTS (SELECT 1 FROM {events} WHERE "
+            "(transaction_id, notification_id) > (?::text::xid8, ?))",
+            (after.transaction, after.notification_id),
+        )
+    return row is not None and bool(row[0])

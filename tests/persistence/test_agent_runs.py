@@ -1,0 +1,190 @@
+"""The agent-runs read model on every backend: catch up, resume, rebuild, statuses."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from domain.agents import AgentExecution, AgentRoot
+from infrastructure.persistence import Persistence
+from infrastructure.persistence.agent_runs import AgentRuns, agent_run_rows
+from infrastructure.persistence.projections import (
+    STORAGE_PROJECTIONS,
+    UnknownProjectionError,
+    rebuild_storage_projection,
+    storage_projection_statuses,
+)
+from infrastructure.storage.follow.log import LogPosition
+from infrastructure.storage.follow.tracking import RebuildLostError
+from projections.agent_runs import AgentRun
+
+from .conftest import Store
+
+
+def run_agent(
+    persistence: Persistence, agent_id: str, runs: int, *, status: str = "completed"
+) -> None:
+    """Create ``agent_id`` and give it ``runs`` runs, each saved once more to ``status``."""
+    root = persistence.agents.create(AgentRoot.create(agent_id, definition_id="d"))
+    for number in range(runs):
+        started = persistence.executions.create_active(
+            AgentExecution.start(f"{agent_id}-run{number}", agent_id=agent_id, base=root)
+        )
+        persistence.executions.save(
+            started.execution_id,
+            expected_revision=0,
+            execution=started.evolve(status=status, terminal_reason=f"{status} {number}"),
+        )
+
+
+def test_a_caught_up_model_holds_every_run_with_its_terminal_state(store: Store) -> None:
+    persistence = store.persistence
+    run_agent(persistence, "a1", 2)
+    run_agent(persistence, "a0", 1, status="failed")
+    runs = AgentRuns(persistence.backend)
+    assert runs.timeline() == ()
+    assert runs.sync() > 0
+    timeline = runs.timeline()
+    assert [(run.execution_id, run.status, run.revisions) for run in timeline] == [
+        ("a0-run0", "failed", 2),
+        ("a1-run0", "completed", 2),
+        ("a1-run1", "completed", 2),
+    ]
+    assert all(run.ended_at == run.updated_at and run.is_terminal for run in timeline)
+    assert [run.execution_id for run in runs.timeline("a1")] == ["a1-run0", "a1-run1"]
+    assert runs.run("a0-run0") == timeline[0]
+    assert runs.run("missing") is None
+    assert not runs.pending()
+    assert runs.catch_up() == 0
+
+
+def test_catching_up_applies_only_what_is_new(store: Store) -> None:
+    persistence = store.persistence
+    runs = AgentRuns(persistence.backend, batch=3)
+    run_agent(persistence, "a1", 1)
+    runs.sync()
+    first = runs.position()
+    run_agent(persistence, "a2", 1)
+    assert runs.pending()
+    assert runs.sync() == 3  # a2's root, its run's insert and its save
+    assert runs.position() > first
+    assert [run.revisions for run in runs.timeline()] == [2, 2]
+
+
+def test_a_deleted_run_stays_in_the_timeline(store: Store) -> None:
+    persistence = store.persistence
+    run_agent(persistence, "a1", 1)
+    persistence.executions.delete("a1-run0")
+    runs = AgentRuns(persistence.backend)
+    runs.sync()
+    assert [(run.execution_id, run.deleted) for run in runs.timeline()] == [("a1-run0", True)]
+
+
+def test_a_rebuild_gives_the_same_rows_and_readers_never_see_it_half_built(store: Store) -> None:
+    persistence = store.persistence
+    for agent in range(6):
+        run_agent(persistence, f"a{agent}", 3)
+    runs = AgentRuns(persistence.backend, batch=5)
+    runs.sync()
+    before = runs.timeline()
+    seen: list[tuple[AgentRun, ...]] = []
+
+    def progress(task: str, done: int, total: int) -> None:
+        assert task in {"rebuilding agent-runs", "catching up agent-runs"}
+        assert done > 0
+        if store.durable:
+            seen.append(AgentRuns(persistence.backend).timeline())
+
+    assert runs.rebuild(progress) == runs.position().notification_id
+    assert runs.timeline() == before
+    if store.durable:
+        assert len(seen) > 3
+        assert all(view == before for view in seen)
+
+
+def test_the_replay_rows_are_plain_and_stable(store: Store) -> None:
+    persistence = store.persistence
+    run_agent(persistence, "b", 1)
+    run_agent(persistence, "a", 1)
+    rows = agent_run_rows(persistence.backend)
+    assert [row["execution_id"] for row in rows] == ["a-run0", "b-run0"]
+    assert rows == agent_run_rows(persistence.backend)
+    if store.durable:  # another reader of the same store sees the same rows
+        assert rows[0] == asdict(AgentRuns(persistence.backend).timeline()[0])
+
+
+def test_a_restart_resumes_from_the_committed_position(durable_store: Store) -> None:
+    run_agent(durable_store.persistence, "a1", 4)
+    first = AgentRuns(durable_store.persistence.backend, batch=4)
+    first.sync()
+    position = first.position()
+    run_agent(durable_store.persistence, "a2", 2)
+    reopened = durable_store.reopen()
+    resumed = AgentRuns(reopened.backend, batch=4)
+    assert resumed.position() == position
+    assert resumed.sync() == 1 + 2 * 2
+    assert sum(run.revisions for run in resumed.timeline()) == 2 * 6
+
+
+def test_statuses_report_position_head_and_lag(durable_store: Store) -> None:
+    url = durable_store.url
+    assert [status.name for status in storage_projection_statuses(url)] == list(STORAGE_PROJECTIONS)
+    run_agent(durable_store.persistence, "a1", 1)
+    (status,) = storage_projection_statuses(url)
+    assert (status.log, status.position, status.head, status.lag) == ("storage", 0, 3, 3)
+    AgentRuns(durable_store.persistence.backend).sync()
+    (status,) = storage_projection_statuses(url)
+    assert (status.position, status.head, status.lag) == (3, 3, 0)
+    lines: list[tuple[str, int, int]] = []
+    summary = rebuild_storage_projection(url, "agent-runs", lambda *args: lines.append(args))
+    assert summary == "agent-runs: 1 runs of 1 agents from 3 events"
+    assert lines
+    assert lines[-1][1] == 3
+
+
+def test_statuses_of_a_store_without_a_storage_log_are_empty_and_create_nothing(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing.db"
+    assert storage_projection_statuses("memory:") == []
+    assert storage_projection_statuses(f"sqlite://{missing}") == []
+    assert not missing.exists()
+
+
+def test_rebuilding_an_unknown_projection_or_a_store_without_a_log_is_refused(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing.db"
+    with pytest.raises(
+        UnknownProjectionError, match="unknown storage projection 'nope'; known: agent-runs"
+    ):
+        rebuild_storage_projection("memory:", "nope", lambda *args: None)
+    with pytest.raises(RuntimeError, match="holds no storage log to rebuild from"):
+        rebuild_storage_projection(f"sqlite://{missing}", "agent-runs", lambda *args: None)
+    assert not missing.exists()
+
+
+def test_a_position_orders_by_transaction_then_id() -> None:
+    assert LogPosition(1, 9) < LogPosition(2, 1) < LogPosition(2, 3)
+
+
+def test_a_rebuild_overtaken_by_another_is_refused_and_leaves_the_live_rows(
+    durable_store: Store,
+) -> None:
+    persistence = durable_store.persistence
+    for agent in range(3):
+        run_agent(persistence, f"a{agent}", 2)
+    runs = AgentRuns(persistence.backend, batch=4)
+    runs.sync()
+    before = runs.timeline()
+    overtaken: list[int] = []
+
+    def progress(task: str, done: int, total: int) -> None:
+        if not overtaken:  # a second rebuild starts, and finishes, in the middle of the first
+            overtaken.append(AgentRuns(persistence.backend).rebuild())
+
+    with pytest.raises(RebuildLostError, match="'agent-runs': generation 2 being rebuilt was"):
+        runs.rebuild(progress)
+    assert runs.timeline() == before

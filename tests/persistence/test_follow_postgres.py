@@ -1,0 +1,182 @@
+"""Following the PostgreSQL storage log under concurrent writers whose commits are held open.
+
+Sequence ids are taken at insert and commits land in any order, so a
+follower that kept "the highest id seen" would pass an event still to
+commit. These tests hold writers' transactions open while later writers
+commit, and check the follower neither passes nor loses the held events.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator, Sequence
+
+import psycopg
+import pytest
+
+from domain.agents import AgentExecution, AgentRoot
+from infrastructure.persistence import Persistence
+from infrastructure.persistence.agent_runs import AgentRuns
+from infrastructure.storage.follow import follower
+from infrastructure.storage.follow.log import StoredEvent
+from infrastructure.storage.follow.tracking import TrackedProjection, rows_table
+from infrastructure.storage.sql.session import Session
+
+
+@pytest.fixture
+def persistence(postgres_schema_url: str) -> Iterator[Persistence]:
+    opened = Persistence.open(postgres_schema_url)
+    yield opened
+    opened.close()
+
+
+def committed_ids(url: str) -> list[int]:
+    """Every committed ``notification_id``, read outside the follower."""
+    schema = url.split("schema=")[1].split("&", maxsplit=1)[0]
+    with psycopg.connect(url.split("?", maxsplit=1)[0]) as connection:
+        rows = connection.execute(
+            f'SELECT notification_id FROM "{schema}".storage_events ORDER BY 1'
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def test_the_follower_waits_for_a_held_commit_and_then_delivers_it(
+    persistence: Persistence, postgres_schema_url: str
+) -> None:
+    held_root = persistence.agents.create(AgentRoot.create("held", definition_id="d"))
+    later_root = persistence.agents.create(AgentRoot.create("later", definition_id="d"))
+    runs = AgentRuns(persistence.backend)
+    runs.sync()
+    inserted, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with persistence.transaction() as tx:
+            tx.executions.create_active(AgentExecution.start("h", agent_id="held", base=held_root))
+            inserted.set()
+            assert release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert inserted.wait(30)
+        later = persistence.executions.create_active(
+            AgentExecution.start("l0", agent_id="later", base=later_root)
+        )
+        persistence.executions.save(
+            "l0", expected_revision=0, execution=later.evolve(status="completed")
+        )
+        before = max(committed_ids(postgres_schema_url))
+        runs.catch_up()
+        # The later writer's events are committed with ids above the held one's,
+        # yet the follower delivered neither: it may not pass the held transaction.
+        assert runs.run("h") is None
+        assert runs.run("l0") is None
+        assert runs.pending()
+        assert runs.position().notification_id < before
+    finally:
+        release.set()
+        holder.join()
+    runs.sync()
+    assert [(run.execution_id, run.revisions) for run in runs.timeline()] == [("h", 1), ("l0", 2)]
+
+
+class EventIds:
+    """A projection recording each applied event's id once (a duplicate breaks the key)."""
+
+    name = "test-event-ids"
+
+    def create(self, session: Session, table: str) -> None:
+        session.execute(f"CREATE TABLE {table} (notification_id BIGINT PRIMARY KEY)")
+
+    def apply(self, session: Session, table: str, events: Sequence[StoredEvent]) -> None:
+        for event in events:
+            session.execute(
+                f"INSERT INTO {table} (notification_id) VALUES (?)",
+                (event.position.notification_id,),
+            )
+
+
+def test_eight_writers_with_random_held_commits_lose_and_repeat_nothing(
+    persistence: Persistence, postgres_schema_url: str
+) -> None:
+    roots = [
+        persistence.agents.create(AgentRoot.create(f"w{index}", definition_id="d"))
+        for index in range(8)
+    ]
+    tracked = TrackedProjection(persistence.backend, EventIds(), batch=5)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def write(index: int) -> None:
+        chance = random.Random(index)
+        try:
+            for number in range(12):
+                with persistence.transaction() as tx:
+                    started = tx.executions.create_active(
+                        AgentExecution.start(
+                            f"w{index}-{number}", agent_id=f"w{index}", base=roots[index]
+                        )
+                    )
+                    done.wait(chance.choice((0, 0, 0.001, 0.02)))
+                    tx.executions.save(
+                        started.execution_id,
+                        expected_revision=0,
+                        execution=started.evolve(status="completed"),
+                    )
+        except BaseException as error:  # reported below, never dropped
+            errors.append(error)
+
+    writers = [threading.Thread(target=write, args=(index,)) for index in range(8)]
+    for writer in writers:
+        writer.start()
+    applied = 0
+    while any(writer.is_alive() for writer in writers):
+        applied += tracked.step()
+    for writer in writers:
+        writer.join()
+    assert not errors
+    while True:
+        step = tracked.step()
+        applied += step
+        if not step and applied >= len(committed_ids(postgres_schema_url)):
+            break
+    with tracked.transaction() as session:
+        table = rows_table(session, EventIds.name, tracked.live(session).number)
+        seen = [
+            int(row[0]) for row in session.all(f"SELECT notification_id FROM {table} ORDER BY 1")
+        ]
+    assert seen == committed_ids(postgres_schema_url)
+    assert applied == len(seen)
+
+
+def test_a_commit_wakes_a_listening_follower_and_a_rollback_does_not(
+    persistence: Persistence,
+) -> None:
+    root = persistence.agents.create(AgentRoot.create("a1", definition_id="d"))
+    stop = threading.Event()
+    wakeup = follower.wakeup_for(persistence.backend, stop)  # listens from here on
+    woken = threading.Event()
+
+    def sleep() -> None:
+        wakeup.wait(600)  # far longer than the joins below
+        woken.set()
+
+    def roll_back() -> None:
+        with persistence.transaction() as tx:
+            tx.executions.create_active(AgentExecution.start("r0", agent_id="a1", base=root))
+            raise RuntimeError("roll back")
+
+    sleeper = threading.Thread(target=sleep)
+    sleeper.start()
+    try:
+        with pytest.raises(RuntimeError):
+            roll_back()
+        assert not woken.wait(1)  # no notification: the transaction never committed
+        persistence.executions.create_active(AgentExecution.start("r1", agent_id="a1", base=root))
+        sleeper.join(120)
+        assert woken.is_set()
+    finally:
+        stop.set()
+        sleeper.join(5)
+        wakeup.close()

@@ -1,0 +1,123 @@
+"""Storage schema version 2: version 1 stores upgrade in place, later versions are refused,
+and the in-memory log records every write and forgets rolled-back ones."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.persistence.catalog import CATALOG
+from infrastructure.storage import DurableRecord, Resource
+from infrastructure.storage.follow.log import START, StoredEvent, read_after
+from infrastructure.storage.memory import InMemoryBackend, InMemoryDriver
+from infrastructure.storage.opening import open_backend
+from infrastructure.storage.sql.driver import SqlDriver
+from infrastructure.storage.sql.versions import STORAGE_SCHEMA_VERSION
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "storage.db"
+NOTES = Resource("notes", "records")
+
+
+def versions(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as connection:
+        return dict(connection.execute("SELECT component, version FROM nenjim_schema"))
+
+
+def test_a_version_1_sqlite_store_opens_and_is_upgraded_in_place(tmp_path: Path) -> None:
+    copy = tmp_path / "storage.db"
+    shutil.copy(FIXTURE, copy)
+    assert versions(copy)["storage"] == 1
+    backend = open_backend(f"sqlite://{copy}", CATALOG)
+    try:
+        driver = backend.driver
+        assert isinstance(driver, SqlDriver)
+        with driver.transaction(None) as session:
+            events = read_after(session, START, 10_000)
+    finally:
+        backend.close()
+    assert [event.position.notification_id for event in events] == list(range(1, len(events) + 1))
+    assert versions(copy) == {"storage": STORAGE_SCHEMA_VERSION, "storage.events": 1}
+
+
+def test_a_store_of_a_later_version_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    open_backend(f"sqlite://{path}", [NOTES]).close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE nenjim_schema SET version = 3 WHERE component = 'storage'")
+    with pytest.raises(IncompatibleStoreError) as refused:
+        open_backend(f"sqlite://{path}", [NOTES])
+    message = str(refused.value)
+    assert message == (
+        f"SQLite database {path} holds nenjim storage of schema version 3; this build reads "
+        "versions 1 to 2 only. Use a matching nenjim release or a new database."
+    )
+    assert versions(path)["storage"] == 3
+
+
+def test_a_version_1_postgres_store_gets_transaction_ids_and_old_rows_come_first(
+    postgres_schema_url: str,
+) -> None:
+    backend = open_backend(postgres_schema_url, [NOTES])
+    for key in ("a", "b"):
+        backend.view.records(NOTES).insert(key=key, revision=0, attributes={}, record=_record())
+    backend.close()
+    schema = postgres_schema_url.split("schema=")[1].split("&", maxsplit=1)[0]
+    base = postgres_schema_url.split("?", maxsplit=1)[0]
+    with psycopg.connect(base, autocommit=True) as connection:  # back to what version 1 had
+        connection.execute(f'DROP TRIGGER storage_events_notify ON "{schema}".storage_events')
+        connection.execute(f'ALTER TABLE "{schema}".storage_events DROP COLUMN transaction_id')
+        connection.execute(
+            f"UPDATE \"{schema}\".nenjim_schema SET version = 1 WHERE component = 'storage'"
+        )
+    backend = open_backend(postgres_schema_url, [NOTES])
+    try:
+        backend.view.records(NOTES).insert(key="c", revision=0, attributes={}, record=_record())
+        driver = backend.driver
+        assert isinstance(driver, SqlDriver)
+        deadline = time.monotonic() + 30
+        events: list[StoredEvent] = []
+        while len(events) < 3 and time.monotonic() < deadline:
+            # Final once every older transaction on the server has ended.
+            with driver.transaction(None) as session:
+                events = read_after(session, START, 100)
+                version = session.one("SELECT version FROM {versions} WHERE component = 'storage'")
+    finally:
+        backend.close()
+    assert version == (STORAGE_SCHEMA_VERSION,)
+    assert [(e.position.transaction == 0, e.position.notification_id) for e in events] == [
+        (True, 1),
+        (True, 2),
+        (False, 3),
+    ]
+
+
+def test_the_in_memory_log_records_writes_and_forgets_rolled_back_ones() -> None:
+    backend = InMemoryBackend([NOTES])
+    records = backend.view.records(NOTES)
+    records.insert(key="a", revision=0, attributes={}, record=_record())
+
+    def write_then_fail() -> None:
+        with backend.transaction() as view:
+            view.records(NOTES).insert(key="b", revision=0, attributes={}, record=_record())
+            raise RuntimeError("roll back")
+
+    with pytest.raises(RuntimeError):
+        write_then_fail()
+    records.delete(key="a")
+    driver = backend.driver
+    assert isinstance(driver, InMemoryDriver)
+    logged = driver.log_after(0, 10)
+    assert [(number, topic.split(":")[1], state["key"]) for number, topic, state in logged] == [
+        (1, "RecordInserted", "a"),
+        (2, "RecordDeleted", "a"),
+    ]
+
+
+def _record() -> DurableRecord:
+    return DurableRecord("test.note", "0.1", {"text": "x"})
