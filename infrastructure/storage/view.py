@@ -111,9 +111,7 @@ class View:
         driver = self._backend.driver
         scope = self._scope or self._backend.current_scope()
         if scope is None:
-            with self._backend.transaction() as view:
-                result: _T = view.run(operation)
-                return result
+            return self._backend.run_alone(operation)
         return scope.run(lambda ctx: operation(ctx, driver))
 
     def ensure_usable(self) -> None:
