@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.entries import (
     AppendEntry,
+    Attributes,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
@@ -60,6 +61,14 @@ class StorageDriver(ABC, Generic[ContextT]):
         """
         row = self.read_record(ctx, resource, key)
         return None if row is None else row.revision
+
+    def record_attributes(self, ctx: ContextT, resource: Resource, key: str) -> Attributes | None:
+        """The stored attributes only (a guard's anchor needs no more); ``None`` if missing.
+
+        Drivers that can read one column cheaply override this.
+        """
+        row = self.read_record(ctx, resource, key)
+        return None if row is None else row.attributes
 
     @abstractmethod
     def insert_record(self, ctx: ContextT, resource: Resource, entry: RecordEntry) -> RecordEntry:

@@ -295,10 +295,10 @@ class Records(_Handle):
             # Only an attribute guard needs the stored row to name its anchor (the
             # attribute is immutable); the driver reports a missing row itself.
             if self.resource.guard_attribute is not None:
-                current = driver.read_record(ctx, self.resource, key)
+                current = driver.record_attributes(ctx, self.resource, key)
                 if current is None:
                     raise NotFoundError(f"record not found: {self.resource.id}/{key}")
-                self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+                self._guard(ctx, driver, self._anchor_key(key, current))
             else:
                 self._guard(ctx, driver, self._anchor_key(key, {}))
             stored = driver.replace_record(ctx, self.resource, entry, expected_revision, expected)

@@ -75,6 +75,25 @@ class Dialect(ABC):
         self.tables = dict(tables)
         self._cache: dict[str, str] = {}
 
+    def append_events(self, count: int) -> str:
+        """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips
+        a row whose (originator, version) exists."""
+        key = f"append_events:{count}"
+        text = self._cache.get(key)
+        if text is None:
+            text = self._cache[key] = self.sql(self._append_events(count))
+        return text
+
+    @abstractmethod
+    def _append_events(self, count: int) -> str:
+        """The template of :meth:`append_events`."""
+
+    @abstractmethod
+    def event_row(
+        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
+    ) -> tuple[object, ...]:
+        """The parameters of one row of :meth:`append_events` (``ordinal`` counts from 1)."""
+
     def sql(self, template: str) -> str:
         """``template`` with this database's table names and placeholders."""
         text = self._cache.get(template)

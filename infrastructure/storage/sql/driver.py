@@ -15,6 +15,7 @@ from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues, StorageDriver
 from infrastructure.storage.entries import (
     AppendEntry,
+    Attributes,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
@@ -61,6 +62,9 @@ class SqlDriver(StorageDriver[Session]):
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
         return records.revision(ctx, resource, key)
+
+    def record_attributes(self, ctx: Session, resource: Resource, key: str) -> Attributes | None:
+        return records.attributes(ctx, resource, key)
 
     def insert_record(self, ctx: Session, resource: Resource, entry: RecordEntry) -> RecordEntry:
         return records.insert(ctx, self.layout, resource, entry)

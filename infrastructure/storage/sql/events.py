@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +39,10 @@ BLOB_PUT = "nenjim.storage:BlobPut"
 
 RECORD_WRITES = (RECORD_INSERTED, RECORD_REPLACED)
 
+EVENTS_PER_STATEMENT = 500
+"""The most events one multi-row ``INSERT`` carries (5 parameters each, far below the
+databases' limits on parameters per statement)."""
+
 
 def record_stream(resource_id: str, key: str) -> uuid.UUID:
     """The log stream of record ``key``."""
@@ -56,21 +60,39 @@ def blob_stream(resource_id: str, key: str) -> uuid.UUID:
 
 
 def append(
-    session: Session, originator: uuid.UUID, version: int, topic: str, state: Mapping[str, Any]
+    session: Session,
+    originator: uuid.UUID,
+    version: int,
+    topic: str,
+    state: Mapping[str, Any] | str,
 ) -> bool:
     """Insert one event at ``version``; False if that version already exists."""
-    body = dumps(dict(state)).encode("utf-8")
-    params = (session.dialect.originator(originator), version, topic, body)
-    return session.execute(session.dialect.append_event, params) == 1
+    return append_raw(session, session.dialect.originator(originator), version, topic, state)
 
 
-def last_version(session: Session, originator: uuid.UUID) -> int:
-    """The highest version written to ``originator`` (0 for none)."""
-    row = session.one(
-        "SELECT max(originator_version) FROM {events} WHERE originator_id = ?",
-        (session.dialect.originator(originator),),
-    )
-    return 0 if row is None or row[0] is None else int(row[0])
+def append_raw(
+    session: Session, originator: object, version: int, topic: str, state: Mapping[str, Any] | str
+) -> bool:
+    """:func:`append` with the originator already a dialect parameter (and the state
+    possibly already its JSON text)."""
+    body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
+    return session.execute(session.dialect.append_event, (originator, version, topic, body)) == 1
+
+
+def append_many(
+    session: Session, originator: object, topic: str, versions_and_states: Sequence[tuple[int, str]]
+) -> bool:
+    """Insert one event per ``(version, state JSON text)``, in as few statements as the
+    database allows; False if any of those versions already existed."""
+    dialect = session.dialect
+    inserted = 0
+    for start in range(0, len(versions_and_states), EVENTS_PER_STATEMENT):
+        chunk = versions_and_states[start : start + EVENTS_PER_STATEMENT]
+        params: list[object] = []
+        for ordinal, (version, state) in enumerate(chunk, start=1):
+            params += dialect.event_row(originator, version, topic, state.encode("utf-8"), ordinal)
+        inserted += session.execute(dialect.append_events(len(chunk)), params)
+    return inserted == len(versions_and_states)
 
 
 def history(session: Session, originator: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:
@@ -93,16 +115,16 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
     return value
 
 
-def record_state(resource_id: str, entry: RecordEntry) -> dict[str, Any]:
-    """The state of a record write: the whole stored row."""
-    return {
+def record_state(resource_id: str, entry: RecordEntry) -> str:
+    """The state of a record write, as JSON text: the whole stored row."""
+    head = {
         "resource": resource_id,
         "key": entry.key,
         "revision": entry.revision,
         "attributes": dict(entry.attributes),
         "recorded_at": datetime.now(UTC).isoformat(),
-        **_envelope(entry.record),
     }
+    return _with_envelope(head, entry.record)
 
 
 def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]:
@@ -110,15 +132,10 @@ def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]
     return {"resource": resource_id, "key": key, "revision": revision}
 
 
-def entry_state(resource_id: str, stream: str, entry: StreamEntry) -> dict[str, Any]:
-    """The state of one appended stream entry."""
-    return {
-        "resource": resource_id,
-        "stream": stream,
-        "position": entry.position,
-        "id": entry.id,
-        **_envelope(entry.record),
-    }
+def entry_state(resource_id: str, stream: str, entry: StreamEntry) -> str:
+    """The state of one appended stream entry, as JSON text."""
+    head = {"resource": resource_id, "stream": stream, "position": entry.position, "id": entry.id}
+    return _with_envelope(head, entry.record)
 
 
 def stream_deleted_state(resource_id: str, stream: str, head: int) -> dict[str, Any]:
@@ -136,9 +153,14 @@ def blob_state(resource_id: str, blob: BlobEntry) -> dict[str, Any]:
     }
 
 
-def _envelope(record: DurableRecord) -> dict[str, Any]:
-    return {
-        "record_type": record.record_type,
-        "format_version": record.format_version,
-        "payload": record.payload,
-    }
+def _with_envelope(head: dict[str, Any], record: DurableRecord) -> str:
+    """``head`` and the envelope's fields as one JSON object, the payload last.
+
+    The payload goes in as its stored Canonical JSON text, spliced in rather
+    than parsed and written again: the same JSON value, at no per-write cost.
+    """
+    head["record_type"] = record.record_type
+    head["format_version"] = record.format_version
+    head["payload"] = None
+    text = dumps(head)
+    return text[: -len("null}")] + record.payload_json + "}"

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues
-from infrastructure.storage.entries import RecordedEntry, RecordEntry
+from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
@@ -57,31 +57,47 @@ def revision(session: Session, resource: Resource, key: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def attributes(session: Session, resource: Resource, key: str) -> Attributes | None:
+    """The stored row's attributes, checked, or ``None`` (no lock, no payload decoding)."""
+    row = session.one(
+        "SELECT attributes FROM {records} WHERE resource = ? AND key = ?", (resource.id, key)
+    )
+    return None if row is None else _attributes(session, resource, row[0])
+
+
 def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> RecordEntry:
-    """Store a new row as the next event of the key's log stream."""
-    if _exists(session, resource, entry.key):
-        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-    _check_unique(session, resource, entry)
-    originator = events.record_stream(resource.id, entry.key)
-    version = events.last_version(session, originator) + 1
-    state = events.record_state(resource.id, entry)
-    if not events.append(session, originator, version, events.RECORD_INSERTED, state):
-        # Another writer took this version since we looked (on PostgreSQL it
-        # committed while this insert waited for it).
-        if _exists(session, resource, entry.key):
-            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-        raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
+    """Store a new row as the next event of the key's log stream.
+
+    The row goes in first, numbered with the log stream's next version in the
+    same statement; no row inserted means the key is taken. The event then
+    takes that version. A conflict raised after a write needs no undo: it
+    fails the scope, which rolls back.
+    """
+    try:
+        _check_unique(session, resource, entry)
+    except UniqueConstraintError:
+        if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
+            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
+        raise
+    originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
     with _unique_violations(layout, resource):
-        inserted = session.execute(
+        inserted = session.all(
             "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
-            "format_version, payload, log_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (resource, key) DO NOTHING",
-            (resource.id, entry.key, entry.revision, *_values(session, entry), version),
+            "format_version, payload, log_version) "
+            "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+            "FROM {events} WHERE originator_id = ? "
+            "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version",
+            (resource.id, entry.key, entry.revision, *_values(session, entry), originator),
         )
     if not inserted:
-        # A concurrent insert of the key committed after our checks (and past a
-        # deleted row's log version): the key is taken.
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
+    state = events.record_state(resource.id, entry)
+    if not events.append_raw(
+        session, originator, int(inserted[0][0]), events.RECORD_INSERTED, state
+    ):
+        # Another writer took this version since we looked (on PostgreSQL it
+        # committed while this insert waited for it).
+        raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
     return entry
 
 
@@ -94,16 +110,20 @@ def replace(
     expected_revision: int,
     expected_attributes: AttributeValues,
 ) -> RecordEntry:
-    """CAS on the locked row: revision, preconditions, unique, then the next log version."""
-    row = _locked(session, resource, entry.key, _COLUMNS + ", log_version")
+    """CAS on the locked row: revision, preconditions, unique, then the next log version.
+
+    The stored payload is neither read nor decoded: the write replaces it.
+    """
+    row = _locked(session, resource, entry.key, "revision, attributes, log_version")
     if row is None:
         raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
-    current, log_version = _entry(session, resource, row), int(row[6])
-    if current.revision != expected_revision:
+    revision, log_version = int(row[0]), int(row[2])
+    if revision != expected_revision:
         raise ConflictError(
             f"record revision conflict: {resource.id}/{entry.key} is at "
-            f"{current.revision}, expected {expected_revision}"
+            f"{revision}, expected {expected_revision}"
         )
+    current = _attributes(session, resource, row[1])
     check_preconditions(resource, current, entry, expected_attributes)
     _check_unique(session, resource, entry)
     originator = events.record_stream(resource.id, entry.key)
@@ -187,6 +207,10 @@ def _entry(session: Session, resource: Resource, row: Row) -> RecordEntry:
     key, revision, attributes, record_type, format_version, payload = row[:6]
     parsed = session.dialect.load_json(attributes)
     return codec.record_row(resource, (key, revision, parsed, record_type, format_version, payload))
+
+
+def _attributes(session: Session, resource: Resource, stored: object) -> Attributes:
+    return codec.attributes(resource, session.dialect.load_json(stored))
 
 
 def _values(session: Session, entry: RecordEntry) -> tuple[object, ...]:

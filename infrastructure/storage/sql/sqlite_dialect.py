@@ -30,6 +30,23 @@ class SQLiteDialect(Dialect):
     def __init__(self) -> None:
         super().__init__(TABLE_NAMES)
 
+    def _append_events(self, count: int) -> str:
+        # The uncorrelated max() is computed once, before any row goes in, so the
+        # rows take the next ``count`` notification ids in order.
+        rows = ", ".join(["(?, ?, ?, ?, ?)"] * count)
+        return (
+            "INSERT INTO {events} (originator_id, originator_version, topic, state, "
+            "notification_id) SELECT v.column1, v.column2, v.column3, v.column4, "
+            "(SELECT coalesce(max(notification_id), 0) FROM {events}) + v.column5 "
+            f"FROM (VALUES {rows}) AS v WHERE true "
+            "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+        )
+
+    def event_row(
+        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
+    ) -> tuple[object, ...]:
+        return (originator, version, topic, state, ordinal)
+
     def attribute(self, name: str) -> str:
         return f"json_extract(attributes, '$.{name}')"
 

@@ -19,6 +19,9 @@ from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events
 from infrastructure.storage.sql.session import Session
 
+IDS_PER_STATEMENT = 500
+"""The most entry ids one multi-row ``INSERT`` carries."""
+
 
 def head(session: Session, resource: Resource, stream: str) -> int:
     """The number of live entries (0 for a missing stream)."""
@@ -35,47 +38,73 @@ def append(
     expected_head: int,
     entries: Sequence[AppendEntry],
 ) -> list[StreamEntry]:
-    """Append at ``expected_head`` as the next events of the stream's log stream."""
-    if entries:
-        # A row to lock even for a new stream; a concurrent creator makes this wait.
-        session.execute(
-            "INSERT INTO {heads} (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-            "ON CONFLICT (resource, stream) DO NOTHING",
-            (resource.id, stream),
-        )
-    current, base = _locked_head(session, resource, stream)
-    if current != expected_head:
-        raise ConflictError(
-            f"stream head conflict: {resource.id}/{stream} is at {current}, "
-            f"expected {expected_head}"
-        )
+    """Append at ``expected_head`` as the next events of the stream's log stream.
+
+    Statements: lock (creating) the head row and read it, insert the entry ids,
+    insert the events, move the head; the ids and the events each go in as
+    multi-row ``INSERT``\\ s, whatever the batch size. A conflict found after a
+    write needs no undo: it fails the scope, which rolls back.
+    """
     if not entries:
+        current, _ = _locked_head(session, resource, stream)
+        _expect_head(resource, stream, current, expected_head)
         return []
-    originator = events.entry_stream(resource.id, stream)
-    stored = []
-    for position, entry in enumerate(entries, start=expected_head + 1):
-        # The head row is locked, so the ids table is ours to check by inserting:
-        # no row inserted means the id is already in the live stream.
-        if not session.execute(
-            "INSERT INTO {ids} (resource, stream, entry_id) VALUES (?, ?, ?) "
-            "ON CONFLICT (resource, stream, entry_id) DO NOTHING",
-            (resource.id, stream, entry.id),
-        ):
-            raise ConflictError(
-                f"duplicate stream entry identity: {resource.id}/{stream}/{entry.id}"
-            )
-        added = StreamEntry(position, entry.id, entry.record)
-        state = events.entry_state(resource.id, stream, added)
-        if not events.append(
-            session, originator, base + position, events.STREAM_ENTRY_APPENDED, state
-        ):
-            raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
-        stored.append(added)
+    # Creates the row of a new stream, and locks it either way (a concurrent
+    # appender waits here); the no-op update makes RETURNING give the row.
+    current, base = session.all(
+        "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
+        "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
+        (resource.id, stream),
+    )[0]
+    _expect_head(resource, stream, int(current), expected_head)
+    _insert_ids(session, resource, stream, [entry.id for entry in entries])
+    stored = [
+        StreamEntry(position, entry.id, entry.record)
+        for position, entry in enumerate(entries, start=expected_head + 1)
+    ]
+    rows = [
+        (int(base) + added.position, events.entry_state(resource.id, stream, added))
+        for added in stored
+    ]
+    originator = session.dialect.originator(events.entry_stream(resource.id, stream))
+    if not events.append_many(session, originator, events.STREAM_ENTRY_APPENDED, rows):
+        raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     session.execute(
         "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
         (expected_head + len(entries), resource.id, stream),
     )
     return stored
+
+
+def _expect_head(resource: Resource, stream: str, current: int, expected_head: int) -> None:
+    if current != expected_head:
+        raise ConflictError(
+            f"stream head conflict: {resource.id}/{stream} is at {current}, "
+            f"expected {expected_head}"
+        )
+
+
+def _insert_ids(session: Session, resource: Resource, stream: str, ids: list[str]) -> None:
+    """Enter ``ids`` in the live stream's id table; a known one is a ``ConflictError``.
+
+    The head row is locked, so the table is ours to check by inserting: an id
+    the insert skipped (not returned) was already in the live stream.
+    """
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        chunk = ids[start : start + IDS_PER_STATEMENT]
+        rows = ", ".join(["(?, ?, ?)"] * len(chunk))
+        params: list[object] = []
+        for entry_id in chunk:
+            params += (resource.id, stream, entry_id)
+        inserted = session.all(
+            f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
+            "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id",
+            params,
+        )
+        if len(inserted) != len(chunk):
+            taken = {str(row[0]) for row in inserted}
+            known = next(entry_id for entry_id in chunk if entry_id not in taken)
+            raise ConflictError(f"duplicate stream entry identity: {resource.id}/{stream}/{known}")
 
 
 def read(
