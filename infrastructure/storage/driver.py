@@ -102,6 +102,13 @@ class StorageDriver(ABC, Generic[ContextT]):
     ) -> Sequence[RecordEntry]:
         """Rows whose attributes equal ``equals``, by UTF-8 key bytes, after ``after``."""
 
+    def any_record(self, ctx: ContextT, resource: Resource, equals: AttributeValues) -> bool:
+        """Whether some row's attributes equal ``equals`` (``NoRows`` needs no more).
+
+        Drivers that can answer without reading rows override this.
+        """
+        return bool(self.scan_records(ctx, resource, equals, None, 1))
+
     @abstractmethod
     def delete_matching_records(
         self, ctx: ContextT, resource: Resource, equals: AttributeValues

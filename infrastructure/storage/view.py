@@ -68,16 +68,22 @@ class View:
             self._scope.ensure_usable()
         anchors = self._guard_anchors(guards)
         resolved = [self._condition(condition) for condition in _ordered(conditions, "conditions")]
-        for condition, resource in resolved:
+        for condition, resource, _ in resolved:
             self._require_coverage(condition, resource, anchors)
 
-        def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
+        resources = self._backend.resources
+        locks = [
+            (resources[resource_id], key)
             for resource_id, key in sorted(
                 set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
-            ):
-                driver.lock_guard(ctx, self._backend.resources[resource_id], key)
-            for condition, resource in resolved:
-                _evaluate(ctx, driver, condition, resource)
+            )
+        ]
+
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
+            for resource, key in locks:
+                driver.lock_guard(ctx, resource, key)
+            for condition, resource, equals in resolved:
+                _evaluate(ctx, driver, condition, resource, equals)
             return True
 
         return self.run(operation)
@@ -137,15 +143,15 @@ class View:
             anchors.append((resource.id, guard.key))
         return anchors
 
-    def _condition(self, condition: Any) -> tuple[Any, Resource]:
+    def _condition(self, condition: Any) -> tuple[Any, Resource, Any]:
+        """The condition, its resource and (``NoRows``) its validated equality values."""
         if isinstance(condition, RevisionIs):
-            return condition, self._backend.resolve(condition.resource, "records")
+            return condition, self._backend.resolve(condition.resource, "records"), None
         if isinstance(condition, StreamHeadIs):
-            return condition, self._backend.resolve(condition.resource, "streams")
+            return condition, self._backend.resolve(condition.resource, "streams"), None
         if isinstance(condition, NoRows):
             resource = self._backend.resolve(condition.resource, "records")
-            resource.index_values(condition.index, condition.equals)
-            return condition, resource
+            return condition, resource, resource.index_values(condition.index, condition.equals)
         raise TypeError(f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}")
 
     @staticmethod
@@ -176,7 +182,9 @@ class View:
             )
 
 
-def _evaluate(ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource) -> None:
+def _evaluate(
+    ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource, equals: Any
+) -> None:
     if isinstance(condition, RevisionIs):
         revision = driver.record_revision(ctx, resource, condition.key)
         if revision != condition.expected:
@@ -194,13 +202,11 @@ def _evaluate(ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Re
                 f"condition failed: {resource.id}/{condition.stream} expected head "
                 f"{condition.expected}, found {head}",
             )
-    else:
-        equals = resource.index_values(condition.index, condition.equals)
-        if driver.scan_records(ctx, resource, equals, None, 1):
-            raise ConditionFailedError(
-                condition,
-                f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
-            )
+    elif driver.any_record(ctx, resource, equals):
+        raise ConditionFailedError(
+            condition,
+            f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
+        )
 
 
 class _Handle:

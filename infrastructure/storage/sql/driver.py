@@ -101,6 +101,9 @@ class SqlDriver(StorageDriver[Session]):
     ) -> Sequence[RecordEntry]:
         return records.scan(ctx, resource, equals, after, limit)
 
+    def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
+        return records.any_matching(ctx, resource, equals)
+
     def delete_matching_records(
         self, ctx: Session, resource: Resource, equals: AttributeValues
     ) -> None:

@@ -180,6 +180,13 @@ def scan(
     return [_entry(session, resource, row) for row in session.all(query, (resource.id, *params))]
 
 
+def any_matching(session: Session, resource: Resource, equals: AttributeValues) -> bool:
+    """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
+    terms, params = _matching(session, resource, equals)
+    query = "SELECT 1 FROM {records} WHERE resource = ?" + terms + " LIMIT 1"
+    return session.one(query, (resource.id, *params)) is not None
+
+
 def delete_matching(session: Session, resource: Resource, equals: AttributeValues) -> None:
     """Tombstone every row equal on ``equals`` (locked in key order)."""
     terms, params = _matching(session, resource, equals)
