@@ -153,6 +153,10 @@ class Dialect(ABC):
     def drop_index(self, name: str) -> str:
         """DDL dropping index ``name`` if it exists."""
 
+    def index_hint(self, name: str) -> str:
+        """What follows a table name to make a query read index ``name`` (nothing by default)."""
+        return ""
+
     def literal(self, value: Scalar) -> str:
         """A DDL literal comparing equal to :meth:`attribute` like :meth:`bind` does."""
         bound = self.bind(value)

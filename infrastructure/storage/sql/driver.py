@@ -99,15 +99,15 @@ class SqlDriver(StorageDriver[Session]):
         after: str | None,
         limit: int | None,
     ) -> Sequence[RecordEntry]:
-        return records.scan(ctx, resource, equals, after, limit)
+        return records.scan(ctx, self.layout, resource, equals, after=after, limit=limit)
 
     def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
-        return records.any_matching(ctx, resource, equals)
+        return records.any_matching(ctx, self.layout, resource, equals)
 
     def delete_matching_records(
         self, ctx: Session, resource: Resource, equals: AttributeValues
     ) -> None:
-        records.delete_matching(ctx, resource, equals)
+        records.delete_matching(ctx, self.layout, resource, equals)
 
     def record_history(self, ctx: Session, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return records.history(ctx, resource, key)

@@ -162,14 +162,17 @@ def delete(
 
 def scan(
     session: Session,
+    layout: Layout,
     resource: Resource,
     equals: AttributeValues,
+    *,
     after: str | None,
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
     terms, params = _matching(session, resource, equals)
-    query = "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ?" + terms
+    source = layout.scan_source(resource.id, frozenset(equals))
+    query = "SELECT " + _COLUMNS + " FROM " + source + " WHERE resource = ?" + terms
     if after is not None:
         query += " AND key > ?"
         params.append(after)
@@ -180,18 +183,26 @@ def scan(
     return [_entry(session, resource, row) for row in session.all(query, (resource.id, *params))]
 
 
-def any_matching(session: Session, resource: Resource, equals: AttributeValues) -> bool:
+def any_matching(
+    session: Session, layout: Layout, resource: Resource, equals: AttributeValues
+) -> bool:
     """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
     terms, params = _matching(session, resource, equals)
-    query = "SELECT 1 FROM {records} WHERE resource = ?" + terms + " LIMIT 1"
+    source = layout.scan_source(resource.id, frozenset(equals))
+    query = "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
     return session.one(query, (resource.id, *params)) is not None
 
 
-def delete_matching(session: Session, resource: Resource, equals: AttributeValues) -> None:
+def delete_matching(
+    session: Session, layout: Layout, resource: Resource, equals: AttributeValues
+) -> None:
     """Tombstone every row equal on ``equals`` (locked in key order)."""
     terms, params = _matching(session, resource, equals)
+    source = layout.scan_source(resource.id, frozenset(equals))
     rows = session.all(
-        "SELECT key, revision, log_version FROM {records} WHERE resource = ?"
+        "SELECT key, revision, log_version FROM "
+        + source
+        + " WHERE resource = ?"
         + terms
         + " ORDER BY key"
         + session.dialect.for_update,

@@ -69,6 +69,9 @@ class SQLiteDialect(Dialect):
         found = _SQLITE_UNIQUE_INDEX.search(str(error))
         return None if found is None else found.group("name")
 
+    def index_hint(self, name: str) -> str:
+        return f" INDEXED BY {self.identifier(name)}"
+
     def identifier(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
 
