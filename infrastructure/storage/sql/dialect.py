@@ -23,6 +23,7 @@ import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
@@ -64,6 +65,10 @@ class Dialect(ABC):
 
     append_event: str
     """Insert one event; affects no row when its (originator, version) exists."""
+
+    append_event_at_row: str
+    """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
+    affects no row when that (originator, version) exists."""
 
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
@@ -152,6 +157,11 @@ class Dialect(ABC):
     @abstractmethod
     def drop_index(self, name: str) -> str:
         """DDL dropping index ``name`` if it exists."""
+
+    def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
+        """Send the statements run inside together (nothing to do by default: an embedded
+        database has no round trips)."""
+        return nullcontext()
 
     def index_hint(self, name: str) -> str:
         """What follows a table name to make a query read index ``name`` (nothing by default)."""

@@ -66,33 +66,28 @@ def append(
     topic: str,
     state: Mapping[str, Any] | str,
 ) -> bool:
-    """Insert one event at ``version``; False if that version already exists."""
-    return append_raw(session, session.dialect.originator(originator), version, topic, state)
-
-
-def append_raw(
-    session: Session, originator: object, version: int, topic: str, state: Mapping[str, Any] | str
-) -> bool:
-    """:func:`append` with the originator already a dialect parameter (and the state
-    possibly already its JSON text)."""
+    """Insert one event at ``version`` (``state`` a mapping or its JSON text); False if
+    that version already exists."""
     body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
-    return session.execute(session.dialect.append_event, (originator, version, topic, body)) == 1
+    params = (session.dialect.originator(originator), version, topic, body)
+    return session.execute(session.dialect.append_event, params) == 1
 
 
-def append_many(
+def send_many(
     session: Session, originator: object, topic: str, versions_and_states: Sequence[tuple[int, str]]
-) -> bool:
-    """Insert one event per ``(version, state JSON text)``, in as few statements as the
-    database allows; False if any of those versions already existed."""
+) -> list[Any]:
+    """Insert one event per ``(version, state JSON text)`` in as few statements as the
+    database allows, inside :meth:`Session.pipeline`; their cursors. Together their
+    ``rowcount``\\ s fall short of the events if any of those versions already existed."""
     dialect = session.dialect
-    inserted = 0
+    cursors = []
     for start in range(0, len(versions_and_states), EVENTS_PER_STATEMENT):
         chunk = versions_and_states[start : start + EVENTS_PER_STATEMENT]
         params: list[object] = []
         for ordinal, (version, state) in enumerate(chunk, start=1):
             params += dialect.event_row(originator, version, topic, state.encode("utf-8"), ordinal)
-        inserted += session.execute(dialect.append_events(len(chunk)), params)
-    return inserted == len(versions_and_states)
+        cursors.append(session.send(dialect.append_events(len(chunk)), params))
+    return cursors
 
 
 def history(session: Session, originator: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:

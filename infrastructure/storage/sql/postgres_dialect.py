@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -21,6 +22,12 @@ class PostgresDialect(Dialect):
     append_event = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
+
+    append_event_at_row = (
+        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
     def __init__(self, schema: str) -> None:
@@ -42,6 +49,11 @@ class PostgresDialect(Dialect):
         self, originator: object, version: int, topic: str, state: bytes, ordinal: int
     ) -> tuple[object, ...]:
         return (originator, version, topic, state)
+
+    def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
+        # psycopg's pipeline mode: one network flush and one sync for the block.
+        pipeline: AbstractContextManager[Any] = connection.pipeline()
+        return pipeline
 
     def _placeholders(self, text: str) -> str:
         # Templates hold no '%' and no '?' operator, so this rewrite is exact.

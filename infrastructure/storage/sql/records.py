@@ -80,21 +80,24 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
         raise
     originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
-    with _unique_violations(layout, resource):
-        inserted = session.all(
+    state = events.record_state(resource.id, entry)
+    with _unique_violations(layout, resource), session.pipeline():
+        row = session.send(
             "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
             "format_version, payload, log_version) "
             "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
             "FROM {events} WHERE originator_id = ? "
-            "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version",
+            "ON CONFLICT (resource, key) DO NOTHING",
             (resource.id, entry.key, entry.revision, *_values(session, entry), originator),
         )
-    if not inserted:
+        # At the version the row took; a no-op if the row was not ours to insert.
+        event = session.send(
+            session.dialect.append_event_at_row,
+            (originator, events.RECORD_INSERTED, state.encode("utf-8"), resource.id, entry.key),
+        )
+    if row.rowcount != 1:
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-    state = events.record_state(resource.id, entry)
-    if not events.append_raw(
-        session, originator, int(inserted[0][0]), events.RECORD_INSERTED, state
-    ):
+    if event.rowcount != 1:
         # Another writer took this version since we looked (on PostgreSQL it
         # committed while this insert waited for it).
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
@@ -128,14 +131,23 @@ def replace(
     _check_unique(session, resource, entry)
     originator = events.record_stream(resource.id, entry.key)
     state = events.record_state(resource.id, entry)
-    if not events.append(session, originator, log_version + 1, events.RECORD_REPLACED, state):
-        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
-    with _unique_violations(layout, resource):
-        session.execute(
+    with _unique_violations(layout, resource), session.pipeline():
+        event = session.send(
+            session.dialect.append_event,
+            (
+                session.dialect.originator(originator),
+                log_version + 1,
+                events.RECORD_REPLACED,
+                state.encode("utf-8"),
+            ),
+        )
+        session.send(
             "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
             "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?",
             (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key),
         )
+    if event.rowcount != 1:
+        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
 
 

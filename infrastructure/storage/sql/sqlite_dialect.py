@@ -27,6 +27,13 @@ class SQLiteDialect(Dialect):
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
+    append_event_at_row = (
+        "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
+        "SELECT ?, r.log_version, ?, ?, (SELECT coalesce(max(notification_id), 0) + 1 "
+        "FROM {events}) FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
+
     def __init__(self) -> None:
         super().__init__(TABLE_NAMES)
 

@@ -12,6 +12,7 @@ racing duplicate fails on its primary key. An append locks the head row
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from infrastructure.storage.entries import AppendEntry, StreamEntry
 from infrastructure.storage.errors import ConflictError
@@ -40,10 +41,11 @@ def append(
 ) -> list[StreamEntry]:
     """Append at ``expected_head`` as the next events of the stream's log stream.
 
-    Statements: lock (creating) the head row and read it, insert the entry ids,
-    insert the events, move the head; the ids and the events each go in as
-    multi-row ``INSERT``\\ s, whatever the batch size. A conflict found after a
-    write needs no undo: it fails the scope, which rolls back.
+    Round trips: lock (creating) the head row and read it; then, sent together
+    (one round trip on PostgreSQL), the entry ids and the events as multi-row
+    ``INSERT``\\ s, whatever the batch size, and the head's move. Their results
+    are checked afterwards: a conflict found after a write needs no undo, it
+    fails the scope, which rolls back.
     """
     if not entries:
         current, _ = _locked_head(session, resource, stream)
@@ -57,7 +59,6 @@ def append(
         (resource.id, stream),
     )[0]
     _expect_head(resource, stream, int(current), expected_head)
-    _insert_ids(session, resource, stream, [entry.id for entry in entries])
     stored = [
         StreamEntry(position, entry.id, entry.record)
         for position, entry in enumerate(entries, start=expected_head + 1)
@@ -67,12 +68,17 @@ def append(
         for added in stored
     ]
     originator = session.dialect.originator(events.entry_stream(resource.id, stream))
-    if not events.append_many(session, originator, events.STREAM_ENTRY_APPENDED, rows):
+    ids = [entry.id for entry in entries]
+    with session.pipeline():
+        id_cursors = _send_ids(session, resource, stream, ids)
+        event_cursors = events.send_many(session, originator, events.STREAM_ENTRY_APPENDED, rows)
+        session.send(
+            "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
+            (expected_head + len(entries), resource.id, stream),
+        )
+    _check_ids(resource, stream, ids, id_cursors)
+    if sum(cursor.rowcount for cursor in event_cursors) != len(rows):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
-    session.execute(
-        "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
-        (expected_head + len(entries), resource.id, stream),
-    )
     return stored
 
 
@@ -84,27 +90,35 @@ def _expect_head(resource: Resource, stream: str, current: int, expected_head: i
         )
 
 
-def _insert_ids(session: Session, resource: Resource, stream: str, ids: list[str]) -> None:
-    """Enter ``ids`` in the live stream's id table; a known one is a ``ConflictError``.
+def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str]) -> list[Any]:
+    """Enter ``ids`` in the live stream's id table, inside :meth:`Session.pipeline`.
 
     The head row is locked, so the table is ours to check by inserting: an id
     the insert skipped (not returned) was already in the live stream.
     """
+    cursors = []
     for start in range(0, len(ids), IDS_PER_STATEMENT):
         chunk = ids[start : start + IDS_PER_STATEMENT]
         rows = ", ".join(["(?, ?, ?)"] * len(chunk))
         params: list[object] = []
         for entry_id in chunk:
             params += (resource.id, stream, entry_id)
-        inserted = session.all(
-            f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
-            "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id",
-            params,
+        cursors.append(
+            session.send(
+                f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
+                "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id",
+                params,
+            )
         )
-        if len(inserted) != len(chunk):
-            taken = {str(row[0]) for row in inserted}
-            known = next(entry_id for entry_id in chunk if entry_id not in taken)
-            raise ConflictError(f"duplicate stream entry identity: {resource.id}/{stream}/{known}")
+    return cursors
+
+
+def _check_ids(resource: Resource, stream: str, ids: list[str], cursors: list[Any]) -> None:
+    """A ``ConflictError`` naming the first id :func:`_send_ids` found already in the stream."""
+    entered = {str(row[0]) for cursor in cursors for row in cursor.fetchall()}
+    if len(entered) != len(ids):
+        known = next(entry_id for entry_id in ids if entry_id not in entered)
+        raise ConflictError(f"duplicate stream entry identity: {resource.id}/{stream}/{known}")
 
 
 def read(
