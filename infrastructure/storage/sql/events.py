@@ -17,8 +17,9 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 from infrastructure.storage.durable_record import DurableRecord
@@ -26,6 +27,9 @@ from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.sql.session import Session
+
+_string: Callable[[str], str] = encode_basestring
+"""A JSON string as :func:`dumps` writes it (non-ASCII kept as is)."""
 
 NAMESPACE = uuid.UUID("0b8f6b0e-5f2a-5c57-9d1e-6e656e6a696d")
 """The fixed UUIDv5 namespace of every storage log stream."""
@@ -129,8 +133,35 @@ def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]
 
 def entry_state(resource_id: str, stream: str, entry: StreamEntry) -> str:
     """The state of one appended stream entry, as JSON text."""
-    head = {"resource": resource_id, "stream": stream, "position": entry.position, "id": entry.id}
-    return _with_envelope(head, entry.record)
+    return entry_states(resource_id, stream)(entry)
+
+
+def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
+    """:func:`entry_state` for many entries of one stream: the text :func:`dumps` would
+    write for ``{resource, stream, position, id, record_type, format_version, payload}``,
+    assembled from pieces (the shared head made once, each string escaped as ``dumps``
+    escapes it), with the payload's Canonical JSON text spliced in."""
+    head = dumps({"resource": resource_id, "stream": stream})[:-1] + ',"position":'
+
+    def state(entry: StreamEntry) -> str:
+        record = entry.record
+        return "".join(
+            (
+                head,
+                str(entry.position),
+                ',"id":',
+                _string(entry.id),
+                ',"record_type":',
+                _string(record.record_type),
+                ',"format_version":',
+                _string(record.format_version),
+                ',"payload":',
+                record.payload_json,
+                "}",
+            )
+        )
+
+    return state
 
 
 def stream_deleted_state(resource_id: str, stream: str, head: int) -> dict[str, Any]:

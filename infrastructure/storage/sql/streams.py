@@ -60,13 +60,11 @@ def append(
     )[0]
     _expect_head(resource, stream, int(current), expected_head)
     stored = [
-        StreamEntry(position, entry.id, entry.record)
+        StreamEntry.checked(position, entry.id, entry.record)
         for position, entry in enumerate(entries, start=expected_head + 1)
     ]
-    rows = [
-        (int(base) + added.position, events.entry_state(resource.id, stream, added))
-        for added in stored
-    ]
+    state = events.entry_states(resource.id, stream)
+    rows = [(int(base) + added.position, state(added)) for added in stored]
     originator = session.dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
     with session.pipeline():
