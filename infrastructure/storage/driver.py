@@ -160,3 +160,13 @@ class StorageDriver(ABC, Generic[ContextT]):
     @abstractmethod
     def lock_guard(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""
+
+    def lock_guard_with_next(self, ctx: ContextT, resource: Resource, key: str) -> None:
+        """:meth:`lock_guard`, or have the next operation in ``ctx`` lock it first.
+
+        The next operation then locks the anchor before anything else and
+        raises its NotFoundError before any other error; a driver with round
+        trips sends the lock with that operation's first statement. Whatever
+        that operation wrote before is undone by the scope its error fails.
+        """
+        self.lock_guard(ctx, resource, key)

@@ -219,10 +219,7 @@ class _Handle:
         anchor = self.resource.guard_resource
         if anchor is None or key is None:
             return
-        try:
-            driver.lock_guard(ctx, self._view._backend.resources[anchor], key)
-        except NotFoundError as error:
-            raise NotFoundError(f"guard record not found: {anchor}/{key}") from error
+        driver.lock_guard_with_next(ctx, self._view._backend.resources[anchor], key)
 
     def _anchor_key(self, key: str, attributes: Mapping[str, Any]) -> str | None:
         """The anchor a row or stream names: its key or stream name, or its guard attribute."""

@@ -74,6 +74,9 @@ class Dialect(ABC):
     """Select the name of every index on the storage tables (one column)."""
 
     dense_notification_ids: bool
+
+    round_trips: bool
+    """Whether each statement costs a round trip (worth sending several together)."""
     """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     def __init__(self, tables: Mapping[str, str]) -> None:

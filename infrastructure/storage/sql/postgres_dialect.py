@@ -18,6 +18,7 @@ class PostgresDialect(Dialect):
     """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
 
     for_update = " FOR UPDATE"
+    round_trips = True
     dense_notification_ids = False  # a bigserial value is spent by a rolled-back insert
     append_event = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "

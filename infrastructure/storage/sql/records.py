@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues
@@ -30,14 +31,39 @@ from infrastructure.storage.sql.session import Row, Session
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
 
 
+_LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
+
+
 def lock_guard(session: Session, resource: Resource, key: str) -> None:
     """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
-    found = session.one(
-        "SELECT 1 FROM {records} WHERE resource = ? AND key = ?" + session.dialect.for_update,
-        (resource.id, key),
-    )
+    found = session.one(_LOCK_GUARD + session.dialect.for_update, (resource.id, key))
     if found is None:
         raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+
+
+def send_guards(session: Session) -> list[tuple[str, str, Any]]:
+    """Send the locks of ``session.guards`` (inside :meth:`Session.pipeline`); their cursors."""
+    pending, session.guards = session.guards, []
+    template = _LOCK_GUARD + session.dialect.for_update
+    return [
+        (resource_id, key, session.send(template, (resource_id, key)))
+        for resource_id, key in pending
+    ]
+
+
+def check_guards(sent: list[tuple[str, str, Any]]) -> None:
+    """NotFoundError for the first anchor :func:`send_guards` did not find."""
+    for resource_id, key, cursor in sent:
+        if not cursor.fetchall():
+            raise NotFoundError(f"guard record not found: {resource_id}/{key}")
+
+
+def lock_guards(session: Session) -> None:
+    """Lock the anchors of ``session.guards`` now (one round trip for all)."""
+    if session.guards:
+        with session.pipeline():
+            sent = send_guards(session)
+        check_guards(sent)
 
 
 def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
@@ -73,6 +99,8 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     takes that version. A conflict raised after a write needs no undo: it
     fails the scope, which rolls back.
     """
+    if _unique_applies(resource, entry):
+        lock_guards(session)  # the anchor before the rows it guards
     try:
         _check_unique(session, resource, entry)
     except UniqueConstraintError:
@@ -82,6 +110,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
     state = events.record_state(resource.id, entry)
     with _unique_violations(layout, resource), session.pipeline():
+        guards = send_guards(session)
         row = session.send(
             "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
             "format_version, payload, log_version) "
@@ -95,6 +124,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             session.dialect.append_event_at_row,
             (originator, events.RECORD_INSERTED, state.encode("utf-8"), resource.id, entry.key),
         )
+    check_guards(guards)
     if row.rowcount != 1:
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
     if event.rowcount != 1:
@@ -117,7 +147,15 @@ def replace(
 
     The stored payload is neither read nor decoded: the write replaces it.
     """
-    row = _locked(session, resource, entry.key, "revision, attributes, log_version")
+    with session.pipeline():
+        guards = send_guards(session)  # parent lock, then child
+        locked = session.send(
+            "SELECT revision, attributes, log_version FROM {records} WHERE resource = ? "
+            "AND key = ?" + session.dialect.for_update,
+            (resource.id, entry.key),
+        )
+    check_guards(guards)
+    row = locked.fetchone()
     if row is None:
         raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
     revision, log_version = int(row[0]), int(row[2])
@@ -294,6 +332,15 @@ def _matching(
             terms.append(f" AND {expression} = ?")
             params.append(dialect.bind(value))
     return "".join(terms), params
+
+
+def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
+    """Whether some unique constraint of ``resource`` covers ``entry``."""
+    return any(
+        not any(entry.attributes[name] is None for name in constraint["fields"])
+        and attributes_match(entry.attributes, constraint["where"])
+        for constraint in resource.unique
+    )
 
 
 def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:

@@ -23,6 +23,9 @@ class Session:
         self.connection = connection
         self.dialect = dialect
         self.depth = depth
+        self.guards: list[tuple[str, str]] = []
+        """Anchors ``(resource, key)`` the next operation locks first (sent with its
+        first statement)."""
 
     def nested(self) -> Session:
         """The context of a savepoint opened inside this one."""

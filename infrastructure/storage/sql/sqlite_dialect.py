@@ -18,6 +18,7 @@ class SQLiteDialect(Dialect):
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
 
     for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
+    round_trips = False
     dense_notification_ids = True
     index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
     append_event = (

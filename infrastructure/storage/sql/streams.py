@@ -17,7 +17,7 @@ from typing import Any
 from infrastructure.storage.entries import AppendEntry, StreamEntry
 from infrastructure.storage.errors import ConflictError
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql import codec, events, records
 from infrastructure.storage.sql.session import Session
 
 IDS_PER_STATEMENT = 500
@@ -48,16 +48,21 @@ def append(
     fails the scope, which rolls back.
     """
     if not entries:
+        records.lock_guards(session)
         current, _ = _locked_head(session, resource, stream)
         _expect_head(resource, stream, current, expected_head)
         return []
     # Creates the row of a new stream, and locks it either way (a concurrent
     # appender waits here); the no-op update makes RETURNING give the row.
-    current, base = session.all(
-        "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-        "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
-        (resource.id, stream),
-    )[0]
+    with session.pipeline():
+        guards = records.send_guards(session)  # parent lock, then child
+        upsert = session.send(
+            "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
+            "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
+            (resource.id, stream),
+        )
+    records.check_guards(guards)
+    current, base = upsert.fetchall()[0]
     _expect_head(resource, stream, int(current), expected_head)
     stored = [
         StreamEntry.checked(position, entry.id, entry.record)
