@@ -151,7 +151,7 @@ class View:
             return condition, self._backend.resolve(condition.resource, "streams"), None
         if isinstance(condition, NoRows):
             resource = self._backend.resolve(condition.resource, "records")
-            return condition, resource, resource.index_values(condition.index, condition.equals)
+            return condition, resource, condition.values_for(resource)
         raise TypeError(f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}")
 
     @staticmethod
