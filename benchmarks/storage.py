@@ -30,6 +30,7 @@ import psycopg
 from benchmarks.common import (
     PG_URL,
     Options,
+    Pass,
     Rate,
     Step,
     Timing,
@@ -68,7 +69,7 @@ from infrastructure.storage import (
 from infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
 
 THREADS = (1, 8)
-DURABLE = Timing(runs=3, seconds=0.8, warmup=0.2)
+DURABLE = Timing(runs=5, seconds=0.6, warmup=0.2)
 MEMORY = Timing(runs=3, seconds=0.4, warmup=0.1)
 QUICK = Timing(runs=1, seconds=0.15, warmup=0.05)
 PROFILE_SECONDS = 1.0
@@ -279,19 +280,41 @@ Results = dict[str, dict[int, Cell]]
 
 
 def measure_store(store: Store, timing: Timing) -> Results:
-    """Every operation at every thread count: ours, then the baseline, each on a fresh store."""
+    """Every operation at every thread count, ours and the baseline each on a fresh store.
+
+    Their timed passes alternate (ours, baseline, ours, ...), so a swing in the
+    machine's load hits both sides of a ratio alike.
+    """
     results: Results = {}
     for op in OPS:
         for threads in THREADS:
             with ExitStack() as stack:
-                backend = store.ours(stack)
-                ours = measure(spi_steps(backend, op, threads), timing)
-            raw = None
-            if store.raw is not None:
-                with ExitStack() as stack:
-                    raw = measure(store.raw(stack, op, threads), timing)
+                ours_steps = spi_steps(store.ours(stack), op, threads)
+                if store.raw is None:
+                    results.setdefault(op.name, {})[threads] = Cell(
+                        measure(ours_steps, timing), None
+                    )
+                    continue
+                ours, raw = measure_alternating(ours_steps, store.raw(stack, op, threads), timing)
             results.setdefault(op.name, {})[threads] = Cell(ours, raw)
     return results
+
+
+def measure_alternating(
+    first: Sequence[Step], second: Sequence[Step], timing: Timing
+) -> tuple[Rate, Rate]:
+    """A warm-up pass of each, then ``timing.runs`` timed passes of each, alternating."""
+    if timing.warmup > 0:
+        run_pass(first, timing.warmup)
+        run_pass(second, timing.warmup)
+    passes: tuple[list[Pass], list[Pass]] = ([], [])
+    for _ in range(timing.runs):
+        passes[0].append(run_pass(first, timing.seconds))
+        passes[1].append(run_pass(second, timing.seconds))
+    return (
+        Rate(tuple(p.rate for p in passes[0]), any(p.exhausted for p in passes[0])),
+        Rate(tuple(p.rate for p in passes[1]), any(p.exhausted for p in passes[1])),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,6 +180,16 @@ class Backend:
             raise
         _close(stack, scope, None)
 
+    def run_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """Run one physical operation of the root view in a transaction of its own.
+
+        A backend may share that transaction with other threads' lone
+        operations (group commit), as long as each one commits or fails as if
+        it ran alone.
+        """
+        with self.transaction() as view:
+            return view.run(operation)
+
     def run_in_transaction(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` inside one transaction; returns its value."""
         with self.transaction() as view:

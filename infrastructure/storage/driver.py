@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.entries import (
     AppendEntry,
+    Attributes,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
@@ -61,6 +62,14 @@ class StorageDriver(ABC, Generic[ContextT]):
         row = self.read_record(ctx, resource, key)
         return None if row is None else row.revision
 
+    def record_attributes(self, ctx: ContextT, resource: Resource, key: str) -> Attributes | None:
+        """The stored attributes only (a guard's anchor needs no more); ``None`` if missing.
+
+        Drivers that can read one column cheaply override this.
+        """
+        row = self.read_record(ctx, resource, key)
+        return None if row is None else row.attributes
+
     @abstractmethod
     def insert_record(self, ctx: ContextT, resource: Resource, entry: RecordEntry) -> RecordEntry:
         """Store a new row: duplicate key → ConflictError; unique → UniqueConstraintError."""
@@ -92,6 +101,13 @@ class StorageDriver(ABC, Generic[ContextT]):
         limit: int | None,
     ) -> Sequence[RecordEntry]:
         """Rows whose attributes equal ``equals``, by UTF-8 key bytes, after ``after``."""
+
+    def any_record(self, ctx: ContextT, resource: Resource, equals: AttributeValues) -> bool:
+        """Whether some row's attributes equal ``equals`` (``NoRows`` needs no more).
+
+        Drivers that can answer without reading rows override this.
+        """
+        return bool(self.scan_records(ctx, resource, equals, None, 1))
 
     @abstractmethod
     def delete_matching_records(
@@ -144,3 +160,13 @@ class StorageDriver(ABC, Generic[ContextT]):
     @abstractmethod
     def lock_guard(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""
+
+    def lock_guard_with_next(self, ctx: ContextT, resource: Resource, key: str) -> None:
+        """:meth:`lock_guard`, or have the next operation in ``ctx`` lock it first.
+
+        The next operation then locks the anchor before anything else and
+        raises its NotFoundError before any other error; a driver with round
+        trips sends the lock with that operation's first statement. Whatever
+        that operation wrote before is undone by the scope its error fails.
+        """
+        self.lock_guard(ctx, resource, key)

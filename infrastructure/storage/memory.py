@@ -149,7 +149,7 @@ class InMemoryDriver(StorageDriver[_State]):
                 f"record revision conflict: {resource.id}/{entry.key} is at "
                 f"{current.revision}, expected {expected_revision}"
             )
-        check_preconditions(resource, current, entry, expected_attributes)
+        check_preconditions(resource, current.attributes, entry, expected_attributes)
         _check_unique(resource, rows, entry)
         rows[entry.key] = entry
         self._log(ctx, resource, entry, events.RECORD_REPLACED)

@@ -9,13 +9,14 @@ so all writes under one anchor serialise while other anchors proceed.
 
 Nothing is retried or relabelled: a dropped connection, a deadlock or an
 unknown commit outcome surfaces as the raw ``psycopg`` error. A connection
-that broke is discarded when its scope ends, and every transaction checks
-the connection it takes (an empty query) before using it: a dead one goes
-back to the pool, which replaces it, and the next idle one is tried at once.
-(The pool's own ``check=`` hook is not used: after a failed check it sleeps
-with exponential backoff, 1 s, 2 s, 4 s, ..., before looking again, so a
-burst of dropped connections stalled every writer for seconds while fresh
-connections sat idle in the pool.)
+that broke is discarded when its scope ends. A transaction's ``BEGIN`` is
+also the check of the connection it took, at no extra round trip: if the
+connection is dead, nothing has run on it yet, so it goes back to the pool,
+which replaces it, and the next idle one is tried at once. (The pool's own
+``check=`` hook is not used: it costs a round trip per checkout, and after a
+failed check it sleeps with exponential backoff, 1 s, 2 s, 4 s, ..., before
+looking again, so a burst of dropped connections stalled every writer for
+seconds while fresh connections sat idle in the pool.)
 
 URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
 and any libpq parameter (parsed by :mod:`infrastructure.log.urls`); the pool
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,14 +104,8 @@ class PostgresDriver(SqlDriver):
         pool = self._pool
         if pool is None:
             raise BackendClosedError("PostgreSQL storage used before open() or after close()")
-        connection = _healthy_connection(pool)
-        try:
-            with connection.transaction():
-                yield Session(connection, self.dialect)
-        finally:
-            # A broken connection is discarded and replaced by the pool; one
-            # returned to a closed pool is closed.
-            pool.putconn(connection)
+        with ExitStack() as transaction:
+            yield Session(_begun(pool, transaction), self.dialect)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -168,13 +163,13 @@ class PostgresBackend(Backend):
         return self._postgres.settings.schema
 
 
-def _healthy_connection(pool: ConnectionPool[Any]) -> psycopg.Connection[Any]:
-    """A pooled connection that answers; dead ones go back to the pool to be replaced.
+def _begun(pool: ConnectionPool[Any], transaction: ExitStack) -> psycopg.Connection[Any]:
+    """A pooled connection with a transaction begun on it (``transaction`` ends both).
 
-    Waits at most the pool's ``timeout`` in all (then ``PoolTimeout``). It
-    never sleeps between tries: a dead connection is returned at once, and
-    the next try takes another idle connection or waits for the fresh one
-    the pool is opening.
+    ``BEGIN`` is the first round trip on the connection, so a dead one fails
+    there before anything ran: it goes back to the pool to be replaced and
+    the next is tried at once, without sleeping. Waits at most the pool's
+    ``timeout`` in all (then ``PoolTimeout``).
     """
     deadline = time.monotonic() + pool.timeout
     while True:
@@ -186,13 +181,22 @@ def _healthy_connection(pool: ConnectionPool[Any]) -> psycopg.Connection[Any]:
         except PoolClosed as error:
             raise BackendClosedError("PostgreSQL storage used after close()") from error
         try:
-            connection.execute("")
-        except psycopg.Error:
+            began = connection.transaction()
+            began.__enter__()
+        except psycopg.OperationalError:
+            if not connection.broken:
+                pool.putconn(connection)
+                raise
             pool.putconn(connection)
             continue
         except BaseException:
             pool.putconn(connection)
             raise
+        # A broken connection is discarded and replaced by the pool; one
+        # returned to a closed pool is closed. Unwound last in, first out:
+        # the transaction ends before the connection goes back.
+        transaction.callback(pool.putconn, connection)
+        transaction.push(began)
         return connection
 
 

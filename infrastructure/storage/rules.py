@@ -19,20 +19,21 @@ def attributes_match(attributes: Mapping[str, object], values: Mapping[str, obje
 
 def check_preconditions(
     resource: Resource,
-    current: RecordEntry,
+    current: Mapping[str, object],
     entry: RecordEntry,
     expected_attributes: Mapping[str, object],
 ) -> None:
-    """A replace keeps immutable attributes and finds the expected ones; else a conflict."""
+    """A replace keeps immutable attributes and finds the expected ones in the stored
+    attributes ``current``; else a conflict."""
     changed = [
         name
         for name in resource.immutable_attributes
-        if not attributes_match(current.attributes, {name: entry.attributes[name]})
+        if not attributes_match(current, {name: entry.attributes[name]})
     ]
     differing = [
         name
         for name, value in expected_attributes.items()
-        if not attributes_match(current.attributes, {name: value})
+        if not attributes_match(current, {name: value})
     ]
     if changed or differing:
         raise ConflictError(

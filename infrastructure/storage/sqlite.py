@@ -8,6 +8,12 @@ are ``SAVEPOINT``/``RELEASE``/``ROLLBACK TO``. The file is in WAL mode, and a
 writer waits up to ``busy_timeout`` seconds for the lock; past that SQLite's
 ``database is locked`` error surfaces as the raw ``sqlite3.OperationalError``
 (it is not a conflict, and nothing retries it).
+
+Root-view operations (one operation, no transaction of the caller's open)
+are group-committed (:mod:`infrastructure.storage.group_commit`): those
+that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
+``COMMIT``, so one fsync, each inside a savepoint of its own, so one that
+raises is rolled back alone and the others commit in arrival order.
 """
 
 from __future__ import annotations
@@ -15,14 +21,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any, TypeVar
 
 from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.sqlite_files import enable_wal
 from infrastructure.storage.backend import Backend
+from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.errors import BackendClosedError
+from infrastructure.storage.group_commit import GroupCommit, Pending
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.schema import Layout
@@ -30,8 +39,14 @@ from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 from infrastructure.storage.transient import is_transient
 
+_T = TypeVar("_T")
+
 DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a transaction waits for another connection's writer lock."""
+
+
+class _TransactionLostError(Exception):
+    """SQLite rolled a batch's whole transaction back when one of its items failed."""
 
 
 class _Connection(sqlite3.Connection):
@@ -68,6 +83,7 @@ class SQLiteDriver(SqlDriver):
         # slot is collected; close() closes the ones still alive.
         self._leases: weakref.WeakSet[_Lease] = weakref.WeakSet()
         self._leases_lock = threading.Lock()
+        self.group = GroupCommit(self._run_batch)
 
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
@@ -91,6 +107,48 @@ class SQLiteDriver(SqlDriver):
                 raise
         finally:
             self._release(lease)
+
+    def _run_batch(self, batch: Sequence[Pending]) -> None:
+        """Run ``batch`` in one transaction of this thread's connection and commit once.
+
+        With more than one item each runs in a savepoint: one that raises is
+        rolled back to it and keeps its error, the others go on. Should SQLite
+        have rolled back the whole transaction (a full disk, an I/O error),
+        the batch restarts without the items that failed, so an item never
+        fails for another's error. A failed ``BEGIN`` or ``COMMIT`` is every
+        surviving item's error (raised to :class:`GroupCommit`).
+        """
+        remaining = list(batch)
+        while remaining:
+            remaining = self._try_batch(remaining)
+
+    def _try_batch(self, batch: list[Pending]) -> list[Pending]:
+        """Run and commit ``batch``; the items to run again if the transaction was lost."""
+        try:
+            with self.transaction(None) as session:
+                if len(batch) == 1:
+                    batch[0].result = batch[0].operation(session)
+                    return []
+                for item in batch:
+                    self._run_item(session, item)
+        except _TransactionLostError:
+            survivors = [item for item in batch if item.error is None]
+            for item in survivors:
+                item.result = None
+            return survivors
+        return []
+
+    def _run_item(self, session: Session, item: Pending) -> None:
+        connection = session.connection
+        connection.execute("SAVEPOINT storage_group_item")
+        try:
+            item.result = item.operation(session)
+        except Exception as error:
+            item.fail(error)
+            if not connection.in_transaction:
+                raise _TransactionLostError from None
+            connection.execute("ROLLBACK TO storage_group_item")
+        connection.execute("RELEASE storage_group_item")
 
     def close(self) -> None:
         """Close every idle connection now; a busy one is closed by its thread when done.
@@ -164,6 +222,8 @@ class SQLiteDriver(SqlDriver):
     def _rollback(self, lease: _Lease) -> None:
         # The original error is what the caller needs; a connection too broken
         # to roll back is dropped, so the thread's next transaction opens anew.
+        if not lease.connection.in_transaction:
+            return  # SQLite already rolled back (a full disk, an I/O error)
         try:
             lease.connection.execute("ROLLBACK")
         except sqlite3.Error:
@@ -195,6 +255,13 @@ class SQLiteBackend(Backend):
         except BaseException:
             driver.close()
             raise
+
+    def run_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """One root-view operation, group-committed with those that arrive with it."""
+        self.ensure_open()
+        driver = self._sqlite
+        result: _T = driver.group.submit(lambda session: operation(session, driver))
+        return result
 
     @property
     def path(self) -> Path:

@@ -68,16 +68,22 @@ class View:
             self._scope.ensure_usable()
         anchors = self._guard_anchors(guards)
         resolved = [self._condition(condition) for condition in _ordered(conditions, "conditions")]
-        for condition, resource in resolved:
+        for condition, resource, _ in resolved:
             self._require_coverage(condition, resource, anchors)
 
-        def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
+        resources = self._backend.resources
+        locks = [
+            (resources[resource_id], key)
             for resource_id, key in sorted(
                 set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
-            ):
-                driver.lock_guard(ctx, self._backend.resources[resource_id], key)
-            for condition, resource in resolved:
-                _evaluate(ctx, driver, condition, resource)
+            )
+        ]
+
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
+            for resource, key in locks:
+                driver.lock_guard(ctx, resource, key)
+            for condition, resource, equals in resolved:
+                _evaluate(ctx, driver, condition, resource, equals)
             return True
 
         return self.run(operation)
@@ -111,9 +117,7 @@ class View:
         driver = self._backend.driver
         scope = self._scope or self._backend.current_scope()
         if scope is None:
-            with self._backend.transaction() as view:
-                result: _T = view.run(operation)
-                return result
+            return self._backend.run_alone(operation)
         return scope.run(lambda ctx: operation(ctx, driver))
 
     def ensure_usable(self) -> None:
@@ -139,15 +143,15 @@ class View:
             anchors.append((resource.id, guard.key))
         return anchors
 
-    def _condition(self, condition: Any) -> tuple[Any, Resource]:
+    def _condition(self, condition: Any) -> tuple[Any, Resource, Any]:
+        """The condition, its resource and (``NoRows``) its validated equality values."""
         if isinstance(condition, RevisionIs):
-            return condition, self._backend.resolve(condition.resource, "records")
+            return condition, self._backend.resolve(condition.resource, "records"), None
         if isinstance(condition, StreamHeadIs):
-            return condition, self._backend.resolve(condition.resource, "streams")
+            return condition, self._backend.resolve(condition.resource, "streams"), None
         if isinstance(condition, NoRows):
             resource = self._backend.resolve(condition.resource, "records")
-            resource.index_values(condition.index, condition.equals)
-            return condition, resource
+            return condition, resource, condition.values_for(resource)
         raise TypeError(f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}")
 
     @staticmethod
@@ -178,7 +182,9 @@ class View:
             )
 
 
-def _evaluate(ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource) -> None:
+def _evaluate(
+    ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource, equals: Any
+) -> None:
     if isinstance(condition, RevisionIs):
         revision = driver.record_revision(ctx, resource, condition.key)
         if revision != condition.expected:
@@ -196,13 +202,11 @@ def _evaluate(ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Re
                 f"condition failed: {resource.id}/{condition.stream} expected head "
                 f"{condition.expected}, found {head}",
             )
-    else:
-        equals = resource.index_values(condition.index, condition.equals)
-        if driver.scan_records(ctx, resource, equals, None, 1):
-            raise ConditionFailedError(
-                condition,
-                f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
-            )
+    elif driver.any_record(ctx, resource, equals):
+        raise ConditionFailedError(
+            condition,
+            f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
+        )
 
 
 class _Handle:
@@ -215,10 +219,7 @@ class _Handle:
         anchor = self.resource.guard_resource
         if anchor is None or key is None:
             return
-        try:
-            driver.lock_guard(ctx, self._view._backend.resources[anchor], key)
-        except NotFoundError as error:
-            raise NotFoundError(f"guard record not found: {anchor}/{key}") from error
+        driver.lock_guard_with_next(ctx, self._view._backend.resources[anchor], key)
 
     def _anchor_key(self, key: str, attributes: Mapping[str, Any]) -> str | None:
         """The anchor a row or stream names: its key or stream name, or its guard attribute."""
@@ -297,10 +298,10 @@ class Records(_Handle):
             # Only an attribute guard needs the stored row to name its anchor (the
             # attribute is immutable); the driver reports a missing row itself.
             if self.resource.guard_attribute is not None:
-                current = driver.read_record(ctx, self.resource, key)
+                current = driver.record_attributes(ctx, self.resource, key)
                 if current is None:
                     raise NotFoundError(f"record not found: {self.resource.id}/{key}")
-                self._guard(ctx, driver, self._anchor_key(key, current.attributes))
+                self._guard(ctx, driver, self._anchor_key(key, current))
             else:
                 self._guard(ctx, driver, self._anchor_key(key, {}))
             stored = driver.replace_record(ctx, self.resource, entry, expected_revision, expected)

@@ -20,7 +20,7 @@ from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
 from infrastructure.persistence import Persistence, Repositories
 from infrastructure.storage import DurableRecord
-from infrastructure.storage.sql import events
+from infrastructure.storage.sql import records
 
 AGENT = "agent-1"
 TEAM = "team-1"
@@ -678,16 +678,16 @@ def test_insert_racing_a_committed_insert_of_the_same_key_conflicts_on_postgresq
         write = UNGUARDED_INSERTS[operation]
         b_checked, a_committed = threading.Event(), threading.Event()
         b_thread: list[int] = []
-        original = events.last_version
+        original = records._check_unique
 
-        def last_version(session: Any, originator: Any) -> int:
+        def check_unique(session: Any, resource: Any, entry: Any) -> None:
             if b_thread and threading.get_ident() == b_thread[0] and not b_checked.is_set():
-                b_checked.set()  # B found no row and is about to pick its log version
+                b_checked.set()  # B is about to insert its row and pick its log version
                 # A fix that makes A wait for B (a lock) is fine: B then goes on alone.
                 a_committed.wait(timeout=5)
-            return original(session, originator)
+            original(session, resource, entry)
 
-        monkeypatch.setattr(events, "last_version", last_version)
+        monkeypatch.setattr(records, "_check_unique", check_unique)
 
         def writer_b() -> object:
             b_thread.append(threading.get_ident())

@@ -23,6 +23,7 @@ import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
@@ -65,15 +66,41 @@ class Dialect(ABC):
     append_event: str
     """Insert one event; affects no row when its (originator, version) exists."""
 
+    append_event_at_row: str
+    """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
+    affects no row when that (originator, version) exists."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 
     dense_notification_ids: bool
+
+    round_trips: bool
+    """Whether each statement costs a round trip (worth sending several together)."""
     """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
         self._cache: dict[str, str] = {}
+
+    def append_events(self, count: int) -> str:
+        """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips
+        a row whose (originator, version) exists."""
+        key = f"append_events:{count}"
+        text = self._cache.get(key)
+        if text is None:
+            text = self._cache[key] = self.sql(self._append_events(count))
+        return text
+
+    @abstractmethod
+    def _append_events(self, count: int) -> str:
+        """The template of :meth:`append_events`."""
+
+    @abstractmethod
+    def event_row(
+        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
+    ) -> tuple[object, ...]:
+        """The parameters of one row of :meth:`append_events` (``ordinal`` counts from 1)."""
 
     def sql(self, template: str) -> str:
         """``template`` with this database's table names and placeholders."""
@@ -133,6 +160,15 @@ class Dialect(ABC):
     @abstractmethod
     def drop_index(self, name: str) -> str:
         """DDL dropping index ``name`` if it exists."""
+
+    def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
+        """Send the statements run inside together (nothing to do by default: an embedded
+        database has no round trips)."""
+        return nullcontext()
+
+    def index_hint(self, name: str) -> str:
+        """What follows a table name to make a query read index ``name`` (nothing by default)."""
+        return ""
 
     def literal(self, value: Scalar) -> str:
         """A DDL literal comparing equal to :meth:`attribute` like :meth:`bind` does."""

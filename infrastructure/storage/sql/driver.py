@@ -15,6 +15,7 @@ from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues, StorageDriver
 from infrastructure.storage.entries import (
     AppendEntry,
+    Attributes,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
@@ -57,10 +58,16 @@ class SqlDriver(StorageDriver[Session]):
 
     # records
     def read_record(self, ctx: Session, resource: Resource, key: str) -> RecordEntry | None:
+        records.lock_guards(ctx)
         return records.read(ctx, resource, key)
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
+        records.lock_guards(ctx)
         return records.revision(ctx, resource, key)
+
+    def record_attributes(self, ctx: Session, resource: Resource, key: str) -> Attributes | None:
+        records.lock_guards(ctx)
+        return records.attributes(ctx, resource, key)
 
     def insert_record(self, ctx: Session, resource: Resource, entry: RecordEntry) -> RecordEntry:
         return records.insert(ctx, self.layout, resource, entry)
@@ -85,6 +92,7 @@ class SqlDriver(StorageDriver[Session]):
     def delete_record(
         self, ctx: Session, resource: Resource, key: str, expected_revision: int | _Unchecked
     ) -> None:
+        records.lock_guards(ctx)
         records.delete(ctx, resource, key, expected_revision)
 
     def scan_records(
@@ -95,14 +103,21 @@ class SqlDriver(StorageDriver[Session]):
         after: str | None,
         limit: int | None,
     ) -> Sequence[RecordEntry]:
-        return records.scan(ctx, resource, equals, after, limit)
+        records.lock_guards(ctx)
+        return records.scan(ctx, self.layout, resource, equals, after=after, limit=limit)
+
+    def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
+        records.lock_guards(ctx)
+        return records.any_matching(ctx, self.layout, resource, equals)
 
     def delete_matching_records(
         self, ctx: Session, resource: Resource, equals: AttributeValues
     ) -> None:
-        records.delete_matching(ctx, resource, equals)
+        records.lock_guards(ctx)
+        records.delete_matching(ctx, self.layout, resource, equals)
 
     def record_history(self, ctx: Session, resource: Resource, key: str) -> Sequence[RecordedEntry]:
+        records.lock_guards(ctx)
         return records.history(ctx, resource, key)
 
     # streams
@@ -119,21 +134,36 @@ class SqlDriver(StorageDriver[Session]):
     def read_stream(
         self, ctx: Session, resource: Resource, stream: str, after: int, limit: int | None
     ) -> Sequence[StreamEntry]:
+        records.lock_guards(ctx)
         return streams.read(ctx, resource, stream, after, limit)
 
     def stream_head(self, ctx: Session, resource: Resource, stream: str) -> int:
+        records.lock_guards(ctx)
         return streams.head(ctx, resource, stream)
 
     def delete_stream(self, ctx: Session, resource: Resource, stream: str) -> None:
+        records.lock_guards(ctx)
         streams.delete(ctx, resource, stream)
 
     # blobs
     def put_blob(self, ctx: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
+        records.lock_guards(ctx)
         return blobs.put(ctx, resource, blob)
 
     def fetch_blob(self, ctx: Session, resource: Resource, key: str) -> BlobEntry | None:
+        records.lock_guards(ctx)
         return blobs.fetch(ctx, resource, key)
 
     # guards
     def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:
+        records.lock_guards(ctx)
         records.lock_guard(ctx, resource, key)
+
+    def lock_guard_with_next(self, ctx: Session, resource: Resource, key: str) -> None:
+        # Inserts, replaces and appends send the lock with their first statement;
+        # every other operation locks it first thing. Embedded SQLite has no round
+        # trip to save: it locks at once.
+        if not self.dialect.round_trips:
+            records.lock_guard(ctx, resource, key)
+        else:
+            ctx.guards.append((resource.id, key))

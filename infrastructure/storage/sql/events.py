@@ -17,8 +17,9 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 from infrastructure.storage.durable_record import DurableRecord
@@ -26,6 +27,9 @@ from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.sql.session import Session
+
+_string: Callable[[str], str] = encode_basestring
+"""A JSON string as :func:`dumps` writes it (non-ASCII kept as is)."""
 
 NAMESPACE = uuid.UUID("0b8f6b0e-5f2a-5c57-9d1e-6e656e6a696d")
 """The fixed UUIDv5 namespace of every storage log stream."""
@@ -38,6 +42,10 @@ STREAM_DELETED = "nenjim.storage:StreamDeleted"
 BLOB_PUT = "nenjim.storage:BlobPut"
 
 RECORD_WRITES = (RECORD_INSERTED, RECORD_REPLACED)
+
+EVENTS_PER_STATEMENT = 500
+"""The most events one multi-row ``INSERT`` carries (5 parameters each, far below the
+databases' limits on parameters per statement)."""
 
 
 def record_stream(resource_id: str, key: str) -> uuid.UUID:
@@ -56,21 +64,34 @@ def blob_stream(resource_id: str, key: str) -> uuid.UUID:
 
 
 def append(
-    session: Session, originator: uuid.UUID, version: int, topic: str, state: Mapping[str, Any]
+    session: Session,
+    originator: uuid.UUID,
+    version: int,
+    topic: str,
+    state: Mapping[str, Any] | str,
 ) -> bool:
-    """Insert one event at ``version``; False if that version already exists."""
-    body = dumps(dict(state)).encode("utf-8")
+    """Insert one event at ``version`` (``state`` a mapping or its JSON text); False if
+    that version already exists."""
+    body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
     params = (session.dialect.originator(originator), version, topic, body)
     return session.execute(session.dialect.append_event, params) == 1
 
 
-def last_version(session: Session, originator: uuid.UUID) -> int:
-    """The highest version written to ``originator`` (0 for none)."""
-    row = session.one(
-        "SELECT max(originator_version) FROM {events} WHERE originator_id = ?",
-        (session.dialect.originator(originator),),
-    )
-    return 0 if row is None or row[0] is None else int(row[0])
+def send_many(
+    session: Session, originator: object, topic: str, versions_and_states: Sequence[tuple[int, str]]
+) -> list[Any]:
+    """Insert one event per ``(version, state JSON text)`` in as few statements as the
+    database allows, inside :meth:`Session.pipeline`; their cursors. Together their
+    ``rowcount``\\ s fall short of the events if any of those versions already existed."""
+    dialect = session.dialect
+    cursors = []
+    for start in range(0, len(versions_and_states), EVENTS_PER_STATEMENT):
+        chunk = versions_and_states[start : start + EVENTS_PER_STATEMENT]
+        params: list[object] = []
+        for ordinal, (version, state) in enumerate(chunk, start=1):
+            params += dialect.event_row(originator, version, topic, state.encode("utf-8"), ordinal)
+        cursors.append(session.send(dialect.append_events(len(chunk)), params))
+    return cursors
 
 
 def history(session: Session, originator: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:
@@ -93,16 +114,16 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
     return value
 
 
-def record_state(resource_id: str, entry: RecordEntry) -> dict[str, Any]:
-    """The state of a record write: the whole stored row."""
-    return {
+def record_state(resource_id: str, entry: RecordEntry) -> str:
+    """The state of a record write, as JSON text: the whole stored row."""
+    head = {
         "resource": resource_id,
         "key": entry.key,
         "revision": entry.revision,
         "attributes": dict(entry.attributes),
         "recorded_at": datetime.now(UTC).isoformat(),
-        **_envelope(entry.record),
     }
+    return _with_envelope(head, entry.record)
 
 
 def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]:
@@ -110,15 +131,37 @@ def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]
     return {"resource": resource_id, "key": key, "revision": revision}
 
 
-def entry_state(resource_id: str, stream: str, entry: StreamEntry) -> dict[str, Any]:
-    """The state of one appended stream entry."""
-    return {
-        "resource": resource_id,
-        "stream": stream,
-        "position": entry.position,
-        "id": entry.id,
-        **_envelope(entry.record),
-    }
+def entry_state(resource_id: str, stream: str, entry: StreamEntry) -> str:
+    """The state of one appended stream entry, as JSON text."""
+    return entry_states(resource_id, stream)(entry)
+
+
+def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
+    """:func:`entry_state` for many entries of one stream: the text :func:`dumps` would
+    write for ``{resource, stream, position, id, record_type, format_version, payload}``,
+    assembled from pieces (the shared head made once, each string escaped as ``dumps``
+    escapes it), with the payload's Canonical JSON text spliced in."""
+    head = dumps({"resource": resource_id, "stream": stream})[:-1] + ',"position":'
+
+    def state(entry: StreamEntry) -> str:
+        record = entry.record
+        return "".join(
+            (
+                head,
+                str(entry.position),
+                ',"id":',
+                _string(entry.id),
+                ',"record_type":',
+                _string(record.record_type),
+                ',"format_version":',
+                _string(record.format_version),
+                ',"payload":',
+                record.payload_json,
+                "}",
+            )
+        )
+
+    return state
 
 
 def stream_deleted_state(resource_id: str, stream: str, head: int) -> dict[str, Any]:
@@ -136,9 +179,14 @@ def blob_state(resource_id: str, blob: BlobEntry) -> dict[str, Any]:
     }
 
 
-def _envelope(record: DurableRecord) -> dict[str, Any]:
-    return {
-        "record_type": record.record_type,
-        "format_version": record.format_version,
-        "payload": record.payload,
-    }
+def _with_envelope(head: dict[str, Any], record: DurableRecord) -> str:
+    """``head`` and the envelope's fields as one JSON object, the payload last.
+
+    The payload goes in as its stored Canonical JSON text, spliced in rather
+    than parsed and written again: the same JSON value, at no per-write cost.
+    """
+    head["record_type"] = record.record_type
+    head["format_version"] = record.format_version
+    head["payload"] = None
+    text = dumps(head)
+    return text[: -len("null}")] + record.payload_json + "}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -17,10 +18,17 @@ class PostgresDialect(Dialect):
     """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
 
     for_update = " FOR UPDATE"
+    round_trips = True
     dense_notification_ids = False  # a bigserial value is spent by a rolled-back insert
     append_event = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
+
+    append_event_at_row = (
+        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
     def __init__(self, schema: str) -> None:
@@ -30,6 +38,23 @@ class PostgresDialect(Dialect):
             schema
         ).as_string(None)
         super().__init__({key: f"{self._schema_sql}.{name}" for key, name in TABLE_NAMES.items()})
+
+    def _append_events(self, count: int) -> str:
+        rows = ", ".join(["(?, ?, ?, ?)"] * count)
+        return (
+            "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+            f"VALUES {rows} ON CONFLICT (originator_id, originator_version) DO NOTHING"
+        )
+
+    def event_row(
+        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
+    ) -> tuple[object, ...]:
+        return (originator, version, topic, state)
+
+    def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
+        # psycopg's pipeline mode: one network flush and one sync for the block.
+        pipeline: AbstractContextManager[Any] = connection.pipeline()
+        return pipeline
 
     def _placeholders(self, text: str) -> str:
         # Templates hold no '%' and no '?' operator, so this rewrite is exact.

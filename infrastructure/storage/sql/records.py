@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.driver import AttributeValues
-from infrastructure.storage.entries import RecordedEntry, RecordEntry
+from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
@@ -30,14 +31,39 @@ from infrastructure.storage.sql.session import Row, Session
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
 
 
+_LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
+
+
 def lock_guard(session: Session, resource: Resource, key: str) -> None:
     """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
-    found = session.one(
-        "SELECT 1 FROM {records} WHERE resource = ? AND key = ?" + session.dialect.for_update,
-        (resource.id, key),
-    )
+    found = session.one(_LOCK_GUARD + session.dialect.for_update, (resource.id, key))
     if found is None:
         raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+
+
+def send_guards(session: Session) -> list[tuple[str, str, Any]]:
+    """Send the locks of ``session.guards`` (inside :meth:`Session.pipeline`); their cursors."""
+    pending, session.guards = session.guards, []
+    template = _LOCK_GUARD + session.dialect.for_update
+    return [
+        (resource_id, key, session.send(template, (resource_id, key)))
+        for resource_id, key in pending
+    ]
+
+
+def check_guards(sent: list[tuple[str, str, Any]]) -> None:
+    """NotFoundError for the first anchor :func:`send_guards` did not find."""
+    for resource_id, key, cursor in sent:
+        if not cursor.fetchall():
+            raise NotFoundError(f"guard record not found: {resource_id}/{key}")
+
+
+def lock_guards(session: Session) -> None:
+    """Lock the anchors of ``session.guards`` now (one round trip for all)."""
+    if session.guards:
+        with session.pipeline():
+            sent = send_guards(session)
+        check_guards(sent)
 
 
 def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
@@ -57,31 +83,54 @@ def revision(session: Session, resource: Resource, key: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def attributes(session: Session, resource: Resource, key: str) -> Attributes | None:
+    """The stored row's attributes, checked, or ``None`` (no lock, no payload decoding)."""
+    row = session.one(
+        "SELECT attributes FROM {records} WHERE resource = ? AND key = ?", (resource.id, key)
+    )
+    return None if row is None else _attributes(session, resource, row[0])
+
+
 def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> RecordEntry:
-    """Store a new row as the next event of the key's log stream."""
-    if _exists(session, resource, entry.key):
-        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-    _check_unique(session, resource, entry)
-    originator = events.record_stream(resource.id, entry.key)
-    version = events.last_version(session, originator) + 1
+    """Store a new row as the next event of the key's log stream.
+
+    The row goes in first, numbered with the log stream's next version in the
+    same statement; no row inserted means the key is taken. The event then
+    takes that version. A conflict raised after a write needs no undo: it
+    fails the scope, which rolls back.
+    """
+    if _unique_applies(resource, entry):
+        lock_guards(session)  # the anchor before the rows it guards
+    try:
+        _check_unique(session, resource, entry)
+    except UniqueConstraintError:
+        if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
+            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
+        raise
+    originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
     state = events.record_state(resource.id, entry)
-    if not events.append(session, originator, version, events.RECORD_INSERTED, state):
+    with _unique_violations(layout, resource), session.pipeline():
+        guards = send_guards(session)
+        row = session.send(
+            "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+            "format_version, payload, log_version) "
+            "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+            "FROM {events} WHERE originator_id = ? "
+            "ON CONFLICT (resource, key) DO NOTHING",
+            (resource.id, entry.key, entry.revision, *_values(session, entry), originator),
+        )
+        # At the version the row took; a no-op if the row was not ours to insert.
+        event = session.send(
+            session.dialect.append_event_at_row,
+            (originator, events.RECORD_INSERTED, state.encode("utf-8"), resource.id, entry.key),
+        )
+    check_guards(guards)
+    if row.rowcount != 1:
+        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
+    if event.rowcount != 1:
         # Another writer took this version since we looked (on PostgreSQL it
         # committed while this insert waited for it).
-        if _exists(session, resource, entry.key):
-            raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
-    with _unique_violations(layout, resource):
-        inserted = session.execute(
-            "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
-            "format_version, payload, log_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (resource, key) DO NOTHING",
-            (resource.id, entry.key, entry.revision, *_values(session, entry), version),
-        )
-    if not inserted:
-        # A concurrent insert of the key committed after our checks (and past a
-        # deleted row's log version): the key is taken.
-        raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
     return entry
 
 
@@ -94,28 +143,49 @@ def replace(
     expected_revision: int,
     expected_attributes: AttributeValues,
 ) -> RecordEntry:
-    """CAS on the locked row: revision, preconditions, unique, then the next log version."""
-    row = _locked(session, resource, entry.key, _COLUMNS + ", log_version")
+    """CAS on the locked row: revision, preconditions, unique, then the next log version.
+
+    The stored payload is neither read nor decoded: the write replaces it.
+    """
+    with session.pipeline():
+        guards = send_guards(session)  # parent lock, then child
+        locked = session.send(
+            "SELECT revision, attributes, log_version FROM {records} WHERE resource = ? "
+            "AND key = ?" + session.dialect.for_update,
+            (resource.id, entry.key),
+        )
+    check_guards(guards)
+    row = locked.fetchone()
     if row is None:
         raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
-    current, log_version = _entry(session, resource, row), int(row[6])
-    if current.revision != expected_revision:
+    revision, log_version = int(row[0]), int(row[2])
+    if revision != expected_revision:
         raise ConflictError(
             f"record revision conflict: {resource.id}/{entry.key} is at "
-            f"{current.revision}, expected {expected_revision}"
+            f"{revision}, expected {expected_revision}"
         )
+    current = _attributes(session, resource, row[1])
     check_preconditions(resource, current, entry, expected_attributes)
     _check_unique(session, resource, entry)
     originator = events.record_stream(resource.id, entry.key)
     state = events.record_state(resource.id, entry)
-    if not events.append(session, originator, log_version + 1, events.RECORD_REPLACED, state):
-        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
-    with _unique_violations(layout, resource):
-        session.execute(
+    with _unique_violations(layout, resource), session.pipeline():
+        event = session.send(
+            session.dialect.append_event,
+            (
+                session.dialect.originator(originator),
+                log_version + 1,
+                events.RECORD_REPLACED,
+                state.encode("utf-8"),
+            ),
+        )
+        session.send(
             "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
             "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?",
             (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key),
         )
+    if event.rowcount != 1:
+        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
 
 
@@ -142,14 +212,17 @@ def delete(
 
 def scan(
     session: Session,
+    layout: Layout,
     resource: Resource,
     equals: AttributeValues,
+    *,
     after: str | None,
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
     terms, params = _matching(session, resource, equals)
-    query = "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ?" + terms
+    source = layout.scan_source(resource.id, frozenset(equals))
+    query = "SELECT " + _COLUMNS + " FROM " + source + " WHERE resource = ?" + terms
     if after is not None:
         query += " AND key > ?"
         params.append(after)
@@ -160,11 +233,26 @@ def scan(
     return [_entry(session, resource, row) for row in session.all(query, (resource.id, *params))]
 
 
-def delete_matching(session: Session, resource: Resource, equals: AttributeValues) -> None:
+def any_matching(
+    session: Session, layout: Layout, resource: Resource, equals: AttributeValues
+) -> bool:
+    """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
+    terms, params = _matching(session, resource, equals)
+    source = layout.scan_source(resource.id, frozenset(equals))
+    query = "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
+    return session.one(query, (resource.id, *params)) is not None
+
+
+def delete_matching(
+    session: Session, layout: Layout, resource: Resource, equals: AttributeValues
+) -> None:
     """Tombstone every row equal on ``equals`` (locked in key order)."""
     terms, params = _matching(session, resource, equals)
+    source = layout.scan_source(resource.id, frozenset(equals))
     rows = session.all(
-        "SELECT key, revision, log_version FROM {records} WHERE resource = ?"
+        "SELECT key, revision, log_version FROM "
+        + source
+        + " WHERE resource = ?"
         + terms
         + " ORDER BY key"
         + session.dialect.for_update,
@@ -187,6 +275,10 @@ def _entry(session: Session, resource: Resource, row: Row) -> RecordEntry:
     key, revision, attributes, record_type, format_version, payload = row[:6]
     parsed = session.dialect.load_json(attributes)
     return codec.record_row(resource, (key, revision, parsed, record_type, format_version, payload))
+
+
+def _attributes(session: Session, resource: Resource, stored: object) -> Attributes:
+    return codec.attributes(resource, session.dialect.load_json(stored))
 
 
 def _values(session: Session, entry: RecordEntry) -> tuple[object, ...]:
@@ -240,6 +332,15 @@ def _matching(
             terms.append(f" AND {expression} = ?")
             params.append(dialect.bind(value))
     return "".join(terms), params
+
+
+def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
+    """Whether some unique constraint of ``resource`` covers ``entry``."""
+    return any(
+        not any(entry.attributes[name] is None for name in constraint["fields"])
+        and attributes_match(entry.attributes, constraint["where"])
+        for constraint in resource.unique
+    )
 
 
 def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:

@@ -63,6 +63,28 @@ class Layout:
             for index in _indexes(dialect, resource)
         )
         self._constraints = {index.name: index.constraint for index in self.indexes}
+        self._scans = {
+            (resource.id, frozenset(fields)): _name("i", resource.id, name, fields, {})
+            for resource in resources
+            if resource.kind == "records"
+            for name, fields in resource.indexes.items()
+        }
+        self._from: dict[tuple[str, frozenset[str]], str] = {}
+
+    def scan_source(self, resource_id: str, names: frozenset[str]) -> str:
+        """``{records}``, told to read the scan index of these attribute names if there is one.
+
+        SQLite plans an equality scan again at every execution once it has
+        weighed a partial unique index against a bound value (a varying
+        ``?``), which costs more than the scan; naming the index skips that.
+        """
+        key = (resource_id, names)
+        source = self._from.get(key)
+        if source is None:
+            index = self._scans.get(key)
+            hint = "" if index is None else self.dialect.index_hint(index)
+            source = self._from[key] = "{records}" + hint
+        return source
 
     def constraint(self, index_name: str | None) -> str | None:
         """The unique constraint an index enforces, or ``None``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from infrastructure.storage.sql.dialect import Dialect
@@ -22,6 +23,9 @@ class Session:
         self.connection = connection
         self.dialect = dialect
         self.depth = depth
+        self.guards: list[tuple[str, str]] = []
+        """Anchors ``(resource, key)`` the next operation locks first (sent with its
+        first statement)."""
 
     def nested(self) -> Session:
         """The context of a savepoint opened inside this one."""
@@ -41,6 +45,16 @@ class Session:
         """Every row of a query template."""
         rows: list[Row] = self.connection.execute(self.dialect.sql(template), params).fetchall()
         return rows
+
+    def pipeline(self) -> AbstractContextManager[Any]:
+        """A block whose statements (:meth:`send`) go out together: one round trip on
+        PostgreSQL. Their results are read after the block; an error raises at its end."""
+        return self.dialect.pipeline(self.connection)
+
+    def send(self, template: str, params: Sequence[object] = ()) -> Any:
+        """Run a statement template inside :meth:`pipeline`; its cursor, read after the block
+        (``rowcount``, ``fetchall()``)."""
+        return self.connection.execute(self.dialect.sql(template), params)
 
     def execute_ddl(self, statement: str) -> None:
         """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""

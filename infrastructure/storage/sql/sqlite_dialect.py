@@ -18,6 +18,7 @@ class SQLiteDialect(Dialect):
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
 
     for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
+    round_trips = False
     dense_notification_ids = True
     index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
     append_event = (
@@ -27,8 +28,32 @@ class SQLiteDialect(Dialect):
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
+    append_event_at_row = (
+        "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
+        "SELECT ?, r.log_version, ?, ?, (SELECT coalesce(max(notification_id), 0) + 1 "
+        "FROM {events}) FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
+
     def __init__(self) -> None:
         super().__init__(TABLE_NAMES)
+
+    def _append_events(self, count: int) -> str:
+        # The uncorrelated max() is computed once, before any row goes in, so the
+        # rows take the next ``count`` notification ids in order.
+        rows = ", ".join(["(?, ?, ?, ?, ?)"] * count)
+        return (
+            "INSERT INTO {events} (originator_id, originator_version, topic, state, "
+            "notification_id) SELECT v.column1, v.column2, v.column3, v.column4, "
+            "(SELECT coalesce(max(notification_id), 0) FROM {events}) + v.column5 "
+            f"FROM (VALUES {rows}) AS v WHERE true "
+            "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+        )
+
+    def event_row(
+        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
+    ) -> tuple[object, ...]:
+        return (originator, version, topic, state, ordinal)
 
     def attribute(self, name: str) -> str:
         return f"json_extract(attributes, '$.{name}')"
@@ -51,6 +76,9 @@ class SQLiteDialect(Dialect):
             return None
         found = _SQLITE_UNIQUE_INDEX.search(str(error))
         return None if found is None else found.group("name")
+
+    def index_hint(self, name: str) -> str:
+        return f" INDEXED BY {self.identifier(name)}"
 
     def identifier(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'

@@ -12,12 +12,16 @@ racing duplicate fails on its primary key. An append locks the head row
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from infrastructure.storage.entries import AppendEntry, StreamEntry
 from infrastructure.storage.errors import ConflictError
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql import codec, events, records
 from infrastructure.storage.sql.session import Session
+
+IDS_PER_STATEMENT = 500
+"""The most entry ids one multi-row ``INSERT`` carries."""
 
 
 def head(session: Session, resource: Resource, stream: str) -> int:
@@ -35,47 +39,89 @@ def append(
     expected_head: int,
     entries: Sequence[AppendEntry],
 ) -> list[StreamEntry]:
-    """Append at ``expected_head`` as the next events of the stream's log stream."""
-    if entries:
-        # A row to lock even for a new stream; a concurrent creator makes this wait.
-        session.execute(
-            "INSERT INTO {heads} (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-            "ON CONFLICT (resource, stream) DO NOTHING",
+    """Append at ``expected_head`` as the next events of the stream's log stream.
+
+    Round trips: lock (creating) the head row and read it; then, sent together
+    (one round trip on PostgreSQL), the entry ids and the events as multi-row
+    ``INSERT``\\ s, whatever the batch size, and the head's move. Their results
+    are checked afterwards: a conflict found after a write needs no undo, it
+    fails the scope, which rolls back.
+    """
+    if not entries:
+        records.lock_guards(session)
+        current, _ = _locked_head(session, resource, stream)
+        _expect_head(resource, stream, current, expected_head)
+        return []
+    # Creates the row of a new stream, and locks it either way (a concurrent
+    # appender waits here); the no-op update makes RETURNING give the row.
+    with session.pipeline():
+        guards = records.send_guards(session)  # parent lock, then child
+        upsert = session.send(
+            "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
+            "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
             (resource.id, stream),
         )
-    current, base = _locked_head(session, resource, stream)
+    records.check_guards(guards)
+    current, base = upsert.fetchall()[0]
+    _expect_head(resource, stream, int(current), expected_head)
+    stored = [
+        StreamEntry.checked(position, entry.id, entry.record)
+        for position, entry in enumerate(entries, start=expected_head + 1)
+    ]
+    state = events.entry_states(resource.id, stream)
+    rows = [(int(base) + added.position, state(added)) for added in stored]
+    originator = session.dialect.originator(events.entry_stream(resource.id, stream))
+    ids = [entry.id for entry in entries]
+    with session.pipeline():
+        id_cursors = _send_ids(session, resource, stream, ids)
+        event_cursors = events.send_many(session, originator, events.STREAM_ENTRY_APPENDED, rows)
+        session.send(
+            "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
+            (expected_head + len(entries), resource.id, stream),
+        )
+    _check_ids(resource, stream, ids, id_cursors)
+    if sum(cursor.rowcount for cursor in event_cursors) != len(rows):
+        raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
+    return stored
+
+
+def _expect_head(resource: Resource, stream: str, current: int, expected_head: int) -> None:
     if current != expected_head:
         raise ConflictError(
             f"stream head conflict: {resource.id}/{stream} is at {current}, "
             f"expected {expected_head}"
         )
-    if not entries:
-        return []
-    originator = events.entry_stream(resource.id, stream)
-    stored = []
-    for position, entry in enumerate(entries, start=expected_head + 1):
-        # The head row is locked, so the ids table is ours to check by inserting:
-        # no row inserted means the id is already in the live stream.
-        if not session.execute(
-            "INSERT INTO {ids} (resource, stream, entry_id) VALUES (?, ?, ?) "
-            "ON CONFLICT (resource, stream, entry_id) DO NOTHING",
-            (resource.id, stream, entry.id),
-        ):
-            raise ConflictError(
-                f"duplicate stream entry identity: {resource.id}/{stream}/{entry.id}"
+
+
+def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str]) -> list[Any]:
+    """Enter ``ids`` in the live stream's id table, inside :meth:`Session.pipeline`.
+
+    The head row is locked, so the table is ours to check by inserting: an id
+    the insert skipped (not returned) was already in the live stream.
+    """
+    cursors = []
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        chunk = ids[start : start + IDS_PER_STATEMENT]
+        rows = ", ".join(["(?, ?, ?)"] * len(chunk))
+        params: list[object] = []
+        for entry_id in chunk:
+            params += (resource.id, stream, entry_id)
+        cursors.append(
+            session.send(
+                f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
+                "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id",
+                params,
             )
-        added = StreamEntry(position, entry.id, entry.record)
-        state = events.entry_state(resource.id, stream, added)
-        if not events.append(
-            session, originator, base + position, events.STREAM_ENTRY_APPENDED, state
-        ):
-            raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
-        stored.append(added)
-    session.execute(
-        "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
-        (expected_head + len(entries), resource.id, stream),
-    )
-    return stored
+        )
+    return cursors
+
+
+def _check_ids(resource: Resource, stream: str, ids: list[str], cursors: list[Any]) -> None:
+    """A ``ConflictError`` naming the first id :func:`_send_ids` found already in the stream."""
+    entered = {str(row[0]) for cursor in cursors for row in cursor.fetchall()}
+    if len(entered) != len(ids):
+        known = next(entry_id for entry_id in ids if entry_id not in entered)
+        raise ConflictError(f"duplicate stream entry identity: {resource.id}/{stream}/{known}")
 
 
 def read(

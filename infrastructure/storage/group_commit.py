@@ -1,0 +1,93 @@
+"""Group commit: one-operation transactions that arrive together share one commit.
+
+A caller submits one operation and blocks. If no batch is running, it becomes
+the leader: it takes every operation queued so far (its own first, then in
+arrival order) and hands them to the backend's ``run_batch``, which runs them
+in one transaction and commits once (one fsync for all). Operations submitted
+while a batch runs queue up; when the batch ends, one of their callers leads
+the next one. Nobody waits on a timer: a lone caller leads a batch of one at
+once, so a single writer pays nothing for the grouping.
+
+Every caller is answered only after ``run_batch`` returned, i.e. after the
+batch's commit (or its failure): an acknowledged operation is durable.
+``run_batch`` isolates each operation (a savepoint), so one that raises
+fails alone and the others still commit, in order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class Pending:
+    """One submitted operation and, once its batch ended, its outcome."""
+
+    __slots__ = ("done", "error", "operation", "result")
+
+    def __init__(self, operation: Callable[[Any], Any]) -> None:
+        self.operation = operation
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done = False
+
+    def fail(self, error: BaseException) -> None:
+        """Record ``error`` as this operation's outcome."""
+        self.error = error
+        self.result = None
+
+
+BatchRunner = Callable[[Sequence[Pending]], None]
+"""Run the operations of a batch in one transaction and set each one's outcome.
+
+It must give every item a ``result`` or an ``error`` and may raise only what
+is not the items' (it is then every unanswered item's error)."""
+
+
+class GroupCommit:
+    """Leader-based batching of one-operation transactions."""
+
+    def __init__(self, run_batch: BatchRunner) -> None:
+        self._run_batch = run_batch
+        self._changed = threading.Condition(threading.Lock())
+        self._queue: list[Pending] = []
+        self._leading = False
+
+    @property
+    def waiting(self) -> int:
+        """How many submitted operations wait for the running batch to end."""
+        with self._changed:
+            return len(self._queue)
+
+    def submit(self, operation: Callable[[Any], Any]) -> Any:
+        """Run ``operation(context)`` in a shared transaction; its value once committed."""
+        item = Pending(operation)
+        with self._changed:
+            self._queue.append(item)
+            while self._leading and not item.done:
+                self._changed.wait()
+            if not item.done:
+                self._leading = True
+                batch, self._queue = self._queue, []
+        if not item.done:
+            self._lead(batch)
+        if item.error is not None:
+            error, item.error = item.error, None  # no reference cycle through the traceback
+            raise error
+        return item.result
+
+    def _lead(self, batch: list[Pending]) -> None:
+        try:
+            self._run_batch(batch)
+        except BaseException as error:
+            # Nothing of the batch committed: a result is void, an own error stands.
+            for pending in batch:
+                if pending.error is None:
+                    pending.fail(error)
+        finally:
+            with self._changed:
+                for pending in batch:
+                    pending.done = True
+                self._leading = False
+                self._changed.notify_all()
