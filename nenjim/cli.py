@@ -35,7 +35,12 @@ from nenjim.cli_exit import (
 )
 from nenjim.cli_log import add_log_commands
 from nenjim.cli_storage import add_storage_commands
-from nenjim.cli_transparency import add_audit_options, add_journal_commands, add_key_commands
+from nenjim.cli_transparency import (
+    add_audit_options,
+    add_journal_commands,
+    add_key_commands,
+    add_serve_command,
+)
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -204,6 +209,7 @@ def build_parser() -> _Parser:
     add_storage_commands(groups)
     add_log_commands(groups)
     add_key_commands(groups, [output])
+    add_serve_command(groups, [output])
     return parser
 
 

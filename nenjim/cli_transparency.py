@@ -83,6 +83,34 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
     check.add_argument(
         "--since", metavar="CHECKPOINT", help="a checkpoint trusted before (consistency proofs)"
     )
+    verify_log = add(
+        "verify-log",
+        verify_log_command,
+        "Verify a served log: checkpoint, every tile and entry bundle, the root.",
+    )
+    verify_log.add_argument("url", metavar="URL", help="the log's base URL (of nenjim serve)")
+    verify_log.add_argument("--key", metavar="VKEY", required=True, help="verifier key file")
+    verify_log.add_argument(
+        "--since", metavar="CHECKPOINT", help="a checkpoint trusted before: the log must extend it"
+    )
+
+
+def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``nenjim serve``."""
+    serve = groups.add_parser(
+        "serve",
+        help="serve a store's transparency log over HTTP, read-only",
+        description="Serve the Journal's transparency log of a store over HTTP, read-only: "
+        "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json. "
+        "Needs pip install 'nenjim[serve]'.",
+        parents=parents,
+    )
+    serve.add_argument("--store", metavar="URL", help="URL of an existing event store")
+    serve.add_argument("--journal", metavar="NAME", help="the Journal's name, if it has one")
+    _signing(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
+    serve.set_defaults(handler=serve_command)
 
 
 def add_audit_options(audit: argparse.ArgumentParser) -> None:
@@ -179,6 +207,50 @@ def check_proof_command(args: argparse.Namespace) -> int:
     else:
         _print(f"proof OK: {checked.summary}")
     return EXIT_OK
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        import uvicorn  # noqa: PLC0415
+
+        from nenjim.server import build_app  # noqa: PLC0415
+    except ImportError as error:
+        raise CommandError(_needs_serve(error)) from None
+    signer = _signer(args.key)
+    with _opened(args) as log:
+        app = build_app(log, signer, args.origin)
+        sys.stderr.write(f"serving the transparency log on http://{args.host}:{args.port}/\n")
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def verify_log_command(args: argparse.Namespace) -> int:
+    """Verify a served log end to end; exit 1 unless it holds."""
+    try:
+        from nenjim.log_client import LogCheckError, verify_log  # noqa: PLC0415
+    except ImportError as error:
+        raise CommandError(_needs_serve(error)) from None
+    verifier = _verifier(args.key)
+    since = None if args.since is None else _checkpoint(args.since, verifier)
+    try:
+        verified = verify_log(args.url, verifier, since=since)
+    except LogCheckError as error:
+        raise CommandError(f"verify-log failed: {error}") from None
+    size = verified.checkpoint.size
+    if args.json:
+        _print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
+    else:
+        extends = "" if since is None else f", extending the trusted tree of {since.size}"
+        _print(
+            f"log OK: {verified.checkpoint.origin} at tree size {size}: {verified.tiles} "
+            f"tiles and every entry verified{extends}"
+        )
+    return EXIT_OK
+
+
+def _needs_serve(error: ImportError) -> str:
+    return f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})"
 
 
 def _anchored(audit: Handler) -> Handler:

@@ -18,7 +18,9 @@ from eventsourcing.application import AggregateNotFoundError
 from domain.journal.chain import JournalChain, chain_id
 from domain.journal.errors import JournalIntegrityError
 from domain.transparency import (
+    HASH_SIZE,
     Checkpoint,
+    EntryBundle,
     InvalidProofError,
     JournalLeaf,
     SignerKey,
@@ -27,6 +29,7 @@ from domain.transparency import (
     TransparencyError,
     VerifierKey,
     consistency_proof,
+    encode_entry_bundle,
     inclusion_proof,
     leaf_hash,
     open_checkpoint,
@@ -35,6 +38,7 @@ from domain.transparency import (
     verify_consistency,
     verify_inclusion,
 )
+from domain.transparency.tiles import tile_width_in_tree
 from infrastructure.log import TiledLog
 from journal.impl.ref.log import JournalLog
 
@@ -232,3 +236,25 @@ def _hashes(document: Mapping[str, Any], field: str) -> list[bytes]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ProofCheckError(f"field {field!r} is missing or not a list of base64 hashes")
     return [_hash(value, field) for value in values]
+
+
+def served_tile(tiled: TiledLog, tile: Tile) -> bytes | None:
+    """The bytes of ``tile`` if the stored tree holds all its hashes now, else ``None``.
+
+    A partial tile is the first ``width`` hashes of its stored row, which may
+    be wider (or full) by now: hashes already written never change.
+    """
+    size = tiled.entry_count()
+    if tile_width_in_tree(tile.level, tile.index, size) < tile.width:
+        return None
+    (data,) = tiled.read_tiles([(tile.level, tile.index)])
+    return data[: tile.width * HASH_SIZE]
+
+
+def served_bundle(tiled: TiledLog, bundle: EntryBundle) -> bytes | None:
+    """The entry bundle ``bundle`` if the stored tree holds all its entries now, else ``None``."""
+    first = bundle.first_entry
+    entries = tiled.read_entries(first, first + bundle.width)
+    if len(entries) < bundle.width:
+        return None
+    return encode_entry_bundle(data for _, data in entries)
