@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,18 @@ def test_the_audit_names_a_stored_tile_or_leaf_that_disagrees(
     captured = capsys.readouterr()
     assert named in captured.err
     assert captured.err.count("\n") == 1
+
+
+def test_racing_writers_leave_one_tree_of_the_log(durable_store_url: str) -> None:
+    logs = [JournalLog(durable_store_url) for _ in range(4)]
+
+    def write(n: int) -> None:
+        for batch in range(10):
+            logs[n].append_chains(_geneses(1000 * n + 10 * batch, 1 + batch % 3))
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert _assert_tree_matches_texts(logs[0]) == 4 * 19  # each writes 1+2+3+1+2+3+1+2+3+1
