@@ -19,15 +19,13 @@ from domain.transparency import (
     Checkpoint,
     JournalLeaf,
     TransparencyError,
-    TreeBuilder,
     VerifierKey,
     decode_entry_bundle,
     entry_bundles_for_size,
-    leaf_hashes,
     open_checkpoint,
     tiles_for_size,
 )
-from journal.impl.ref.transparency import expected_tiles
+from journal.impl.ref.transparency import TileBuilder
 
 
 class LogCheckError(Exception):
@@ -59,8 +57,8 @@ def verify_log(
                 f"the log shrank: the checkpoint trusted before has {since.size} leaves, "
                 f"this one {size}"
             )
-        leaves: list[bytes] = []
-        builder = TreeBuilder()
+        builder = TileBuilder()
+        leaf_bytes = 0
         for bundle in entry_bundles_for_size(size):
             try:
                 entries = decode_entry_bundle(_get(client, bundle.path), bundle.width)
@@ -68,27 +66,27 @@ def verify_log(
                     JournalLeaf.parse(entry)
             except TransparencyError as error:
                 raise LogCheckError(f"{base}{bundle.path}: {error}") from None
-            leaves.extend(entries)
+            leaf_bytes += sum(map(len, entries))
             if since is not None and builder.size < since.size <= builder.size + len(entries):
-                builder.append(leaf_hashes(entries[: since.size - builder.size]))
+                builder.append(entries[: since.size - builder.size])
                 _check_prefix(builder, since)
                 entries = entries[since.size - bundle.first_entry :]
-            builder.append(leaf_hashes(entries))
+            builder.append(entries)
         if since is not None and since.size == 0:
-            _check_prefix(TreeBuilder(), since)
+            _check_prefix(TileBuilder(), since)
         if builder.root() != checkpoint.root_hash:
             raise LogCheckError(
                 f"the {size} served entries do not hash to the checkpoint's root hash"
             )
-        _, expected = expected_tiles(leaves)
+        expected = builder.tiles()
         tiles = tiles_for_size(size)
         for tile in tiles:
             if _get(client, tile.path) != expected[(tile.level, tile.index)]:
                 raise LogCheckError(f"{base}{tile.path} is not the tile of the served entries")
-    return VerifiedLog(checkpoint, sum(map(len, leaves)), len(tiles))
+    return VerifiedLog(checkpoint, leaf_bytes, len(tiles))
 
 
-def _check_prefix(builder: TreeBuilder, since: Checkpoint) -> None:
+def _check_prefix(builder: TileBuilder, since: Checkpoint) -> None:
     if builder.root() != since.root_hash:
         raise LogCheckError(
             f"the first {since.size} served entries do not hash to the root of the checkpoint "
