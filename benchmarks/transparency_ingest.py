@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Measure and print the table."""
     options = parse_options(argv, __doc__ or "")
     timing = QUICK if options.quick else FULL
-    capacity = 2_000 if options.quick else 30_000
+    capacity = 2_000 if options.quick else 8_000
     print(machine_table())
     rows: list[list[str]] = []
     with scratch_dir() as directory:
