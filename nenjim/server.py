@@ -4,7 +4,8 @@ The C2SP ``tlog-tiles`` endpoints, byte-exact: ``GET /checkpoint`` (the signed
 checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 ``GET /tile/entries/<N>[.p/<W>]``; plus ``GET /lookup/<COORD>/<VERSION>``
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
-journal prove`` prints it) and ``GET /openapi.json``. Every request reads the
+journal prove`` prints it), the Journal's queries as JSON under
+``/journal/`` (see :mod:`nenjim.server_queries`) and ``GET /openapi.json``. Every request reads the
 store as it is: revisions another process appends show up at the next
 request. Full tiles and bundles never change and are served as immutable.
 Needs the ``serve`` extra (``pip install 'nenjim[serve]'``).
@@ -32,6 +33,7 @@ from journal.impl.ref.transparency_proofs import (
     served_bundle,
     served_tile,
 )
+from nenjim.server_queries import query_routes
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
@@ -82,6 +84,7 @@ def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> 
             Route("/tile/{path:path}", tile),
             Route("/lookup/{coordinate}/{version}", lookup),
             Route("/openapi.json", openapi),
+            *query_routes(log),
         ]
     )
 
@@ -93,6 +96,19 @@ def _binary(summary: str) -> dict[str, Any]:
             "200": {"content": {BINARY: {"schema": {"type": "string", "format": "binary"}}}},
             "404": {"description": "not a canonical path, or not in the tree yet"},
         },
+    }
+
+
+def _json(summary: str) -> dict[str, Any]:
+    return {
+        "get": {
+            "summary": summary,
+            "responses": {
+                "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"description": "a malformed coordinate or version"},
+                "404": {"description": "no such artifact, revision or release"},
+            },
+        }
     }
 
 
@@ -108,6 +124,12 @@ OPENAPI: dict[str, Any] = {
         },
         "/tile/{L}/{N}": {"get": _binary("A hash tile: full, or partial with a .p/W suffix")},
         "/tile/entries/{N}": {"get": _binary("An entry bundle: full, or partial (.p/W)")},
+        "/journal/coordinates": _json("Every artifact coordinate, sorted"),
+        "/journal/{coordinate}/revisions": _json("An artifact's revisions, oldest first"),
+        "/journal/{coordinate}/latest": _json("An artifact's latest revision"),
+        "/journal/{coordinate}/exact/{version}": _json("The revision at a Journal version"),
+        "/journal/{coordinate}/as-of/{version}": _json("The newest revision at or before"),
+        "/journal/{coordinate}/release/{version}": _json("A release of the latest revision"),
         "/lookup/{coordinate}/{version}": {
             "get": {
                 "summary": "A revision's leaf, index, inclusion proof and signed checkpoint",

@@ -30,7 +30,7 @@ from domain.transparency import (
 )
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency_proofs import check_proof
-from journal_texts import journal_text
+from journal_texts import Rel, journal_text
 from nenjim.cli import main as nenjim
 
 V1 = "20260101T000000Z"
@@ -268,3 +268,34 @@ def test_two_servers_over_one_postgresql_log_sign_identical_checkpoints(
     finally:
         first_server.close()
         second_server.close()
+
+
+def test_the_journal_queries_answer_json_and_follow_the_log(served: tuple[str, str]) -> None:
+    store, url = served
+    coordinates = httpx.get(f"{url}/journal/coordinates").json()["coordinates"]
+    assert len(coordinates) == 300
+    assert coordinates == sorted(coordinates)
+    latest = httpx.get(f"{url}/journal/org.example.a7/latest").json()
+    assert (latest["coordinate"], latest["journal_version"]) == ("org.example.a7", V1)
+    assert httpx.get(f"{url}/journal/org.example.a7/exact/{V1}").json() == latest
+    assert httpx.get(f"{url}/journal/org.example.a7/as-of/20270101T000000Z").json() == latest
+    revisions = httpx.get(f"{url}/journal/org.example.a7/revisions").json()
+    assert [r["journal_version"] for r in revisions["revisions"]] == [V1]
+    for path, status in [
+        ("journal/org.example.a7/as-of/20250101T000000Z", 404),
+        ("journal/org.example.a7/exact/not-a-version", 400),
+        ("journal/org.example.none/latest", 404),
+        ("journal/org.example.a7/release/1.0.0", 404),
+        ("journal/org.example.a7/other", 404),
+    ]:
+        response = httpx.get(f"{url}/{path}")
+        assert response.status_code == status, path
+        assert response.json()["error"]
+    _append(store, 300, 2)
+    log = JournalLog(store)
+    text = journal_text("org.example.released", V1, releases=(Rel("1.0.0"),))
+    log.append_chains([JournalChain.start(parse_journal(text))])
+    log.close()
+    assert len(httpx.get(f"{url}/journal/coordinates").json()["coordinates"]) == 303
+    release = httpx.get(f"{url}/journal/org.example.released/release/1.0.0").json()
+    assert (release["coordinate"], release["version"]) == ("org.example.released", "1.0.0")
