@@ -135,6 +135,9 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         }
 
     def _lock_log(self, conn: psycopg.Connection[Any]) -> None:
+        # The DDL lock first, as create_table takes it: the tile tables' creation
+        # must not race another opener's in the catalog.
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
         conn.execute(self._lock_sql)
 
     def create_table(self) -> None:

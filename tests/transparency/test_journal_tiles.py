@@ -214,3 +214,25 @@ def test_racing_writers_leave_one_tree_of_the_log(durable_store_url: str) -> Non
     for thread in threads:
         thread.join()
     assert _assert_tree_matches_texts(logs[0]) == 4 * 19  # each writes 1+2+3+1+2+3+1+2+3+1
+
+
+def test_concurrent_first_opens_of_a_new_store_all_open(durable_store_url: str) -> None:
+    opened: list[JournalLog] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def open_log() -> None:
+        start.wait()
+        try:
+            opened.append(JournalLog(durable_store_url))
+        except BaseException as error:  # reported below, with the others
+            failures.append(error)
+
+    threads = [threading.Thread(target=open_log) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    opened[0].append_chains(_geneses(0, 3))
+    assert all(log.tiled_log.entry_count() == 3 for log in opened)
