@@ -36,6 +36,12 @@ from nenjim.cli_exit import (
 from nenjim.cli_log import add_log_commands
 from nenjim.cli_projections import add_projection_commands
 from nenjim.cli_storage import add_storage_commands
+from nenjim.cli_transparency import (
+    add_audit_options,
+    add_journal_commands,
+    add_key_commands,
+    add_serve_command,
+)
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -179,10 +185,16 @@ def build_parser() -> _Parser:
     )
     new = add("new", run.new, "Draft a successor of the head revision.", opens, coordinate)
     new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
-    add("audit", run.audit, "Re-check every logged revision of an existing store.", _reading())
+    audit = add(
+        "audit", run.audit, "Re-check every logged revision of an existing store.", _reading()
+    )
+    add_audit_options(audit)
+    add_journal_commands(add, _reading)
     add_projection_commands(groups)
     add_storage_commands(groups)
     add_log_commands(groups)
+    add_key_commands(groups, [output])
+    add_serve_command(groups, [output])
     return parser
 
 

@@ -7,18 +7,34 @@ from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import LogClosedError, StoreIdentityError, StoreUnavailableError
 from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
+from infrastructure.log.tiles import (
+    Decode,
+    EntryTiler,
+    ReadTiles,
+    StoredTile,
+    TiledLog,
+    TileKey,
+    TilesMissingError,
+)
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 __all__ = [
     "Claim",
     "ClaimConflictError",
+    "Decode",
+    "EntryTiler",
     "IncompatibleStoreError",
     "LogApplication",
     "LogClosedError",
     "LogReader",
+    "ReadTiles",
     "StoreIdentityError",
     "StoreLocation",
     "StoreUnavailableError",
+    "StoredTile",
+    "TileKey",
+    "TiledLog",
+    "TilesMissingError",
     "UnsupportedStoreError",
     "resolve_store_url",
 ]

@@ -14,6 +14,7 @@ from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Rec
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
 from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
 
@@ -32,7 +33,7 @@ class _ClaimingRecorder(Protocol):
 
 
 class _ClaimingFactory(Protocol):
-    def claiming_recorder(self, name: str) -> ApplicationRecorder: ...
+    def claiming_recorder(self, name: str, tiling: Tiling | None = None) -> ApplicationRecorder: ...
 
 
 class LogApplication(Application[UUID]):
@@ -49,6 +50,8 @@ class LogApplication(Application[UUID]):
     opener with another identity is refused with ``StoreIdentityError``. A
     log written before identities existed takes the identity of its next
     opener. ``schema`` is the PostgreSQL schema used when the URL names none.
+    ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
+    entries and tiles are brought up to date with the events on open.
     """
 
     def __init__(
@@ -58,7 +61,9 @@ class LogApplication(Application[UUID]):
         create: bool = True,
         identity: str | None = None,
         schema: str | None = None,
+        tiler: EntryTiler | None = None,
     ) -> None:
+        self._tiler = tiler
         self.location: StoreLocation = resolve_store_url(store)
         self._create = create
         env = dict(self.location.env)
@@ -75,6 +80,8 @@ class LogApplication(Application[UUID]):
             raise
         if identity is not None:
             self._check_identity(identity)
+        if tiler is not None:
+            self._catch_up_tiles()
 
     @property
     def where(self) -> str:
@@ -131,9 +138,29 @@ class LogApplication(Application[UUID]):
             self.close()
             raise StoreIdentityError(self.where, recorded, identity)
 
+    def _catch_up_tiles(self) -> None:
+        try:
+            self.tiled_log.catch_up_entries()
+        except PersistenceError as error:
+            self.close()
+            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def tiled_log(self) -> TiledLog:
+        """The entries and tiles of a log opened with a ``tiler``."""
+        tiles: TiledLog | None = getattr(self.recorder, "tiles", None)
+        if tiles is None:
+            raise TypeError(f"the log in {self.where} was opened without a tiler")
+        cast(ClosableRecorder, self.recorder).require_open()
+        return tiles
+
     def construct_recorder(self) -> ApplicationRecorder:
         factory = cast(_ClaimingFactory, self.factory)
-        recorder = factory.claiming_recorder(self.name.lower())
+        tiling = None if self._tiler is None else Tiling(self._tiler, self.mapper.to_domain_event)
+        recorder = factory.claiming_recorder(self.name.lower(), tiling)
         ledger = cast(_ClaimingRecorder, recorder)
         if self.location.kind != "memory":
             if self._create:
@@ -143,10 +170,17 @@ class LogApplication(Application[UUID]):
         return recorder
 
     def append(
-        self, aggregates: Sequence[MutableOrImmutableAggregate[UUID]], claims: Sequence[Claim] = ()
+        self,
+        aggregates: Sequence[MutableOrImmutableAggregate[UUID]],
+        claims: Sequence[Claim] = (),
+        entries: Sequence[bytes | None] = (),
     ) -> list[Recording[UUID]]:
-        """Save the aggregates' pending events and the claims in one transaction."""
-        return self.save(*aggregates, claims=list(claims))
+        """Save the aggregates' pending events and the claims in one transaction.
+
+        A tiled log also takes ``entries``: one per pending event, in order
+        (its entry's bytes, or ``None``).
+        """
+        return self.save(*aggregates, claims=list(claims), entries=list(entries))
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""

@@ -10,23 +10,32 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.popo_tiles import POPOTiles
+from infrastructure.log.tiles import Tiling, new_entries
 
 
 class ClaimingPOPOFactory(POPOFactory):
     """``eventsourcing``'s in-memory factory, making the claiming recorder."""
 
-    def claiming_recorder(self, name: str) -> ClaimingPOPOApplicationRecorder:
+    def claiming_recorder(
+        self, name: str, tiling: Tiling | None = None
+    ) -> ClaimingPOPOApplicationRecorder:
         """A new in-memory recorder (``name`` only matters to the SQL recorders)."""
-        return ClaimingPOPOApplicationRecorder()
+        return ClaimingPOPOApplicationRecorder(tiling)
 
 
 class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder):
     """``POPOApplicationRecorder`` that also records :class:`Claim` rows atomically."""
 
-    def __init__(self) -> None:
+    def __init__(self, tiling: Tiling | None = None) -> None:
         super().__init__()
         self._claims: dict[tuple[str, str], str] = {}
         self._identity: str | None = None
+        self.tiles = (
+            None
+            if tiling is None
+            else POPOTiles(tiling, self._database_lock, lambda: self._stored_events)
+        )
 
     def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         super()._assert_uniqueness(stored_events, **kwargs)
@@ -41,7 +50,12 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
     def _update_table(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        ids = super()._update_table(stored_events, **kwargs)
+        first = len(self._stored_events) + 1
+        ids = list(range(first, first + len(stored_events)))
+        staged = None if self.tiles is None else self.tiles.prepare(ids, new_entries(ids, kwargs))
+        ids = list(super()._update_table(stored_events, **kwargs) or ())
+        if staged is not None:
+            staged.apply()
         claims: Sequence[Claim] = kwargs.get("claims", ())
         for claim in claims:
             self._claims[(claim.namespace, claim.key)] = claim.owner

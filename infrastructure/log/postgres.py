@@ -24,12 +24,14 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.postgres_tiles import PostgresTiles
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
     SCHEMA_VERSION,
     check_schema_version,
 )
+from infrastructure.log.tiles import Tiling, new_entries
 from infrastructure.log.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
@@ -54,15 +56,19 @@ class ClaimingPostgresFactory(PostgresFactory):
         keywords = pool.kwargs if isinstance(pool.kwargs, dict) else {}
         pool.kwargs = {k: v for k, v in keywords.items() if k not in _CONNINFO_KEYWORDS}
 
-    def claiming_recorder(self, name: str) -> ClaimingPostgresApplicationRecorder:
+    def claiming_recorder(
+        self, name: str, tiling: Tiling | None = None
+    ) -> ClaimingPostgresApplicationRecorder:
         """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""
-        return ClaimingPostgresApplicationRecorder(self.datastore, name=name)
+        return ClaimingPostgresApplicationRecorder(self.datastore, name=name, tiling=tiling)
 
 
 class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationRecorder):
     """``PostgresApplicationRecorder`` with claims and a single-round-trip append."""
 
-    def __init__(self, datastore: PostgresDatastore, *, name: str) -> None:
+    def __init__(
+        self, datastore: PostgresDatastore, *, name: str, tiling: Tiling | None = None
+    ) -> None:
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.claims_table_name = f"{name}_claims"
         self.append_function_name = f"{name}_append"
@@ -111,10 +117,28 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         self._identity_sql = SQL(
             "SELECT identity FROM {schema}.{identity_table} WHERE component = %s"
         ).format(**names)
+        self._lock_sql = SQL("LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE").format(**names)
+        self.tiles = (
+            None
+            if tiling is None
+            else PostgresTiles(
+                datastore,
+                name=name,
+                events_table=self.events_table_name,
+                tiling=tiling,
+                lock=self._lock_log,
+            )
+        )
         self._qualified = {
             table: SQL("{schema}.{table}").format(schema=schema, table=Identifier(table))
             for table in (self.events_table_name, SCHEMA_TABLE, IDENTITY_TABLE)
         }
+
+    def _lock_log(self, conn: psycopg.Connection[Any]) -> None:
+        # The DDL lock first, as create_table takes it: the tile tables' creation
+        # must not race another opener's in the catalog.
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+        conn.execute(self._lock_sql)
 
     def create_table(self) -> None:
         with self.datastore.get_connection() as conn, conn.transaction():
@@ -170,7 +194,15 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         )
         try:
             with self.while_open(), self.datastore.get_connection() as conn:
-                rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
+                if self.tiles is None:
+                    rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
+                else:  # two round trips: append and read the tree's edge; write it, commit
+                    with conn.pipeline(), conn.transaction():
+                        appended = conn.execute(self._append_sql, params, prepare=True)
+                        edge = self.tiles.edge(conn)  # under the function's lock, till commit
+                        rows = appended.fetchall()
+                        ids = [row["notification_id"] for row in rows]
+                        self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge.fetchall())
         except IntegrityError as error:
             cause = error.__cause__
             if isinstance(cause, psycopg.Error) and cause.diag.constraint_name == CLAIM_CONSTRAINT:

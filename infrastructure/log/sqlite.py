@@ -26,6 +26,8 @@ from infrastructure.log.schema import (
     check_schema_version,
 )
 from infrastructure.log.sqlite_files import retry_when_locked
+from infrastructure.log.sqlite_tiles import SQLiteTiles
+from infrastructure.log.tiles import Tiling, new_entries
 
 
 class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
@@ -97,9 +99,11 @@ class ClaimingSQLiteFactory(SQLiteFactory):
         )
         stock.close()
 
-    def claiming_recorder(self, name: str) -> ClaimingSQLiteApplicationRecorder:
+    def claiming_recorder(
+        self, name: str, tiling: Tiling | None = None
+    ) -> ClaimingSQLiteApplicationRecorder:
         """The recorder of the log called ``name`` (tables ``<name>_events``, ...)."""
-        return ClaimingSQLiteApplicationRecorder(self.datastore, name=name)
+        return ClaimingSQLiteApplicationRecorder(self.datastore, name=name, tiling=tiling)
 
 
 class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecorder):
@@ -110,10 +114,23 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
     since SQLite has one writer at a time.
     """
 
-    def __init__(self, datastore: SQLiteDatastore, *, name: str) -> None:
+    def __init__(
+        self, datastore: SQLiteDatastore, *, name: str, tiling: Tiling | None = None
+    ) -> None:
         self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.where = f"SQLite store {self.datastore.pool.db_name}"
+        self.tiles = (
+            None
+            if tiling is None
+            else SQLiteTiles(
+                datastore,
+                name=name,
+                events_table=self.events_table_name,
+                tiling=tiling,
+                originator_id=self.convert_originator_id,
+            )
+        )
 
     def max_notification_id(self) -> int:
         # The mixin's check, keeping SQLite's narrower type (0 for an empty log).
@@ -198,6 +215,8 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             holder = self._owner(c, claim.namespace, claim.key)
             if holder != claim.owner:
                 raise ClaimConflictError(claim, str(holder))
+        if self.tiles is not None:
+            self.tiles.extend(c, ids or (), new_entries(ids, kwargs))
         return ids
 
     def claims(self, namespace: str) -> list[Claim]:

@@ -9,6 +9,7 @@ an append-only log (the topics and states of ``storage_events``), which follower
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -48,7 +49,8 @@ class _State:
     streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
     # Append-only, so a snapshot shares the list and remembers its length.
-    log: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # A state is kept as its write made it (JSON text or a dict); readers get dicts.
+    log: list[tuple[str, str | dict[str, Any]]] = field(default_factory=list)
     log_length: int = 0
 
     def snapshot(self) -> _State:
@@ -102,7 +104,10 @@ class InMemoryDriver(StorageDriver[_State]):
         """
         with self._lock:
             page = self._state.log[after : after + limit]
-        return [(after + offset, topic, state) for offset, (topic, state) in enumerate(page, 1)]
+        return [
+            (after + offset, topic, state if isinstance(state, dict) else json.loads(state))
+            for offset, (topic, state) in enumerate(page, 1)
+        ]
 
     def log_length(self) -> int:
         """How many events are committed (takes the store's lock)."""

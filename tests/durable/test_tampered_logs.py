@@ -11,9 +11,12 @@ what a start does:
   it does not do: too slow for a restart); the audit finds it, and a query
   that parses the text raises a one-line ``JournalIntegrityError``;
 - ``SERVED_SILENTLY``: only the audit's parse reveals it (a history rule);
-- ``CONSISTENT``: nothing in the log reveals it (a consistent forgery of the
-  head, a cut tail, an order change between streams that changes nothing);
-  it needs an anchor outside the log.
+- ``CONSISTENT``: start-up cannot reveal it (a consistent forgery of the
+  head, a cut tail, an order change between streams that changes nothing).
+  The audit finds it in the stored transparency tree, which still holds the
+  original leaves, unless the tree was removed too (the next open recomputes
+  it from the edited texts): then nothing in the log reveals it, and it needs
+  an anchor outside the log (a checkpoint signed before).
 
 Nothing else may come out: no traceback, no exception that is not a
 ``JournalError``, no message of more than one line.
@@ -150,6 +153,12 @@ def _forge(rows: LogRows, n: int, text: str, *, claim: bool) -> None:
         )
 
 
+def _forget_tree(rows: LogRows) -> None:
+    """Remove the stored transparency tree: the next open recomputes it from the texts."""
+    rows.execute("DELETE FROM journal_entries")
+    rows.execute("DELETE FROM journal_tiles")
+
+
 def _swap_ids(rows: LogRows, first: int, second: int) -> None:
     rows.update(first, id=1000)
     rows.update(second, id=first)
@@ -224,6 +233,15 @@ EDITS = [
     Edit(
         "head-forged-consistently",
         lambda r: _forge(r, 3, _head_text(r, lambda t: t + "# forged\n"), claim=True),
+        "transparency leaf 2 (notification 3) differs from the leaf of its stored text",
+        CONSISTENT,
+    ),
+    Edit(
+        "head-forged-consistently-tree-recomputed",
+        lambda r: (
+            _forge(r, 3, _head_text(r, lambda t: t + "# forged\n"), claim=True),
+            _forget_tree(r),
+        ),
         None,
         CONSISTENT,
     ),
@@ -378,7 +396,18 @@ EDITS = [
         REFUSED,
         "stream position",
     ),
-    Edit("ids-swapped-between-streams", lambda r: _swap_ids(r, 3, 4), None, CONSISTENT),
+    Edit(
+        "ids-swapped-between-streams",
+        lambda r: _swap_ids(r, 3, 4),
+        "transparency leaf 2 (notification 3) differs from the leaf of its stored text",
+        CONSISTENT,
+    ),
+    Edit(
+        "ids-swapped-between-streams-tree-recomputed",
+        lambda r: (_swap_ids(r, 3, 4), _forget_tree(r)),
+        None,
+        CONSISTENT,
+    ),
     Edit(
         "originator-version-changed",
         lambda r: r.update(3, originator_version=7),
@@ -434,6 +463,19 @@ EDITS = [
                 (DIGEST_NAMESPACE, r.state(5)["digest"]),
             ),
             r.delete(5),
+        ),
+        "the transparency tree holds 5 leaves; the log holds 4 revisions",
+        CONSISTENT,
+    ),
+    Edit(
+        "tail-cut-with-its-claim-tree-recomputed",
+        lambda r: (
+            r.claims(
+                "DELETE FROM {claims} WHERE namespace = %s AND key = %s",
+                (DIGEST_NAMESPACE, r.state(5)["digest"]),
+            ),
+            r.delete(5),
+            _forget_tree(r),
         ),
         None,
         CONSISTENT,
@@ -538,6 +580,7 @@ POSTGRESQL_SLICE = {
     "untouched",
     "text-edited",
     "head-forged-consistently",
+    "head-forged-consistently-tree-recomputed",
     "head-forged-unparsable",
     "undecodable-state",
     "field-of-the-wrong-type",
@@ -548,6 +591,7 @@ POSTGRESQL_SLICE = {
     "event-moved-to-another-stream",
     "event-duplicated-into-another-stream",
     "tail-cut-with-its-claim",
+    "tail-cut-with-its-claim-tree-recomputed",
     "claim-deleted",
     "claim-inserted",
 }

@@ -7,8 +7,9 @@ fields, each event on its artifact's stream at the next stream position,
 chain links, later versions, text digests); it then parses every stored
 text, compares it with its event (artifact, Journal version, predecessor)
 and replays the domain's chain and history rules from scratch; last it
-compares the digest claims with the revisions. It reports the first
-inconsistency, in one line.
+compares the digest claims with the revisions, and the stored transparency
+tree (leaves and tiles) with the tree recomputed from the texts. It reports
+the first inconsistency, in one line.
 
 What the log alone cannot reveal, it cannot find: an edit that stays
 consistent (a head's text, digest and claim forged together, or the tail of
@@ -27,6 +28,7 @@ from infrastructure.log import LogReader
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.progress import Progress, silent
+from journal.impl.ref.transparency_audit import tree_problem
 from projections.journal_chains import ChainFold, JournalWorldview, StoredRevision, read_after
 
 
@@ -84,6 +86,8 @@ class _Audit:
                 self.log.digest_claims(),
                 lambda: self._fold(fold, fold.view().position),
             )
+            if (tree := tree_problem(self.log)) is not None:
+                raise JournalIntegrityError(tree)
         except JournalIntegrityError as problem:
             return self._report(one_line(str(problem)))
         return self._report(None)

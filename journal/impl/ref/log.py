@@ -21,6 +21,7 @@ from domain.journal.chain import JournalChain
 from domain.journal.errors import InvalidValueError, JournalStoreError
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import Claim, LogApplication, StoreIdentityError
+from journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
 DIGEST_NAMESPACE = "journal-digest"
 JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -80,7 +81,13 @@ class JournalLog(LogApplication):
         self, store: str | None = None, *, create: bool = True, identity: str | None = None
     ) -> None:
         try:
-            super().__init__(store, create=create, identity=identity, schema=named_schema(identity))
+            super().__init__(
+                store,
+                create=create,
+                identity=identity,
+                schema=named_schema(identity),
+                tiler=JournalTiler(),
+            )
         except StoreIdentityError as error:
             raise JournalStoreError(
                 f"{error.where} holds {describe_identity(error.recorded)}, not "
@@ -98,11 +105,10 @@ class JournalLog(LogApplication):
         return {claim.key: claim.owner for claim in self.claims(DIGEST_NAMESPACE)}
 
     def append_chains(self, chains: Sequence[JournalChain]) -> list[Recording[UUID]]:
-        """Append every pending revision and claim its digest, all in one transaction."""
-        claims = [
-            Claim(DIGEST_NAMESPACE, event.digest, chain.coordinate)
-            for chain in chains
-            for event in chain.pending_events
-            if isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted)
-        ]
-        return self.append(chains, claims)
+        """Append every pending revision, claim its digest and add its leaf to the
+        transparency tree, all in one transaction."""
+        events = [event for chain in chains for event in chain.pending_events]
+        revisions = [event for event in events if isinstance(event, RevisionEvent)]
+        claims = [Claim(DIGEST_NAMESPACE, event.digest, event.coordinate) for event in revisions]
+        leaves = [revision_leaf(e) if isinstance(e, RevisionEvent) else None for e in events]
+        return self.append(chains, claims, leaves)

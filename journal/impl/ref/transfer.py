@@ -89,6 +89,7 @@ def replay_journal_events(log: JournalLog, events: Sequence[LoggedEvent]) -> tup
         [StoredEvent(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
         claims=list(claims),
     )
+    log.tiled_log.catch_up_entries()  # the events came without their leaves: derive them
     return claims
 
 

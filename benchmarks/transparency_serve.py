@@ -1,0 +1,180 @@
+"""Benchmark 8: ``nenjim serve`` under a bounded load on loopback, 1 and 4 server processes.
+
+A PostgreSQL Journal log of 5,000 revisions (``--quick``: 1,000) is served by
+1, then 4 ``nenjim serve`` processes (each its own port; the client spreads
+its requests over them round-robin). For each kind of request, client
+threads (one ``httpx.Client`` each, keep-alive) send requests for a fixed
+time; the table gives requests/s and the p50 and p99 latency. Kinds: the
+checkpoint (a signature over the tree's head, read from the tiles), a random
+full level 0 tile, the partial tiles of the right edge, and a lookup (a
+revision's inclusion proof with a fresh checkpoint). The client shares the
+2 cores with the servers and the database: the numbers bound what one
+machine does, they do not measure a server alone.
+
+Run: ``python -m benchmarks.transparency_serve [--quick]``.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import httpx
+
+from benchmarks.common import (
+    journal_text,
+    machine_table,
+    parse_options,
+    pg_problem,
+    pg_schema,
+    pg_store_url,
+)
+from benchmarks.common import table as markdown_table
+from domain.journal.chain import JournalChain
+from domain.journal.parser import parse_journal
+from domain.transparency import SignerKey, tiles_for_size
+from journal.impl.ref.log import JournalLog
+
+VERSION = "20260101T000000Z"
+THREADS = 4
+
+
+def _fill(store: str, count: int) -> None:
+    log = JournalLog(store)
+    try:
+        for start in range(0, count, 500):
+            log.append_chains(
+                [
+                    JournalChain.start(
+                        parse_journal(journal_text(f"bench.serve.a{n}", VERSION, None))
+                    )
+                    for n in range(start, min(count, start + 500))
+                ]
+            )
+    finally:
+        log.close()
+
+
+def _port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _server(store: str, key: Path) -> Iterator[str]:
+    port = _port()
+    command = ["serve", "--store", store, "--key", str(key), "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nenjim", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/checkpoint", timeout=5)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("nenjim serve did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _load(
+    urls: Sequence[str], paths: Callable[[random.Random], str], seconds: float
+) -> tuple[float, float, float]:
+    """Requests/s, p50 and p99 (ms) of ``THREADS`` clients for ``seconds``."""
+    latencies: list[list[float]] = [[] for _ in range(THREADS)]
+    errors: list[str] = []
+    stop = time.perf_counter() + seconds
+
+    def client(index: int) -> None:
+        rng = random.Random(index)
+        with httpx.Client(timeout=30) as http:
+            n = index
+            while True:  # at least one request each, however loaded the machine
+                url = f"{urls[n % len(urls)]}/{paths(rng)}"
+                n += 1
+                started = time.perf_counter()
+                response = http.get(url)
+                latencies[index].append(time.perf_counter() - started)
+                if response.status_code != 200:
+                    errors.append(f"{url}: {response.status_code}")
+                if time.perf_counter() >= stop:
+                    break
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(THREADS)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[0]}")
+    every = sorted(value for values in latencies for value in values)
+    p99 = every[min(len(every) - 1, int(len(every) * 0.99))]
+    return len(every) / elapsed, statistics.median(every) * 1000, p99 * 1000
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure and print the table."""
+    options = parse_options(argv, __doc__ or "")
+    size = 1_000 if options.quick else 5_000
+    seconds = 2.0 if options.quick else 6.0
+    problem = pg_problem()
+    if problem is not None:
+        print(f"skipped: {problem}")
+        return
+    print(machine_table())
+    full_tiles = [tile.path for tile in tiles_for_size(size) if tile.is_full and tile.level == 0]
+    edge = [tile.path for tile in tiles_for_size(size) if not tile.is_full]
+    kinds: dict[str, Callable[[random.Random], str]] = {
+        "checkpoint": lambda rng: "checkpoint",
+        "full tile (tile/0/N)": lambda rng: rng.choice(full_tiles),
+        "partial tiles of the edge": lambda rng: rng.choice(edge),
+        "lookup with inclusion proof": lambda rng: (
+            f"lookup/bench.serve.a{rng.randrange(size)}/{VERSION}"
+        ),
+    }
+    rows: list[list[str]] = []
+    with pg_schema("serve") as schema, tempfile.TemporaryDirectory() as directory:
+        store = pg_store_url(schema)
+        _fill(store, size)
+        key = Path(directory) / "log.key"
+        key.write_text(SignerKey.generate("bench.example/log").encode() + "\n")
+        for processes in (1, 4):
+            with ExitStack() as servers:
+                urls = [servers.enter_context(_server(store, key)) for _ in range(processes)]
+                for name, paths in kinds.items():
+                    _load(urls, paths, 0.5)  # warm-up
+                    rate, p50, p99 = _load(urls, paths, seconds)
+                    rows.append([name, str(processes), f"{rate:,.0f}", f"{p50:.1f}", f"{p99:.1f}"])
+    print(
+        markdown_table(
+            f"nenjim serve over PostgreSQL, {size:,} revisions, {THREADS} client threads",
+            ["request", "server processes", "requests/s", "p50 ms", "p99 ms"],
+            rows,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The entries and tiles of a tiled PostgreSQL log (see :mod:`infrastructure.log.tiles`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from eventsourcing.persistence import Notification
+from eventsourcing.postgres import PostgresDatastore
+from psycopg.sql import SQL, Identifier
+
+from infrastructure.log.tiles import (
+    StoredTile,
+    TileKey,
+    TilesMissingError,
+    Tiling,
+    extend_entries,
+)
+
+_PAGE = 500
+Connection = psycopg.Connection[Any]
+
+
+class PostgresTiles:
+    """The entries and tiles tables of the PostgreSQL log whose events are ``events_table``."""
+
+    def __init__(
+        self,
+        datastore: PostgresDatastore,
+        *,
+        name: str,
+        events_table: str,
+        tiling: Tiling,
+        lock: Callable[[Connection], None],
+    ) -> None:
+        self.datastore = datastore
+        self.tiling = tiling
+        self._lock = lock
+        names = {
+            "schema": Identifier(datastore.schema),
+            "entries": Identifier(f"{name}_entries"),
+            "entries_data": Identifier(f"{name}_entries_data"),
+            "tiles": Identifier(f"{name}_tiles"),
+            "events": Identifier(events_table),
+        }
+        self.statements = [
+            SQL(statement).format(**names)
+            for statement in (
+                "CREATE TABLE IF NOT EXISTS {schema}.{entries} (position bigint PRIMARY KEY, "
+                "notification_id bigint NOT NULL, data bytea NOT NULL)",
+                # A hash index: a B-tree refuses keys longer than a third of a page.
+                "CREATE INDEX IF NOT EXISTS {entries_data} ON {schema}.{entries} USING hash (data)",
+                "CREATE TABLE IF NOT EXISTS {schema}.{tiles} (level integer NOT NULL, "
+                "idx bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (level, idx))",
+            )
+        ]
+        self.sql = {
+            key: SQL(statement).format(**names)
+            for key, statement in {
+                "end": "SELECT position, notification_id FROM {schema}.{entries} "
+                "ORDER BY position DESC LIMIT 1",
+                # The end and, per level, the right-most tile of that tree (the tiles
+                # an append reads): sent with the append, one round trip for both.
+                "edge": "SELECT l.level, t.idx, t.data, e.position, e.notification_id "
+                "FROM (SELECT position, notification_id FROM {schema}.{entries} "
+                "ORDER BY position DESC LIMIT 1) AS e "
+                "CROSS JOIN generate_series(0, 7) AS l(level) "
+                "LEFT JOIN {schema}.{tiles} AS t "
+                "ON t.level = l.level AND t.idx = (e.position + 1) >> (8 * l.level + 8)",
+                "events": "SELECT notification_id, originator_id, originator_version, topic, "
+                "state FROM {schema}.{events} WHERE notification_id > %s "
+                "AND notification_id <= %s ORDER BY notification_id LIMIT %s",
+                "tiles": "SELECT k.n, t.data FROM unnest(%s::integer[], %s::bigint[]) "
+                "WITH ORDINALITY AS k(level, idx, n) "
+                "JOIN {schema}.{tiles} AS t USING (level, idx)",
+                # One round trip writes both: the entries in a data-modifying CTE.
+                "write": "WITH entries AS (INSERT INTO {schema}.{entries} "
+                "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[])) "
+                "INSERT INTO {schema}.{tiles} "
+                "SELECT * FROM unnest(%s::integer[], %s::bigint[], %s::bytea[]) "
+                "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+                "entries": "SELECT notification_id, data FROM {schema}.{entries} "
+                "WHERE position >= %s AND position < %s ORDER BY position",
+                "position": "SELECT min(position) AS position FROM {schema}.{entries} "
+                "WHERE data = %s",
+                "all_tiles": "SELECT level, idx, data FROM {schema}.{tiles} ORDER BY level, idx",
+            }.items()
+        }
+
+    def edge(self, conn: Connection) -> psycopg.Cursor[Any]:
+        """Queue the read of the tree's end and edge tiles (in pipeline mode: not sent yet)."""
+        return conn.execute(self.sql["edge"], prepare=True)
+
+    def extend(
+        self,
+        conn: Connection,
+        ids: Sequence[int],
+        new: Sequence[tuple[int, bytes]],
+        edge: Sequence[Any],
+    ) -> None:
+        """In the events' transaction: entries for the events before ``ids``, then ``new``.
+
+        ``edge`` holds the rows of :meth:`edge`, read after the events were
+        inserted, under the append's lock.
+        """
+        upto = ids[0] - 1 if ids else None
+        extend_entries(_Transaction(self, conn, edge), self.tiling, new, upto)
+
+    def catch_up_entries(self) -> None:
+        """Create the tables if need be and cover every stored event, in one transaction."""
+        with self.datastore.get_connection() as conn, conn.transaction():
+            self._lock(conn)
+            for statement in self.statements:
+                conn.execute(statement, prepare=False)
+            extend_entries(_Transaction(self, conn), self.tiling)
+
+    def entry_count(self) -> int:
+        with self.datastore.get_connection() as conn:
+            return _Transaction(self, conn).end()[0]
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
+        with self.datastore.get_connection() as conn:
+            return _Transaction(self, conn).read_tiles(keys)
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        with self.datastore.get_connection() as conn:
+            rows = conn.execute(self.sql["entries"], (start, stop)).fetchall()
+        return [(int(row["notification_id"]), bytes(row["data"])) for row in rows]
+
+    def entry_position(self, data: bytes) -> int | None:
+        with self.datastore.get_connection() as conn:
+            row = conn.execute(self.sql["position"], (data,)).fetchone()
+        return None if row is None or row["position"] is None else int(row["position"])
+
+    def stored_tiles(self) -> list[StoredTile]:
+        with self.datastore.get_connection() as conn:
+            rows = conn.execute(self.sql["all_tiles"]).fetchall()
+        return [StoredTile(int(r["level"]), int(r["idx"]), bytes(r["data"])) for r in rows]
+
+
+class _Transaction:
+    def __init__(
+        self, tables: PostgresTiles, conn: Connection, edge: Sequence[Any] | None = None
+    ) -> None:
+        self.tables = tables
+        self.conn = conn
+        self._end: tuple[int, int] | None = None
+        self._edge: dict[TileKey, bytes] = {}
+        if edge is not None:
+            self._end = (0, 0)
+            for row in edge:
+                self._end = (int(row["position"]) + 1, int(row["notification_id"]))
+                if row["data"] is not None:
+                    self._edge[(int(row["level"]), int(row["idx"]))] = bytes(row["data"])
+
+    def end(self) -> tuple[int, int]:
+        if self._end is not None:
+            return self._end
+        row = self.conn.execute(self.tables.sql["end"]).fetchone()
+        return (0, 0) if row is None else (int(row["position"]) + 1, int(row["notification_id"]))
+
+    def notifications(self, after: int, upto: int | None) -> Iterator[Notification]:
+        last = upto if upto is not None else 2**63 - 1
+        while True:
+            rows = self.conn.execute(self.tables.sql["events"], (after, last, _PAGE)).fetchall()
+            for row in rows:
+                originator: UUID | str = row["originator_id"]
+                yield Notification(
+                    id=int(row["notification_id"]),
+                    originator_id=originator,
+                    originator_version=int(row["originator_version"]),
+                    topic=str(row["topic"]),
+                    state=bytes(row["state"]),
+                )
+            if len(rows) < _PAGE:
+                return
+            after = int(rows[-1]["notification_id"])
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
+        if all(key in self._edge for key in keys):
+            return [self._edge[key] for key in keys]
+        params = ([level for level, _ in keys], [index for _, index in keys])
+        rows = self.conn.execute(self.tables.sql["tiles"], params).fetchall()
+        found = {int(row["n"]): bytes(row["data"]) for row in rows}
+        for n, (level, index) in enumerate(keys, start=1):
+            if n not in found:
+                raise TilesMissingError(f"tile (level {level}, index {index}) is not stored")
+        return [found[n] for n in range(1, len(keys) + 1)]
+
+    def write(
+        self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]
+    ) -> None:
+        self.conn.execute(
+            self.tables.sql["write"],
+            (
+                list(range(first, first + len(entries))),
+                [id_ for id_, _ in entries],
+                [data for _, data in entries],
+                [tile.level for tile in tiles],
+                [tile.index for tile in tiles],
+                [tile.data for tile in tiles],
+            ),
+        )

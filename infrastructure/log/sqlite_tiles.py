@@ -1,0 +1,170 @@
+"""The entries and tiles of a tiled SQLite log (see :mod:`infrastructure.log.tiles`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from uuid import UUID
+
+from eventsourcing.persistence import Notification
+from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
+
+from infrastructure.log.sqlite_files import retry_when_locked
+from infrastructure.log.tiles import (
+    StoredTile,
+    TileKey,
+    TilesMissingError,
+    Tiling,
+    extend_entries,
+)
+
+_PAGE = 500
+
+
+class SQLiteTiles:
+    """The entries and tiles tables of the SQLite log whose events are ``events_table``."""
+
+    def __init__(
+        self,
+        datastore: SQLiteDatastore,
+        *,
+        name: str,
+        events_table: str,
+        tiling: Tiling,
+        originator_id: Callable[[str], UUID | str],
+    ) -> None:
+        self.datastore = datastore
+        self.tiling = tiling
+        self.entries_table = f"{name}_entries"
+        self.tiles_table = f"{name}_tiles"
+        self.events_table = events_table
+        self._originator_id = originator_id
+        self.statements = [
+            f"CREATE TABLE IF NOT EXISTS {self.entries_table} ("
+            "position INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL, data BLOB NOT NULL)",
+            f"CREATE INDEX IF NOT EXISTS {self.entries_table}_data ON {self.entries_table} (data)",
+            f"CREATE TABLE IF NOT EXISTS {self.tiles_table} ("
+            "level INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, "
+            "PRIMARY KEY (level, idx)) WITHOUT ROWID",
+        ]
+
+    def transaction(self, c: SQLiteCursor) -> _Transaction:
+        """The tables as seen by the open writing transaction of cursor ``c``."""
+        return _Transaction(self, c)
+
+    def extend(self, c: SQLiteCursor, ids: Sequence[int], new: Sequence[tuple[int, bytes]]) -> None:
+        """In the events' transaction: entries for the events before ``ids``, then ``new``."""
+        upto = ids[0] - 1 if ids else None
+        extend_entries(self.transaction(c), self.tiling, new, upto)
+
+    def catch_up_entries(self) -> None:
+        """Create the tables if need be and cover every stored event, in one transaction."""
+        retry_when_locked(self._catch_up)
+
+    def _catch_up(self) -> None:
+        with self.datastore.get_connection(commit=True) as conn:
+            c = conn.cursor()
+            c.execute("BEGIN IMMEDIATE")  # the write lock first: no read to upgrade later
+            try:
+                for statement in self.statements:
+                    c.execute(statement)
+                extend_entries(self.transaction(c), self.tiling)
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+    def entry_count(self) -> int:
+        with self.datastore.transaction(commit=False) as c:
+            return _Transaction(self, c).end()[0]
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
+        with self.datastore.transaction(commit=False) as c:
+            return _Transaction(self, c).read_tiles(keys)
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT notification_id, CAST(data AS BLOB) FROM {self.entries_table} "
+                "WHERE position >= ? AND position < ? ORDER BY position",
+                (start, stop),
+            )
+            return [(int(row[0]), bytes(row[1])) for row in c.fetchall()]
+
+    def entry_position(self, data: bytes) -> int | None:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT min(position) FROM {self.entries_table} WHERE data = ?", (data,))
+            row = c.fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def stored_tiles(self) -> list[StoredTile]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT level, idx, CAST(data AS BLOB) FROM {self.tiles_table} ORDER BY level, idx"
+            )
+            return [StoredTile(int(r[0]), int(r[1]), bytes(r[2])) for r in c.fetchall()]
+
+
+class _Transaction:
+    def __init__(self, tables: SQLiteTiles, c: SQLiteCursor) -> None:
+        self.tables = tables
+        self.c = c
+
+    def end(self) -> tuple[int, int]:
+        self.c.execute(
+            f"SELECT position, notification_id FROM {self.tables.entries_table} "
+            "ORDER BY position DESC LIMIT 1"
+        )
+        row = self.c.fetchone()
+        return (0, 0) if row is None else (int(row[0]) + 1, int(row[1]))
+
+    def notifications(self, after: int, upto: int | None) -> Iterator[Notification]:
+        last = upto if upto is not None else -1
+        while True:
+            bound = "AND rowid <= ? " if last >= 0 else ""
+            self.c.execute(
+                "SELECT rowid, originator_id, originator_version, topic, state "
+                f"FROM {self.tables.events_table} WHERE rowid > ? {bound}ORDER BY rowid LIMIT ?",
+                (after, last, _PAGE) if last >= 0 else (after, _PAGE),
+            )
+            rows = self.c.fetchall()
+            for row in rows:
+                yield Notification(
+                    id=int(row[0]),
+                    originator_id=self.tables._originator_id(row[1]),
+                    originator_version=int(row[2]),
+                    topic=str(row[3]),
+                    state=bytes(row[4]),
+                )
+            if len(rows) < _PAGE:
+                return
+            after = int(rows[-1][0])
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
+        found: list[bytes] = []
+        for level, index in keys:
+            self.c.execute(
+                f"SELECT CAST(data AS BLOB) FROM {self.tables.tiles_table} "
+                "WHERE level = ? AND idx = ?",
+                (level, index),
+            )
+            row = self.c.fetchone()
+            if row is None:
+                raise TilesMissingError(
+                    f"tile (level {level}, index {index}) is not stored "
+                    f"in {self.tables.tiles_table}"
+                )
+            found.append(bytes(row[0]))
+        return found
+
+    def write(
+        self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]
+    ) -> None:
+        self.c.executemany(
+            f"INSERT INTO {self.tables.entries_table} VALUES (?, ?, ?)",
+            [(first + n, id_, data) for n, (id_, data) in enumerate(entries)],
+        )
+        self.c.executemany(
+            f"INSERT INTO {self.tables.tiles_table} VALUES (?, ?, ?) "
+            "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
+            [(tile.level, tile.index, tile.data) for tile in tiles],
+        )

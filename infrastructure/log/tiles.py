@@ -1,0 +1,156 @@
+"""Entries and tiles: two inline tables derived from a log's events, in their transaction.
+
+A *tiled* log keeps, beside its events, a numbered sequence of **entries**
+(``<name>_entries``: position from 0, the notification id of the event it
+came from, and opaque bytes) and a table of **tiles** (``<name>_tiles``:
+opaque bytes keyed by ``(level, index)``). Both are written in the same
+transaction as the events they cover, so they never lag or disagree with
+the log. The log knows nothing of what they mean: an :class:`EntryTiler`,
+given by the log's owner, says which bytes an event contributes as an entry
+and which tiles new entries change. The Journal uses it for its Merkle tree.
+
+The owner passes the entries of the events it appends (one per event, or
+``None``); events appended without entries (by an older build, or by a
+bulk import) are caught up, from the events themselves, at the next append
+or open, before anything else is added: entries follow notification order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+from uuid import UUID
+
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Notification
+
+TileKey = tuple[int, int]
+"""A tile's ``(level, index)``."""
+
+ReadTiles = Callable[[Sequence[TileKey]], Sequence[bytes]]
+"""Reads stored tiles (each key must exist) inside the writing transaction."""
+
+Decode = Callable[[Notification], DomainEventProtocol[UUID]]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTile:
+    """The bytes of tile ``(level, index)`` as stored (a partial tile grows in place)."""
+
+    level: int
+    index: int
+    data: bytes
+
+
+class TilesMissingError(LookupError):
+    """A tile that the entries call for is not stored."""
+
+
+class EntryTiler(Protocol):
+    """What a tiled log's owner computes: entries of events, tiles of entries."""
+
+    def entry_of(self, notification: Notification, decode: Decode) -> bytes | None:
+        """The entry an already stored event contributes (``None``: none)."""
+        ...
+
+    def tiles_after(
+        self, size: int, entries: Sequence[bytes], read_tiles: ReadTiles
+    ) -> Sequence[StoredTile]:
+        """The tiles that change when ``entries`` follow the ``size`` stored ones."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tiling:
+    """A tiled log's tiler, and how its events are decoded for :meth:`EntryTiler.entry_of`."""
+
+    tiler: EntryTiler
+    decode: Decode
+
+
+class TileTransaction(Protocol):
+    """A backend's view of the entries and tiles inside one writing transaction."""
+
+    def end(self) -> tuple[int, int]:
+        """The number of entries, and the notification id of the last (0: none)."""
+        ...
+
+    def notifications(self, after: int, upto: int | None) -> Iterable[Notification]:
+        """The stored events after id ``after`` (up to ``upto``), in order."""
+        ...
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> Sequence[bytes]:
+        """The stored bytes of each tile (``TilesMissingError`` for a missing one)."""
+        ...
+
+    def write(
+        self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]
+    ) -> None:
+        """Store ``(notification id, data)`` entries from position ``first``; upsert tiles."""
+        ...
+
+
+class TiledLog(Protocol):
+    """The read side of a tiled log (every call reads committed state)."""
+
+    def entry_count(self) -> int:
+        """How many entries the log holds (the size of its tree)."""
+        ...
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
+        """The stored bytes of each tile, in request order; a missing one is an error."""
+        ...
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        """``(notification id, data)`` of the entries at positions ``start`` to ``stop - 1``."""
+        ...
+
+    def entry_position(self, data: bytes) -> int | None:
+        """The position of the first entry whose bytes are ``data``, or ``None``."""
+        ...
+
+    def stored_tiles(self) -> list[StoredTile]:
+        """Every stored tile, by level then index (for audits)."""
+        ...
+
+    def catch_up_entries(self) -> None:
+        """Give entries and tiles to every stored event that lacks them, in one transaction."""
+        ...
+
+
+def new_entries(ids: Sequence[int] | None, kwargs: dict[str, Any]) -> list[tuple[int, bytes]]:
+    """The ``(notification id, data)`` pairs of an append's ``entries`` keyword.
+
+    ``entries`` holds one item per appended event, in the events' order:
+    its entry's bytes, or ``None``.
+    """
+    given: Sequence[bytes | None] = kwargs.get("entries", ())
+    if not given:
+        return []
+    if ids is None or len(ids) != len(given):
+        raise ValueError(
+            f"an append gave {len(given)} entries for {0 if ids is None else len(ids)} events"
+        )
+    return [(id_, data) for id_, data in zip(ids, given, strict=True) if data is not None]
+
+
+def extend_entries(
+    tx: TileTransaction,
+    tiling: Tiling,
+    new: Sequence[tuple[int, bytes]] = (),
+    upto: int | None = None,
+) -> None:
+    """Inside a writing transaction: catch up the events up to ``upto``, then add ``new``."""
+    size, covered = tx.end()
+    behind = upto is None or covered < upto  # else nothing to catch up: skip the read
+    pending = [
+        (notification.id, data)
+        for notification in (tx.notifications(covered, upto) if behind else ())
+        if (data := tiling.tiler.entry_of(notification, tiling.decode)) is not None
+    ]
+    pending.extend(new)
+    if not pending:
+        return
+    tiles = tiling.tiler.tiles_after(size, [data for _, data in pending], tx.read_tiles)
+    tx.write(size, pending, tiles)

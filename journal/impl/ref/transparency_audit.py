@@ -1,0 +1,73 @@
+"""The audit of a Journal log's transparency tree: stored leaves and tiles against the texts.
+
+The tree is recomputed from the stored texts, in notification order, and
+every stored leaf (its bytes and the notification it came from) and every
+stored tile is compared with it. The first difference is named: the leaf's
+position, or the tile's path.
+"""
+
+from __future__ import annotations
+
+from domain.transparency import HASH_SIZE, InvalidTileError, Tile
+from infrastructure.log import LogReader
+from journal.impl.ref.log import JournalLog
+from journal.impl.ref.transparency import RevisionEvent, expected_tiles, revision_leaf
+
+
+def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:
+    """``(notification id, leaf data)`` of every revision, from its stored text, in log order."""
+    reader = LogReader(log)
+    leaves: list[tuple[int, bytes]] = []
+    for notification in reader.notifications(0):
+        event = reader.event(notification)
+        if isinstance(event, RevisionEvent):
+            leaves.append((notification.id, revision_leaf(event)))
+    return leaves
+
+
+def tree_problem(log: JournalLog) -> str | None:
+    """The first way the stored tree disagrees with the log's texts (``None``: none)."""
+    leaves = text_leaves(log)
+    tiled = log.tiled_log
+    stored = tiled.read_entries(0, max(tiled.entry_count(), len(leaves)) + 1)
+    for position, (expected, found) in enumerate(zip(leaves, stored, strict=False)):
+        if found[0] != expected[0]:
+            return (
+                f"transparency leaf {position} is stored for notification {found[0]}; "
+                f"the revision at that position is notification {expected[0]}"
+            )
+        if found[1] != expected[1]:
+            return (
+                f"transparency leaf {position} (notification {expected[0]}) differs from "
+                f"the leaf of its stored text: {found[1]!r} != {expected[1]!r}"
+            )
+    if len(stored) != len(leaves):
+        return (
+            f"the transparency tree holds {len(stored)} leaves; "
+            f"the log holds {len(leaves)} revisions"
+        )
+    size, tiles = expected_tiles(data for _, data in leaves)
+    for tile in tiled.stored_tiles():
+        key = (tile.level, tile.index)
+        path = _path(tile.level, tile.index, len(tile.data))
+        wanted = tiles.pop(key, None)
+        if wanted is None:
+            return f"stored tile {path} is not a tile of the tree of {size} revisions"
+        if tile.data != wanted:
+            return f"stored tile {path} differs from the tree recomputed from the texts"
+    if tiles:
+        level, index = min(tiles)
+        missing = _path(level, index, len(tiles[(level, index)]))
+        return f"tile {missing} of the tree of {size} revisions is not stored"
+    return None
+
+
+def _path(level: int, index: int, length: int) -> str:
+    """The tile's path as the bytes stored make it (a malformed length is shown as such)."""
+    width, stray = divmod(length, HASH_SIZE)
+    try:
+        if not stray:
+            return Tile(level, index, width).path
+    except InvalidTileError:
+        pass  # impossible coordinates or width: named by its row instead
+    return f"(level {level}, index {index}, {length} bytes)"

@@ -1,0 +1,353 @@
+"""``nenjim keys new`` and the transparency commands of ``nenjim journal``.
+
+``keys new NAME --out PATH`` writes a signer key (mode 0600, never over an
+existing file) and prints its verifier key as the last line. ``journal
+checkpoint`` signs the stored tree's head; ``journal prove COORD VERSION``
+and ``journal prove --from N`` print an inclusion or consistency proof with
+the checkpoint it is proven against, as JSON; ``journal check-proof`` verifies
+such a document with nothing but the verifier key; ``journal audit
+--checkpoint FILE --key VKEY`` proves the stored log consistent with a
+checkpoint signed earlier. Key files are read with one trailing newline
+stripped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from domain.transparency import (
+    Checkpoint,
+    SignerKey,
+    TransparencyError,
+    VerifierKey,
+    open_checkpoint,
+)
+from journal.impl.ref.log import JournalLog, name_identity
+from journal.impl.ref.transparency_anchor import anchor_problem
+from journal.impl.ref.transparency_proofs import (
+    JournalTree,
+    ProofCheckError,
+    ProofRequestError,
+    check_proof,
+)
+from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CommandError
+
+Handler = Callable[[argparse.Namespace], int]
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``nenjim keys new``."""
+    keys = groups.add_parser("keys", help="make signing keys", description="Make signing keys.")
+    commands = keys.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+    new = commands.add_parser(
+        "new",
+        help="Write a new Ed25519 signer key; print its verifier key.",
+        description="Write a new Ed25519 signer key (signed-note format, file mode 0600) "
+        "and print its verifier key as the last line.",
+        parents=parents,
+    )
+    new.add_argument("name", metavar="NAME", help="the key's name (no '+', spaces or newlines)")
+    new.add_argument("--out", metavar="PATH", required=True, help="the new key file")
+    new.set_defaults(handler=keys_new)
+
+
+def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.ArgumentParser]) -> None:
+    """``nenjim journal checkpoint|prove|check-proof``."""
+    checkpoint = add(
+        "checkpoint", checkpoint_command, "Sign the head of the store's tree.", reading()
+    )
+    _signing(checkpoint)
+    prove = add(
+        "prove",
+        prove_command,
+        "Prove a revision is in the store's tree, or the tree grew from an older size.",
+        reading(),
+    )
+    prove.add_argument("coordinate", metavar="COORD", nargs="?", help="artifact coordinate")
+    prove.add_argument("version", metavar="VERSION", nargs="?", help="its Journal version")
+    prove.add_argument(
+        "--from", dest="old_size", metavar="N", type=_size, help="consistency from tree size N"
+    )
+    _signing(prove)
+    check = add("check-proof", check_proof_command, "Verify a proof offline with the verifier key.")
+    check.add_argument("file", metavar="FILE", help="the proof (JSON of prove); - for stdin")
+    check.add_argument("--key", metavar="VKEY", required=True, help="verifier key file")
+    check.add_argument(
+        "--since", metavar="CHECKPOINT", help="a checkpoint trusted before (consistency proofs)"
+    )
+    verify_log = add(
+        "verify-log",
+        verify_log_command,
+        "Verify a served log: checkpoint, every tile and entry bundle, the root.",
+    )
+    verify_log.add_argument("url", metavar="URL", help="the log's base URL (of nenjim serve)")
+    verify_log.add_argument("--key", metavar="VKEY", required=True, help="verifier key file")
+    verify_log.add_argument(
+        "--since", metavar="CHECKPOINT", help="a checkpoint trusted before: the log must extend it"
+    )
+
+
+def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``nenjim serve``."""
+    serve = groups.add_parser(
+        "serve",
+        help="serve a store's transparency log over HTTP, read-only",
+        description="Serve the Journal's transparency log of a store over HTTP, read-only: "
+        "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json. "
+        "Needs pip install 'nenjim[serve]'.",
+        parents=parents,
+    )
+    serve.add_argument("--store", metavar="URL", help="URL of an existing event store")
+    serve.add_argument("--journal", metavar="NAME", help="the Journal's name, if it has one")
+    _signing(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
+    serve.set_defaults(handler=serve_command)
+
+
+def add_audit_options(audit: argparse.ArgumentParser) -> None:
+    """``--checkpoint FILE --key VKEY`` of ``nenjim journal audit``, around its handler."""
+    audit.add_argument(
+        "--checkpoint", metavar="FILE", help="a checkpoint signed earlier: the log must extend it"
+    )
+    audit.add_argument("--key", metavar="VKEY", help="the verifier key of --checkpoint")
+    audit.set_defaults(handler=_anchored(audit.get_default("handler")))
+
+
+def _signing(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key", metavar="PATH", required=True, help="signer key file")
+    parser.add_argument("--origin", metavar="O", help="checkpoint origin (default: the key name)")
+
+
+def _size(text: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tree size (a decimal number)")
+    return int(text)
+
+
+def keys_new(args: argparse.Namespace) -> int:
+    """Write a new signer key to ``--out``; print the verifier key last."""
+    try:
+        key = SignerKey.generate(args.name)
+    except TransparencyError as error:
+        raise CommandError(f"argument NAME: {error}", EXIT_USAGE, "usage") from None
+    path = Path(args.out)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise CommandError(f"{path} exists: a key file is never overwritten") from None
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(key.encode() + "\n")
+    verifier = key.verifier.encode()
+    if args.json:
+        _print(_dumps({"name": key.name, "signer_key_file": str(path), "verifier_key": verifier}))
+    else:
+        _print(f"wrote the signer key {key.name} to {path} (keep it secret); its verifier key:")
+        _print(verifier)
+    return EXIT_OK
+
+
+def checkpoint_command(args: argparse.Namespace) -> int:
+    """Print a signed checkpoint of the store's tree."""
+    with _tree(args) as tree:
+        signed = tree.sign()
+    if args.json:
+        _print(_dumps({"checkpoint": signed.note, "tree_size": signed.checkpoint.size}))
+    else:
+        sys.stdout.write(signed.note)
+    return EXIT_OK
+
+
+def prove_command(args: argparse.Namespace) -> int:
+    """Print an inclusion or a consistency proof as JSON."""
+    revision = args.coordinate is not None
+    if revision == (args.old_size is not None) or revision != (args.version is not None):
+        raise CommandError(
+            "give either COORD VERSION (inclusion) or --from N (consistency)", EXIT_USAGE, "usage"
+        )
+    with _tree(args) as tree:
+        try:
+            if revision:
+                document = tree.prove_inclusion(args.coordinate, args.version)
+            else:
+                document = tree.prove_consistency(args.old_size)
+        except ProofRequestError as error:
+            raise CommandError(str(error)) from None
+    _print(_dumps(document))
+    return EXIT_OK
+
+
+def check_proof_command(args: argparse.Namespace) -> int:
+    """Verify a proof document offline; exit 1 unless it holds."""
+    verifier = _verifier(args.key)
+    text = sys.stdin.read() if args.file == "-" else _read(args.file, "proof")
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise CommandError(f"proof {args.file}: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise CommandError(f"proof {args.file}: not a JSON object")
+    since = None if args.since is None else _checkpoint(args.since, verifier)
+    try:
+        checked = check_proof(document, verifier, since=since)
+    except ProofCheckError as error:
+        raise CommandError(f"proof {args.file} does not hold: {error}") from None
+    if args.json:
+        _print(_dumps({"ok": True, "kind": checked.kind, "tree_size": checked.checkpoint.size}))
+    else:
+        _print(f"proof OK: {checked.summary}")
+    return EXIT_OK
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        import uvicorn  # noqa: PLC0415
+
+        from nenjim.server import build_app  # noqa: PLC0415
+    except ImportError as error:
+        raise CommandError(_needs_serve(error)) from None
+    signer = _signer(args.key)
+    with _opened(args) as log:
+        app = build_app(log, signer, args.origin)
+        sys.stderr.write(f"serving the transparency log on http://{args.host}:{args.port}/\n")
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def verify_log_command(args: argparse.Namespace) -> int:
+    """Verify a served log end to end; exit 1 unless it holds."""
+    try:
+        from nenjim.log_client import LogCheckError, verify_log  # noqa: PLC0415
+    except ImportError as error:
+        raise CommandError(_needs_serve(error)) from None
+    verifier = _verifier(args.key)
+    since = None if args.since is None else _checkpoint(args.since, verifier)
+    try:
+        verified = verify_log(args.url, verifier, since=since)
+    except LogCheckError as error:
+        raise CommandError(f"verify-log failed: {error}") from None
+    size = verified.checkpoint.size
+    if args.json:
+        _print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
+    else:
+        extends = "" if since is None else f", extending the trusted tree of {since.size}"
+        _print(
+            f"log OK: {verified.checkpoint.origin} at tree size {size}: {verified.tiles} "
+            f"tiles and every entry verified{extends}"
+        )
+    return EXIT_OK
+
+
+def _needs_serve(error: ImportError) -> str:
+    return f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})"
+
+
+def _anchored(audit: Handler) -> Handler:
+    """The audit, first proving the log consistent with ``--checkpoint`` when given."""
+
+    def run(args: argparse.Namespace) -> int:
+        if (args.checkpoint is None) != (args.key is None):
+            raise CommandError(
+                "--checkpoint and --key go together (the checkpoint and its verifier key)",
+                EXIT_USAGE,
+                "usage",
+            )
+        if args.checkpoint is not None:
+            checkpoint = _checkpoint(args.checkpoint, _verifier(args.key))
+            with _opened(args) as log:
+                problem = anchor_problem(log, checkpoint)
+            if problem is not None:
+                raise CommandError(
+                    f"audit failed: the log does not extend checkpoint {args.checkpoint}: "
+                    f"{problem}",
+                    EXIT_FAILURE,
+                    "audit",
+                )
+            if not args.json:
+                _print(
+                    f"checkpoint OK: the log extends {checkpoint.origin} at tree size "
+                    f"{checkpoint.size}"
+                )
+        return audit(args)
+
+    return run
+
+
+@contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[JournalLog]:
+    from nenjim.cli_commands import chosen_store  # noqa: PLC0415
+
+    store = chosen_store(args)
+    if store is None:
+        raise CommandError(
+            "no store: give --store URL (or set $NENJIM_STORE_URL)", EXIT_USAGE, "usage"
+        )
+    identity = None if args.journal is None else name_identity(args.journal)
+    log = JournalLog(store, create=False, identity=identity)
+    try:
+        yield log
+    finally:
+        log.close()
+
+
+@contextmanager
+def _tree(args: argparse.Namespace) -> Iterator[JournalTree]:
+    signer = _signer(args.key)
+    with _opened(args) as log:
+        try:
+            yield JournalTree(log, signer, args.origin)
+        except TransparencyError as error:
+            raise CommandError(str(error)) from None
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        detail = error.strerror if isinstance(error, OSError) else "not UTF-8"
+        raise CommandError(f"cannot read the {what} {path}: {detail}") from None
+
+
+def _key_text(path: str) -> str:
+    text = _read(path, "key file")
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _signer(path: str) -> SignerKey:
+    try:
+        return SignerKey.parse(_key_text(path))
+    except TransparencyError as error:
+        raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
+
+
+def _verifier(path: str) -> VerifierKey:
+    try:
+        return VerifierKey.parse(_key_text(path))
+    except TransparencyError as error:
+        raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
+
+
+def _checkpoint(path: str, verifier: VerifierKey) -> Checkpoint:
+    try:
+        return open_checkpoint(_read(path, "checkpoint"), [verifier])
+    except TransparencyError as error:
+        raise CommandError(f"checkpoint {path}: {error}") from None
+
+
+def _dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True)
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")

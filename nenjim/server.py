@@ -1,0 +1,143 @@
+"""``nenjim serve``: the Journal's transparency log over HTTP, read-only (Starlette on uvicorn).
+
+The C2SP ``tlog-tiles`` endpoints, byte-exact: ``GET /checkpoint`` (the signed
+checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
+``GET /tile/entries/<N>[.p/<W>]``; plus ``GET /lookup/<COORD>/<VERSION>``
+(a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
+journal prove`` prints it), the Journal's queries as JSON under
+``/journal/`` (see :mod:`nenjim.server_queries`) and ``GET /openapi.json``. Every request reads the
+store as it is: revisions another process appends show up at the next
+request. Full tiles and bundles never change and are served as immutable.
+Needs the ``serve`` extra (``pip install 'nenjim[serve]'``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from domain.transparency import (
+    InvalidTilePathError,
+    SignerKey,
+    parse_entry_bundle_path,
+    parse_tile_path,
+)
+from journal.impl.ref.log import JournalLog
+from journal.impl.ref.transparency_proofs import (
+    JournalTree,
+    ProofRequestError,
+    served_bundle,
+    served_tile,
+)
+from nenjim.server_queries import query_routes
+
+TEXT = "text/plain; charset=utf-8"
+BINARY = "application/octet-stream"
+IMMUTABLE = {"Cache-Control": "public, max-age=31536000, immutable"}
+FRESH = {"Cache-Control": "no-cache"}
+
+
+def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> Starlette:
+    """The read-only application over the open Journal log ``log``."""
+    tree = JournalTree(log, signer, origin)
+
+    def checkpoint(_: Request) -> Response:
+        return PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
+
+    def tile(request: Request) -> Response:
+        path = "tile/" + request.path_params["path"]
+        try:
+            if path.startswith("tile/entries/"):
+                bundle = parse_entry_bundle_path(path)
+                data = served_bundle(log.tiled_log, bundle)
+                full = bundle.is_full
+            else:
+                wanted = parse_tile_path(path)
+                data = served_tile(log.tiled_log, wanted)
+                full = wanted.is_full
+        except InvalidTilePathError as error:
+            return PlainTextResponse(f"{error}\n", status_code=404, media_type=TEXT)
+        if data is None:
+            return PlainTextResponse(
+                f"{path} is not in the tree yet\n", status_code=404, media_type=TEXT
+            )
+        return Response(data, media_type=BINARY, headers=IMMUTABLE if full else FRESH)
+
+    def lookup(request: Request) -> Response:
+        coordinate = request.path_params["coordinate"]
+        version = request.path_params["version"]
+        try:
+            return JSONResponse(tree.prove_inclusion(coordinate, version), headers=FRESH)
+        except ProofRequestError as error:
+            return JSONResponse({"error": str(error)}, status_code=404)
+
+    def openapi(_: Request) -> Response:
+        return JSONResponse(OPENAPI)
+
+    return Starlette(
+        routes=[
+            Route("/checkpoint", checkpoint),
+            Route("/tile/{path:path}", tile),
+            Route("/lookup/{coordinate}/{version}", lookup),
+            Route("/openapi.json", openapi),
+            *query_routes(log),
+        ]
+    )
+
+
+def _binary(summary: str) -> dict[str, Any]:
+    return {
+        "summary": summary,
+        "responses": {
+            "200": {"content": {BINARY: {"schema": {"type": "string", "format": "binary"}}}},
+            "404": {"description": "not a canonical path, or not in the tree yet"},
+        },
+    }
+
+
+def _json(summary: str) -> dict[str, Any]:
+    return {
+        "get": {
+            "summary": summary,
+            "responses": {
+                "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"description": "a malformed coordinate or version"},
+                "404": {"description": "no such artifact, revision or release"},
+            },
+        }
+    }
+
+
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "nenjim transparency log (C2SP tlog-tiles)", "version": "1"},
+    "paths": {
+        "/checkpoint": {
+            "get": {
+                "summary": "The signed checkpoint (C2SP tlog-checkpoint, signed note)",
+                "responses": {"200": {"content": {TEXT: {"schema": {"type": "string"}}}}},
+            }
+        },
+        "/tile/{L}/{N}": {"get": _binary("A hash tile: full, or partial with a .p/W suffix")},
+        "/tile/entries/{N}": {"get": _binary("An entry bundle: full, or partial (.p/W)")},
+        "/journal/coordinates": _json("Every artifact coordinate, sorted"),
+        "/journal/{coordinate}/revisions": _json("An artifact's revisions, oldest first"),
+        "/journal/{coordinate}/latest": _json("An artifact's latest revision"),
+        "/journal/{coordinate}/exact/{version}": _json("The revision at a Journal version"),
+        "/journal/{coordinate}/as-of/{version}": _json("The newest revision at or before"),
+        "/journal/{coordinate}/release/{version}": _json("A release of the latest revision"),
+        "/lookup/{coordinate}/{version}": {
+            "get": {
+                "summary": "A revision's leaf, index, inclusion proof and signed checkpoint",
+                "responses": {
+                    "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                    "404": {"description": "no such revision"},
+                },
+            }
+        },
+    },
+}

@@ -1,0 +1,93 @@
+"""The Journal's queries as JSON, for ``nenjim serve``: a projection that follows the log.
+
+The chain projection is caught up with the log before every answer (one
+read when nothing was appended), so revisions another process ingests are
+answered at the next request, as the tree's checkpoint is.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from domain.journal.errors import InvalidValueError
+from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from infrastructure.log import LogReader
+from journal.impl.ref.log import JournalLog
+from journal.model import JournalRevision
+from nenjim.cli_json import located_release_json, log_json, revision_json
+from projections.journal_chains import ChainSnapshot, JournalChainsProjection, JournalWorldview
+
+FRESH = {"Cache-Control": "no-cache"}
+
+
+class _Followed:
+    """The chain projection of one log, caught up on demand under a lock."""
+
+    def __init__(self, log: JournalLog) -> None:
+        self._reader = LogReader(log)
+        self._projection = JournalChainsProjection()
+        self._lock = threading.Lock()
+
+    def chain(self, coordinate: str) -> ChainSnapshot:
+        view = self.caught_up()
+        chain = view.chain(ArtifactCoordinate(coordinate))
+        if chain is None:
+            raise LookupError(f"no artifact {coordinate}")
+        return chain
+
+    def caught_up(self) -> JournalWorldview:
+        with self._lock:
+            return self._projection.catch_up(self._reader)
+
+
+def query_routes(log: JournalLog) -> list[Route]:
+    """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release."""
+    followed = _Followed(log)
+
+    def answer(request: Request) -> Response:
+        params = request.path_params
+        try:
+            chain = followed.chain(params["coordinate"])
+            query = params["query"]
+            document: dict[str, object]
+            if query == "revisions":
+                document = log_json(chain.revisions)
+            elif query == "latest":
+                document = revision_json(chain.latest)
+            elif query in ("exact", "as-of") and "version" in params:
+                version = JournalVersion(params["version"])
+                found = chain.exact(version) if query == "exact" else chain.as_of(version)
+                if found is None:
+                    raise LookupError(f"no revision {params['coordinate']} {query} {version}")
+                document = revision_json(found)
+            elif query == "release" and "version" in params:
+                document = _release(chain.latest, ReleaseVersion(params["version"]))
+            else:
+                return JSONResponse({"error": f"unknown query {query!r}"}, status_code=404)
+        except InvalidValueError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        except LookupError as error:
+            return JSONResponse({"error": str(error)}, status_code=404)
+        return JSONResponse(document, headers=FRESH)
+
+    def coordinates(_: Request) -> Response:
+        view = followed.caught_up()
+        names = sorted(str(c) for c in view.chains)
+        return JSONResponse({"coordinates": names}, headers=FRESH)
+
+    return [
+        Route("/journal/coordinates", coordinates),
+        Route("/journal/{coordinate}/{query}", answer),
+        Route("/journal/{coordinate}/{query}/{version}", answer),
+    ]
+
+
+def _release(revision: JournalRevision, version: ReleaseVersion) -> dict[str, object]:
+    release = revision.release(version)
+    if release is None:
+        raise LookupError(f"no release {version} in {revision.coordinate} {revision.version}")
+    return located_release_json(revision, release)

@@ -1,0 +1,238 @@
+"""The Journal log's transparency tree: leaves and tiles written with the revisions.
+
+Each store kind keeps, in the transaction of every append, one leaf per
+revision (in notification order) and the tiles of the tree over them. The
+stored tiles are compared here with tiles built independently, in memory,
+from the leaves of the stored texts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from domain.journal.chain import JournalChain, chain_id
+from domain.journal.parser import parse_journal
+from domain.transparency import MemoryTree, read_tile, tiles_for_size
+from infrastructure.log import Claim, LogApplication, LogReader
+from journal.impl.ref.audit import audit_journal_log
+from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from journal.impl.ref.transparency import RevisionEvent, revision_leaf
+from journal.impl.ref.transparency_audit import tree_problem
+from journal_texts import Chain, journal_text
+from nenjim.cli import main as nenjim
+
+V1, V2 = "20260101T000000Z", "20260201T000000Z"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "journal.db"
+
+
+def _geneses(first: int, count: int) -> list[JournalChain]:
+    return [
+        JournalChain.start(parse_journal(journal_text(f"org.example.a{n}", V1)))
+        for n in range(first, first + count)
+    ]
+
+
+def _text_leaves(log: LogApplication) -> list[bytes]:
+    reader = LogReader(log)
+    events = (reader.event(n) for n in reader.notifications(0))
+    return [revision_leaf(e) for e in events if isinstance(e, RevisionEvent)]
+
+
+def _assert_tree_matches_texts(log: JournalLog) -> int:
+    """The stored leaves are the texts' leaves; the stored tiles are those of their tree."""
+    tiled = log.tiled_log
+    leaves = _text_leaves(log)
+    stored = tiled.read_entries(0, tiled.entry_count())
+    assert [data for _, data in stored] == leaves
+    tree = MemoryTree(leaves)
+    expected = {(t.level, t.index): read_tile(t, tree) for t in tiles_for_size(tree.size)}
+    assert {(t.level, t.index): t.data for t in tiled.stored_tiles()} == expected
+    assert tree_problem(log) is None
+    return tree.size
+
+
+@pytest.mark.parametrize("batches", [[1, 255, 1, 300, 3], [256, 256], [513]])
+def test_every_append_writes_its_leaves_and_tiles(store_url: str, batches: list[int]) -> None:
+    log = JournalLog(store_url)
+    first = 0
+    for count in batches:
+        log.append_chains(_geneses(first, count))
+        first += count
+        assert _assert_tree_matches_texts(log) == first
+
+
+def test_successors_are_leaves_in_acceptance_order(store_url: str) -> None:
+    log = JournalLog(store_url)
+    chain = Chain("org.example.widget")
+    head = JournalChain.start(parse_journal(chain.add(V1)))
+    log.append_chains([head, *_geneses(0, 2)])
+    head.accept(parse_journal(chain.add(V2)), log.digest_owner)
+    log.append_chains([head])
+    stored = log.tiled_log.read_entries(0, 10)
+    assert [data.split()[:2] for _, data in stored] == [
+        [b"org.example.widget", V1.encode()],
+        [b"org.example.a0", V1.encode()],
+        [b"org.example.a1", V1.encode()],
+        [b"org.example.widget", V2.encode()],
+    ]
+    assert [id_ for id_, _ in stored] == [1, 2, 3, 4]
+    assert log.tiled_log.entry_position(stored[3][1]) == 3
+    assert log.tiled_log.entry_position(b"no such leaf\n") is None
+
+
+def test_a_refused_append_leaves_the_tree_unchanged(store_url: str) -> None:
+    log = JournalLog(store_url)
+    chain = Chain("org.example.widget")
+    genesis = parse_journal(chain.add(V1))
+    log.append_chains([JournalChain.start(genesis), *_geneses(0, 3)])
+    before = (log.tiled_log.entry_count(), log.tiled_log.stored_tiles())
+    first: JournalChain = log.repository.get(chain_id(genesis.coordinate))
+    second: JournalChain = log.repository.get(chain_id(genesis.coordinate))
+    first.accept(parse_journal(chain.add(V2)), log.digest_owner)
+    other = journal_text("org.example.widget", "20260202T000000Z", predecessor=str(genesis.digest))
+    second.accept(parse_journal(other), log.digest_owner)
+    log.append_chains([first])
+    after_first = (log.tiled_log.entry_count(), log.tiled_log.stored_tiles())
+    assert after_first != before
+    with pytest.raises(IntegrityError):
+        log.append_chains([second, *_geneses(10, 2)])
+    assert (log.tiled_log.entry_count(), log.tiled_log.stored_tiles()) == after_first
+    assert _assert_tree_matches_texts(log) == 5
+
+
+class _OlderBuildLog(LogApplication):
+    """The Journal log as a build without the tree writes it: events and claims only."""
+
+    name = "journal"
+
+
+def test_revisions_appended_without_leaves_are_caught_up(durable_store_url: str) -> None:
+    log = JournalLog(durable_store_url)
+    log.append_chains(_geneses(0, 3))
+    older = _OlderBuildLog(durable_store_url)
+    chains = _geneses(3, 2)
+    older.append(chains, [Claim(DIGEST_NAMESPACE, _digest(c), c.coordinate) for c in chains])
+    assert log.tiled_log.entry_count() == 3  # behind: the older build wrote no leaves
+    # The next append covers the older build's revisions first, in log order.
+    log.append_chains(_geneses(5, 1))
+    assert _assert_tree_matches_texts(log) == 6
+    older.append(_geneses(6, 300), [])
+    reopened = JournalLog(durable_store_url, create=False)  # an open catches up too
+    assert reopened.tiled_log.entry_count() == 306
+    assert _assert_tree_matches_texts(reopened) == 306
+
+
+def _digest(chain: JournalChain) -> str:
+    event = chain.pending_events[0]
+    assert isinstance(event, RevisionEvent)
+    return event.digest
+
+
+def test_a_store_of_an_older_build_gets_its_tree_on_open(tmp_path: Path) -> None:
+    shutil.copyfile(FIXTURE, tmp_path / "journal.db")
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    with sqlite3.connect(tmp_path / "journal.db") as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+    assert "journal_tiles" not in tables
+    log = JournalLog(url, create=False)
+    assert _assert_tree_matches_texts(log) == 51
+    log.close()
+
+
+def _tampered_store(tmp_path: Path, count: int) -> tuple[str, Path]:
+    path = tmp_path / "journal.db"
+    url = f"sqlite:///{path}"
+    log = JournalLog(url)
+    log.append_chains(_geneses(0, count))
+    log.close()
+    return url, path
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (
+            "UPDATE journal_tiles SET data = zeroblob(32) || substr(data, 33) "
+            "WHERE level = 0 AND idx = 1",
+            "stored tile tile/0/001.p/4 differs from the tree recomputed from the texts",
+        ),
+        (
+            "UPDATE journal_tiles SET data = substr(data, 1, 32 * 3) WHERE level = 0 AND idx = 1",
+            "stored tile tile/0/001.p/3 differs from the tree recomputed from the texts",
+        ),
+        (
+            "DELETE FROM journal_tiles WHERE level = 1",
+            "tile tile/1/000.p/1 of the tree of 260 revisions is not stored",
+        ),
+        (
+            "INSERT INTO journal_tiles VALUES (2, 0, zeroblob(32))",
+            "stored tile tile/2/000.p/1 is not a tile of the tree of 260 revisions",
+        ),
+        (
+            "UPDATE journal_entries SET data = CAST('x' AS BLOB) WHERE position = 7",
+            "transparency leaf 7 (notification 8) differs from the leaf of its stored text",
+        ),
+        (
+            "UPDATE journal_entries SET notification_id = 99 WHERE position = 7",
+            "transparency leaf 7 is stored for notification 99; the revision at that position "
+            "is notification 8",
+        ),
+    ],
+)
+def test_the_audit_names_a_stored_tile_or_leaf_that_disagrees(
+    tmp_path: Path, edit: str, named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, path = _tampered_store(tmp_path, 260)
+    assert audit_journal_log(url).ok
+    with sqlite3.connect(path) as connection:
+        connection.execute(edit)
+    report = audit_journal_log(url)
+    assert report.problem is not None
+    assert named in report.problem
+    assert nenjim(["journal", "audit", "--store", url]) == 1
+    captured = capsys.readouterr()
+    assert named in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_racing_writers_leave_one_tree_of_the_log(durable_store_url: str) -> None:
+    logs = [JournalLog(durable_store_url) for _ in range(4)]
+
+    def write(n: int) -> None:
+        for batch in range(10):
+            logs[n].append_chains(_geneses(1000 * n + 10 * batch, 1 + batch % 3))
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert _assert_tree_matches_texts(logs[0]) == 4 * 19  # each writes 1+2+3+1+2+3+1+2+3+1
+
+
+def test_concurrent_first_opens_of_a_new_store_all_open(durable_store_url: str) -> None:
+    opened: list[JournalLog] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def open_log() -> None:
+        start.wait()
+        try:
+            opened.append(JournalLog(durable_store_url))
+        except BaseException as error:  # reported below, with the others
+            failures.append(error)
+
+    threads = [threading.Thread(target=open_log) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    opened[0].append_chains(_geneses(0, 3))
+    assert all(log.tiled_log.entry_count() == 3 for log in opened)
