@@ -26,17 +26,17 @@ class _Status:
 
 @pytest.fixture
 def other_family(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """A second family, as the storage log's will be: registered by one more entry."""
+    """One more family (a made-up log's): registered by one more entry."""
     rebuilt: list[tuple[str, str]] = []
 
     def statuses(url: str) -> list[_Status]:
-        return [_Status("agent-runs", "storage", 2, 5, 3)]
+        return [_Status("team-runs", "teams", 2, 5, 3)]
 
     def rebuild(url: str, name: str, progress: Any) -> str:
         rebuilt.append((url, name))
         return f"{name}: 5 rows"
 
-    families = [*projection_admin.FAMILIES, Family(("agent-runs",), statuses, rebuild)]
+    families = [*projection_admin.FAMILIES, Family(("team-runs",), statuses, rebuild)]
     monkeypatch.setattr(projection_admin, "FAMILIES", families)
     return rebuilt
 
@@ -57,7 +57,7 @@ def test_status_lists_every_family(
     assert main(["projections", "status", "--store", store, "--json"]) == 0
     assert [p["name"] for p in json.loads(capsys.readouterr().out)["projections"]] == [
         "journal-chains",
-        "agent-runs",
+        "team-runs",
     ]
 
 
@@ -65,11 +65,11 @@ def test_rebuild_goes_to_the_family_that_names_the_projection(
     tmp_path: Path, other_family: list[tuple[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = _store(tmp_path, capsys)
-    assert main(["projections", "rebuild", "agent-runs", "--store", store]) == 0
-    assert capsys.readouterr().out.startswith("rebuilt agent-runs: 5 rows in ")
-    assert other_family == [(store, "agent-runs")]
+    assert main(["projections", "rebuild", "team-runs", "--store", store]) == 0
+    assert capsys.readouterr().out.startswith("rebuilt team-runs: 5 rows in ")
+    assert other_family == [(store, "team-runs")]
     assert main(["projections", "rebuild", "nope", "--store", store]) == 2
-    assert "known: journal-chains, agent-runs" in capsys.readouterr().err
+    assert "known: journal-chains, agent-runs, team-runs" in capsys.readouterr().err
 
 
 def test_a_family_whose_log_is_missing_is_left_out_unless_all_are(
