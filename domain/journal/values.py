@@ -123,11 +123,12 @@ class JournalVersion(_TextValue):
             and text[9:15].isdigit()
         ):
             return None
+        year, month_day = divmod(int(text[:8]), 10000)
+        hour, minute_second = divmod(int(text[9:15]), 10000)
         try:
             return datetime(
-                int(text[:4]), int(text[4:6]), int(text[6:8]),
-                int(text[9:11]), int(text[11:13]), int(text[13:15]), tzinfo=UTC,
-            )  # fmt: skip
+                year, *divmod(month_day, 100), hour, *divmod(minute_second, 100), tzinfo=UTC
+            )
         except ValueError:  # not a real calendar date-time (e.g. 20260230, 24:00, :60)
             return None
 
