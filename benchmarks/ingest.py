@@ -71,8 +71,9 @@ from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection
 
 THREADS = (1, 8)
-SQLITE_TARGET = 1.5
-PG_TARGET = 2.0
+# Wanted ratios of ours to the stock save: SQLite by writer count; PostgreSQL at 8 writers.
+SQLITE_TARGET = {1: 1.0, 8: 2.0}
+PG_TARGET = 3.0
 # Successors prepared per artifact: chains grow from 1 to at most this + 1 revisions.
 SUCCESSORS_PER_ARTIFACT = 20
 MAIN = Timing(runs=3, seconds=2.0, warmup=0.3)
@@ -465,7 +466,6 @@ def _measure_backend(
     main = QUICK if options.quick else MAIN
     side = QUICK if options.quick else SIDE
     result = BackendResult({}, {})
-    target = SQLITE_TARGET if backend == "SQLite" else PG_TARGET
 
     def record(variant: str, threads: int, rate: Rate) -> None:
         result.rates.setdefault(variant, {})[threads] = rate
@@ -501,6 +501,7 @@ def _measure_backend(
                         place, "journal_events", steps, side.seconds
                     )
                 stock = result.rates["stock"][threads].median
+                target = SQLITE_TARGET[threads] if backend == "SQLite" else PG_TARGET
                 missed = rate.median < target * stock
                 wanted = backend == "SQLite" or threads == 8
                 if options.profile and missed and wanted:
@@ -611,9 +612,9 @@ def _targets(results: dict[str, BackendResult]) -> str:
         rows.append(
             [
                 f"SQLite ingest, {threads} thread(s), vs stock save",
-                f">= {SQLITE_TARGET}x",
+                f">= {SQLITE_TARGET[threads]}x",
                 ratio_text(ratio),
-                mark(ratio >= SQLITE_TARGET),
+                mark(ratio >= SQLITE_TARGET[threads]),
             ]
         )
     pg = results.get("PostgreSQL")

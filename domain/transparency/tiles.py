@@ -21,6 +21,7 @@ import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from domain.transparency.errors import (
@@ -250,7 +251,8 @@ def read_tile(tile: Tile, source: HashSource) -> bytes:
 
 def node_hash_from_tile(tile: Tile, data: bytes, node: TreeNode) -> bytes:
     """The hash of ``node``, read from (or rebuilt out of) the bytes of ``tile``."""
-    hashes = tile_hashes(tile, data)
+    if len(data) != tile.width * HASH_SIZE:
+        tile_hashes(tile, data)  # raises, naming the tile
     tile_level, height = divmod(node.level, TILE_HEIGHT)
     first = node.index << height
     offset = first - tile.index * TILE_WIDTH
@@ -258,11 +260,24 @@ def node_hash_from_tile(tile: Tile, data: bytes, node: TreeNode) -> bytes:
         raise InvalidTileError(
             f"{tile.path} does not hold node (level {node.level}, index {node.index})"
         )
-    row = hashes[offset : offset + (1 << height)]
-    while len(row) > 1:
-        pairs = iter(row)
-        row = [node_hash(left, right) for left, right in zip(pairs, pairs, strict=False)]
-    return row[0]
+    row = data[offset * HASH_SIZE : (offset + (1 << height)) * HASH_SIZE]
+    return row if height == 0 else _subtree_head(row)
+
+
+@lru_cache(maxsize=1024)
+def _subtree_head(row: bytes) -> bytes:
+    """The head of the complete subtree whose bottom hashes are ``row`` (2, 4, ... 128 of them).
+
+    A writer resumes the tree at its right edge before every append, and the
+    edge's nodes inside a tile do not change while the tile grows: the same
+    rows come back append after append, so their heads are kept (keyed by the
+    bytes themselves, so a cached head is always the right one).
+    """
+    hashes = [row[offset : offset + HASH_SIZE] for offset in range(0, len(row), HASH_SIZE)]
+    while len(hashes) > 1:
+        pairs = iter(hashes)
+        hashes = [node_hash(left, right) for left, right in zip(pairs, pairs, strict=False)]
+    return hashes[0]
 
 
 class TileReader(Protocol):

@@ -24,6 +24,7 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.group_commit import AppendRequest, commit_group
 from infrastructure.log.postgres_tiles import PostgresTiles
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
@@ -73,6 +74,17 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         self.claims_table_name = f"{name}_claims"
         self.append_function_name = f"{name}_append"
         self.where = f"PostgreSQL schema {self.datastore.schema!r}"
+        # Appends of every log application of this process on the same schema share commits.
+        self._commit_group = commit_group(
+            (
+                "postgresql",
+                datastore.pool.conninfo,
+                str(datastore.pool.kwargs),
+                self.datastore.schema,
+                self.events_table_name,
+                tiling is not None,
+            )
+        )
         schema = Identifier(self.datastore.schema)
         names = {
             "schema": schema,
@@ -182,36 +194,60 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        claims: Sequence[Claim] = kwargs.get("claims", ())
-        params = (
-            [_uuid(e.originator_id) for e in stored_events],
-            [e.originator_version for e in stored_events],
-            [e.topic for e in stored_events],
-            [e.state for e in stored_events],
-            [c.namespace for c in claims],
-            [c.key for c in claims],
-            [c.owner for c in claims],
-        )
+        with self.while_open():
+            return self._commit_group.append(stored_events, kwargs, self._write_batch)
+
+    def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
+        """Write the batch in one transaction (one commit, the log locked till then).
+
+        A lone request keeps the shortest path (one or two round trips); in a
+        larger batch each request has a savepoint, so a rejected one is
+        rolled back alone and the others take the ids after the last written.
+        """
         try:
-            with self.while_open(), self.datastore.get_connection() as conn:
-                if self.tiles is None:
-                    rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
-                else:  # two round trips: append and read the tree's edge; write it, commit
-                    with conn.pipeline(), conn.transaction():
-                        appended = conn.execute(self._append_sql, params, prepare=True)
-                        edge = self.tiles.edge(conn)  # under the function's lock, till commit
-                        rows = appended.fetchall()
-                        ids = [row["notification_id"] for row in rows]
-                        self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge.fetchall())
+            with self.datastore.get_connection() as conn:
+                if len(batch) == 1:
+                    only = batch[0]
+                    only.result = self._append_alone(conn, only.stored_events, only.kwargs)
+                    return
+                with conn.transaction():
+                    for request in batch:
+                        try:
+                            with conn.transaction():  # a savepoint
+                                request.result = self._append_in_transaction(
+                                    conn, request.stored_events, request.kwargs
+                                )
+                        except psycopg.IntegrityError as error:
+                            request.error = _rejection(error)
         except IntegrityError as error:
-            cause = error.__cause__
-            if isinstance(cause, psycopg.Error) and cause.diag.constraint_name == CLAIM_CONSTRAINT:
-                detail = json.loads(cause.diag.message_detail or "{}")
-                raise ClaimConflictError(
-                    Claim(detail["namespace"], detail["key"], detail["owner"]), detail["holder"]
-                ) from error
-            raise
+            raise _rejection(error) from error.__cause__
+
+    def _append_alone(
+        self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any
+    ) -> list[int]:
+        params = _append_params(stored_events, kwargs)
+        if self.tiles is None:  # one autocommit statement
+            rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
+        else:  # two round trips: append and read the tree's edge; write it, commit
+            with conn.pipeline(), conn.transaction():
+                appended = conn.execute(self._append_sql, params, prepare=True)
+                edge = self.tiles.edge(conn)  # under the function's lock, till commit
+                rows = appended.fetchall()
+                ids = [row["notification_id"] for row in rows]
+                self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge.fetchall())
         return [row["notification_id"] for row in rows]
+
+    def _append_in_transaction(
+        self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any
+    ) -> list[int]:
+        rows = conn.execute(
+            self._append_sql, _append_params(stored_events, kwargs), prepare=True
+        ).fetchall()
+        ids = [row["notification_id"] for row in rows]
+        if self.tiles is not None:
+            edge = self.tiles.edge(conn).fetchall()
+            self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge)
+        return ids
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key."""
@@ -254,6 +290,36 @@ def log_table_statements(env: Mapping[str, str], name: str) -> list[Composed]:
         return list(factory.claiming_recorder(name).sql_create_statements)
     finally:
         factory.close()
+
+
+def _append_params(stored_events: Sequence[StoredEvent], kwargs: Any) -> tuple[list[Any], ...]:
+    claims: Sequence[Claim] = kwargs.get("claims", ())
+    return (
+        [_uuid(e.originator_id) for e in stored_events],
+        [e.originator_version for e in stored_events],
+        [e.topic for e in stored_events],
+        [e.state for e in stored_events],
+        [c.namespace for c in claims],
+        [c.key for c in claims],
+        [c.owner for c in claims],
+    )
+
+
+def _rejection(error: Exception) -> Exception:
+    """A claim conflict as ``ClaimConflictError``; any other integrity error as eventsourcing's."""
+    cause = error if isinstance(error, psycopg.Error) else error.__cause__
+    if isinstance(cause, psycopg.Error) and cause.diag.constraint_name == CLAIM_CONSTRAINT:
+        detail = json.loads(cause.diag.message_detail or "{}")
+        conflict = ClaimConflictError(
+            Claim(detail["namespace"], detail["key"], detail["owner"]), detail["holder"]
+        )
+        conflict.__cause__ = error
+        return conflict
+    if isinstance(error, IntegrityError):
+        return error
+    rejected = IntegrityError(str(error))
+    rejected.__cause__ = error
+    return rejected
 
 
 def _uuid(originator_id: UUID | str) -> UUID:

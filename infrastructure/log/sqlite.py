@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
@@ -19,6 +21,7 @@ from eventsourcing.utils import Environment, EnvType
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import LogClosedError, StoreUnavailableError
+from infrastructure.log.group_commit import AppendRequest, commit_group
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
@@ -120,6 +123,14 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.where = f"SQLite store {self.datastore.pool.db_name}"
+        db_name = self.datastore.pool.db_name
+        # Appends of every log application of this process on the same file share commits.
+        database: object = (
+            id(datastore) if self.datastore.pool.is_sqlite_memory_mode else Path(db_name).resolve()
+        )
+        self._commit_group = commit_group(
+            ("sqlite", database, self.events_table_name, tiling is not None)
+        )
         self.tiles = (
             None
             if tiling is None
@@ -200,18 +211,47 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
             return c.fetchone() is not None
 
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        with self.while_open():
+            return self._commit_group.append(stored_events, kwargs, self._write_batch)
+
+    def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
+        """Write the batch in one transaction; a rejected request rolls back its savepoint."""
+        with self.datastore.transaction(commit=True) as c:
+            if len(batch) == 1:  # alone: its error is the transaction's, as without grouping
+                only = batch[0]
+                only.result = self._insert_events(c, only.stored_events, **only.kwargs)
+                return
+            for request in batch:
+                c.execute("SAVEPOINT append")
+                try:
+                    request.result = self._insert_events(c, request.stored_events, **request.kwargs)
+                except ClaimConflictError as error:
+                    c.execute("ROLLBACK TO append")
+                    request.error = error
+                except sqlite3.IntegrityError as error:  # a stream version taken
+                    c.execute("ROLLBACK TO append")
+                    request.error = IntegrityError(error)
+                    request.error.__cause__ = error
+                c.execute("RELEASE append")
+
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         ids = super()._insert_events(c, stored_events, **kwargs)
         claims: Sequence[Claim] = kwargs.get("claims", ())
         for claim in claims:
-            # The events' insert took the write lock, so this read-after-write is consistent.
+            # The events' insert took the write lock, so this read-after-write is consistent;
+            # the owner is read back only when the key was taken already.
             c.execute(
                 f"INSERT INTO {self.claims_table_name} VALUES (?, ?, ?) "
                 "ON CONFLICT (namespace, key) DO NOTHING",
                 (claim.namespace, claim.key, claim.owner),
             )
+            if c.sqlite_cursor.rowcount == 1:
+                continue
             holder = self._owner(c, claim.namespace, claim.key)
             if holder != claim.owner:
                 raise ClaimConflictError(claim, str(holder))

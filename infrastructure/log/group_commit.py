@@ -1,0 +1,96 @@
+"""Group commit: concurrent appends to one log share one transaction and one commit.
+
+Every writer of a process that appends to the same log (the same database
+file or PostgreSQL schema, the same events table) goes through that log's
+:class:`CommitGroup`, whichever ``LogApplication`` it holds. A writer that
+finds no batch in progress becomes the leader: it takes every request queued
+so far and writes them in one transaction, each in a savepoint of its own,
+then commits once. Requests that arrive meanwhile wait for the next batch,
+led by one of them. Every caller returns, or raises, only after its batch's
+commit, so an acknowledged append is durable; a request whose write is
+rejected (a stream-version or claim conflict) is rolled back to its
+savepoint and raises its own error, while the others commit in order.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, TypeVar
+
+from eventsourcing.persistence import StoredEvent
+
+T = TypeVar("T")
+
+
+class AppendRequest(Generic[T]):
+    """One caller's append: its events and the recorder's extra arguments (claims, entries)."""
+
+    __slots__ = ("done", "error", "kwargs", "result", "stored_events")
+
+    def __init__(self, stored_events: Sequence[StoredEvent], kwargs: dict[str, Any]) -> None:
+        self.stored_events = stored_events
+        self.kwargs = kwargs
+        self.result: T | None = None
+        self.error: BaseException | None = None
+        self.done = False
+
+    def outcome(self) -> T | None:
+        """The request's result, or its own error raised."""
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+# Writes a batch in one transaction: sets each request's result or (rejected
+# alone) its error; raises for a failure of the whole batch (nothing committed).
+BatchWriter = Callable[[list[AppendRequest[T]]], None]
+
+
+class CommitGroup(Generic[T]):
+    """The queue of one log's pending appends in this process, and its current leader."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._queue: list[AppendRequest[T]] = []
+        self._leading = False
+
+    def append(
+        self, stored_events: Sequence[StoredEvent], kwargs: dict[str, Any], write: BatchWriter[T]
+    ) -> T | None:
+        """Append as part of the next batch; returns once that batch is committed."""
+        request: AppendRequest[T] = AppendRequest(stored_events, kwargs)
+        with self._condition:
+            self._queue.append(request)
+            while self._leading and not request.done:
+                self._condition.wait()
+            if request.done:  # another writer led the batch that held it
+                return request.outcome()
+            self._leading = True
+            batch, self._queue = self._queue, []
+        try:
+            write(batch)
+        except BaseException as error:
+            for member in batch:  # the batch is rolled back: each caller learns why
+                member.error = error
+        finally:
+            with self._condition:
+                for member in batch:
+                    member.done = True
+                self._leading = False
+                self._condition.notify_all()
+        return request.outcome()
+
+
+_GROUPS: weakref.WeakValueDictionary[Hashable, CommitGroup[Any]] = weakref.WeakValueDictionary()
+_GROUPS_LOCK = threading.Lock()
+
+
+def commit_group(key: Hashable) -> CommitGroup[Any]:
+    """The process's commit group of the log ``key`` names (kept while a recorder holds it)."""
+    with _GROUPS_LOCK:
+        group = _GROUPS.get(key)
+        if group is None:
+            group = _GROUPS[key] = CommitGroup()
+        return group

@@ -1,0 +1,265 @@
+"""Group commit of Journal ingests: concurrent writers share commits, a rejected one fails alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, StoredEvent
+from threads import run_together
+
+from domain.journal.chain import JournalChain
+from domain.journal.errors import JournalChainError
+from domain.journal.parser import parse_journal
+from infrastructure.log import Claim, ClaimConflictError, LogReader
+from infrastructure.log.group_commit import AppendRequest, CommitGroup
+from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from journal_texts import Chain, Rel, content, journal_text
+from nenjim.cli import main
+from projections.journal_chains import JournalChainsProjection
+
+REPO = Path(__file__).resolve().parents[2]
+HEAD = "20260101T000000Z"
+
+
+def _ids(url: str) -> list[int]:
+    log = JournalLog(url, create=False)
+    try:
+        return [n.id for n in LogReader(log).notifications(0)]
+    finally:
+        log.close()
+
+
+def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
+    durable_store_url: str,
+) -> None:
+    """Eight writers, each on its own log and ingestion, race: two successors of one head
+    (one wins, the other is a fork) and a text whose digest another artifact owns."""
+    writers = [
+        JournalIngestion(JournalLog(durable_store_url), JournalChainsProjection()) for _ in range(8)
+    ]
+    shared = Chain("com.example.shared")
+    genesis = parse_journal(shared.add(HEAD, (Rel("1.0.0", content(1)),)))
+    writers[0].ingest(genesis)
+    for writer in writers:
+        writer.catch_up()
+    rivals = [
+        journal_text(
+            "com.example.shared",
+            f"2026020{i + 1}T000000Z",
+            predecessor=str(genesis.digest),
+            releases=(Rel("1.0.0", content(1)),),
+        )
+        for i in range(2)
+    ]
+    own = [Chain(f"com.example.own{i}") for i in range(8)]
+    for i, chain in enumerate(own):
+        for month in range(1, 4):
+            chain.add(
+                f"2026{month:02d}01T000000Z",
+                tuple(Rel(f"1.{j}.0", content(10 * i + j)) for j in range(month)),
+            )
+
+    def write(i: int) -> list[str]:
+        outcomes = []
+        texts = [*own[i].texts]
+        if i < 2:
+            texts.insert(1, rivals[i])
+        for text in texts:
+            try:
+                writers[i].ingest_text(text)
+                outcomes.append("accepted")
+            except JournalChainError as error:
+                outcomes.append(error.reason.name)
+        return outcomes
+
+    try:
+        outcomes = run_together(write, 8)
+    finally:
+        for writer in writers:
+            writer.close()
+    rival_outcomes = sorted(outcomes[i][1] for i in range(2))
+    assert rival_outcomes == ["FORK", "accepted"]
+    others = [
+        o
+        for i, row in enumerate(outcomes)
+        for j, o in enumerate(row)
+        if (i, j) not in ((0, 1), (1, 1))
+    ]
+    assert others == ["accepted"] * 24
+    ids = _ids(durable_store_url)
+    assert ids == list(range(1, 1 + 1 + 1 + 8 * 3))  # genesis, one rival, 24 own: gap-free
+    assert main(["journal", "audit", "--store", durable_store_url]) == 0
+
+
+class _Held:
+    """A batch writer that holds the group's leadership until released."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+        self.entered.set()
+        assert self.release.wait(30)
+        for request in batch:
+            request.result = []
+
+
+def test_one_batch_commits_in_order_and_rejects_only_the_conflicting_appends(
+    durable_store_url: str,
+) -> None:
+    """Four appends queued behind a leader are written as one batch by the real recorder:
+    a stream version already taken and a digest claimed by another artifact fail alone."""
+    log = JournalLog(durable_store_url)
+    try:
+        taken = parse_journal(Chain("com.example.taken").add(HEAD))
+        log.append_chains([JournalChain.start(taken)])
+        group: CommitGroup[Any] = CommitGroup()
+        held = _Held()
+        leader = threading.Thread(target=group.append, args=([], {}, held))
+        leader.start()
+        assert held.entered.wait(30)
+
+        def request(chain: JournalChain) -> tuple[Sequence[StoredEvent], dict[str, Any]]:
+            recorder_kwargs: dict[str, Any] = {}
+            original = log.recorder.insert_events
+
+            def capture(events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+                recorder_kwargs.update(kwargs, events=events)
+                raise _CapturedError
+
+            log.recorder.insert_events = capture  # type: ignore[method-assign]
+            try:
+                log.append_chains([chain])
+            except _CapturedError:
+                pass
+            finally:
+                log.recorder.insert_events = original  # type: ignore[method-assign]
+            events = recorder_kwargs.pop("events")
+            return events, recorder_kwargs
+
+        texts = [
+            Chain("com.example.one").add(HEAD),
+            Chain("com.example.taken").add(HEAD),  # version 1 of a stream that has it
+            Chain("com.example.thief").add(HEAD),
+            Chain("com.example.two").add(HEAD),
+        ]
+        requests = [request(JournalChain.start(parse_journal(text))) for text in texts]
+        # The thief claims the digest of "one", which the batch's first item claims.
+        one_digest = str(parse_journal(texts[0]).digest)
+        requests[2][1]["claims"] = [Claim(DIGEST_NAMESPACE, one_digest, "com.example.thief")]
+        write = log.recorder._write_batch  # type: ignore[attr-defined]
+        results: list[Any] = [None] * 4
+
+        def follow(i: int) -> None:
+            try:
+                results[i] = group.append(requests[i][0], requests[i][1], write)
+            except Exception as error:
+                results[i] = error
+
+        followers = [threading.Thread(target=follow, args=(i,)) for i in range(4)]
+        for thread in followers:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(group._queue) < 4 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        held.release.set()
+        for thread in [leader, *followers]:
+            thread.join(30)
+        assert list(results[0]) == [2]
+        assert isinstance(results[1], IntegrityError)
+        assert isinstance(results[2], ClaimConflictError)
+        assert list(results[3]) == [3]  # the id after the last written: gap-free
+        assert [n.id for n in LogReader(log).notifications(0)] == [1, 2, 3]
+        assert log.digest_owner(parse_journal(texts[0]).digest) is not None
+    finally:
+        log.close()
+    assert main(["journal", "audit", "--store", durable_store_url]) == 0
+
+
+class _CapturedError(Exception):
+    """Stops an append at the recorder, with its arguments captured."""
+
+
+WRITER = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    from domain.journal.parser import parse_journal
+    from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+    from journal.impl.ref.ingestion import JournalIngestion
+    from journal.impl.ref.log import JournalLog
+    from projections.journal_chains import JournalChainsProjection
+
+    texts = sys.stdin.read().split("\\x00")
+    insert, inserted, batch = ClaimingSQLiteApplicationRecorder._insert_events, [], []
+    write_batch = ClaimingSQLiteApplicationRecorder._write_batch
+    lock = threading.Lock()
+
+    def counting_batch(self, requests):
+        batch[:] = [len(requests), 0]
+        return write_batch(self, requests)
+
+    def dying_insert(self, c, events, **kwargs):
+        ids = insert(self, c, events, **kwargs)
+        inserted.append(1)  # the leader alone runs this: no lock needed
+        batch[1] += 1
+        if len(inserted) >= 40 and batch[1] == 2:  # a batch's second append written
+            os.kill(os.getpid(), signal.SIGKILL)
+        return ids
+
+    ClaimingSQLiteApplicationRecorder._write_batch = counting_batch
+    ClaimingSQLiteApplicationRecorder._insert_events = dying_insert
+    writers = [
+        JournalIngestion(JournalLog(sys.argv[1]), JournalChainsProjection()) for _ in range(8)
+    ]
+
+    def write(i):
+        for text in texts[i::8]:
+            revision, _ = writers[i].ingest(parse_journal(text))
+            with lock:  # one whole line per acknowledgement
+                sys.stdout.write(f"ack {revision.digest}\\n")
+                sys.stdout.flush()
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    """
+)
+
+
+def test_a_kill_in_the_middle_of_a_batch_loses_no_acknowledged_revision(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'log.db'}"
+    texts = [Chain(f"com.example.k{i}").add(HEAD, (Rel("1.0.0", content(i)),)) for i in range(400)]
+    killed = subprocess.run(
+        [sys.executable, "-c", WRITER, url],
+        input="\x00".join(texts),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert killed.returncode == -9, killed.stderr
+    acknowledged = {
+        line.split()[1] for line in killed.stdout.splitlines() if line.startswith("ack")
+    }
+    assert 0 < len(acknowledged) < 400
+    log = JournalLog(url, create=False)
+    try:
+        stored = set(log.digest_claims())
+        ids = [n.id for n in LogReader(log).notifications(0)]
+    finally:
+        log.close()
+    assert acknowledged <= stored  # every acknowledged revision is there
+    assert len(stored) < 400  # the batch being written is not there, not even in part
+    assert ids == list(range(1, len(stored) + 1))  # one event per stored revision, gap-free
+    assert main(["journal", "audit", "--store", url]) == 0

@@ -1,0 +1,90 @@
+"""The commit group's leader/follower protocol, with writers that record what they were given."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from infrastructure.log.group_commit import AppendRequest, CommitGroup, commit_group
+
+
+class _Writer:
+    """Records each batch; the first batch waits until released, so others queue behind it."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.batches: list[list[Any]] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.fail = fail
+
+    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+        self.batches.append([request.stored_events for request in batch])
+        if len(self.batches) == 1:
+            self.entered.set()
+            assert self.release.wait(30)
+        if self.fail and len(self.batches) == 2:
+            raise OSError("disk full")
+        for request in batch:
+            request.result = list(request.stored_events)
+
+
+def _queue_behind_leader(group: CommitGroup[Any], writer: _Writer, count: int) -> list[Any]:
+    results: list[Any] = [None] * (count + 1)
+
+    def call(i: int) -> None:
+        try:
+            results[i] = group.append([i], {}, writer)
+        except OSError as error:
+            results[i] = error
+
+    leader = threading.Thread(target=call, args=(0,))
+    leader.start()
+    assert writer.entered.wait(30)
+    followers = [threading.Thread(target=call, args=(i,)) for i in range(1, count + 1)]
+    for thread in followers:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(group._queue) < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+    writer.release.set()
+    for thread in [leader, *followers]:
+        thread.join(30)
+    return results
+
+
+def test_appends_that_arrive_during_a_commit_share_the_next_one() -> None:
+    group: CommitGroup[Any] = CommitGroup()
+    writer = _Writer()
+    results = _queue_behind_leader(group, writer, 3)
+    assert writer.batches[0] == [[0]]
+    assert sorted(writer.batches[1]) == [[1], [2], [3]]  # one batch, one commit
+    assert results == [[0], [1], [2], [3]]  # each caller gets its own result
+
+
+def test_a_failed_batch_fails_every_caller_in_it_and_no_other() -> None:
+    group: CommitGroup[Any] = CommitGroup()
+    writer = _Writer(fail=True)
+    results = _queue_behind_leader(group, writer, 2)
+    assert results[0] == [0]  # committed before the failing batch
+    assert all(isinstance(r, OSError) and str(r) == "disk full" for r in results[1:])
+    assert group.append([9], {}, writer) == [9]  # the group leads on after a failure
+
+
+def test_a_rejected_request_raises_its_own_error() -> None:
+    def writer(batch: list[AppendRequest[Any]]) -> None:
+        for request in batch:
+            request.result = request.stored_events
+        batch[0].error = ValueError("version taken")
+
+    group: CommitGroup[Any] = CommitGroup()
+    with pytest.raises(ValueError, match="version taken"):
+        group.append([1], {}, writer)
+
+
+def test_one_log_has_one_group_while_a_recorder_holds_it() -> None:
+    first = commit_group(("test", "log-a"))
+    assert commit_group(("test", "log-a")) is first
+    assert commit_group(("test", "log-b")) is not first
