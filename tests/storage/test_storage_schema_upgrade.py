@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -121,3 +122,32 @@ def test_the_in_memory_log_records_writes_and_forgets_rolled_back_ones() -> None
 
 def _record() -> DurableRecord:
     return DurableRecord("test.note", "0.1", {"text": "x"})
+
+
+def test_opening_a_current_postgresql_store_does_not_wait_for_a_writer(
+    postgres_schema_url: str,
+) -> None:
+    """An opener of a store already at this build's schema runs no DDL. A ``CREATE INDEX IF
+    NOT EXISTS`` locks its table before it looks, so an opener waited for every open writer
+    and could deadlock with one (two processes admitting runs for one Agent did)."""
+    first = open_backend(postgres_schema_url, [NOTES])
+    opened = threading.Event()
+
+    def open_second() -> None:
+        open_backend(postgres_schema_url, [NOTES]).close()
+        opened.set()
+
+    try:
+        with first.transaction() as view:
+            view.records(NOTES).insert(
+                key="held", revision=1, attributes={}, record=DurableRecord("note", "1.0", {"t": 1})
+            )
+            opener = threading.Thread(target=open_second, daemon=True)
+            opener.start()
+            # Generous: a hang is what this detects, not a speed.
+            opened_while_writing = opened.wait(30)
+        opener.join(30)
+    finally:
+        first.close()
+    assert opened_while_writing
+    assert opened.is_set()

@@ -107,6 +107,10 @@ def apply(session: Session, layout: Layout, where: str) -> None:
     row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
     found = None if row is None else int(row[0])
     check_storage_version(where, found)
+    if found == STORAGE_SCHEMA_VERSION and _indexes_in_place(session, layout):
+        # Nothing to create: no DDL, so an opener takes no table lock (CREATE INDEX IF NOT
+        # EXISTS locks its table before it looks) that could deadlock with running writers.
+        return
     for statement in dialect.create_tables():
         session.execute(statement)
     if found != STORAGE_SCHEMA_VERSION:
@@ -132,6 +136,16 @@ def apply(session: Session, layout: Layout, where: str) -> None:
             "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
             (component, version),
         )
+
+
+def _indexes_in_place(session: Session, layout: Layout) -> bool:
+    """Whether the generated indexes of ``layout``'s resources are exactly those it plans."""
+    recorded = {
+        name
+        for name, resource in session.all("SELECT index_name, resource FROM {generated}")
+        if resource in layout.resource_ids
+    }
+    return recorded == {index.name for index in layout.indexes}
 
 
 def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
