@@ -93,6 +93,11 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
     verify_log.add_argument(
         "--since", metavar="CHECKPOINT", help="a checkpoint trusted before: the log must extend it"
     )
+    verify_log.add_argument(
+        "--root",
+        metavar="ROOT",
+        help="a local Journal root: its revision files must be exactly the log's entries",
+    )
 
 
 def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -234,7 +239,9 @@ def verify_log_command(args: argparse.Namespace) -> int:
     verifier = _verifier(args.key)
     since = None if args.since is None else _checkpoint(args.since, verifier)
     try:
-        verified = verify_log(args.url, verifier, since=since)
+        verified = verify_log(
+            args.url, verifier, since=since, root=None if args.root is None else Path(args.root)
+        )
     except LogCheckError as error:
         raise CommandError(f"verify-log failed: {error}") from None
     size = verified.checkpoint.size
@@ -242,6 +249,8 @@ def verify_log_command(args: argparse.Namespace) -> int:
         _print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
     else:
         extends = "" if since is None else f", extending the trusted tree of {since.size}"
+        if args.root is not None:
+            extends += f"; every file under {args.root} is in it"
         _print(
             f"log OK: {verified.checkpoint.origin} at tree size {size}: {verified.tiles} "
             f"tiles and every entry verified{extends}"

@@ -5,13 +5,17 @@ is given, downloads every entry bundle and every tile of that tree,
 recomputes the tree from the entries, requires every served tile and the
 checkpoint's root to be the recomputed ones, and, given a checkpoint it
 trusted before, requires that tree to be a prefix of this one (the root of
-the first ``size`` entries is the trusted root). Uses ``httpx`` (the
-``serve`` extra).
+the first ``size`` entries is the trusted root). Given a local Journal root,
+it also requires the root's revision files and the log's entries to be the
+same revisions, byte for byte (each entry's digest is the SHA-256 of its
+file). Uses ``httpx`` (the ``serve`` extra).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -25,6 +29,7 @@ from domain.transparency import (
     open_checkpoint,
     tiles_for_size,
 )
+from journal.impl.ref.filesystem import scan_root
 from journal.impl.ref.transparency import TileBuilder
 
 
@@ -42,9 +47,18 @@ class VerifiedLog:
 
 
 def verify_log(
-    url: str, verifier: VerifierKey, *, since: Checkpoint | None = None, timeout: float = 30.0
+    url: str,
+    verifier: VerifierKey,
+    *,
+    since: Checkpoint | None = None,
+    root: Path | None = None,
+    timeout: float = 30.0,
 ) -> VerifiedLog:
-    """Verify the log served at ``url`` (its base URL); raise ``LogCheckError`` unless it holds."""
+    """Verify the log served at ``url`` (its base URL); raise ``LogCheckError`` unless it holds.
+
+    ``root``: a local Journal root whose revision files must be exactly the
+    log's entries (the Journal's errors name a root that cannot be read).
+    """
     base = url.rstrip("/") + "/"
     with httpx.Client(base_url=base, timeout=timeout) as client:
         try:
@@ -59,11 +73,14 @@ def verify_log(
             )
         builder = TileBuilder()
         leaf_bytes = 0
+        logged: dict[tuple[str, str], bytes] = {}
         for bundle in entry_bundles_for_size(size):
             try:
                 entries = decode_entry_bundle(_get(client, bundle.path), bundle.width)
                 for entry in entries:
-                    JournalLeaf.parse(entry)
+                    leaf = JournalLeaf.parse(entry)
+                    if root is not None:
+                        logged[leaf.coordinate, leaf.journal_version] = leaf.digest
             except TransparencyError as error:
                 raise LogCheckError(f"{base}{bundle.path}: {error}") from None
             leaf_bytes += sum(map(len, entries))
@@ -83,7 +100,30 @@ def verify_log(
         for tile in tiles:
             if _get(client, tile.path) != expected[(tile.level, tile.index)]:
                 raise LogCheckError(f"{base}{tile.path} is not the tile of the served entries")
+    if root is not None:
+        _check_root(root, logged)
     return VerifiedLog(checkpoint, leaf_bytes, len(tiles))
+
+
+def _check_root(root: Path, logged: dict[tuple[str, str], bytes]) -> None:
+    """Every revision file of ``root`` is an entry of the log with its digest, and back."""
+    unseen = dict(logged)
+    for file in scan_root(root):
+        key = (str(file.coordinate), str(file.version))
+        digest = unseen.pop(key, None)
+        if digest is None:
+            raise LogCheckError(f"{file.path}: this revision is not in the served log")
+        if digest != hashlib.sha256(file.data).digest():
+            raise LogCheckError(
+                f"{file.path}: the served log holds other bytes for this revision "
+                f"(sha256:{digest.hex()})"
+            )
+    if unseen:
+        (coordinate, version), _ = min(unseen.items())
+        raise LogCheckError(
+            f"{len(unseen)} revision(s) of the served log have no file under {root}, "
+            f"the first: {coordinate} {version}"
+        )
 
 
 def _check_prefix(builder: TileBuilder, since: Checkpoint) -> None:

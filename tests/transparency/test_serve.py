@@ -299,3 +299,43 @@ def test_the_journal_queries_answer_json_and_follow_the_log(served: tuple[str, s
     assert len(httpx.get(f"{url}/journal/coordinates").json()["coordinates"]) == 303
     release = httpx.get(f"{url}/journal/org.example.released/release/1.0.0").json()
     assert (release["coordinate"], release["version"]) == ("org.example.released", "1.0.0")
+
+
+def test_verify_log_checks_a_local_root_against_the_served_entries(
+    served: tuple[str, str],
+    signer: tuple[SignerKey, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, url = served
+    verifier = tmp_path / "log.vkey"
+    verifier.write_text(signer[0].verifier.encode() + "\n", encoding="utf-8")
+    root = tmp_path / "root"
+    for n in range(300):
+        directory = root / f"org.example.a{n}"
+        directory.mkdir(parents=True)
+        (directory / f"{V1}.journal").write_bytes(
+            journal_text(f"org.example.a{n}", V1).encode("utf-8")
+        )
+    command = ["journal", "verify-log", url, "--key", str(verifier), "--root", str(root)]
+    assert nenjim(command) == 0
+    assert capsys.readouterr().out.endswith(f"; every file under {root} is in it\n")
+    edited = root / "org.example.a7" / f"{V1}.journal"
+    edited.write_bytes(edited.read_bytes() + b"# edited\n")
+    assert nenjim(command) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"nenjim: error: verify-log failed: {edited}: the served log holds ")
+    assert err.count("\n") == 1
+    edited.unlink()
+    assert nenjim(command) == 1
+    assert capsys.readouterr().err == (
+        "nenjim: error: verify-log failed: 1 revision(s) of the served log have no file "
+        f"under {root}, the first: org.example.a7 {V1}\n"
+    )
+    extra = root / "org.example.zz" / f"{V1}.journal"
+    extra.parent.mkdir()
+    extra.write_bytes(journal_text("org.example.zz", V1).encode("utf-8"))
+    assert nenjim(command) == 1
+    assert capsys.readouterr().err == (
+        f"nenjim: error: verify-log failed: {extra}: this revision is not in the served log\n"
+    )
