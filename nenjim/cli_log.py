@@ -48,6 +48,7 @@ from nenjim.cli_exit import (
 )
 from nenjim.cli_json import dumps
 from nenjim.cli_progress import progress_for
+from nenjim.cli_subcommand import add_subcommand
 from nenjim.log_transfer import (
     ImportAuditError,
     ImportRefusedError,
@@ -93,13 +94,7 @@ def add_log_commands(groups: Any) -> None:
 
 
 def _command(commands: Any, name: str, handler: Callable[[Any], int], summary: str) -> Any:
-    sub = commands.add_parser(
-        name,
-        help=summary,
-        description=summary,
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    sub = add_subcommand(commands, name, handler, summary)
     sub.add_argument(
         "--store",
         metavar="URL",
@@ -110,7 +105,6 @@ def _command(commands: Any, name: str, handler: Callable[[Any], int], summary: s
         action="store_true",
         help="print one JSON object on stdout; errors as one JSON object on stderr",
     )
-    sub.set_defaults(handler=handler)
     return sub
 
 

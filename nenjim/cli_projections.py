@@ -25,6 +25,7 @@ from nenjim import projection_admin
 from nenjim.cli_exit import EXIT_CODES_HELP, EXIT_OK, UsageError
 from nenjim.cli_json import dumps
 from nenjim.cli_progress import progress_for
+from nenjim.cli_subcommand import add_subcommand
 from nenjim.cli_table import format_table
 
 
@@ -42,27 +43,13 @@ def add_projection_commands(groups: Any) -> None:
     rebuild_summary = (
         "Rebuild a projection from its whole log into a fresh table and swap it in atomically."
     )
-    status = commands.add_parser(
-        "status",
-        help=status_summary,
-        description=status_summary,
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    status.set_defaults(handler=show_status)
-    rebuild = commands.add_parser(
-        "rebuild",
-        help=rebuild_summary,
-        description=rebuild_summary,
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    status = add_subcommand(commands, "status", show_status, status_summary)
+    rebuild = add_subcommand(commands, "rebuild", rebuild_one, rebuild_summary)
     rebuild.add_argument(
         "name",
         metavar="NAME",
         help=f"the projection ({', '.join(projection_admin.projection_names())})",
     )
-    rebuild.set_defaults(handler=rebuild_one)
     for sub in (status, rebuild):
         sub.add_argument(
             "--store",

@@ -50,6 +50,7 @@ from nenjim.cli_exit import (
     CommandError,
 )
 from nenjim.cli_json import dumps
+from nenjim.cli_subcommand import add_subcommand
 
 _T = TypeVar("_T")
 
@@ -68,16 +69,9 @@ def add_storage_commands(groups: Any) -> None:
         ("audit", audit, "Replay the log; report each inline row that disagrees with it."),
         ("repair", repair, "Rebuild the disagreeing inline rows from the log, all or nothing."),
     ):
-        sub = commands.add_parser(
-            name,
-            help=summary,
-            description=summary,
-            epilog=EXIT_CODES_HELP,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        sub = add_subcommand(commands, name, handler, summary)
         sub.add_argument("--store", metavar="URL", required=True, help="SQLite or PostgreSQL store")
         sub.add_argument("--json", action="store_true", help="print one JSON object")
-        sub.set_defaults(handler=handler)
 
 
 def audit(args: argparse.Namespace) -> int:
