@@ -36,7 +36,7 @@ from domain.journal.values import ArtifactCoordinate, JournalVersion
 from journal.impl.ref import build_journal
 from projections.journal_chains import ChainSnapshot
 
-TARGET_P99_US = 50.0
+TARGET_P99_US = 10.0
 REVISIONS = 10_000
 STEP_SECONDS = 3_600  # one revision an hour: the chain spans ~14 months
 ARTIFACT = "bench.asof.chain"

@@ -7,6 +7,7 @@ from ``str()``. Bad syntax raises :class:`InvalidValueError`.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -72,6 +73,12 @@ _COORDINATE = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})+")
 MAX_COORDINATE_LENGTH = 255
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_coordinate(text: str) -> bool:
+    # Cached: a service is asked about the same few coordinates over and over.
+    return len(text) <= MAX_COORDINATE_LENGTH and _COORDINATE.fullmatch(text) is not None
+
+
 @total_ordering
 class ArtifactCoordinate(_TextValue):
     """Reverse-DNS artifact name, e.g. ``com.r35157.nenjim.hubd``; also its directory name."""
@@ -80,7 +87,7 @@ class ArtifactCoordinate(_TextValue):
     _what = "artifact coordinate"
 
     def _canonical(self, text: str) -> str:
-        if len(text) > MAX_COORDINATE_LENGTH or not _COORDINATE.fullmatch(text):
+        if not _is_coordinate(text):
             raise self._invalid(
                 text,
                 "2 or more dot-separated segments of [a-z][a-z0-9_]*, at most 255 characters",
@@ -93,6 +100,12 @@ class ArtifactCoordinate(_TextValue):
         return self._text < other._text
 
 
+# Syntax and field ranges in one match; only days 29-31 need the calendar (see _is_real).
+_VERSION = re.compile(
+    r"[0-9]{4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]Z"
+)
+
+
 @total_ordering
 class JournalVersion(_TextValue):
     """A UTC instant in ISO 8601 basic form ``YYYYMMDDTHHMMSSZ``; ordered chronologically."""
@@ -101,41 +114,31 @@ class JournalVersion(_TextValue):
     _instant: datetime
     _what = "journal version"
 
-    def __init__(self, text: str) -> None:
-        # One parse both validates and gives the instant (the base would parse twice).
-        if not isinstance(text, str):
-            raise TypeError(f"{type(self).__name__} expects a str, got {type(text).__name__}")
-        instant = self._parse(text)
-        if instant is None:
+    def _canonical(self, text: str) -> str:
+        # Queries build versions on the hot path: one regex match, and the datetime only
+        # when asked for (``instant``), since order and equality need only the text.
+        if not (_VERSION.fullmatch(text) and _is_real(text)):
             raise self._invalid(text, "a real UTC date-time YYYYMMDDTHHMMSSZ")
-        object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "_instant", instant)
-
-    @staticmethod
-    def _parse(text: str) -> datetime | None:
-        # Slices instead of a regex with groups: queries build versions on the hot path.
-        if not (
-            len(text) == 16
-            and text.isascii()  # ASCII digits only: isdigit() admits other scripts' digits
-            and text[8] == "T"
-            and text[15] == "Z"
-            and text[:8].isdigit()
-            and text[9:15].isdigit()
-        ):
-            return None
-        year, month_day = divmod(int(text[:8]), 10000)
-        hour, minute_second = divmod(int(text[9:15]), 10000)
-        try:
-            return datetime(
-                year, *divmod(month_day, 100), hour, *divmod(minute_second, 100), tzinfo=UTC
-            )
-        except ValueError:  # not a real calendar date-time (e.g. 20260230, 24:00, :60)
-            return None
+        return text
 
     @property
     def instant(self) -> datetime:
         """The aware UTC ``datetime`` this version names."""
-        return self._instant
+        try:
+            return self._instant
+        except AttributeError:
+            text = self._text
+            instant = datetime(
+                int(text[:4]),
+                int(text[4:6]),
+                int(text[6:8]),
+                int(text[9:11]),
+                int(text[11:13]),
+                int(text[13:15]),
+                tzinfo=UTC,
+            )
+            object.__setattr__(self, "_instant", instant)
+            return instant
 
     @classmethod
     def from_datetime(cls, moment: datetime) -> JournalVersion:
@@ -167,6 +170,21 @@ class JournalVersion(_TextValue):
         return self._text < other._text  # fixed width: text order is time order
 
 
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _is_real(text: str) -> bool:
+    """A matched version names a real date: year 0001 or later, day within its month."""
+    if text[:4] == "0000":
+        return False
+    if text[6:8] <= "28":
+        return True
+    year, month, day = int(text[:4]), int(text[4:6]), int(text[6:8])
+    if month == 2 and day == 29:
+        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return day <= _DAYS_IN_MONTH[month]
+
+
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
@@ -184,7 +202,10 @@ class Sha256Digest(_TextValue):
     @classmethod
     def of_bytes(cls, data: bytes) -> Sha256Digest:
         """The digest of exact bytes."""
-        return cls("sha256:" + hashlib.sha256(data).hexdigest())
+        # Canonical by construction (hexdigest is 64 lowercase hex digits): no re-validation.
+        digest = object.__new__(cls)
+        object.__setattr__(digest, "_text", "sha256:" + hashlib.sha256(data).hexdigest())
+        return digest
 
     @classmethod
     def of_text(cls, text: str) -> Sha256Digest:

@@ -10,6 +10,8 @@ import random
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import journal.model
 import journal.valuetypes
@@ -242,6 +244,46 @@ def test_journal_version_instant_is_an_aware_utc_datetime(text: str, moment: dat
 def test_journal_version_rejects(text: str) -> None:
     with pytest.raises(InvalidValueError):
         JournalVersion(text)
+
+
+@settings(max_examples=500)
+@given(
+    fields=st.tuples(
+        st.integers(0, 9999),
+        st.integers(0, 13),
+        st.integers(0, 32),
+        st.integers(0, 24),
+        st.integers(0, 60),
+        st.integers(0, 60),
+    )
+)
+def test_a_version_is_accepted_exactly_when_the_calendar_has_it(
+    fields: tuple[int, int, int, int, int, int],
+) -> None:
+    year, month, day, hour, minute, second = fields
+    text = f"{year:04d}{month:02d}{day:02d}T{hour:02d}{minute:02d}{second:02d}Z"
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError:
+        with pytest.raises(InvalidValueError):
+            JournalVersion(text)
+    else:
+        assert JournalVersion(text).instant == moment
+
+
+def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_it() -> None:
+    # 1900-2299 holds every leap-year rule: every 4th year, not centuries, but every 400th.
+    for year in range(1900, 2300):
+        for month in range(1, 13):
+            for day in range(28, 32):
+                text = f"{year:04d}{month:02d}{day:02d}T000000Z"
+                try:
+                    date(year, month, day)
+                except ValueError:
+                    with pytest.raises(InvalidValueError):
+                        JournalVersion(text)
+                else:
+                    assert str(JournalVersion(text)) == text
 
 
 def test_journal_versions_order_chronologically() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,18 +138,6 @@ def _deny(monkeypatch: pytest.MonkeyPatch, name: str, denied: Path) -> None:
     monkeypatch.setattr(os, name, refuse)
 
 
-def _deny_method(monkeypatch: pytest.MonkeyPatch, name: str, denied: Path) -> None:
-    """Make ``Path.<name>`` refuse ``denied`` as the kernel would without permission."""
-    real = getattr(Path, name)
-
-    def refuse(self: Path, *args: object, **kwargs: object) -> object:
-        if self == denied:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, name, refuse)
-
-
 def test_an_unreadable_artifact_directory_is_a_layout_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,22 +148,73 @@ def test_an_unreadable_artifact_directory_is_a_layout_error(
     assert e.value.path == tmp_path / A
 
 
+class _UnexaminableEntry:
+    """A listed entry whose type the listing did not give and whose status is refused.
+
+    What a file system without entry types shows for a name in a directory that
+    is readable but not searchable.
+    """
+
+    def __init__(self, entry: os.DirEntry[str]) -> None:
+        self.name = entry.name
+        self.path = entry.path
+
+    def _refuse(self, *args: object, **kwargs: object) -> bool:
+        raise PermissionError(13, "Permission denied", self.path)
+
+    is_symlink = is_file = is_dir = stat = _refuse
+
+
+def _list_unexaminable(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
+    real = os.scandir
+
+    class Listing:
+        def __init__(self, directory: object) -> None:
+            self._listing = real(directory)  # type: ignore[call-overload]
+
+        def __enter__(self) -> Iterator[object]:
+            entries = self._listing.__enter__()
+            return (_UnexaminableEntry(e) if Path(e.path) == denied else e for e in entries)
+
+        def __exit__(self, *args: object) -> None:
+            self._listing.__exit__(*args)
+
+    monkeypatch.setattr(os, "scandir", Listing)
+
+
 def test_an_entry_that_cannot_be_examined_is_a_layout_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A directory readable but not searchable lists names whose status is refused."""
     path = write_revision(tmp_path, A, V1, journal_text(A, V1))
-    _deny_method(monkeypatch, "lstat", path)
+    _list_unexaminable(monkeypatch, path)
     with pytest.raises(JournalLayoutError, match="cannot access: Permission denied") as caught:
         _start(tmp_path)
     assert (caught.value.artifact, caught.value.path) == (A, path)
 
 
+def test_an_artifact_directory_that_cannot_be_examined_is_a_layout_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_revision(tmp_path, A, V1, journal_text(A, V1))
+    _list_unexaminable(monkeypatch, tmp_path / A)
+    with pytest.raises(JournalLayoutError, match="cannot access: Permission denied") as caught:
+        _start(tmp_path)
+    assert caught.value.path == tmp_path / A
+
+
 def test_an_unreadable_file_is_a_layout_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A directory readable but not searchable: the name is listed, opening it is refused."""
     path = write_revision(tmp_path, A, V1, journal_text(A, V1))
-    _deny_method(monkeypatch, "read_bytes", path)
+    real = builtins.open
+
+    def refuse(file: object, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | os.PathLike) and Path(file) == path:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", refuse)
     with pytest.raises(JournalLayoutError, match="cannot read file: Permission denied") as caught:
         _start(tmp_path)
     assert caught.value.path == path

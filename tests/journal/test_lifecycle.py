@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from journal.exception import (
     LifecycleError,
 )
 from journal.impl.ref import build_journal
+from journal.impl.ref import loader as loader_module
 from journal.impl.ref.ingestion import JournalIngestion
 from journal_texts import Chain, journal_text, write_chain, write_revision
 
@@ -193,3 +195,44 @@ def test_stop_during_a_refresh_ends_it_with_a_lifecycle_error(
     with pytest.raises(LifecycleError, match="it is stopped"):
         assembly.manager.refresh()
     assert calls == [True]
+
+
+# --- the cyclic collector during a start -------------------------------------------------
+
+
+@pytest.mark.parametrize("valid", [True, False], ids=["accepted", "rejected"])
+def test_a_start_pauses_the_cyclic_collector_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, valid: bool
+) -> None:
+    if valid:
+        _valid_root(tmp_path)
+    else:
+        write_revision(tmp_path, A, "20260101T000000Z", "not a journal\n")
+    seen: list[bool] = []
+    scan = loader_module.scan_root
+
+    def scan_and_look(root: Path) -> Any:
+        seen.append(gc.isenabled())
+        return scan(root)
+
+    monkeypatch.setattr(loader_module, "scan_root", scan_and_look)
+    journal = build_journal(tmp_path, store="memory:").process
+    assert gc.isenabled()
+    if valid:
+        journal.start()
+    else:
+        with pytest.raises(JournalFormatError):
+            journal.start()
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_start_leaves_a_collector_the_program_turned_off_turned_off(tmp_path: Path) -> None:
+    _valid_root(tmp_path)
+    journal = build_journal(tmp_path, store="memory:").process
+    gc.disable()
+    try:
+        journal.start()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -15,6 +15,7 @@ from domain.journal.errors import LifecycleError
 from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from journal import JournalService
 from journal.component import NenjimProcess
+from journal.impl.ref.collector import cyclic_collection_paused
 from journal.impl.ref.publication import ServedJournal
 
 
@@ -32,7 +33,8 @@ class ReferenceJournal(JournalService, NenjimProcess):
         try:
             if starter is None:  # a concurrent stop() dropped it
                 raise LifecycleError("start() is single-use; the Journal is stopped")
-            starter()
+            with cyclic_collection_paused():
+                starter()
         except BaseException:
             self._served.finish_start(succeeded=False)
             raise
