@@ -220,7 +220,7 @@ def test_generated_unique_index_refuses_what_the_pre_check_did_not_see(
     executions = backend.view.records(EXECUTIONS)
     executions.insert(**_active("winner"))
     executions.insert(**_active("sleeper", active=False))
-    monkeypatch.setattr(records, "_check_unique", lambda *_: None)
+    monkeypatch.setattr(records, "_send_unique", lambda *_: [])
 
     with pytest.raises(UniqueConstraintError) as inserted:
         executions.insert(**_active("racer"))

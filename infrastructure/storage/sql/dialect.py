@@ -82,6 +82,9 @@ class Dialect(ABC):
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
         self._cache: dict[str, str] = {}
+        self.statements: dict[tuple[object, ...], str] = {}
+        """Statement templates built once per shape (what their text depends on), not per
+        call: a condition or constraint checked again and again reuses its text."""
 
     def append_events(self, count: int) -> str:
         """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips
