@@ -13,7 +13,12 @@ Root-view operations (one operation, no transaction of the caller's open)
 are group-committed (:mod:`infrastructure.storage.group_commit`): those
 that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
 ``COMMIT``, so one fsync, each inside a savepoint of its own, so one that
-raises is rolled back alone and the others commit in arrival order.
+raises is rolled back alone and the others commit in arrival order. One that
+finds nothing running and nobody queued runs at once, without a savepoint.
+Read-only operations (``check()``) are not queued at all: a transaction that
+wrote nothing commits without an fsync, so there is nothing to share; each
+takes the writer lock on its own thread's connection, as a hand-written
+reader would.
 """
 
 from __future__ import annotations

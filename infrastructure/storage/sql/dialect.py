@@ -70,6 +70,13 @@ class Dialect(ABC):
     """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
     affects no row when that (originator, version) exists."""
 
+    replace_row: str | None
+    """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update
+    a records row (``revision, attributes, record_type, format_version, payload,
+    log_version`` then ``resource, key``) in one statement; ``None`` where the database
+    cannot (then the two are run one after the other). Affects no row when the event's
+    (originator, version) exists."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 

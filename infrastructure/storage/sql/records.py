@@ -200,26 +200,29 @@ def replace(
     current = _attributes(session, resource, row[1])
     check_preconditions(resource, current, entry, expected_attributes)
     _raise_unique(resource, clashes)
-    originator = events.record_stream(resource.id, entry.key)
-    state = events.record_state(resource.id, entry)
-    with _unique_violations(layout, resource), session.pipeline():
-        event = session.send(
-            session.dialect.append_event,
-            (
-                session.dialect.originator(originator),
-                log_version + 1,
-                events.RECORD_REPLACED,
-                state.encode("utf-8"),
-            ),
-        )
-        session.send(
-            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
-            "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?",
-            (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key),
-        )
-    if event.rowcount != 1:
+    dialect = session.dialect
+    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    state = events.record_state(resource.id, entry).encode("utf-8")
+    event = (originator, log_version + 1, events.RECORD_REPLACED, state)
+    row = (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key)
+    with _unique_violations(layout, resource):
+        if dialect.replace_row is not None:  # the event and the row in one statement
+            written = session.execute(dialect.replace_row, (*event, *row)) == 1
+        else:
+            written = session.execute(dialect.append_event, event) == 1
+            if written:
+                session.execute(_UPDATE_ROW, row)
+    if not written:
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
+
+
+_UPDATE_ROW = (
+    "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+    "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?"
+)
+"""Parameters: revision, attributes, record type, format version, payload, log version,
+resource, key."""
 
 
 def delete(
