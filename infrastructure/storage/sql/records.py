@@ -60,7 +60,8 @@ def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
     """The row's value of ``via`` and the anchor it names, locked (NULL if missing).
 
     Parameters: the row's resource and key, then the anchor resource. One
-    statement, so the value read is the one the lock looked up.
+    statement, so the value read is the one the lock looked up. PostgreSQL
+    text (``LATERAL``): only drivers with round trips defer such a guard.
     """
     dialect = session.dialect
     return (
@@ -402,7 +403,7 @@ def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> N
 
 
 def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> list[tuple[str, Any]]:
-    """Send one query per unique constraint covering ``entry`` (inside
+    """Send one query per unique constraint covering ``entry`` (together, inside
     :meth:`Session.pipeline`): its name and the cursor of the clashing row."""
     sent = []
     for constraint in resource.unique:
