@@ -180,12 +180,14 @@ class Backend:
             raise
         _close(stack, scope, None)
 
-    def run_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+    def run_alone(
+        self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True
+    ) -> _T:
         """Run one physical operation of the root view in a transaction of its own.
 
         A backend may share that transaction with other threads' lone
         operations (group commit), as long as each one commits or fails as if
-        it ran alone.
+        it ran alone. ``writes=False``: the operation only reads and locks.
         """
         with self.transaction() as view:
             return view.run(operation)

@@ -23,6 +23,7 @@ from infrastructure.storage.entries import (
     RecordEntry,
     StreamEntry,
 )
+from infrastructure.storage.errors import NotFoundError
 from infrastructure.storage.resource import Resource
 
 ContextT = TypeVar("ContextT")
@@ -160,6 +161,22 @@ class StorageDriver(ABC, Generic[ContextT]):
     @abstractmethod
     def lock_guard(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""
+
+    def lock_record_guard(
+        self, ctx: ContextT, resource: Resource, key: str, anchor: Resource, via: str
+    ) -> None:
+        """:meth:`lock_guard_with_next` of the anchor that attribute ``via`` of stored row
+        ``key`` names (none if it is null); NotFoundError if the row is missing.
+
+        Drivers with round trips override this to find and lock the anchor in
+        one statement sent with the next operation's first.
+        """
+        current = self.record_attributes(ctx, resource, key)
+        if current is None:
+            raise NotFoundError(f"record not found: {resource.id}/{key}")
+        value = current.get(via)
+        if value is not None:
+            self.lock_guard_with_next(ctx, anchor, str(value))
 
     def lock_guard_with_next(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """:meth:`lock_guard`, or have the next operation in ``ctx`` lock it first.

@@ -5,8 +5,11 @@ the leader: it takes every operation queued so far (its own first, then in
 arrival order) and hands them to the backend's ``run_batch``, which runs them
 in one transaction and commits once (one fsync for all). Operations submitted
 while a batch runs queue up; when the batch ends, one of their callers leads
-the next one. Nobody waits on a timer: a lone caller leads a batch of one at
-once, so a single writer pays nothing for the grouping.
+the next one. Nobody waits on a timer: a caller that finds no batch running
+and nobody queued runs its operation at once through the backend's
+``run_one`` (its own transaction, no queue entry, no savepoint), so a single
+writer pays nothing for the grouping; callers arriving meanwhile queue behind
+it as they would behind a batch.
 
 Every caller is answered only after ``run_batch`` returned, i.e. after the
 batch's commit (or its failure): an acknowledged operation is durable.
@@ -38,6 +41,9 @@ class Pending:
         self.result = None
 
 
+OneRunner = Callable[[Callable[[Any], Any]], Any]
+"""Run one operation in a transaction of its own and commit; its value (or its error)."""
+
 BatchRunner = Callable[[Sequence[Pending]], None]
 """Run the operations of a batch in one transaction and set each one's outcome.
 
@@ -48,8 +54,9 @@ is not the items' (it is then every unanswered item's error)."""
 class GroupCommit:
     """Leader-based batching of one-operation transactions."""
 
-    def __init__(self, run_batch: BatchRunner) -> None:
+    def __init__(self, run_batch: BatchRunner, run_one: OneRunner) -> None:
         self._run_batch = run_batch
+        self._run_one = run_one
         self._changed = threading.Condition(threading.Lock())
         self._queue: list[Pending] = []
         self._leading = False
@@ -62,6 +69,26 @@ class GroupCommit:
 
     def submit(self, operation: Callable[[Any], Any]) -> Any:
         """Run ``operation(context)`` in a shared transaction; its value once committed."""
+        with self._changed:
+            alone = not self._leading and not self._queue
+            if alone:
+                self._leading = True
+        if alone:
+            return self._alone(operation)
+        return self._queued(operation)
+
+    def _alone(self, operation: Callable[[Any], Any]) -> Any:
+        """Lead a batch of just ``operation``, run directly; whoever queued leads next."""
+        try:
+            return self._run_one(operation)
+        finally:
+            with self._changed:
+                self._leading = False
+                if self._queue:
+                    self._changed.notify_all()
+
+    def _queued(self, operation: Callable[[Any], Any]) -> Any:
+        """Queue ``operation`` behind the running batch; lead the next one if still queued."""
         item = Pending(operation)
         with self._changed:
             self._queue.append(item)

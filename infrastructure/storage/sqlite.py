@@ -13,7 +13,12 @@ Root-view operations (one operation, no transaction of the caller's open)
 are group-committed (:mod:`infrastructure.storage.group_commit`): those
 that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
 ``COMMIT``, so one fsync, each inside a savepoint of its own, so one that
-raises is rolled back alone and the others commit in arrival order.
+raises is rolled back alone and the others commit in arrival order. One that
+finds nothing running and nobody queued runs at once, without a savepoint.
+Read-only operations (``check()``) are not queued at all: a transaction that
+wrote nothing commits without an fsync, so there is nothing to share; each
+takes the writer lock on its own thread's connection, as a hand-written
+reader would.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ class SQLiteDriver(SqlDriver):
         # slot is collected; close() closes the ones still alive.
         self._leases: weakref.WeakSet[_Lease] = weakref.WeakSet()
         self._leases_lock = threading.Lock()
-        self.group = GroupCommit(self._run_batch)
+        self.group = GroupCommit(self._run_batch, self.run_one)
 
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
@@ -105,6 +110,25 @@ class SQLiteDriver(SqlDriver):
             except BaseException:
                 self._rollback(lease)
                 raise
+        finally:
+            self._release(lease)
+
+    def run_one(self, operation: Callable[[Session], _T]) -> _T:
+        """``operation`` in a transaction of its own, committed (the group's lone caller).
+
+        :meth:`transaction` unrolled: no generator, no savepoint, one ``Session``.
+        """
+        lease = self._lease()
+        try:
+            connection = lease.connection
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = operation(Session(connection, self.dialect))
+                connection.execute("COMMIT")
+            except BaseException:
+                self._rollback(lease)
+                raise
+            return result
         finally:
             self._release(lease)
 
@@ -256,10 +280,20 @@ class SQLiteBackend(Backend):
             driver.close()
             raise
 
-    def run_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
-        """One root-view operation, group-committed with those that arrive with it."""
+    def run_alone(
+        self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True
+    ) -> _T:
+        """One root-view operation, group-committed with those that arrive with it.
+
+        One that only reads has no fsync to share (a transaction that wrote
+        nothing commits without one): it takes the writer lock on its own
+        connection, as a hand-written reader would, instead of waiting in the
+        queue for a batch and paying a savepoint in it.
+        """
         self.ensure_open()
         driver = self._sqlite
+        if not writes:
+            return driver.run_one(lambda session: operation(session, driver))
         result: _T = driver.group.submit(lambda session: operation(session, driver))
         return result
 

@@ -86,7 +86,7 @@ class View:
                 _evaluate(ctx, driver, condition, resource, equals)
             return True
 
-        return self.run(operation)
+        return self.run(operation, writes=False)
 
     def atomic(self, function: Callable[[View], _T]) -> _T:
         """Run ``function(view)`` as one physical step: operations and what decodes them.
@@ -108,16 +108,18 @@ class View:
             scope.failed = True
             raise
 
-    def run(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+    def run(self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True) -> _T:
         """Run one physical operation in this view's scope.
 
         The root view joins the thread's innermost open scope, or opens a
-        transaction of its own for just this operation.
+        transaction of its own for just this operation. ``writes=False``
+        promises that the operation only reads (and locks), so that
+        transaction has nothing to make durable.
         """
         driver = self._backend.driver
         scope = self._scope or self._backend.current_scope()
         if scope is None:
-            return self._backend.run_alone(operation)
+            return self._backend.run_alone(operation, writes=writes)
         return scope.run(lambda ctx: operation(ctx, driver))
 
     def ensure_usable(self) -> None:
@@ -297,11 +299,10 @@ class Records(_Handle):
         def operation(ctx: Any, driver: StorageDriver[Any]) -> RecordEntry:
             # Only an attribute guard needs the stored row to name its anchor (the
             # attribute is immutable); the driver reports a missing row itself.
-            if self.resource.guard_attribute is not None:
-                current = driver.record_attributes(ctx, self.resource, key)
-                if current is None:
-                    raise NotFoundError(f"record not found: {self.resource.id}/{key}")
-                self._guard(ctx, driver, self._anchor_key(key, current))
+            via, anchor_id = self.resource.guard_attribute, self.resource.guard_resource
+            if via is not None and anchor_id is not None:
+                anchor = self._view._backend.resources[anchor_id]
+                driver.lock_record_guard(ctx, self.resource, key, anchor, via)
             else:
                 self._guard(ctx, driver, self._anchor_key(key, {}))
             stored = driver.replace_record(ctx, self.resource, entry, expected_revision, expected)

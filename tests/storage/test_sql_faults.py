@@ -220,7 +220,7 @@ def test_generated_unique_index_refuses_what_the_pre_check_did_not_see(
     executions = backend.view.records(EXECUTIONS)
     executions.insert(**_active("winner"))
     executions.insert(**_active("sleeper", active=False))
-    monkeypatch.setattr(records, "_check_unique", lambda *_: None)
+    monkeypatch.setattr(records, "_send_unique", lambda *_: [])
 
     with pytest.raises(UniqueConstraintError) as inserted:
         executions.insert(**_active("racer"))
@@ -247,6 +247,31 @@ def test_a_duplicate_key_is_a_conflict_not_a_unique_violation(backend: Backend) 
     with pytest.raises(ConflictError) as raised:
         executions.insert(**_active("run", active=False))
     assert not isinstance(raised.value, UniqueConstraintError)
+
+
+def test_a_replace_whose_log_version_is_taken_conflicts_and_writes_nothing(
+    backend: Backend,
+) -> None:
+    # The event and the row go in together (one statement on PostgreSQL): when the
+    # log already holds the next version, neither is written.
+    executions = backend.view.records(EXECUTIONS)
+    executions.insert(**_active("run", active=False))
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        stream = events.record_stream(EXECUTIONS_ID, "run")
+        assert events.append(scope.context, stream, 2, "test.planted", "{}")
+    with pytest.raises(ConflictError, match=f"^record revision conflict: {EXECUTIONS_ID}/run "):
+        executions.replace(
+            key="run",
+            expected_revision=0,
+            next_revision=1,
+            attributes={"owner": OWNER, "active": True},
+            record=_record("next"),
+        )
+    stored = executions.fetch("run")
+    assert (stored.revision, stored.attributes["active"]) == (0, False)
+    assert [entry.revision for entry in executions.history("run")] == [0]
 
 
 # rows the resource would not accept --------------------------------------------

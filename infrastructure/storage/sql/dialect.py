@@ -70,6 +70,13 @@ class Dialect(ABC):
     """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
     affects no row when that (originator, version) exists."""
 
+    replace_row: str | None
+    """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update
+    a records row (``revision, attributes, record_type, format_version, payload,
+    log_version`` then ``resource, key``) in one statement; ``None`` where the database
+    cannot (then the two are run one after the other). Affects no row when the event's
+    (originator, version) exists."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 
@@ -82,6 +89,9 @@ class Dialect(ABC):
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
         self._cache: dict[str, str] = {}
+        self.statements: dict[tuple[object, ...], str] = {}
+        """Statement templates built once per shape (what their text depends on), not per
+        call: a condition or constraint checked again and again reuses its text."""
 
     def append_events(self, count: int) -> str:
         """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips

@@ -26,7 +26,7 @@ from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import blobs, records, streams
 from infrastructure.storage.sql.dialect import Dialect
 from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.session import RecordGuard, Session
 
 
 class SqlDriver(StorageDriver[Session]):
@@ -158,6 +158,16 @@ class SqlDriver(StorageDriver[Session]):
     def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:
         records.lock_guards(ctx)
         records.lock_guard(ctx, resource, key)
+
+    def lock_record_guard(
+        self, ctx: Session, resource: Resource, key: str, anchor: Resource, via: str
+    ) -> None:
+        # With round trips, the row's attribute is read by the statement that
+        # locks the anchor it names, sent with the next operation's first.
+        if not self.dialect.round_trips:
+            super().lock_record_guard(ctx, resource, key, anchor, via)
+        else:
+            ctx.guards.append(RecordGuard(anchor.id, resource.id, key, via))
 
     def lock_guard_with_next(self, ctx: Session, resource: Resource, key: str) -> None:
         # Inserts, replaces and appends send the lock with their first statement;

@@ -31,6 +31,15 @@ class PostgresDialect(Dialect):
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
+    # A data-modifying CTE: one statement, so one execution on the client.
+    replace_row = (
+        "WITH e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING "
+        "RETURNING 1) UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+        "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ? "
+        "AND EXISTS (SELECT 1 FROM e)"
+    )
+
     def __init__(self, schema: str) -> None:
         self.schema = schema
         self._schema_sql = sql.Identifier(schema).as_string(None)

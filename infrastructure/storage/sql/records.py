@@ -26,7 +26,7 @@ from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events
 from infrastructure.storage.sql.dialect import check_attribute_name
 from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Row, Session
+from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
 
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
 
@@ -41,21 +41,51 @@ def lock_guard(session: Session, resource: Resource, key: str) -> None:
         raise NotFoundError(f"guard record not found: {resource.id}/{key}")
 
 
-def send_guards(session: Session) -> list[tuple[str, str, Any]]:
+def send_guards(session: Session) -> list[tuple[Guard, Any]]:
     """Send the locks of ``session.guards`` (inside :meth:`Session.pipeline`); their cursors."""
     pending, session.guards = session.guards, []
-    template = _LOCK_GUARD + session.dialect.for_update
-    return [
-        (resource_id, key, session.send(template, (resource_id, key)))
-        for resource_id, key in pending
-    ]
+    dialect = session.dialect
+    sent = []
+    for guard in pending:
+        if isinstance(guard, RecordGuard):
+            params = (guard.resource, guard.key, guard.anchor)
+            cursor = session.send(_lock_named_guard(session, guard), params)
+        else:
+            cursor = session.send(_LOCK_GUARD + dialect.for_update, guard)
+        sent.append((guard, cursor))
+    return sent
 
 
-def check_guards(sent: list[tuple[str, str, Any]]) -> None:
-    """NotFoundError for the first anchor :func:`send_guards` did not find."""
-    for resource_id, key, cursor in sent:
-        if not cursor.fetchall():
-            raise NotFoundError(f"guard record not found: {resource_id}/{key}")
+def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
+    """The row's value of ``via`` and the anchor it names, locked (NULL if missing).
+
+    Parameters: the row's resource and key, then the anchor resource. One
+    statement, so the value read is the one the lock looked up. PostgreSQL
+    text (``LATERAL``): only drivers with round trips defer such a guard.
+    """
+    dialect = session.dialect
+    return (
+        "SELECT o.via, g.key FROM (SELECT "
+        + dialect.attribute(check_attribute_name(guard.resource, guard.via))
+        + " AS via FROM {records} WHERE resource = ? AND key = ?) o LEFT JOIN LATERAL "
+        "(SELECT key FROM {records} WHERE resource = ? AND key = o.via"
+        + dialect.for_update
+        + ") g ON true"
+    )
+
+
+def check_guards(sent: list[tuple[Guard, Any]]) -> None:
+    """NotFoundError for the first anchor (or named row) :func:`send_guards` did not find."""
+    for guard, cursor in sent:
+        if isinstance(guard, RecordGuard):
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFoundError(f"record not found: {guard.resource}/{guard.key}")
+            named, locked = row
+            if named is not None and locked is None:
+                raise NotFoundError(f"guard record not found: {guard.anchor}/{named}")
+        elif not cursor.fetchall():
+            raise NotFoundError(f"guard record not found: {guard[0]}/{guard[1]}")
 
 
 def lock_guards(session: Session) -> None:
@@ -145,7 +175,10 @@ def replace(
 ) -> RecordEntry:
     """CAS on the locked row: revision, preconditions, unique, then the next log version.
 
-    The stored payload is neither read nor decoded: the write replaces it.
+    The stored payload is neither read nor decoded: the write replaces it. The
+    guard lock, the row lock and the unique pre-checks go out together (one
+    round trip on PostgreSQL), in that order; their answers are checked in
+    that order too, so the first conflict is the one reported.
     """
     with session.pipeline():
         guards = send_guards(session)  # parent lock, then child
@@ -154,6 +187,7 @@ def replace(
             "AND key = ?" + session.dialect.for_update,
             (resource.id, entry.key),
         )
+        clashes = _send_unique(session, resource, entry)
     check_guards(guards)
     row = locked.fetchone()
     if row is None:
@@ -166,27 +200,30 @@ def replace(
         )
     current = _attributes(session, resource, row[1])
     check_preconditions(resource, current, entry, expected_attributes)
-    _check_unique(session, resource, entry)
-    originator = events.record_stream(resource.id, entry.key)
-    state = events.record_state(resource.id, entry)
-    with _unique_violations(layout, resource), session.pipeline():
-        event = session.send(
-            session.dialect.append_event,
-            (
-                session.dialect.originator(originator),
-                log_version + 1,
-                events.RECORD_REPLACED,
-                state.encode("utf-8"),
-            ),
-        )
-        session.send(
-            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
-            "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?",
-            (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key),
-        )
-    if event.rowcount != 1:
+    _raise_unique(resource, clashes)
+    dialect = session.dialect
+    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    state = events.record_state(resource.id, entry).encode("utf-8")
+    event = (originator, log_version + 1, events.RECORD_REPLACED, state)
+    row = (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key)
+    with _unique_violations(layout, resource):
+        if dialect.replace_row is not None:  # the event and the row in one statement
+            written = session.execute(dialect.replace_row, (*event, *row)) == 1
+        else:
+            written = session.execute(dialect.append_event, event) == 1
+            if written:
+                session.execute(_UPDATE_ROW, row)
+    if not written:
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
+
+
+_UPDATE_ROW = (
+    "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+    "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ?"
+)
+"""Parameters: revision, attributes, record type, format version, payload, log version,
+resource, key."""
 
 
 def delete(
@@ -237,10 +274,16 @@ def any_matching(
     session: Session, layout: Layout, resource: Resource, equals: AttributeValues
 ) -> bool:
     """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
-    terms, params = _matching(session, resource, equals)
-    source = layout.scan_source(resource.id, frozenset(equals))
-    query = "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
-    return session.one(query, (resource.id, *params)) is not None
+    shape = ("any", resource.id, *_shape(equals))
+    query = session.dialect.statements.get(shape)
+    if query is None:
+        source = layout.scan_source(resource.id, frozenset(equals))
+        terms, _ = _matching(session, resource, equals)
+        query = session.dialect.statements[shape] = (
+            "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
+        )
+    params = [resource.id, *_bound(session, equals)]
+    return session.one(query, params) is not None
 
 
 def delete_matching(
@@ -318,6 +361,17 @@ def _tombstone(
     session.execute("DELETE FROM {records} WHERE resource = ? AND key = ?", (resource.id, key))
 
 
+def _shape(values: Mapping[str, str | int | bool | None]) -> tuple[tuple[str, bool], ...]:
+    """What the text of :func:`_matching` depends on: the names, in order, and which are null."""
+    return tuple([(name, value is None) for name, value in values.items()])
+
+
+def _bound(session: Session, values: Mapping[str, str | int | bool | None]) -> list[object]:
+    """The parameters of :func:`_matching`'s terms (the values that are not null)."""
+    bind = session.dialect.bind
+    return [bind(value) for value in values.values() if value is not None]
+
+
 def _matching(
     session: Session, resource: Resource, values: Mapping[str, str | int | bool | None]
 ) -> tuple[str, list[object]]:
@@ -344,21 +398,38 @@ def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
 
 
 def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:
+    """UniqueConstraintError if another row holds what a constraint lets only ``entry`` hold."""
+    _raise_unique(resource, _send_unique(session, resource, entry))
+
+
+def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> list[tuple[str, Any]]:
+    """Send one query per unique constraint covering ``entry`` (together, inside
+    :meth:`Session.pipeline`): its name and the cursor of the clashing row."""
+    sent = []
     for constraint in resource.unique:
         fields, where = constraint["fields"], constraint["where"]
         if any(entry.attributes[name] is None for name in fields):
             continue  # nulls are distinct
         if not attributes_match(entry.attributes, where):
             continue
-        terms, params = _matching(
-            session, resource, {**where, **{name: entry.attributes[name] for name in fields}}
-        )
-        clash = session.one(
-            "SELECT 1 FROM {records} WHERE resource = ? AND key <> ?" + terms + " LIMIT 1",
-            (resource.id, entry.key, *params),
-        )
-        if clash is not None:
-            raise UniqueConstraintError(resource.id, constraint["name"])
+        values = {**where, **{name: entry.attributes[name] for name in fields}}
+        shape = ("unique", resource.id, constraint["name"], *_shape(values))
+        query = session.dialect.statements.get(shape)
+        if query is None:
+            terms, _ = _matching(session, resource, values)
+            query = session.dialect.statements[shape] = (
+                "SELECT 1 FROM {records} WHERE resource = ? AND key <> ?" + terms + " LIMIT 1"
+            )
+        params = [resource.id, entry.key, *_bound(session, values)]
+        sent.append((constraint["name"], session.send(query, params)))
+    return sent
+
+
+def _raise_unique(resource: Resource, sent: list[tuple[str, Any]]) -> None:
+    """UniqueConstraintError for the first constraint :func:`_send_unique` found held."""
+    for name, cursor in sent:
+        if cursor.fetchone() is not None:
+            raise UniqueConstraintError(resource.id, name)
 
 
 @contextmanager

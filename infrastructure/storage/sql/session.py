@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NamedTuple
 
 from infrastructure.storage.sql.dialect import Dialect
 
 Row = tuple[Any, ...]
+
+
+class RecordGuard(NamedTuple):
+    """The anchor that attribute ``via`` of stored row ``key`` names: found and locked by
+    one statement, without reading the row first."""
+
+    anchor: str
+    resource: str
+    key: str
+    via: str
+
+
+Guard = tuple[str, str] | RecordGuard
+"""An anchor to lock: ``(resource, key)``, or one named by a stored row's attribute."""
 
 
 class Session:
@@ -23,9 +37,8 @@ class Session:
         self.connection = connection
         self.dialect = dialect
         self.depth = depth
-        self.guards: list[tuple[str, str]] = []
-        """Anchors ``(resource, key)`` the next operation locks first (sent with its
-        first statement)."""
+        self.guards: list[Guard] = []
+        """Anchors the next operation locks first (sent with its first statement)."""
 
     def nested(self) -> Session:
         """The context of a savepoint opened inside this one."""

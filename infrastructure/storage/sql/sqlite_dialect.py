@@ -28,6 +28,8 @@ class SQLiteDialect(Dialect):
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
+    replace_row = None  # SQLite has no INSERT inside WITH
+
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
         "SELECT ?, r.log_version, ?, ?, (SELECT coalesce(max(notification_id), 0) + 1 "

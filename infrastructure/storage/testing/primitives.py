@@ -344,7 +344,8 @@ class StoragePrimitivesContract(StorageContract):
         assert len(records.scan(index="owner", equals={"owner": OWNER})) == 1
         assert streams.head(stream=OWNER) == 1
         assert len(streams.read(stream=OWNER)) == 1
-        with pytest.raises(NotFoundError):
+        # The error names the anchor the row's owner attribute names, not the row.
+        with pytest.raises(NotFoundError, match=f"^guard record not found: {ROOTS.id}/{OWNER}$"):
             self._replace(backend, RUN, 0, active=False)
         with pytest.raises(NotFoundError):
             records.delete(key=RUN)
@@ -380,7 +381,7 @@ class StoragePrimitivesContract(StorageContract):
         assert records.read(RUN) is None
 
     def test_replace_of_a_missing_key_is_not_found(self, backend: Backend) -> None:
-        with pytest.raises(NotFoundError):
+        with pytest.raises(NotFoundError, match=f"^record not found: {EXECUTIONS.id}/{RUN}$"):
             self._replace(backend, RUN, 0, active=True)
         assert backend.view.records(EXECUTIONS).read(RUN) is None
 
