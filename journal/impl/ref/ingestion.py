@@ -248,8 +248,11 @@ class JournalIngestion:
 
 
 class _Decision:
-    """What one attempt decided: the artifacts it reached, and the new revisions in order
-    and by digest (with ``keep``; else by digest only their texts, so no parse is held)."""
+    """What one attempt decided: the artifacts it reached and the new revisions.
+
+    With ``keep``, the new revisions themselves, in order and by digest; without,
+    only their texts by digest, so that no parse outlives its decision.
+    """
 
     def __init__(self, keep: bool) -> None:
         self.touched: set[ArtifactCoordinate] = set()

@@ -46,9 +46,9 @@ class RootLoader:
         """
         self._ingestion.catch_up()
         files = scan_root(self._root)
-        # The list is handed over twice: parsing empties ``files`` (each file's bytes
-        # are dropped once parsed) and the ingestion drops each parsed revision once
-        # decided, so a start never holds every file, text and parse tree at once.
+        # Handed over twice: parsing empties ``files`` (a file's bytes go once it is
+        # parsed) and the ingestion drops each parse once decided, so the bytes are
+        # gone before the parses pile up, and the parses before the append.
         self._ingestion.ingest_start(
             in_link_order(_parse_new(files, self._ingestion.view, self._progress))
         )
