@@ -16,14 +16,13 @@ its last written position, and the next process resumes there.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 
 from eventsourcing.persistence import Tracking
 
-from domain.journal.document import JournalRevision
 from infrastructure.log import LogReader
 from infrastructure.log.projection_store import (
     ProjectionRecorder,
@@ -35,6 +34,7 @@ from projections.journal_chains import (
     ChainFold,
     JournalChainsProjection,
     JournalWorldview,
+    KnownTexts,
     ProjectionIntegrityError,
     StoredRevision,
     decode_event,
@@ -134,7 +134,7 @@ class PersistedChains:
         self._opened = True
         return self._projection.view
 
-    def catch_up(self, parsed: Mapping[str, JournalRevision] | None = None) -> JournalWorldview:
+    def catch_up(self, parsed: KnownTexts | None = None) -> JournalWorldview:
         """Open, then fold every event the log holds after the view, writing the rows back
         every ``batch`` events (a process killed meanwhile resumes from the last write)."""
         self.open()

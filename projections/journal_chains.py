@@ -57,6 +57,12 @@ _TEXT_FIELDS: dict[type, tuple[str, ...]] = {
     kind: tuple(sorted(fields - {"originator_id", "originator_version", "timestamp"}))
     for kind, fields in _FIELDS.items()
 }
+KnownTexts = Mapping[str, JournalRevision | str]
+"""Revisions a writer just checked, by digest: parsed, or only their text (not parsed again).
+
+An entry saves the fold a digest (and a parse) only when its text is exactly
+the event's, so it changes nothing but the work done.
+"""
 # The fixed-width form keeps string order chronological; the calendar is
 # checked when the text is parsed (the audit parses every text).
 _VERSION_SHAPE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
@@ -323,14 +329,12 @@ class JournalChainsProjection:
     def apply(
         self,
         events: Iterable[tuple[int, DomainEventProtocol[UUID]]],
-        parsed: Mapping[str, JournalRevision] | None = None,
+        parsed: KnownTexts | None = None,
     ) -> JournalWorldview:
         """Fold ``(notification id, event)`` pairs, in log order, into a new view.
 
         The new view becomes :attr:`view` only if every event applied.
-        ``parsed`` may offer already parsed revisions by digest; one is used
-        only when its text is exactly the event's, so it saves work and
-        changes nothing.
+        ``parsed`` may offer revisions the writer checked (see :data:`KnownTexts`).
         """
         fold = ChainFold(self._view, parsed)
         added = [fold.add(position, event) for position, event in events]
@@ -338,9 +342,7 @@ class JournalChainsProjection:
         self._ordered.extend(added)
         return self._view
 
-    def catch_up(
-        self, log: LogReader, parsed: Mapping[str, JournalRevision] | None = None
-    ) -> JournalWorldview:
+    def catch_up(self, log: LogReader, parsed: KnownTexts | None = None) -> JournalWorldview:
         """Apply every notification after :attr:`view`'s position, then publish."""
         return self.apply(read_after(log, self._view.position), parsed)
 
@@ -359,7 +361,7 @@ class ChainFold:
     def __init__(
         self,
         view: JournalWorldview,
-        parsed: Mapping[str, JournalRevision] | None = None,
+        parsed: KnownTexts | None = None,
         *,
         keep: bool = True,
     ) -> None:
@@ -539,12 +541,11 @@ def _check_link(position: int, event: _AcceptedEvent, head: tuple[int, str, str]
         )
 
 
-def _stored(
-    event: _AcceptedEvent, position: int, parsed: Mapping[str, JournalRevision]
-) -> StoredRevision:
+def _stored(event: _AcceptedEvent, position: int, parsed: KnownTexts) -> StoredRevision:
     known = parsed.get(event.digest)
-    if known is not None and known.text != event.text:
-        known = None
+    revision = known if isinstance(known, JournalRevision) else None
+    if known is not None and (known if revision is None else revision.text) != event.text:
+        known = revision = None
     if known is None and _digest(event.text) != event.digest:
         raise ProjectionIntegrityError(
             f"notification {position} ({event.coordinate} {event.journal_version}): "
@@ -556,7 +557,7 @@ def _stored(
         digest=event.digest,
         text=event.text,
         position=position,
-        parsed=known,
+        parsed=revision,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from uuid import UUID
 
@@ -24,7 +24,7 @@ from infrastructure.log.projection_store import projection_recorder
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from projections.journal_chain_table import PersistedChains
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
+from projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
 # A lost race re-reads the head and decides again; each retry follows a
 # competitor's successful append, so few are ever needed.
@@ -97,7 +97,7 @@ class JournalIngestion:
         return self.ingest(parse_journal(text))
 
     def ingest(
-        self, revision: JournalRevision, source: Path | None = None
+        self, revision: JournalRevision, source: Path | str | None = None
     ) -> tuple[JournalRevision, bool]:
         """Ingest one parsed revision atomically; ``(revision, newly accepted?)``.
 
@@ -110,12 +110,48 @@ class JournalIngestion:
         return stored or revision, is_new
 
     def ingest_all(
-        self, revisions: Sequence[JournalRevision], sources: Sequence[Path | None] = ()
+        self, revisions: Sequence[JournalRevision], sources: Sequence[Path | str | None] = ()
     ) -> list[JournalRevision]:
         """Ingest revisions in order, all in one transaction or none; returns the new ones.
 
         ``sources`` optionally gives, position by position, the file of each revision.
         """
+        return self._ingest(lambda attempt: revisions, sources, keep=True).accepted
+
+    def ingest_start(self, candidates: list[tuple[str, JournalRevision]]) -> int:
+        """Ingest a start's parsed files, in order, in one transaction or none; how many
+        were new.
+
+        ``candidates`` is handed over and emptied: each parsed revision is
+        dropped once decided (the chains keep only their heads' parse), so the
+        append holds the texts, not every parse tree. A decision taken again
+        (another writer moved a chain first) parses the texts again.
+        """
+        sources = [path for path, _ in candidates]
+        texts = [revision.text for _, revision in candidates]
+
+        def revisions(attempt: int) -> Iterator[JournalRevision]:
+            if attempt == 0:
+                candidates.reverse()
+                while candidates:
+                    yield candidates.pop()[1]
+            else:
+                yield from (parse_journal(text) for text in texts)
+
+        decision = self._ingest(revisions, sources, keep=False)
+        # The decided chains hold their heads' parse: restore them from the view when needed.
+        self._chains.clear()
+        return len(decision.known)
+
+    def _ingest(
+        self,
+        revisions: Callable[[int], Iterable[JournalRevision]],
+        sources: Sequence[Path | str | None],
+        *,
+        keep: bool,
+    ) -> _Decision:
+        """Decide ``revisions(attempt)`` and append them in one transaction; what was
+        decided (with ``keep``, the new revisions themselves, else only their texts)."""
         with self._lock:
             for attempt in range(_MAX_ATTEMPTS):
                 # Decisions use the projection's view of the log. If another writer
@@ -125,12 +161,12 @@ class JournalIngestion:
                 caught_up = attempt > 0
                 if caught_up:
                     self._projection.catch_up(self._reader)
-                touched = {r.coordinate for r in revisions}
+                decision = _Decision(keep)
                 try:
-                    chains, accepted = self._decide(revisions, sources)
+                    chains = self._decide(revisions(attempt), sources, decision)
                     recordings = self._append(chains)
                 except BaseException as error:
-                    for coordinate in touched:  # decided-on chains may hold pending events
+                    for coordinate in decision.touched:  # decided-on chains may hold events
                         self._chains.pop(coordinate, None)
                     if isinstance(error, ClaimConflictError):
                         raise JournalChainError(
@@ -143,24 +179,27 @@ class JournalIngestion:
                     if isinstance(error, JournalError) and not caught_up:
                         continue
                     raise
-                self._publish(recordings, accepted)
-                return accepted
+                self._publish(recordings, decision.known)
+                return decision
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
         )
 
     def _decide(
-        self, revisions: Sequence[JournalRevision], sources: Sequence[Path | None]
-    ) -> tuple[list[JournalChain], list[JournalRevision]]:
+        self,
+        revisions: Iterable[JournalRevision],
+        sources: Sequence[Path | str | None],
+        decision: _Decision,
+    ) -> list[JournalChain]:
         chains: dict[ArtifactCoordinate, JournalChain | None] = {}
         batch_owners: dict[Sha256Digest, ArtifactCoordinate] = {}
 
         def owner(digest: Sha256Digest) -> ArtifactCoordinate | None:
             return batch_owners.get(digest) or self._log.digest_owner(digest)
 
-        accepted = []
         for index, revision in enumerate(revisions):
             coordinate = revision.coordinate
+            decision.touched.add(coordinate)
             if coordinate not in chains:
                 chains[coordinate] = self._current_chain(coordinate)
             try:
@@ -174,8 +213,8 @@ class JournalIngestion:
             chains[coordinate] = chain
             if is_new:
                 batch_owners[revision.digest] = coordinate
-                accepted.append(revision)
-        return [c for c in chains.values() if c is not None and c.pending_events], accepted
+                decision.add(revision)
+        return [c for c in chains.values() if c is not None and c.pending_events]
 
     def _current_chain(self, coordinate: ArtifactCoordinate) -> JournalChain | None:
         """The artifact's chain at the projection's head, without replaying the log."""
@@ -193,19 +232,38 @@ class JournalIngestion:
     def _append(self, chains: list[JournalChain]) -> list[Recording[UUID]]:
         return self._log.append_chains(chains) if chains else []
 
-    def _publish(self, recordings: list[Recording[UUID]], accepted: list[JournalRevision]) -> None:
+    def _publish(self, recordings: list[Recording[UUID]], known: KnownTexts) -> None:
         """Fold the appended events into the projection.
 
         When the log gave them the positions right after the view's, they are
         the log's next events and are applied as they are; otherwise another
         writer interleaved and the projection reads the log.
         """
-        parsed = {str(r.digest): r for r in accepted}
         start = self._projection.view.position
         ids = [r.notification.id for r in recordings]
         if ids == list(range(start + 1, start + 1 + len(ids))):
-            self._projection.apply(
-                ((r.notification.id, r.domain_event) for r in recordings), parsed
-            )
+            self._projection.apply(((r.notification.id, r.domain_event) for r in recordings), known)
         else:
-            self._projection.catch_up(self._reader, parsed)
+            self._projection.catch_up(self._reader, known)
+
+
+class _Decision:
+    """What one attempt decided: the artifacts it reached and the new revisions.
+
+    With ``keep``, the new revisions themselves, in order and by digest; without,
+    only their texts by digest, so that no parse outlives its decision.
+    """
+
+    def __init__(self, keep: bool) -> None:
+        self.touched: set[ArtifactCoordinate] = set()
+        self.accepted: list[JournalRevision] = []
+        self.known: dict[str, JournalRevision | str] = {}
+        self._keep = keep
+
+    def add(self, revision: JournalRevision) -> None:
+        """Record one newly accepted revision."""
+        if self._keep:
+            self.accepted.append(revision)
+            self.known[str(revision.digest)] = revision
+        else:
+            self.known[str(revision.digest)] = revision.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from pathlib import Path
+from typing import TypeVar
 
 from domain.journal.document import JournalRevision
 from infrastructure.log import LogClosedError
@@ -14,6 +15,8 @@ from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview
+
+_Source = TypeVar("_Source")
 
 
 class RootLoader:
@@ -42,8 +45,13 @@ class RootLoader:
         process makes it visible by moving to RUNNING.
         """
         self._ingestion.catch_up()
-        new = in_link_order(_parse_new(scan_root(self._root), self._ingestion.view, self._progress))
-        self._ingestion.ingest_all([r for _, r in new], [f.path for f, _ in new])
+        files = scan_root(self._root)
+        # Handed over twice: parsing empties ``files`` (a file's bytes go once it is
+        # parsed) and the ingestion drops each parse once decided, so the bytes are
+        # gone before the parses pile up, and the parses before the append.
+        self._ingestion.ingest_start(
+            in_link_order(_parse_new(files, self._ingestion.view, self._progress))
+        )
         self._ingestion.persist()
         self._publisher.publish(self._ingestion.view)
 
@@ -54,10 +62,10 @@ class RootLoader:
         accepted = []
         try:
             self._publisher.publish(self._ingestion.follow())
-            for file, revision in in_link_order(
+            for path, revision in in_link_order(
                 _parse_new(scan_root(self._root), self._ingestion.view)
             ):
-                stored, is_new = self._ingestion.ingest(revision, file.path)
+                stored, is_new = self._ingestion.ingest(revision, path)
                 self._publisher.publish(self._ingestion.view)
                 if is_new:
                     accepted.append(stored)
@@ -71,22 +79,31 @@ class RootLoader:
 
 def _parse_new(
     files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
-) -> list[tuple[JournalFile, JournalRevision]]:
-    """Parse the files whose exact bytes are not already accepted at their version."""
+) -> list[tuple[str, JournalRevision]]:
+    """Parse the files whose exact bytes are not already accepted at their version;
+    each one's path (as text: a large root's ``Path`` objects weigh more than the
+    strings) and revision.
+
+    ``files`` is emptied as it is read: a file's bytes are not kept once parsed
+    (the parsed revision holds its text).
+    """
+    total = len(files)
+    files.reverse()
     revisions = []
-    for done, file in enumerate(files):
-        progress("reading revision files", done, len(files))
+    while files:
+        progress("reading revision files", total - len(files), total)
+        file = files.pop()
         chain = view.chain(file.coordinate)
         known = None if chain is None else chain.digest_at(file.version)
         if known != str(file.digest):
-            revisions.append((file, file.parse()))
-    progress("reading revision files", len(files), len(files))
+            revisions.append((str(file.path), file.parse()))
+    progress("reading revision files", total, total)
     return revisions
 
 
 def in_link_order(
-    candidates: list[tuple[JournalFile, JournalRevision]],
-) -> list[tuple[JournalFile, JournalRevision]]:
+    candidates: list[tuple[_Source, JournalRevision]],
+) -> list[tuple[_Source, JournalRevision]]:
     """``candidates`` (in artifact and version order) with each one after the one it cites.
 
     A file citing another new file is judged after it, as it would be had the
