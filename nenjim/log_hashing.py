@@ -38,8 +38,8 @@ from domain.transparency.tiles import Tile
 POOL_MIN_TILES = 64
 """Full tiles (of 256 leaves) from which a log is hashed on a process pool."""
 
-CHUNK_TILES = 32
-"""Bundles per pool task: ~1 MB of entries, so that pickling them stays a small share."""
+CHUNK_TILES = 16
+"""Bundles per pool task: ~0.5 MB of entries, so that pickling them stays a small share."""
 
 LoggedLeaves = dict[tuple[str, str], bytes]
 """Each entry's digest by ``(coordinate, journal version)``."""
@@ -184,9 +184,9 @@ def _hashed_in_order(
                     while pending and (len(pending) > 2 * workers or pending[0][1].done()):
                         yield from _results(pending.popleft())
         except LogCheckError:
-            yield from _drain(pending, chunk, with_leaves)
+            yield from _drain(pool, pending, chunk, with_leaves)
             raise
-        yield from _drain(pending, chunk, with_leaves)
+        yield from _drain(pool, pending, chunk, with_leaves)
     finally:
         pool.shutdown(cancel_futures=True)
 
@@ -205,10 +205,12 @@ def _results(task: tuple[list[EntryBundle], Future[list[HashedBundle]]]) -> Hash
 
 
 def _drain(
+    pool: ProcessPoolExecutor,
     pending: deque[tuple[list[EntryBundle], Future[list[HashedBundle]]]],
     chunk: list[tuple[EntryBundle, bytes]],
     with_leaves: bool,
 ) -> Hashed:
+    if chunk:
+        pending.append(_submit(pool, chunk, with_leaves))
     while pending:
         yield from _results(pending.popleft())
-    yield from _hashed_in_order(chunk, with_leaves, 0)
