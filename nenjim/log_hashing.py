@@ -86,7 +86,7 @@ def hash_bundles(bundles: Sequence[tuple[bytes, int]], with_leaves: bool) -> lis
             if with_leaves
             else ()
         )
-        size = sum(map(len, entries))
+        size = len(data) - 2 * width  # each entry's 2-byte length aside
         if width == TILE_WIDTH:
             tile = leaf_tile(entries)
             hashed.append(HashedBundle(size, tile.data, tile.head, leaves, None))
