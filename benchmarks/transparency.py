@@ -13,7 +13,7 @@ over all the leaves, median of several runs:
   ``JournalLeaf.parse`` of every entry, and the tree with its tiles;
 * ``verify-log``'s hashing as the client runs it (``nenjim.log_hashing.recompute_log``:
   decode, leaf-line check, ``leaf_tile``, ``TileTree`` with every tile), in
-  this process and on its process pool (start-up included).
+  this process alone and with its process pool (start-up included).
 
 Runs alternate them all, so a load swing on a shared machine hits them alike.
 
@@ -84,7 +84,7 @@ def root_before(bundles: Sequence[bytes]) -> bytes:
 
 
 def root_as_verify_log(fetched: Sequence[tuple[EntryBundle, bytes]], workers: int) -> bytes:
-    """The tree head as ``verify-log`` recomputes it, with every tile, on ``workers`` processes."""
+    """The tree head as ``verify-log`` recomputes it, every tile too (``workers``: as it takes)."""
     log = recompute_log(fetched, since=None, with_leaves=False, where="", workers=workers)
     log.tree.tiles()
     return log.tree.root()
@@ -177,7 +177,7 @@ def run(quick: bool) -> str:
         ("verifier before: decode, parse, `TileBuilder` (1 core)", lambda: root_before(bundles)),
         ("`verify-log` hashing, in process (1 core)", lambda: root_as_verify_log(fetched, 0)),
         (
-            f"`verify-log` hashing, pool of {workers} (start-up included)",
+            f"`verify-log` hashing, {workers} worker(s) + client (start-up included)",
             lambda: root_as_verify_log(fetched, workers),
         ),
     ]

@@ -4,9 +4,10 @@ A verifier hashes every leaf of the log: 2n - 1 SHA-256 calls for n leaves,
 each mostly interpreter overhead for ~100-byte leaves, and ``hashlib`` keeps
 the GIL for inputs that small, so threads do not help. The head of each full
 entry bundle (256 leaves, one level 0 tile) depends on nothing else, so worker
-processes decode, check and hash whole bundles (``leaf_tile``) and this process
-appends the tiles and their heads to the tree in log order. Small logs hash
-in this process: starting a pool costs more than it saves.
+processes and this one decode, check and hash chunks of whole bundles
+(``leaf_tile``) in turn, and this process appends the tiles and their heads to
+the tree in log order. Small logs hash in this process alone: starting a pool
+costs more than it saves.
 """
 
 from __future__ import annotations
@@ -105,9 +106,15 @@ class RecomputedLog:
 
 
 def pool_workers(size: int) -> int:
-    """How many worker processes hash a log of ``size`` leaves (0: none, hash in this process)."""
+    """How many worker processes hash a log of ``size`` leaves besides this one (0: none).
+
+    One fewer than the cores: this process hashes its share of the chunks too,
+    so when another program holds a core, the work is no slower than in one
+    process (two workers and an idle client would take turns on one core and
+    add the pool's cost on top).
+    """
     cores = os.cpu_count() or 1
-    return cores if cores > 1 and size // TILE_WIDTH >= POOL_MIN_TILES else 0
+    return cores - 1 if size // TILE_WIDTH >= POOL_MIN_TILES else 0
 
 
 def recompute_log(
@@ -160,12 +167,14 @@ def _check_prefix(root: bytes, since: Checkpoint) -> None:
 
 
 Hashed = Iterator[tuple[EntryBundle, HashedBundle]]
+Task = tuple[list[EntryBundle], Future[list[HashedBundle]]]
+"""A chunk's bundles and their hashes to come."""
 
 
 def _hashed_in_order(
     fetched: Iterable[tuple[EntryBundle, bytes]], with_leaves: bool, workers: int
 ) -> Hashed:
-    """Each bundle with its hashes, in log order; bundles go to ``workers`` processes in chunks.
+    """Each bundle with its hashes, in log order: chunks hashed by ``workers`` processes and this.
 
     Fetching goes on while the workers hash, at most two chunks per worker
     ahead. When fetching fails, the bundles fetched before are hashed first, so
@@ -175,46 +184,62 @@ def _hashed_in_order(
         for bundle, data in fetched:
             yield bundle, hash_bundles([(data, bundle.width)], with_leaves)[0]
         return
-    pending: deque[tuple[list[EntryBundle], Future[list[HashedBundle]]]] = deque()
+    pending: deque[Task] = deque()
     chunk: list[tuple[EntryBundle, bytes]] = []
-    pool = ProcessPoolExecutor(workers)
+    hashers = _Hashers(workers, with_leaves)
     try:
         try:
             for item in fetched:
                 chunk.append(item)
                 if len(chunk) == CHUNK_TILES:
-                    pending.append(_submit(pool, chunk, with_leaves))
+                    pending.append(hashers.submit(chunk))
                     chunk = []
-                    while pending and (len(pending) > 2 * workers or pending[0][1].done()):
+                    while pending and (len(pending) > 2 * workers + 1 or pending[0][1].done()):
                         yield from _results(pending.popleft())
         except LogCheckError:
-            yield from _drain(pool, pending, chunk, with_leaves)
+            yield from _drain(hashers, pending, chunk)
             raise
-        yield from _drain(pool, pending, chunk, with_leaves)
+        yield from _drain(hashers, pending, chunk)
     finally:
-        pool.shutdown(cancel_futures=True)
+        hashers.close()
 
 
-def _submit(
-    pool: ProcessPoolExecutor, chunk: list[tuple[EntryBundle, bytes]], with_leaves: bool
-) -> tuple[list[EntryBundle], Future[list[HashedBundle]]]:
-    work = [(data, bundle.width) for bundle, data in chunk]
-    return [bundle for bundle, _ in chunk], pool.submit(hash_bundles, work, with_leaves)
+class _Hashers:
+    """Worker processes and this one, taking chunks of bundles in turn."""
+
+    def __init__(self, workers: int, with_leaves: bool) -> None:
+        self._pool = ProcessPoolExecutor(workers)
+        self._with_leaves = with_leaves
+        self._turns = workers + 1
+        self._turn = 0
+
+    def submit(self, chunk: list[tuple[EntryBundle, bytes]]) -> Task:
+        """Hash ``chunk`` on the next worker, or now, when it is this process's turn."""
+        work = [(data, bundle.width) for bundle, data in chunk]
+        self._turn = (self._turn + 1) % self._turns
+        future: Future[list[HashedBundle]]
+        if self._turn:
+            future = self._pool.submit(hash_bundles, work, self._with_leaves)
+        else:
+            future = Future()
+            future.set_result(hash_bundles(work, self._with_leaves))
+        return [bundle for bundle, _ in chunk], future
+
+    def close(self) -> None:
+        """Stop the workers; chunks not started are dropped."""
+        self._pool.shutdown(cancel_futures=True)
 
 
-def _results(task: tuple[list[EntryBundle], Future[list[HashedBundle]]]) -> Hashed:
+def _results(task: Task) -> Hashed:
     bundles, future = task
     # A chunk's results stop at its first bad bundle, which the caller raises on.
     return zip(bundles, future.result(), strict=False)
 
 
 def _drain(
-    pool: ProcessPoolExecutor,
-    pending: deque[tuple[list[EntryBundle], Future[list[HashedBundle]]]],
-    chunk: list[tuple[EntryBundle, bytes]],
-    with_leaves: bool,
+    hashers: _Hashers, pending: deque[Task], chunk: list[tuple[EntryBundle, bytes]]
 ) -> Hashed:
     if chunk:
-        pending.append(_submit(pool, chunk, with_leaves))
+        pending.append(hashers.submit(chunk))
     while pending:
         yield from _results(pending.popleft())
