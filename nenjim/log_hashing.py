@@ -46,6 +46,9 @@ tiles in one process takes ~100 ms, so below this the pool saves nothing.
 CHUNK_TILES = 16
 """Bundles per pool task: ~0.5 MB of entries, so that pickling them stays a small share."""
 
+MAX_PENDING = 16
+"""Chunks hashed or being hashed but not yet taken into the tree: a bound on memory."""
+
 LoggedLeaves = dict[tuple[str, str], bytes]
 """Each entry's digest by ``(coordinate, journal version)``."""
 
@@ -176,8 +179,8 @@ def _hashed_in_order(
 ) -> Hashed:
     """Each bundle with its hashes, in log order: chunks hashed by ``workers`` processes and this.
 
-    Fetching goes on while the workers hash, at most two chunks per worker
-    ahead. When fetching fails, the bundles fetched before are hashed first, so
+    Fetching goes on while the workers hash, at most ``MAX_PENDING`` chunks
+    ahead of the tree. When fetching fails, the bundles fetched before are hashed first, so
     that the error reported is the first in log order.
     """
     if workers == 0:
@@ -194,7 +197,7 @@ def _hashed_in_order(
                 if len(chunk) == CHUNK_TILES:
                     pending.append(hashers.submit(chunk))
                     chunk = []
-                    while pending and (len(pending) > 2 * workers + 1 or pending[0][1].done()):
+                    while pending and (len(pending) > MAX_PENDING or pending[0][1].done()):
                         yield from _results(pending.popleft())
         except LogCheckError:
             yield from _drain(hashers, pending, chunk)
@@ -205,21 +208,27 @@ def _hashed_in_order(
 
 
 class _Hashers:
-    """Worker processes and this one, taking chunks of bundles in turn."""
+    """Worker processes and this one: a chunk goes to a worker unless they have enough to do.
+
+    The workers are kept two chunks each ahead; this process hashes the chunks
+    beyond that itself, rather than wait. So when another program holds a core
+    (a worker gets less of it), this process takes more of the chunks.
+    """
 
     def __init__(self, workers: int, with_leaves: bool) -> None:
         self._pool = ProcessPoolExecutor(workers)
         self._with_leaves = with_leaves
-        self._turns = workers + 1
-        self._turn = 0
+        self._queue_limit = 2 * workers
+        self._queued: list[Future[list[HashedBundle]]] = []
 
     def submit(self, chunk: list[tuple[EntryBundle, bytes]]) -> Task:
-        """Hash ``chunk`` on the next worker, or now, when it is this process's turn."""
+        """Give ``chunk`` to a worker, or hash it now if the workers have enough to do."""
         work = [(data, bundle.width) for bundle, data in chunk]
-        self._turn = (self._turn + 1) % self._turns
+        self._queued = [future for future in self._queued if not future.done()]
         future: Future[list[HashedBundle]]
-        if self._turn:
+        if len(self._queued) < self._queue_limit:
             future = self._pool.submit(hash_bundles, work, self._with_leaves)
+            self._queued.append(future)
         else:
             future = Future()
             future.set_result(hash_bundles(work, self._with_leaves))
