@@ -13,7 +13,8 @@ over all the leaves, median of several runs:
   ``JournalLeaf.parse`` of every entry, and the tree with its tiles;
 * ``verify-log``'s hashing as the client runs it (``nenjim.log_hashing.recompute_log``:
   decode, leaf-line check, ``leaf_tile``, ``TileTree`` with every tile), in
-  this process alone and with its process pool (start-up included).
+  this process alone, with one worker per core, and with its pool of one
+  worker fewer (what it runs; start-up included).
 
 Runs alternate them all, so a load swing on a shared machine hits them alike.
 
@@ -176,6 +177,10 @@ def run(quick: bool) -> str:
         ("root from leaf data (`leaf_hashes` + `TreeBuilder`)", lambda: root_from_entries(entries)),
         ("verifier before: decode, parse, `TileBuilder` (1 core)", lambda: root_before(bundles)),
         ("`verify-log` hashing, in process (1 core)", lambda: root_as_verify_log(fetched, 0)),
+        (
+            f"`verify-log` hashing, {workers + 1} workers + client (one worker per core)",
+            lambda: root_as_verify_log(fetched, workers + 1),
+        ),
         (
             f"`verify-log` hashing, {workers} worker(s) + client (start-up included)",
             lambda: root_as_verify_log(fetched, workers),
