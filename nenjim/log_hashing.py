@@ -39,7 +39,7 @@ from domain.transparency import (
 POOL_MIN_TILES = 256
 """Full tiles (of 256 leaves) from which a log is hashed on a process pool.
 
-Starting two workers costs ~20-60 ms of wall time on a loaded machine; hashing 256
+Starting the workers costs ~20-60 ms of wall time on a loaded machine; hashing 256
 tiles in one process takes ~100 ms, so below this the pool saves nothing.
 """
 
@@ -72,7 +72,8 @@ def hash_bundles(bundles: Sequence[tuple[bytes, int]], with_leaves: bool) -> lis
 
     A full bundle's result carries its level 0 tile and the head of its 256
     leaves; a partial one its leaf hashes only. ``with_leaves``: also each
-    entry's coordinate, journal version and digest. Runs in pool workers.
+    entry's coordinate, journal version and digest. Runs in the pool's workers
+    and in this process.
     """
     hashed: list[HashedBundle] = []
     for data, width in bundles:
@@ -116,8 +117,14 @@ def pool_workers(size: int) -> int:
     process (two workers and an idle client would take turns on one core and
     add the pool's cost on top).
     """
-    cores = os.cpu_count() or 1
-    return cores - 1 if size // TILE_WIDTH >= POOL_MIN_TILES else 0
+    return usable_cores() - 1 if size // TILE_WIDTH >= POOL_MIN_TILES else 0
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def recompute_log(
@@ -133,7 +140,7 @@ def recompute_log(
     Raises ``LogCheckError`` naming ``where`` + the bundle's path for a bundle
     that is malformed or holds an entry that is not a leaf line, and when the
     first ``since.size`` entries do not hash to ``since``'s root. ``workers``:
-    processes to hash on (0: this one).
+    worker processes besides this one (0: none).
     """
     log = RecomputedLog()
     tree = log.tree

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from nenjim.log_hashing import (
     LogCheckError,
     pool_workers,
     recompute_log,
+    usable_cores,
 )
 
 SIZE = (CHUNK_TILES + 3) * TILE_WIDTH + 77  # more than one pool task, and a partial bundle
@@ -131,4 +131,4 @@ def test_a_failed_fetch_is_reported_after_the_bundles_fetched_before_it(workers:
 
 def test_only_a_log_of_many_full_tiles_is_hashed_on_a_pool() -> None:
     assert pool_workers((POOL_MIN_TILES - 1) * TILE_WIDTH + 255) == 0
-    assert pool_workers(POOL_MIN_TILES * TILE_WIDTH) == (os.cpu_count() or 1) - 1
+    assert pool_workers(POOL_MIN_TILES * TILE_WIDTH) == usable_cores() - 1

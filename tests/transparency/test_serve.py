@@ -241,7 +241,7 @@ def test_verify_log_hashes_on_a_process_pool_as_in_process(
     _append(store, 300, 260)  # a second full tile, and a partial one
     # Every log takes the pool (with at least one worker) that large logs take.
     monkeypatch.setattr(log_hashing, "POOL_MIN_TILES", 0)
-    monkeypatch.setattr(log_hashing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(log_hashing, "usable_cores", lambda: 2)
     pools: list[int] = []
     real_pool = log_hashing.ProcessPoolExecutor
 
