@@ -463,8 +463,8 @@ class TileTree:
         for run in runs:
             if run.level % TILE_HEIGHT == 0:
                 level = run.level // TILE_HEIGHT
-                for offset, value in enumerate(run.hashes, start=run.start):
-                    tiles.setdefault((level, offset // TILE_WIDTH), bytearray()).extend(value)
+                for index, value in enumerate(run.hashes, start=run.start):
+                    tiles.setdefault((level, index // TILE_WIDTH), bytearray()).extend(value)
 
     def root(self) -> bytes:
         """The head of the tree of every leaf appended."""
