@@ -4,10 +4,10 @@ A verifier hashes every leaf of the log: 2n - 1 SHA-256 calls for n leaves,
 each mostly interpreter overhead for ~100-byte leaves, and ``hashlib`` keeps
 the GIL for inputs that small, so threads do not help. The head of each full
 entry bundle (256 leaves, one level 0 tile) depends on nothing else, so worker
-processes and this one decode, check and hash chunks of whole bundles
-(``leaf_tile``) in turn, and this process appends the tiles and their heads to
-the tree in log order. Small logs hash in this process alone: starting a pool
-costs more than it saves.
+processes decode, check and hash chunks of whole bundles (``leaf_tile``) while
+this process fetches, and it appends the tiles and their heads to the tree in
+log order. Small logs hash in this process: starting a pool costs more than it
+saves.
 """
 
 from __future__ import annotations
@@ -46,9 +46,6 @@ tiles in one process takes ~100 ms, so below this the pool saves nothing.
 CHUNK_TILES = 16
 """Bundles per pool task: ~0.5 MB of entries, so that pickling them stays a small share."""
 
-MAX_PENDING = 16
-"""Chunks hashed or being hashed but not yet taken into the tree: a bound on memory."""
-
 LoggedLeaves = dict[tuple[str, str], bytes]
 """Each entry's digest by ``(coordinate, journal version)``."""
 
@@ -73,7 +70,7 @@ def hash_bundles(bundles: Sequence[tuple[bytes, int]], with_leaves: bool) -> lis
     A full bundle's result carries its level 0 tile and the head of its 256
     leaves; a partial one its leaf hashes only. ``with_leaves``: also each
     entry's coordinate, journal version and digest. Runs in the pool's workers
-    and in this process.
+    (in this process for a small log).
     """
     hashed: list[HashedBundle] = []
     for data, width in bundles:
@@ -110,14 +107,16 @@ class RecomputedLog:
 
 
 def pool_workers(size: int) -> int:
-    """How many worker processes hash a log of ``size`` leaves besides this one (0: none).
+    """How many worker processes hash a log of ``size`` leaves (0: none, this process does).
 
-    One fewer than the cores: this process hashes its share of the chunks too,
-    so when another program holds a core, the work is no slower than in one
-    process (two workers and an idle client would take turns on one core and
-    add the pool's cost on top).
+    One per core, and this process only fetches and builds the tree from the
+    tile heads: when it hashed chunks too, it held the GIL that the pool's
+    threads need to feed the workers and collect their results, and the
+    workers waited (75 MB/s with one worker beside it, against 116 MB/s with
+    two, on two free cores).
     """
-    return usable_cores() - 1 if size // TILE_WIDTH >= POOL_MIN_TILES else 0
+    cores = usable_cores()
+    return cores if cores > 1 and size // TILE_WIDTH >= POOL_MIN_TILES else 0
 
 
 def usable_cores() -> int:
@@ -140,7 +139,7 @@ def recompute_log(
     Raises ``LogCheckError`` naming ``where`` + the bundle's path for a bundle
     that is malformed or holds an entry that is not a leaf line, and when the
     first ``since.size`` entries do not hash to ``since``'s root. ``workers``:
-    worker processes besides this one (0: none).
+    worker processes to hash on (0: none, this process hashes).
     """
     log = RecomputedLog()
     tree = log.tree
@@ -184,10 +183,10 @@ Task = tuple[list[EntryBundle], Future[list[HashedBundle]]]
 def _hashed_in_order(
     fetched: Iterable[tuple[EntryBundle, bytes]], with_leaves: bool, workers: int
 ) -> Hashed:
-    """Each bundle with its hashes, in log order: chunks hashed by ``workers`` processes and this.
+    """Each bundle with its hashes, in log order; chunks of bundles go to ``workers`` processes.
 
-    Fetching goes on while the workers hash, at most ``MAX_PENDING`` chunks
-    ahead of the tree. When fetching fails, the bundles fetched before are hashed first, so
+    Fetching goes on while the workers hash, at most two chunks per worker
+    ahead. When fetching fails, the bundles fetched before are hashed first, so
     that the error reported is the first in log order.
     """
     if workers == 0:
@@ -196,54 +195,29 @@ def _hashed_in_order(
         return
     pending: deque[Task] = deque()
     chunk: list[tuple[EntryBundle, bytes]] = []
-    hashers = _Hashers(workers, with_leaves)
+    pool = ProcessPoolExecutor(workers)
     try:
         try:
             for item in fetched:
                 chunk.append(item)
                 if len(chunk) == CHUNK_TILES:
-                    pending.append(hashers.submit(chunk))
+                    pending.append(_submit(pool, chunk, with_leaves))
                     chunk = []
-                    while pending and (len(pending) > MAX_PENDING or pending[0][1].done()):
+                    while pending and (len(pending) > 2 * workers or pending[0][1].done()):
                         yield from _results(pending.popleft())
         except LogCheckError:
-            yield from _drain(hashers, pending, chunk)
+            yield from _drain(pool, pending, chunk, with_leaves)
             raise
-        yield from _drain(hashers, pending, chunk)
+        yield from _drain(pool, pending, chunk, with_leaves)
     finally:
-        hashers.close()
+        pool.shutdown(cancel_futures=True)
 
 
-class _Hashers:
-    """Worker processes and this one: a chunk goes to a worker unless they have enough to do.
-
-    The workers are kept two chunks each ahead; this process hashes the chunks
-    beyond that itself, rather than wait. So when another program holds a core
-    (a worker gets less of it), this process takes more of the chunks.
-    """
-
-    def __init__(self, workers: int, with_leaves: bool) -> None:
-        self._pool = ProcessPoolExecutor(workers)
-        self._with_leaves = with_leaves
-        self._queue_limit = 2 * workers
-        self._queued: list[Future[list[HashedBundle]]] = []
-
-    def submit(self, chunk: list[tuple[EntryBundle, bytes]]) -> Task:
-        """Give ``chunk`` to a worker, or hash it now if the workers have enough to do."""
-        work = [(data, bundle.width) for bundle, data in chunk]
-        self._queued = [future for future in self._queued if not future.done()]
-        future: Future[list[HashedBundle]]
-        if len(self._queued) < self._queue_limit:
-            future = self._pool.submit(hash_bundles, work, self._with_leaves)
-            self._queued.append(future)
-        else:
-            future = Future()
-            future.set_result(hash_bundles(work, self._with_leaves))
-        return [bundle for bundle, _ in chunk], future
-
-    def close(self) -> None:
-        """Stop the workers; chunks not started are dropped."""
-        self._pool.shutdown(cancel_futures=True)
+def _submit(
+    pool: ProcessPoolExecutor, chunk: list[tuple[EntryBundle, bytes]], with_leaves: bool
+) -> Task:
+    work = [(data, bundle.width) for bundle, data in chunk]
+    return [bundle for bundle, _ in chunk], pool.submit(hash_bundles, work, with_leaves)
 
 
 def _results(task: Task) -> Hashed:
@@ -253,9 +227,12 @@ def _results(task: Task) -> Hashed:
 
 
 def _drain(
-    hashers: _Hashers, pending: deque[Task], chunk: list[tuple[EntryBundle, bytes]]
+    pool: ProcessPoolExecutor,
+    pending: deque[Task],
+    chunk: list[tuple[EntryBundle, bytes]],
+    with_leaves: bool,
 ) -> Hashed:
     if chunk:
-        pending.append(hashers.submit(chunk))
+        pending.append(_submit(pool, chunk, with_leaves))
     while pending:
         yield from _results(pending.popleft())

@@ -131,4 +131,5 @@ def test_a_failed_fetch_is_reported_after_the_bundles_fetched_before_it(workers:
 
 def test_only_a_log_of_many_full_tiles_is_hashed_on_a_pool() -> None:
     assert pool_workers((POOL_MIN_TILES - 1) * TILE_WIDTH + 255) == 0
-    assert pool_workers(POOL_MIN_TILES * TILE_WIDTH) == usable_cores() - 1
+    cores = usable_cores()
+    assert pool_workers(POOL_MIN_TILES * TILE_WIDTH) == (cores if cores > 1 else 0)

@@ -252,7 +252,7 @@ def test_verify_log_hashes_on_a_process_pool_as_in_process(
     monkeypatch.setattr(log_hashing, "ProcessPoolExecutor", counted_pool)
     command = ["journal", "verify-log", url, "--key", str(verifier), "--since", str(trusted)]
     assert nenjim(command) == 0
-    assert pools == [1]
+    assert pools == [2]
     assert capsys.readouterr().out == (
         "log OK: example.com/journal at tree size 560: 4 tiles and every entry verified, "
         "extending the trusted tree of 300\n"
