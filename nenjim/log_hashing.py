@@ -112,7 +112,7 @@ def pool_workers(size: int) -> int:
     One per core, and this process only fetches and builds the tree from the
     tile heads: when it hashed chunks too, it held the GIL that the pool's
     threads need to feed the workers and collect their results, and the
-    workers waited (75 MB/s with one worker beside it, against 116 MB/s with
+    workers waited (75 MB/s with one worker beside it, against 101-116 MB/s with
     two, on two free cores).
     """
     cores = usable_cores()
