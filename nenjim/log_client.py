@@ -21,20 +21,16 @@ import httpx
 
 from domain.transparency import (
     Checkpoint,
-    JournalLeaf,
     TransparencyError,
     VerifierKey,
-    decode_entry_bundle,
     entry_bundles_for_size,
     open_checkpoint,
     tiles_for_size,
 )
 from journal.impl.ref.filesystem import scan_root
-from journal.impl.ref.transparency import TileBuilder
+from nenjim.log_hashing import LogCheckError, LoggedLeaves, pool_workers, recompute_log
 
-
-class LogCheckError(Exception):
-    """The served log does not verify (or cannot be read): one line says why."""
+__all__ = ["LogCheckError", "VerifiedLog", "verify_log"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,41 +67,29 @@ def verify_log(
                 f"the log shrank: the checkpoint trusted before has {since.size} leaves, "
                 f"this one {size}"
             )
-        builder = TileBuilder()
-        leaf_bytes = 0
-        logged: dict[tuple[str, str], bytes] = {}
-        for bundle in entry_bundles_for_size(size):
-            try:
-                entries = decode_entry_bundle(_get(client, bundle.path), bundle.width)
-                for entry in entries:
-                    leaf = JournalLeaf.parse(entry)
-                    if root is not None:
-                        logged[leaf.coordinate, leaf.journal_version] = leaf.digest
-            except TransparencyError as error:
-                raise LogCheckError(f"{base}{bundle.path}: {error}") from None
-            leaf_bytes += sum(map(len, entries))
-            if since is not None and builder.size < since.size <= builder.size + len(entries):
-                builder.append(entries[: since.size - builder.size])
-                _check_prefix(builder, since)
-                entries = entries[since.size - bundle.first_entry :]
-            builder.append(entries)
-        if since is not None and since.size == 0:
-            _check_prefix(TileBuilder(), since)
-        if builder.root() != checkpoint.root_hash:
+        fetched = ((bundle, _get(client, bundle.path)) for bundle in entry_bundles_for_size(size))
+        log = recompute_log(
+            fetched,
+            since=since,
+            with_leaves=root is not None,
+            where=base,
+            workers=pool_workers(size),
+        )
+        if log.tree.root() != checkpoint.root_hash:
             raise LogCheckError(
                 f"the {size} served entries do not hash to the checkpoint's root hash"
             )
-        expected = builder.tiles()
+        expected = log.tree.tiles()
         tiles = tiles_for_size(size)
         for tile in tiles:
             if _get(client, tile.path) != expected[(tile.level, tile.index)]:
                 raise LogCheckError(f"{base}{tile.path} is not the tile of the served entries")
     if root is not None:
-        _check_root(root, logged)
-    return VerifiedLog(checkpoint, leaf_bytes, len(tiles))
+        _check_root(root, log.logged)
+    return VerifiedLog(checkpoint, log.leaf_bytes, len(tiles))
 
 
-def _check_root(root: Path, logged: dict[tuple[str, str], bytes]) -> None:
+def _check_root(root: Path, logged: LoggedLeaves) -> None:
     """Every revision file of ``root`` is an entry of the log with its digest, and back."""
     unseen = dict(logged)
     for file in scan_root(root):
@@ -123,14 +107,6 @@ def _check_root(root: Path, logged: dict[tuple[str, str], bytes]) -> None:
         raise LogCheckError(
             f"{len(unseen)} revision(s) of the served log have no file under {root}, "
             f"the first: {coordinate} {version}"
-        )
-
-
-def _check_prefix(builder: TileBuilder, since: Checkpoint) -> None:
-    if builder.root() != since.root_hash:
-        raise LogCheckError(
-            f"the first {since.size} served entries do not hash to the root of the checkpoint "
-            "trusted before: the log was rewritten"
         )
 
 

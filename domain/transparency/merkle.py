@@ -347,18 +347,41 @@ class TreeBuilder:
         The first run is the leaves themselves (level 0). Nothing is appended if
         any hash is not 32 bytes.
         """
-        current = list(hashes)
+        return self.append_subtrees(0, hashes)
+
+    def append_subtrees(self, level: int, heads: Sequence[bytes]) -> list[NodeRun]:
+        """Append complete subtrees of ``2**level`` leaves each, given by their heads.
+
+        A verifier that hashed whole tiles elsewhere (256 leaves into one level 8
+        head, on other cores) appends the heads here: the root and every node
+        above ``level`` are those the leaves themselves give. The tree's size
+        must be a multiple of ``2**level``. Returns the new complete nodes from
+        ``level`` up, the heads first; nothing is appended if any head is not
+        32 bytes.
+        """
+        if level < 0:
+            raise InvalidProofRequestError(f"subtree level {level} is negative")
+        if self._size % (1 << level):
+            raise InvalidProofRequestError(
+                f"cannot append level {level} subtrees to a tree of {self._size} leaves: "
+                f"its size is not a multiple of {1 << level}"
+            )
+        current = list(heads)
         count = len(current)
         if count and set(map(len, current)) != {HASH_SIZE}:
             position, value = next((i, v) for i, v in enumerate(current) if len(v) != HASH_SIZE)
+            what = "leaf hash" if level == 0 else f"level {level} subtree head"
             raise InvalidHashError(
-                f"leaf hash {position} of the {count} appended is {len(value)} bytes, "
-                f"not {HASH_SIZE}"
+                f"{what} {position} of the {count} appended is {len(value)} bytes, not {HASH_SIZE}"
             )
         runs: list[NodeRun] = []
         edge = self._edge
-        start = self._size
-        level = 0
+        # Below ``level`` the edge is empty: the size is a multiple of 2**level.
+        while len(edge) < level:
+            edge.append(None)
+        sha256, prefix = _sha256, _NODE_PREFIX
+        self._size += count << level
+        start = (self._size >> level) - count
         while current:
             runs.append(NodeRun(level, start, current))
             if level == len(edge):
@@ -370,12 +393,11 @@ class TreeBuilder:
             pairs = iter(row)
             edge[level] = row[-1] if len(row) & 1 else None
             current = [
-                _sha256(_NODE_PREFIX + left + right).digest()
+                sha256(prefix + left + right).digest()
                 for left, right in zip(pairs, pairs, strict=False)
             ]
             start >>= 1
             level += 1
-        self._size += count
         return runs
 
     def root(self) -> bytes:

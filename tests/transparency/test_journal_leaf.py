@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.transparency import InvalidLeafError, JournalLeaf, journal_leaf_data
+from domain.transparency import (
+    InvalidLeafError,
+    JournalLeaf,
+    check_leaf_lines,
+    journal_leaf_data,
+)
 
 SAMPLE = (
     Path(__file__).parents[2]
@@ -89,3 +94,51 @@ FIELD = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), 
 def test_leaves_round_trip(coordinate: str, version: str, revision: bytes) -> None:
     leaf = JournalLeaf.of_revision(coordinate, version, revision)
     assert JournalLeaf.parse(leaf.data()) == leaf
+
+
+def _leaf_line(number: int) -> bytes:
+    return journal_leaf_data(f"org.example.a{number}", "20260101T000000Z", b"%d" % number)
+
+
+_MUTATED_ENTRY = st.one_of(
+    st.integers(0, 99).map(_leaf_line),
+    # A leaf line with one byte replaced, dropped or added somewhere.
+    st.tuples(st.integers(0, 99), st.integers(0, 200), st.sampled_from(b" \n:aAg0\x00\x7f")).map(
+        lambda t: _leaf_line(t[0])[: t[1]] + bytes([t[2]]) + _leaf_line(t[0])[t[1] + 1 :]
+    ),
+    st.tuples(st.integers(0, 99), st.integers(0, 200)).map(
+        lambda t: _leaf_line(t[0])[: t[1]] + _leaf_line(t[0])[t[1] + 1 :]
+    ),
+    # Two lines in one entry, half a line, nothing.
+    st.integers(0, 99).map(lambda n: _leaf_line(n) + _leaf_line(n + 1)),
+    st.integers(0, 99).map(lambda n: _leaf_line(n)[:40]),
+    st.just(b""),
+    st.binary(max_size=120),
+)
+
+
+@given(st.lists(_MUTATED_ENTRY, max_size=8))
+def test_checking_leaf_lines_at_once_refuses_what_parsing_each_refuses(
+    entries: list[bytes],
+) -> None:
+    first_error: str | None = None
+    for entry in entries:
+        try:
+            JournalLeaf.parse(entry)
+        except InvalidLeafError as error:
+            first_error = str(error)
+            break
+    if first_error is None:
+        check_leaf_lines(entries)
+    else:
+        with pytest.raises(InvalidLeafError) as caught:
+            check_leaf_lines(entries)
+        assert str(caught.value) == first_error
+
+
+def test_checking_leaf_lines_refuses_two_lines_split_over_two_entries_at_another_place() -> None:
+    first, second = _leaf_line(1), _leaf_line(2)
+    check_leaf_lines([first, second])
+    # The same bytes, cut elsewhere: joined they are leaf lines, apart they are not.
+    with pytest.raises(InvalidLeafError, match="not a journal leaf line"):
+        check_leaf_lines([first[:-5], first[-5:] + second])

@@ -19,13 +19,18 @@ from hypothesis import strategies as st
 
 from domain.transparency import (
     EMPTY_ROOT,
+    TILE_WIDTH,
     InvalidProofError,
     MemoryTree,
+    TileTree,
     TreeBuilder,
     TreeNode,
     consistency_proof,
     inclusion_proof,
     leaf_hash,
+    leaf_hashes,
+    leaf_tile,
+    tiles_for_size,
     tree_hash,
     verify_consistency,
     verify_inclusion,
@@ -256,3 +261,60 @@ def test_incremental_building_matches_the_reference_at_every_step(
     assert resumed.root() == reference_mth(0, resumed.size)
     resumed.append([leaf_hash(entry) for entry in ENTRIES[resumed.size : resumed.size + 37]])
     assert resumed.root() == reference_mth(0, resumed.size)
+
+
+@PROPERTIES
+@given(
+    pieces=st.lists(st.tuples(st.integers(0, 10), st.integers(0, 40)), max_size=8),
+    tail=st.integers(0, 300),
+)
+def test_appending_subtree_heads_builds_the_tree_of_their_leaves(
+    pieces: list[tuple[int, int]], tail: int
+) -> None:
+    # Each piece appends `count` complete subtrees of 2**level leaves by their heads,
+    # after enough single leaves to bring the size to a multiple of 2**level.
+    builder = TreeBuilder()
+    whole = big_tree()
+    size = 0
+    for level, count in pieces:
+        align = -size % (1 << level)
+        if size + align + (count << level) > MAX_SIZE:
+            break
+        builder.append([leaf_hash(entry) for entry in ENTRIES[size : size + align]])
+        size += align
+        first = size >> level
+        heads = whole.node_hashes([TreeNode(level, first + i) for i in range(count)])
+        runs = builder.append_subtrees(level, heads)
+        size += count << level
+        assert builder.size == size
+        assert builder.root() == reference_mth(0, size)
+        # Every node the heads complete is the whole tree's node at that place.
+        for run in runs:
+            assert run.hashes == whole.node_hashes(
+                [TreeNode(run.level, run.start + i) for i in range(len(run.hashes))]
+            )
+    builder.append([leaf_hash(entry) for entry in ENTRIES[size : size + tail]])
+    assert builder.root() == reference_mth(0, min(size + tail, MAX_SIZE))
+
+
+@PROPERTIES
+@given(size=st.integers(0, MAX_SIZE), since=st.integers(0, MAX_SIZE))
+def test_a_tile_tree_from_hashed_leaf_tiles_is_the_tree_of_the_leaves(
+    size: int, since: int
+) -> None:
+    # As a verifier builds it: whole tiles hashed apart, the bundle holding the
+    # trusted size (when inside one) and the partial tail as leaf hashes.
+    since = min(since, size)
+    tree = TileTree()
+    for start in range(0, size, TILE_WIDTH):
+        entries = ENTRIES[start : min(start + TILE_WIDTH, size)]
+        if len(entries) == TILE_WIDTH and not start < since < start + TILE_WIDTH:
+            tree.append_leaf_tiles([leaf_tile(entries)])
+        else:
+            tree.append_leaf_hashes(leaf_hashes(entries))
+    by_leaves = TileTree()
+    by_leaves.append_leaf_hashes(leaf_hashes(ENTRIES[:size]))
+    assert tree.size == size
+    assert tree.root() == reference_mth(0, size)
+    assert tree.tiles() == by_leaves.tiles()
+    assert set(tree.tiles()) == {(tile.level, tile.index) for tile in tiles_for_size(size)}

@@ -430,6 +430,35 @@ def test_builder_refuses_hashes_of_the_wrong_size_and_keeps_its_state(
     assert builder.root() == ROOTS[0]
 
 
+def test_builder_appends_subtree_heads_only_at_their_boundaries(
+    one_line: Callable[[BaseException], str],
+) -> None:
+    builder = TreeBuilder()
+    builder.append([leaf_hash(INPUTS[0])])
+    with pytest.raises(InvalidProofRequestError) as caught:
+        builder.append_subtrees(1, [ROOTS[1]])
+    assert one_line(caught.value) == (
+        "cannot append level 1 subtrees to a tree of 1 leaves: its size is not a multiple of 2"
+    )
+    with pytest.raises(InvalidProofRequestError) as caught:
+        builder.append_subtrees(-1, [ROOTS[1]])
+    assert "subtree level -1 is negative" in one_line(caught.value)
+    builder.append([leaf_hash(INPUTS[1])])
+    with pytest.raises(InvalidHashError) as caught:
+        builder.append_subtrees(1, [b"short"])
+    assert "level 1 subtree head 0 of the 1 appended is 5 bytes" in one_line(caught.value)
+    assert builder.size == 2
+    # The head of leaves 2 and 3, appended whole, gives the tree of all four.
+    other = TreeBuilder()
+    other.append([leaf_hash(data) for data in INPUTS[2:4]])
+    runs = builder.append_subtrees(1, [other.root()])
+    assert (builder.size, builder.root()) == (4, ROOTS[3])
+    assert [(run.level, run.start, run.hashes) for run in runs] == [
+        (1, 1, [other.root()]),
+        (2, 0, [ROOTS[3]]),
+    ]
+
+
 def test_builder_reports_each_new_complete_node() -> None:
     builder = TreeBuilder()
     runs = builder.append([leaf_hash(data) for data in INPUTS[:3]])

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -31,6 +32,7 @@ from domain.transparency import (
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency_proofs import check_proof
 from journal_texts import Rel, journal_text
+from nenjim import log_hashing
 from nenjim.cli import main as nenjim
 
 V1 = "20260101T000000Z"
@@ -221,6 +223,45 @@ def test_verify_log_checks_a_served_log_end_to_end(
     assert capsys.readouterr().err == (
         "nenjim: error: verify-log failed: the 301 served entries do not hash to the "
         "checkpoint's root hash\n"
+    )
+
+
+def test_verify_log_hashes_on_a_process_pool_as_in_process(
+    served: tuple[str, str],
+    signer: tuple[SignerKey, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store, url = served
+    verifier = tmp_path / "log.vkey"
+    verifier.write_text(signer[0].verifier.encode() + "\n", encoding="utf-8")
+    trusted = tmp_path / "cp"
+    trusted.write_text(httpx.get(f"{url}/checkpoint").text, encoding="utf-8")
+    _append(store, 300, 260)  # a second full tile, and a partial one
+    # Every log takes the pool (with at least one worker) that large logs take.
+    monkeypatch.setattr(log_hashing, "POOL_MIN_TILES", 0)
+    monkeypatch.setattr(log_hashing, "usable_cores", lambda: 2)
+    pools: list[int] = []
+    real_pool = log_hashing.ProcessPoolExecutor
+
+    def counted_pool(workers: int) -> ProcessPoolExecutor:
+        pools.append(workers)
+        return real_pool(workers)
+
+    monkeypatch.setattr(log_hashing, "ProcessPoolExecutor", counted_pool)
+    command = ["journal", "verify-log", url, "--key", str(verifier), "--since", str(trusted)]
+    assert nenjim(command) == 0
+    assert pools == [2]
+    assert capsys.readouterr().out == (
+        "log OK: example.com/journal at tree size 560: 4 tiles and every entry verified, "
+        "extending the trusted tree of 300\n"
+    )
+    _zero_first_hash(tmp_path / "journal.db", level=0)
+    assert nenjim(["journal", "verify-log", url, "--key", str(verifier)]) == 1
+    assert capsys.readouterr().err == (
+        f"nenjim: error: verify-log failed: {url}/tile/0/000 is not the tile of the "
+        "served entries\n"
     )
 
 

@@ -27,6 +27,7 @@ from domain.transparency import (
     MemoryTree,
     Tile,
     TileHashSource,
+    TileTree,
     TreeNode,
     consistency_proof,
     decode_entry_bundle,
@@ -34,6 +35,7 @@ from domain.transparency import (
     entry_bundles_for_size,
     inclusion_proof,
     leaf_hashes,
+    leaf_tile,
     new_tiles,
     node_hash_from_tile,
     parse_entry_bundle_path,
@@ -412,3 +414,30 @@ def test_malformed_bundles_are_refused(
     with pytest.raises(InvalidEntryBundleError) as caught:
         decode_entry_bundle(data, width)
     assert reason in one_line(caught.value)
+
+
+def test_a_leaf_tile_is_the_tiles_hashes_and_the_head_of_its_256_leaves(
+    one_line: Callable[[BaseException], str],
+) -> None:
+    entries = [b"leaf %d" % i for i in range(TILE_WIDTH)]
+    tile = leaf_tile(entries)
+    tree = MemoryTree(entries)
+    assert tile.data == read_tile(Tile(0, 0), tree)
+    assert tile.head == tree.root()
+    with pytest.raises(InvalidTileError) as caught:
+        leaf_tile(entries[:-1])
+    assert one_line(caught.value) == "a full leaf tile has 256 entries, not 255"
+
+
+def test_a_tile_tree_refuses_a_leaf_tile_of_the_wrong_size_and_keeps_its_state(
+    one_line: Callable[[BaseException], str],
+) -> None:
+    entries = [b"leaf %d" % i for i in range(TILE_WIDTH)]
+    tree = TileTree()
+    tree.append_leaf_tiles([leaf_tile(entries)])
+    good = leaf_tile(entries)
+    with pytest.raises(InvalidTileError) as caught:
+        tree.append_leaf_tiles([good, good._replace(data=good.data[:-1])])
+    assert one_line(caught.value).startswith("tile/0/002: 8191 bytes, expected 8192")
+    assert tree.size == TILE_WIDTH
+    assert tree.tiles() == {(0, 0): good.data, (1, 0): good.head}
