@@ -3,20 +3,24 @@
 A cold start runs in a child process, once on the embedded default store
 (a new SQLite file: the log lives on disk) and once on ``memory:`` (the log
 itself is then held in memory too), and the peak resident set of that child
-is read from the kernel as soon as ``start()`` returns (``getrusage``), before
-the child checks that every revision loaded (which parses every text the
-start left unparsed). The interpreter and the imports cost the same whatever
-the root holds, so a second child that only imports the Journal and exits
-gives the baseline (its peak read by ``os.wait4``); the goal is on the
+is read as soon as ``start()`` returns, before the child checks that every
+revision loaded (which parses every text the start left unparsed). The
+interpreter and the imports cost the same whatever the root holds, so a second
+child that only imports the Journal gives the baseline; the goal is on the
 difference: the memory a start-up adds must stay under 3x the bytes of the
 revision texts.
+
+Each child reads its own peak from ``VmHWM`` in ``/proc/self/status``, which
+starts afresh when the child's program is loaded. ``getrusage``'s and
+``os.wait4``'s ``ru_maxrss`` do not: a forked child inherits the parent's
+resident set before it loads Python, so a parent that has grown (as
+``run_all`` has by this benchmark: ~260 MiB) would set every child's peak.
 
 ``python -m benchmarks.memory [--quick]``
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -29,39 +33,56 @@ TARGET_FACTOR = 3.0
 FULL_SHAPES = ((2_000, 5), (20_000, 5))  # 10,000 and 100,000 revisions
 QUICK_SHAPES = ((300, 5),)
 
-_IMPORT_ONLY = "import journal.impl.ref.assembly"
-_COLD_START = """
-import resource, sys, time
+_PEAK_KIB = """
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+"""
+_IMPORT_ONLY = (
+    _PEAK_KIB
+    + """
+import journal.impl.ref.assembly
+print(peak_kib(), flush=True)
+"""
+)
+_COLD_START = (
+    _PEAK_KIB
+    + """
+import sys, time
 from journal.impl.ref.assembly import build_journal
 started = time.perf_counter()
 assembly = build_journal(sys.argv[1], store=sys.argv[3])
 assembly.process.start()
 seconds = time.perf_counter() - started
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, seconds, flush=True)
+print(peak_kib(), seconds, flush=True)
 service = assembly.service
 loaded = sum(len(service.revisions(c)) for c in service.coordinates())
 if loaded != int(sys.argv[2]):
     raise SystemExit(f"loaded {loaded} revisions, expected {sys.argv[2]}")
 """
+)
 
 
-def peak_rss_bytes(code: str, *args: str) -> tuple[int, list[str]]:
-    """Peak resident set size over the whole run of a child Python running ``code`` (fails
-    if the child fails), and what the child printed, split in words."""
-    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE)
-    assert child.stdout is not None
-    printed = child.stdout.read().split()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"the measured child exited with {child.returncode}")
-    return int(usage.ru_maxrss) * 1024, [word.decode() for word in printed]  # Linux: KiB
+def child_output(code: str, *args: str) -> list[str]:
+    """What a child Python running ``code`` printed, split in words (fails if it fails)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the measured child exited with {done.returncode}")
+    return done.stdout.split()
+
+
+def imports_peak() -> int:
+    """Peak resident set size, in bytes, of a child that only imports the Journal."""
+    (kilobytes,) = child_output(_IMPORT_ONLY)
+    return int(kilobytes) * 1024
 
 
 def cold_start(root: Path, revisions: int, url: str) -> tuple[int, float]:
     """Peak resident set size of a child when its cold start returns, and the start's
     seconds (``build_journal`` + ``start()``)."""
-    _, (kilobytes, seconds) = peak_rss_bytes(_COLD_START, str(root), str(revisions), url)
+    kilobytes, seconds = child_output(_COLD_START, str(root), str(revisions), url)
     return int(kilobytes) * 1024, float(seconds)
 
 
@@ -73,7 +94,7 @@ def text_bytes(root: Path) -> int:
 def run(options: Options) -> str:
     """Measure every root shape; returns the report."""
     rows: list[list[str]] = []
-    baseline, _ = peak_rss_bytes(_IMPORT_ONLY)
+    baseline = imports_peak()
     with scratch_dir() as directory:
         for number, (artifacts, revisions) in enumerate(
             QUICK_SHAPES if options.quick else FULL_SHAPES

@@ -121,6 +121,20 @@ class StoredRevision:
             self._text = text
         return text
 
+    def adopt_text(self, text: str) -> None:
+        """Hold ``text``, which the caller read from bytes whose digest it found equal to
+        this revision's, so the log is not read for it."""
+        if self._text is None:
+            self._text = text
+            self._load = None
+
+    def settle(self) -> None:
+        """Read the text now if it is not held, then forget how to read it: a settled
+        revision reaches nothing of the log."""
+        if self._load is not None:
+            _ = self.text
+            self._load = None
+
     @property
     def revision(self) -> JournalRevision:
         """The parsed revision (parsed on first use; the same object afterwards)."""
@@ -196,10 +210,14 @@ class ChainSnapshot:
 
     def digest_at(self, version: JournalVersion) -> str | None:
         """The digest accepted at exactly ``version`` (no parsing)."""
-        i = bisect.bisect_left(self._keys, str(version))
-        return (
-            self.stored[i].digest if i < len(self._keys) and self._keys[i] == str(version) else None
-        )
+        stored = self.stored_at(version)
+        return None if stored is None else stored.digest
+
+    def stored_at(self, version: JournalVersion) -> StoredRevision | None:
+        """The revision accepted at exactly ``version``, as stored (no parsing)."""
+        key = str(version)
+        i = bisect.bisect_left(self._keys, key)
+        return self.stored[i] if i < len(self._keys) and self._keys[i] == key else None
 
     def exact(self, version: JournalVersion) -> JournalRevision | None:
         """The revision at exactly ``version``."""
@@ -283,6 +301,14 @@ class JournalWorldview:
     def chain(self, coordinate: ArtifactCoordinate) -> ChainSnapshot | None:
         """The snapshot of one artifact, or ``None``."""
         return self.chains.get(coordinate)
+
+    def settle(self) -> JournalWorldview:
+        """Every revision settled (:meth:`StoredRevision.settle`): the view, published,
+        reaches nothing of the log. Returns the view."""
+        for chain in self.chains.values():
+            for stored in chain.stored:
+                stored.settle()
+        return self
 
 
 class JournalChainsProjection:

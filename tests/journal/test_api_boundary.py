@@ -301,3 +301,28 @@ def test_the_readme_uses_only_documented_public_names() -> None:
         module, names = words[1], {w.strip(",") for w in words[3:]}
         assert module in documented, module
         assert names <= documented[module], (module, names)
+
+
+@pytest.mark.parametrize("file_kept", [True, False], ids=["files-kept", "file-removed"])
+def test_a_service_restarted_over_a_store_reaches_only_the_published_snapshot(
+    tmp_path: Path, journal_store: str, file_kept: bool
+) -> None:
+    """A warm restart takes its rows from the store: it must not leave the view reading it."""
+    root = tmp_path / "root"
+    path = write_revision(root, "com.example.alpha", "20260101T000000Z", _TEXT)
+    # ``memory:`` keeps nothing between two Journals: restart over a file instead.
+    store = f"sqlite:///{tmp_path / 'journal.db'}" if journal_store == "memory:" else journal_store
+    first = build_journal(root, store=store)
+    first.process.start()
+    first.process.stop()
+    if not file_kept:
+        path.unlink()  # the log still holds it: its text comes from the log, at start
+    assembly = build_journal(root, store=store)
+    assembly.process.start()
+    try:
+        _assert_holds_nothing_administrative(assembly.service)
+        latest = assembly.service.latest("com.example.alpha")
+        assert latest is not None
+        assert latest.text == _TEXT
+    finally:
+        assembly.process.stop()

@@ -6,8 +6,8 @@ import gc
 from pathlib import Path
 
 from benchmarks.sample_roots import generate_root
-from domain.journal.document import JournalDocument, JournalRevision
-from domain.journal.parser import parse_journal
+from domain.journal.document import JournalDocument, JournalRevision, Release
+from domain.journal.parser import forget_shared_values, parse_journal
 from journal.impl.ref.assembly import build_journal
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import JournalLog
@@ -29,10 +29,13 @@ def test_a_start_holds_no_parsed_revision_until_one_is_asked_for(tmp_path: Path)
     written = generate_root(root, artifacts=12, revisions=4, seed=3)
     assembly = build_journal(root)
     revisions_before, documents_before = _alive(JournalRevision), _alive(JournalDocument)
+    forget_shared_values()  # what earlier tests parsed
+    releases_before = _alive(Release)
     assembly.process.start()
     try:
         assert _alive(JournalRevision) == revisions_before
         assert _alive(JournalDocument) == documents_before
+        assert _alive(Release) == releases_before  # nor do the parser's sharing caches
         service = assembly.service
         coordinate = sorted(service.coordinates())[0]
         first = service.revisions(coordinate)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from domain.journal.document import JournalRevision
+from domain.journal.parser import decode_journal_bytes, forget_shared_values
 from infrastructure.log import LogClosedError
 from journal.impl.ref.filesystem import JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
@@ -49,11 +50,13 @@ class RootLoader:
         # Handed over twice: parsing empties ``files`` (a file's bytes go once it is
         # parsed) and the ingestion drops each parse once decided, so the bytes are
         # gone before the parses pile up, and the parses before the append.
-        self._ingestion.ingest_start(
-            in_link_order(_parse_new(files, self._ingestion.view, self._progress))
-        )
+        try:
+            new = in_link_order(_parse_new(files, self._ingestion.view, self._progress))
+        finally:
+            forget_shared_values()  # the view keeps texts: the caches would only hold on
+        self._ingestion.ingest_start(new)
         self._ingestion.persist()
-        self._publisher.publish(self._ingestion.view)
+        self._publisher.publish(self._ingestion.view.settle())
 
     def refresh(self) -> RefreshReport:
         """Fold what other processes appended to the log, then ingest the root's new files,
@@ -94,9 +97,12 @@ def _parse_new(
         progress("reading revision files", total - len(files), total)
         file = files.pop()
         chain = view.chain(file.coordinate)
-        known = None if chain is None else chain.digest_at(file.version)
-        if known != str(file.digest):
+        stored = None if chain is None else chain.stored_at(file.version)
+        if stored is None or stored.digest != str(file.digest):
             revisions.append((str(file.path), file.parse()))
+        else:
+            # Accepted byte for byte: its text is these bytes, so the log need not be read.
+            stored.adopt_text(decode_journal_bytes(file.data))
     progress("reading revision files", total, total)
     return revisions
 

@@ -21,6 +21,7 @@ from domain.transparency import (
     JournalLeaf,
     Tile,
     TileHashSource,
+    TileTree,
     TreeBuilder,
     leaf_hashes,
 )
@@ -92,44 +93,14 @@ def _old_hashes(level: int, index: int, size: int, reader: _CachedTiles) -> byte
     return reader.read_tiles([Tile(level, index, width)])[0][: width * HASH_SIZE]
 
 
-class TileBuilder:
-    """Builds a tree from leaf data and keeps every tile of it (for audits and verifiers)."""
-
-    def __init__(self) -> None:
-        self._builder = TreeBuilder()
-        self._tiles: dict[tuple[int, int], bytearray] = {}
-
-    @property
-    def size(self) -> int:
-        """The number of leaves appended."""
-        return self._builder.size
-
-    def append(self, leaves: Sequence[bytes]) -> None:
-        """Append leaves given as leaf data."""
-        for run in self._builder.append(leaf_hashes(leaves)):
-            if run.level % TILE_HEIGHT == 0:
-                level = run.level // TILE_HEIGHT
-                for offset, value in enumerate(run.hashes):
-                    key = (level, (run.start + offset) // TILE_WIDTH)
-                    self._tiles.setdefault(key, bytearray()).extend(value)
-
-    def root(self) -> bytes:
-        """The head of the tree of every leaf appended."""
-        return self._builder.root()
-
-    def tiles(self) -> dict[tuple[int, int], bytes]:
-        """Every tile of the tree, by ``(level, index)``: partial ones as wide as they are."""
-        return {key: bytes(data) for key, data in self._tiles.items()}
-
-
 def expected_tiles(leaves: Iterable[bytes]) -> tuple[int, dict[tuple[int, int], bytes]]:
     """The tree size and every tile of the tree of ``leaves`` (streamed, for audits)."""
-    builder = TileBuilder()
+    tree = TileTree()
     batch: list[bytes] = []
     for leaf in leaves:
         batch.append(leaf)
         if len(batch) == TILE_WIDTH:
-            builder.append(batch)
+            tree.append_leaf_hashes(leaf_hashes(batch))
             batch.clear()
-    builder.append(batch)
-    return builder.size, builder.tiles()
+    tree.append_leaf_hashes(leaf_hashes(batch))
+    return tree.size, tree.tiles()
