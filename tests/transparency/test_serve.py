@@ -189,6 +189,15 @@ def test_the_server_follows_the_log(
     assert httpx.get(f"{url}/tile/0/001.p/54").status_code == 200
 
 
+def _verifier_and_checkpoint(signer: SignerKey, url: str, directory: Path) -> tuple[Path, Path]:
+    """The signer's verifier key file, and the served checkpoint saved as a trusted one."""
+    verifier = directory / "log.vkey"
+    verifier.write_text(signer.verifier.encode() + "\n", encoding="utf-8")
+    trusted = directory / "cp"
+    trusted.write_text(httpx.get(f"{url}/checkpoint").text, encoding="utf-8")
+    return verifier, trusted
+
+
 def test_verify_log_checks_a_served_log_end_to_end(
     served: tuple[str, str],
     signer: tuple[SignerKey, Path],
@@ -196,10 +205,7 @@ def test_verify_log_checks_a_served_log_end_to_end(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     store, url = served
-    verifier = tmp_path / "log.vkey"
-    verifier.write_text(signer[0].verifier.encode() + "\n", encoding="utf-8")
-    trusted = tmp_path / "cp"
-    trusted.write_text(httpx.get(f"{url}/checkpoint").text, encoding="utf-8")
+    verifier, trusted = _verifier_and_checkpoint(signer[0], url, tmp_path)
     _append(store, 300, 1)
     code = nenjim(["journal", "verify-log", url, "--key", str(verifier), "--since", str(trusted)])
     out = capsys.readouterr().out
@@ -234,10 +240,7 @@ def test_verify_log_hashes_on_a_process_pool_as_in_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store, url = served
-    verifier = tmp_path / "log.vkey"
-    verifier.write_text(signer[0].verifier.encode() + "\n", encoding="utf-8")
-    trusted = tmp_path / "cp"
-    trusted.write_text(httpx.get(f"{url}/checkpoint").text, encoding="utf-8")
+    verifier, trusted = _verifier_and_checkpoint(signer[0], url, tmp_path)
     _append(store, 300, 260)  # a second full tile, and a partial one
     # Every log takes the pool (with at least one worker) that large logs take.
     monkeypatch.setattr(log_hashing, "POOL_MIN_TILES", 0)

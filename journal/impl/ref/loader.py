@@ -93,12 +93,14 @@ def _parse_new(
     total = len(files)
     files.reverse()
     revisions = []
+    coordinate, chain = None, None
     while files:
         progress("reading revision files", total - len(files), total)
         file = files.pop()
-        chain = view.chain(file.coordinate)
+        if file.coordinate != coordinate:  # files come artifact by artifact
+            coordinate, chain = file.coordinate, view.chain(file.coordinate)
         stored = None if chain is None else chain.stored_at(file.version)
-        if stored is None or stored.digest != str(file.digest):
+        if stored is None or stored.digest != file.digest_text:
             revisions.append((str(file.path), file.parse()))
         else:
             # Accepted byte for byte: its text is these bytes, so the log need not be read.
