@@ -14,8 +14,10 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
+from types import FrameType
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from infrastructure.log.urls import STORE_URL_VARIABLE, redact
@@ -113,17 +115,28 @@ def entry() -> NoReturn:
     "Exception ignored ... KeyboardInterrupt" with a traceback. The first is
     dropped silently (the command goes on; a second Ctrl-C stops it), and once
     :func:`main` has returned, Ctrl-C is ignored: the work is done and its
-    exit code stands.
+    exit code stands. A Ctrl-C that stops the command also ignores the ones
+    after it, which would otherwise land in the reporting of the first.
     """
     sys.unraisablehook = _drop_interrupts
+    signal.signal(signal.SIGINT, _interrupt_once)
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
 
 
+def _interrupt_once(signum: int, frame: FrameType | None) -> None:
+    # Further Ctrl-Cs would land in the reporting of this one: ignore them from now on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     if not issubclass(unraisable.exc_type, KeyboardInterrupt):
         sys.__unraisablehook__(unraisable)
+    elif threading.current_thread() is threading.main_thread():
+        # The interrupt was dropped, the command goes on: the next Ctrl-C must stop it.
+        signal.signal(signal.SIGINT, _interrupt_once)
 
 
 def _broken_pipe() -> int:

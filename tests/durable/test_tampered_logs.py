@@ -647,10 +647,11 @@ def test_audit_and_start_up_agree_on_an_edited_log(
         assert phase == "start"
 
 
-def test_a_text_edited_under_a_persisted_projection_is_refused_when_first_read(
+def test_a_text_edited_under_a_persisted_projection_is_refused_at_start(
     tmp_path: Path, durable_store_url: str
 ) -> None:
-    """Start-up trusts the rows it persisted; the text read back by position is checked."""
+    """Start-up trusts the rows it persisted; a text it must read back by position (its file
+    is gone) is read and checked before the service is published."""
     store = durable_store_url
     _load(tmp_path, store)
     rows = LogRows(store)
@@ -658,11 +659,36 @@ def test_a_text_edited_under_a_persisted_projection_is_refused_when_first_read(
     outcome = _start_and_read(tmp_path, store)
     assert outcome is not None, "the edited text was served"
     phase, error = outcome
-    assert phase == "query"
+    assert phase == "start"
     assert isinstance(error, JournalIntegrityError)
     assert "notification 2 (com.example.a0 20260201T000000Z): stored text does not digest" in (
         str(error)
     )
+
+
+def test_a_text_edited_under_a_persisted_projection_is_served_from_its_file_and_audited(
+    tmp_path: Path, durable_store_url: str
+) -> None:
+    """With the accepted file still in the root, a restart takes the text from the file
+    (its bytes digest to the persisted row's digest) and never reads the edited copy; the
+    audit, which reads every stored text, reports it."""
+    store = durable_store_url
+    _load(tmp_path, store)
+    rows = LogRows(store)
+    accepted = rows.state(2)["text"]
+    rows.edit_state(2, text=accepted + "# edited\n")
+    (tmp_path / A / f"{V2}.journal").write_text(accepted)
+    assembly = build_journal(tmp_path, store=store)
+    assembly.process.start()
+    try:
+        served = assembly.service.revision(A, V2)
+        assert served is not None
+        assert served.text == accepted
+    finally:
+        assembly.process.stop()
+    report = audit_journal_log(store)
+    assert report.problem is not None, "the audit missed the edit"
+    assert "notification 2" in report.problem
 
 
 def test_a_forged_stored_text_whose_file_is_still_in_the_root_is_a_conflict(
