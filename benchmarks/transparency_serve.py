@@ -17,15 +17,12 @@ Run: ``python -m benchmarks.transparency_serve [--quick]``.
 from __future__ import annotations
 
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -39,6 +36,7 @@ from benchmarks.common import (
     pg_store_url,
 )
 from benchmarks.common import table as markdown_table
+from benchmarks.served_log import served_log
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
 from domain.transparency import SignerKey, tiles_for_size
@@ -62,39 +60,6 @@ def _fill(store: str, count: int) -> None:
             )
     finally:
         log.close()
-
-
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def _server(store: str, key: Path) -> Iterator[str]:
-    port = _port()
-    command = ["serve", "--store", store, "--key", str(key), "--port", str(port)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "nenjim", *command],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/checkpoint", timeout=5)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("nenjim serve did not start") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _load(
@@ -162,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         key.write_text(SignerKey.generate("bench.example/log").encode() + "\n")
         for processes in (1, 4):
             with ExitStack() as servers:
-                urls = [servers.enter_context(_server(store, key)) for _ in range(processes)]
+                urls = [servers.enter_context(served_log(store, key)) for _ in range(processes)]
                 for name, paths in kinds.items():
                     _load(urls, paths, 0.5)  # warm-up
                     rate, p50, p99 = _load(urls, paths, seconds)

@@ -7,10 +7,7 @@ verified with the verifier key only.
 
 from __future__ import annotations
 
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchmarks.served_log import served_log
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
 from domain.transparency import (
@@ -36,7 +34,6 @@ from nenjim import log_hashing
 from nenjim.cli import main as nenjim
 
 V1 = "20260101T000000Z"
-SERVE = [sys.executable, "-m", "nenjim", "serve"]
 
 
 def _append(store: str, first: int, count: int) -> None:
@@ -52,13 +49,6 @@ def _append(store: str, first: int, count: int) -> None:
         log.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def signer(tmp_path: Path) -> tuple[SignerKey, Path]:
     key = SignerKey.generate("example.com/journal")
@@ -67,37 +57,12 @@ def signer(tmp_path: Path) -> tuple[SignerKey, Path]:
     return key, path
 
 
-def _serve(store: str, key: Path) -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [*SERVE, "--store", store, "--key", str(key), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/checkpoint", timeout=5)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    _, err = process.communicate(timeout=10)
-                    raise AssertionError(f"nenjim serve did not start: {err.decode()}") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 @pytest.fixture
 def served(tmp_path: Path, signer: tuple[SignerKey, Path]) -> Iterator[tuple[str, str]]:
     """A store of 300 revisions and the URL of a server over it."""
     store = f"sqlite:///{tmp_path / 'journal.db'}"
     _append(store, 0, 300)
-    for url in _serve(store, signer[1]):
+    with served_log(store, signer[1]) as url:
         yield store, url
 
 
@@ -302,16 +267,11 @@ def test_two_servers_over_one_postgresql_log_sign_identical_checkpoints(
     postgres_schema_url: str, signer: tuple[SignerKey, Path]
 ) -> None:
     _append(postgres_schema_url, 0, 3)
-    first_server, second_server = (
-        _serve(postgres_schema_url, signer[1]),
-        _serve(postgres_schema_url, signer[1]),
-    )
-    first, second = next(first_server), next(second_server)
-    try:
+    with (
+        served_log(postgres_schema_url, signer[1]) as first,
+        served_log(postgres_schema_url, signer[1]) as second,
+    ):
         assert httpx.get(f"{first}/checkpoint").text == httpx.get(f"{second}/checkpoint").text
-    finally:
-        first_server.close()
-        second_server.close()
 
 
 def test_the_journal_queries_answer_json_and_follow_the_log(served: tuple[str, str]) -> None:
