@@ -20,12 +20,14 @@ from benchmarks.served_log import served_log
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
 from domain.transparency import (
+    Checkpoint,
     MemoryTree,
     SignerKey,
     Tile,
     encode_entry_bundle,
     open_checkpoint,
     read_tile,
+    sign_checkpoint,
 )
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency_proofs import check_proof
@@ -154,10 +156,16 @@ def test_the_server_follows_the_log(
     assert httpx.get(f"{url}/tile/0/001.p/54").status_code == 200
 
 
-def _verifier_and_checkpoint(signer: SignerKey, url: str, directory: Path) -> tuple[Path, Path]:
-    """The signer's verifier key file, and the served checkpoint saved as a trusted one."""
+def _verifier_file(signer: SignerKey, directory: Path) -> Path:
+    """The signer's verifier key, written to a file as ``nenjim keys new`` prints it."""
     verifier = directory / "log.vkey"
     verifier.write_text(signer.verifier.encode() + "\n", encoding="utf-8")
+    return verifier
+
+
+def _verifier_and_checkpoint(signer: SignerKey, url: str, directory: Path) -> tuple[Path, Path]:
+    """The signer's verifier key file, and the served checkpoint saved as a trusted one."""
+    verifier = _verifier_file(signer, directory)
     trusted = directory / "cp"
     trusted.write_text(httpx.get(f"{url}/checkpoint").text, encoding="utf-8")
     return verifier, trusted
@@ -249,11 +257,8 @@ def test_verify_log_refuses_a_log_that_is_not_the_trusted_ones_extension(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, url = served
-    verifier = tmp_path / "log.vkey"
-    verifier.write_text(signer[0].verifier.encode(), encoding="utf-8")
+    verifier = _verifier_file(signer[0], tmp_path)
     other = MemoryTree([b"another history\n"] * 5)
-    from domain.transparency import Checkpoint, sign_checkpoint  # noqa: PLC0415
-
     forged = tmp_path / "cp"
     forged.write_text(
         sign_checkpoint(Checkpoint("example.com/journal", 5, other.root()), signer[0])
@@ -312,8 +317,7 @@ def test_verify_log_checks_a_local_root_against_the_served_entries(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, url = served
-    verifier = tmp_path / "log.vkey"
-    verifier.write_text(signer[0].verifier.encode() + "\n", encoding="utf-8")
+    verifier = _verifier_file(signer[0], tmp_path)
     root = tmp_path / "root"
     for n in range(300):
         directory = root / f"org.example.a{n}"
