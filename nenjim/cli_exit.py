@@ -18,11 +18,11 @@ from eventsourcing.utils import TopicError
 
 from infrastructure.log import (
     IncompatibleStoreError,
+    RebuildLostError,
     StoreIdentityError,
     StoreUnavailableError,
     UnsupportedStoreError,
 )
-from infrastructure.storage.follow.tracking import RebuildLostError
 from journal.exception import JournalError, JournalStoreError
 from projections.journal_chains import ProjectionIntegrityError
 

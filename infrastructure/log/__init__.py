@@ -4,7 +4,12 @@ through :class:`LogReader`."""
 
 from infrastructure.log.application import LogApplication
 from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.errors import LogClosedError, StoreIdentityError, StoreUnavailableError
+from infrastructure.log.errors import (
+    LogClosedError,
+    RebuildLostError,
+    StoreIdentityError,
+    StoreUnavailableError,
+)
 from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.tiles import (
@@ -28,6 +33,7 @@ __all__ = [
     "LogClosedError",
     "LogReader",
     "ReadTiles",
+    "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",
     "StoreUnavailableError",

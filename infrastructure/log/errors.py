@@ -25,3 +25,11 @@ class StoreIdentityError(RuntimeError):
 
 class LogClosedError(StoreUnavailableError):
     """A read or write of a log after its ``close()``: the log takes no more work."""
+
+
+class RebuildLostError(RuntimeError):
+    """A projection rebuild lost to another rebuild of the same projection.
+
+    The other one started later and swapped its generation in first (or dropped
+    the one this rebuild was filling); the served generation is that one, whole.
+    """

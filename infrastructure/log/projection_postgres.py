@@ -20,6 +20,7 @@ from psycopg.rows import DictRow
 from psycopg.sql import SQL, Identifier
 
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.errors import RebuildLostError
 from infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
@@ -29,6 +30,8 @@ from infrastructure.log.projection_store import (
     Row,
     RowsAfter,
     checked_position,
+    generation_numbers,
+    next_generation,
 )
 
 _Cursor = Cursor[DictRow]
@@ -69,7 +72,7 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             if state is not None and state.version > table.version:
                 return False
             if state is None or state.version < table.version:
-                generation = 1 if state is None else state.generation + 1
+                generation = next_generation(state, self._generations(c, table))
                 self._create(c, table, generation)
                 self._insert(c, table, generation, rows_after(0))
                 state = ProjectionState(table.name, position, table.version, generation)
@@ -88,9 +91,8 @@ class PostgresProjectionRecorder(ProjectionRecorder):
         self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
     ) -> ProjectionState:
         with self._writing() as c:
-            old = self._state(c, table.name)
-            generation = 1 if old is None else old.generation + 1
-            self._create(c, table, generation)  # a table left by a killed rebuild is dropped first
+            generation = next_generation(self._state(c, table.name), self._generations(c, table))
+            self._create(c, table, generation)
         position = 0
         for rows, after in batches:
             with self._writing() as c:
@@ -100,7 +102,7 @@ class PostgresProjectionRecorder(ProjectionRecorder):
         with self._writing() as c:
             now = self._state(c, table.name)
             if now is not None and now.generation >= generation:
-                raise RuntimeError(
+                raise RebuildLostError(
                     f"projection {table.name}: another rebuild swapped in generation "
                     f"{now.generation} first; nothing of this one was kept"
                 )
@@ -162,7 +164,6 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             )
             for i, (column, kind) in enumerate(table.columns)
         )
-        c.execute(SQL("DROP TABLE IF EXISTS {}").format(name))
         c.execute(SQL("CREATE TABLE {} ({})").format(name, columns))
 
     def _insert(
@@ -188,15 +189,19 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             ).format(self._tracking),
             (state.name, state.version, state.generation, state.position),
         )
+        for generation in self._generations(c, table):
+            if generation < state.generation - 1:
+                c.execute(
+                    SQL("DROP TABLE {}").format(self._name(table.generation_table(generation)))
+                )
+
+    def _generations(self, c: _Cursor, table: ProjectionTable) -> list[int]:
         prefix = f"{table.table}_g"
         c.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = %s AND left(tablename, %s) = %s",
             (self._schema, len(prefix), prefix),
         )
-        for row in c.fetchall():
-            suffix = row["tablename"][len(prefix) :]
-            if suffix.isdigit() and int(suffix) < state.generation - 1:
-                c.execute(SQL("DROP TABLE {}").format(self._name(row["tablename"])))
+        return generation_numbers(table, (row["tablename"] for row in c.fetchall()))
 
 
 def _state_of(row: DictRow) -> ProjectionState:

@@ -16,6 +16,7 @@ from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.errors import RebuildLostError
 from infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
@@ -25,6 +26,8 @@ from infrastructure.log.projection_store import (
     Row,
     RowsAfter,
     checked_position,
+    generation_numbers,
+    next_generation,
 )
 from infrastructure.log.sqlite_files import retry_when_locked
 
@@ -65,7 +68,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             if state is not None and state.version > table.version:
                 return False
             if state is None or state.version < table.version:
-                generation = 1 if state is None else state.generation + 1
+                generation = next_generation(state, _generations(c, table))
                 _create(c, table, generation)
                 _insert(c, table, generation, rows_after(0))
                 _swap(c, table, ProjectionState(table.name, position, table.version, generation))
@@ -82,9 +85,8 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
         self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
     ) -> ProjectionState:
         with self._writing() as c:
-            old = _state(c, table.name)
-            generation = 1 if old is None else old.generation + 1
-            _create(c, table, generation)  # a table left by a killed rebuild is dropped first
+            generation = next_generation(_state(c, table.name), _generations(c, table))
+            _create(c, table, generation)
         position = 0
         for rows, after in batches:
             with self._writing() as c:
@@ -94,7 +96,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
         with self._writing() as c:
             now = _state(c, table.name)
             if now is not None and now.generation >= generation:
-                raise RuntimeError(
+                raise RebuildLostError(
                     f"projection {table.name}: another rebuild swapped in generation "
                     f"{now.generation} first; nothing of this one was kept"
                 )
@@ -137,7 +139,6 @@ def _create(c: SQLiteCursor, table: ProjectionTable, generation: int) -> None:
         f"{column} {kind.upper()} {'PRIMARY KEY' if i == 0 else 'NOT NULL'}"
         for i, (column, kind) in enumerate(table.columns)
     )
-    c.execute(f"DROP TABLE IF EXISTS {name}")
     c.execute(f"CREATE TABLE {name} ({columns})")
 
 
@@ -158,12 +159,14 @@ def _swap(c: SQLiteCursor, table: ProjectionTable, state: ProjectionState) -> No
         "position = excluded.position",
         (state.name, state.version, state.generation, state.position),
     )
-    prefix = f"{table.table}_g"
+    for generation in _generations(c, table):
+        if generation < state.generation - 1:
+            c.execute(f"DROP TABLE {table.generation_table(generation)}")
+
+
+def _generations(c: SQLiteCursor, table: ProjectionTable) -> list[int]:
     c.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
-        (len(prefix), prefix),
+        (len(table.table) + 2, f"{table.table}_g"),
     )
-    for (name,) in c.fetchall():
-        suffix = name[len(prefix) :]
-        if suffix.isdigit() and int(suffix) < state.generation - 1:
-            c.execute(f"DROP TABLE {name}")
+    return generation_numbers(table, (name for (name,) in c.fetchall()))

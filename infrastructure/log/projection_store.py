@@ -142,6 +142,23 @@ class ProjectionRecorder(ABC):
         """
 
 
+def generation_numbers(table: ProjectionTable, names: Iterable[str]) -> list[int]:
+    """The generations of ``table`` among the table ``names`` of a store."""
+    prefix = f"{table.table}_g"
+    suffixes = (name[len(prefix) :] for name in names if name.startswith(prefix))
+    return [int(suffix) for suffix in suffixes if suffix.isdigit()]
+
+
+def next_generation(state: ProjectionState | None, existing: Iterable[int]) -> int:
+    """A generation number that no table has: past the served one and every one in the store.
+
+    A table above the served generation belongs to another rebuild, still
+    filling or killed. Its number is never reused, since two rebuilds would then
+    fill one table; the next swap drops what is left of it.
+    """
+    return max([0 if state is None else state.generation, *existing]) + 1
+
+
 class POPOProjectionRecorder(ProjectionRecorder):
     """The projections of a ``memory:`` log: in this process, under one lock."""
 

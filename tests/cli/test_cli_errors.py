@@ -200,6 +200,9 @@ def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
 ) -> None:
     journal_store = f"sqlite://{tmp_path / 'journal.db'}"
     assert main(["journal", "verify", str(sample.root), "--store", journal_store]) == 0
+    # Two rebuilds of one projection at once: one would lose (exit 1). Each gets its store.
+    second_store = f"sqlite://{tmp_path / 'journal-2.db'}"
+    assert main(["journal", "verify", str(sample.root), "--store", second_store]) == 0
     state_store = f"sqlite://{tmp_path / 'state.db'}"
     persistence = Persistence.open(state_store)
     persistence.contents.put_text("hello")
@@ -227,7 +230,7 @@ def test_every_command_that_prints_is_silent_with_exit_141_when_stdout_closes(
         ["journal", "audit", *journal],
         ["journal", "audit", *journal, "--json"],
         ["projections", "rebuild", "journal-chains", "--store", journal_store],
-        ["projections", "rebuild", "journal-chains", "--store", journal_store, "--json"],
+        ["projections", "rebuild", "journal-chains", "--store", second_store, "--json"],
         ["projections", "status", "--store", journal_store],
         ["projections", "status", "--store", journal_store, "--json"],
         ["storage", "audit", "--store", state_store],

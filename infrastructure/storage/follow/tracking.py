@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from infrastructure.log.errors import RebuildLostError
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import UnsupportedBackendError
 from infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
@@ -59,10 +60,6 @@ class ProjectionTable(Protocol):
     def apply(self, session: Session, table: str, events: Sequence[StoredEvent]) -> None:
         """Fold ``events`` (in log order) into the rows of ``table``."""
         ...
-
-
-class RebuildLostError(RuntimeError):
-    """Another rebuild of the same projection dropped the generation this one was filling."""
 
 
 @dataclass(frozen=True, slots=True)
