@@ -15,6 +15,7 @@ registered as aliases (:data:`LEGACY_TOPICS`) and stay readable for good.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
@@ -39,7 +40,13 @@ DigestOwners = Callable[[Sha256Digest], ArtifactCoordinate | None]
 
 def chain_id(coordinate: ArtifactCoordinate | str) -> uuid.UUID:
     """The stable stream id of an artifact's chain."""
-    return uuid.uuid5(CHAIN_NAMESPACE, str(coordinate))
+    return _chain_id(str(coordinate))
+
+
+@functools.lru_cache(maxsize=4096)
+def _chain_id(coordinate: str) -> uuid.UUID:
+    # Cached: every ingest and every fold of an event asks for its artifact's id.
+    return uuid.uuid5(CHAIN_NAMESPACE, coordinate)
 
 
 class JournalChain(Aggregate):

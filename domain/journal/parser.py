@@ -9,6 +9,7 @@ artifact (once known) and the 1-based line.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -59,6 +60,8 @@ _VALUE_CACHE_LIMIT = 65536
 # one instance, so a long chain holds each release once, not once per revision.
 _RELEASE_CACHE: dict[Release, Release] = {}
 _ARGUMENT_SPLIT = re.compile(r"[ \t]+")
+# Where a release block starts: a line whose first word is RELEASE.
+_RELEASE_LINE = re.compile(r"^[ \t]*RELEASE(?![^ \t\r\n])", re.MULTILINE)
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
 _SUB_DELIMS = r"!$&'()*+,;="
@@ -122,15 +125,16 @@ def iter_lines(text: str) -> list[str]:
     return list(_lines(text))
 
 
-def _lines(text: str) -> Iterator[str]:
-    """Lazily, so an error on a late line is raised after the earlier lines were read."""
+def _lines(text: str, first: int = 1) -> Iterator[str]:
+    """Lazily, so an error on a late line is raised after the earlier lines were read;
+    ``first`` is the number of the text's first line."""
     lines = text.split("\n")
     last = lines.pop()  # the text after the final LF: a line without its own LF, or ""
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first):
         yield _without_cr(line.removesuffix("\r"), number)
     if last:
         # Without an LF after it, a trailing CR is a lone CR, not half a CRLF.
-        yield _without_cr(last, len(lines) + 1)
+        yield _without_cr(last, first + len(lines))
 
 
 def _without_cr(content: str, number: int) -> str:
@@ -145,6 +149,9 @@ def _without_cr(content: str, number: int) -> str:
 class _ReleaseBlock:
     line: int
     version: ReleaseVersion
+    source: str
+    # Set when an identical block of the artifact's previous text was reused.
+    parsed: Release | None = None
     seen: dict[str, int] = field(default_factory=dict)
     license: str | None = None
     content: Sha256Digest | None = None
@@ -165,6 +172,7 @@ class _Parser:
         self.started = False
         self._line_number = 0
         self._clean = False
+        self._segment = ""
 
     def parse(self, text: str) -> JournalDocument:
         if _BLANK_TEXT.fullmatch(text):
@@ -174,17 +182,54 @@ class _Parser:
         if text.startswith("\ufeff"):
             raise JournalFormatError("byte-order mark: expected UTF-8 without a BOM", line=1)
         self._clean = _SUSPECT_CHAR.search(text) is None
+        starts = [match.start() for match in _RELEASE_LINE.finditer(text)]
+        ends = [*starts, len(text)]
         try:
-            for self._line_number, line in enumerate(_lines(text), start=1):
-                self._line(line)
+            # The header, then one segment per release block: a block equal to one of
+            # the artifact's previous text (a successor repeats most of them) is
+            # taken as parsed then, so only new or changed blocks are parsed.
+            for start, end in zip([0, *starts], ends, strict=True):
+                segment = text[start:end]
+                if start and self._reuse(segment):
+                    continue
+                self._segment = segment
+                for line in _lines(segment, self._line_number + 1):
+                    self._line_number += 1
+                    self._line(line)
             self._line_number = 0
-            return self._document()
+            document = self._document()
         except JournalError as error:
             error.locate(
                 artifact=None if self.artifact is None else str(self.artifact),
                 line=self._line_number or None,
             )
             raise
+        _remember_blocks(document, self.blocks)
+        return document
+
+    def _reuse(self, segment: str) -> bool:
+        """Take ``segment`` as the block parsed from the same text in the artifact's
+        previous text, if there is one: same artifact, same header policy, so the same
+        release and the same rule checks."""
+        recent = _RECENT.blocks
+        if recent is None or not self.started or recent[0] != self._block_context():
+            return False
+        release = recent[1].get(_block_text(segment))
+        if release is None:
+            return False
+        self._line_number += 1
+        self._require_header()
+        self._check_new_version(release.version)
+        self.blocks.append(
+            _ReleaseBlock(self._line_number, release.version, segment, parsed=release)
+        )
+        # Every line of the segment but the RELEASE line just counted.
+        self._line_number += segment.count("\n") - (1 if segment.endswith("\n") else 0)
+        return True
+
+    def _block_context(self) -> tuple[ArtifactCoordinate | None, Policy]:
+        """What a release block's meaning depends on besides its own text."""
+        return self.artifact, self._header_value("POLICY", Policy) or ACTIVE_POLICY
 
     def _line(self, line: str) -> None:
         if not self._clean:
@@ -252,13 +297,16 @@ class _Parser:
     def _release(self, arguments: str) -> None:
         self._require_header()
         version = _one("RELEASE", arguments, ReleaseVersion, "a release version")
+        self._check_new_version(version)
+        self.blocks.append(_ReleaseBlock(self._line_number, version, self._segment))
+
+    def _check_new_version(self, version: ReleaseVersion) -> None:
         for block in self.blocks:
             if block.version == version:
                 raise JournalValidationError(
                     f"duplicate RELEASE {version}: release versions must be unique "
                     f"(first on line {block.line})"
                 )
-        self.blocks.append(_ReleaseBlock(line=self._line_number, version=version))
 
     def _release_directive(self, block: _ReleaseBlock, keyword: str, arguments: str) -> None:
         if keyword in _HEADER_ONLY:
@@ -342,6 +390,8 @@ class _Parser:
         return value  # type: ignore[return-value]
 
     def _finish(self, block: _ReleaseBlock, header_policy: Policy) -> Release:
+        if block.parsed is not None:
+            return block.parsed
         for keyword in ("LICENSE", "CONTENT"):
             if keyword not in block.seen:
                 raise JournalFormatError(
@@ -374,7 +424,8 @@ class _Parser:
 
 
 def forget_shared_values() -> None:
-    """Empty the caches that share equal values and releases between parsed texts.
+    """Empty the caches that share equal values and releases between parsed texts,
+    and forget the calling thread's last text's release blocks.
 
     A bulk load calls it when done: what it parsed keeps the instances it
     shares, and the caches would otherwise hold every distinct value of the
@@ -382,6 +433,41 @@ def forget_shared_values() -> None:
     """
     _VALUE_CACHE.clear()
     _RELEASE_CACHE.clear()
+    _RECENT.blocks = None
+
+
+class _RecentBlocks(threading.local):
+    """Per thread, the release blocks of the last text parsed, by their exact text.
+
+    Per thread, so concurrent parsers never share one; one text's worth, since
+    a successor is parsed right after its predecessor in a load.
+    """
+
+    blocks: tuple[tuple[ArtifactCoordinate | None, Policy], dict[str, Release]] | None = None
+
+
+_RECENT = _RecentBlocks()
+
+
+def _remember_blocks(document: JournalDocument, blocks: list[_ReleaseBlock]) -> None:
+    context = (document.coordinate, document.policy)
+    _RECENT.blocks = (
+        context,
+        {
+            _block_text(block.source): release
+            for block, release in zip(blocks, document.releases, strict=True)
+        },
+    )
+
+
+def _block_text(segment: str) -> str:
+    """A block's text without the blank lines after it (the separator before the next
+    block, absent after the last one); ``""`` if those hold a lone CR (never reused)."""
+    text = segment.rstrip(" \t\r\n")
+    tail = segment[len(text) :]
+    if "\r" in tail and "\r" in tail.replace("\r\n", ""):
+        return ""
+    return text
 
 
 def _shared(release: Release) -> Release:
@@ -428,6 +514,10 @@ def _quoted(keyword: str, arguments: str) -> str:
     """A non-empty ``"..."`` with escapes ``\\" \\\\ \\n \\t``, nothing after it but blanks."""
     if not arguments.startswith('"'):
         raise JournalFormatError(f'{keyword} expects a quoted string "..."')
+    closing = arguments.find('"', 1)
+    if closing > 0 and "\\" not in arguments[1:closing]:
+        # No escape before the first closing quote: the text is the characters between.
+        return _closed(keyword, arguments, closing, arguments[1:closing])
     out: list[str] = []
     i = 1
     while i < len(arguments):
@@ -443,17 +533,22 @@ def _quoted(keyword: str, arguments: str) -> str:
             out.append(_ESCAPES[escaped])
             i += 2
         elif char == '"':
-            if arguments[i + 1 :].strip(" \t"):
-                raise JournalFormatError(
-                    f"{keyword}: text after the closing quote: expected the end of the line"
-                )
-            if not out:
-                raise JournalFormatError(f"{keyword}: empty quoted string: expected text")
-            return "".join(out)
+            return _closed(keyword, arguments, i, "".join(out))
         else:
             out.append(char)
             i += 1
     raise JournalFormatError(f"{keyword}: unterminated quoted string: expected a closing quote")
+
+
+def _closed(keyword: str, arguments: str, closing: int, text: str) -> str:
+    """``text``, the quoted string closed at ``closing``, if nothing but blanks follows."""
+    if arguments[closing + 1 :].strip(" \t"):
+        raise JournalFormatError(
+            f"{keyword}: text after the closing quote: expected the end of the line"
+        )
+    if not text:
+        raise JournalFormatError(f"{keyword}: empty quoted string: expected text")
+    return text
 
 
 def _policy(arguments: str) -> Policy:

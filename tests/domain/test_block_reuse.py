@@ -1,0 +1,186 @@
+"""A release block equal to one of the previous text's is reused, never changing an outcome.
+
+The parser takes a block whose exact text it parsed in the thread's previous
+text (same artifact, same header policy) as already parsed. Whatever came
+before, a text must give the same revision, or the same error on the same
+line, as it does parsed on its own.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.journal.parser import forget_shared_values, parse_journal
+from domain.journal.renderer import render_journal
+from journal.exception import JournalError, JournalFormatError, JournalValidationError
+from journal.model import JournalRevision
+from journal.valuetypes import PolicyStatus
+from tests.domain.test_format_parser import CONTENT, HEADER, MAGIC, journal
+from tests.domain.test_format_properties import PROPERTY_SETTINGS, coordinates, documents
+
+Outcome = tuple[str, object, str | None] | tuple[str, str, int | None, str]
+
+BLOCK = (
+    "RELEASE 1.0.0",
+    "  LICENSE MIT",
+    f"  CONTENT {CONTENT}",
+    "  DEPENDENCY com.example.core 1.0.0",
+)
+LATER = ("RELEASE 2.0.0", "  LICENSE MIT", f"  CONTENT {CONTENT}")
+
+
+def outcome(text: str) -> Outcome:
+    """What parsing ``text`` gives, comparable across parses."""
+    try:
+        revision = parse_journal(text)
+    except JournalError as error:
+        return ("error", type(error).__name__, error.line, str(error))
+    return ("revision", revision.document, str(revision.digest))
+
+
+def alone(text: str) -> Outcome:
+    """The outcome of ``text`` parsed with nothing reusable from earlier texts."""
+    forget_shared_values()
+    return outcome(text)
+
+
+def after(prior: str, text: str) -> Outcome:
+    """The outcome of ``text`` parsed right after ``prior`` (which must parse)."""
+    forget_shared_values()
+    assert isinstance(parse_journal(prior), JournalRevision)
+    return outcome(text)
+
+
+@st.composite
+def successors(draw: st.DrawFn) -> tuple[str, str]:
+    """A valid text and an edit of it: lines deleted, duplicated, swapped or changed,
+    another artifact or header policy, characters inserted, line endings changed."""
+    prior = render_journal(draw(documents()))
+    lines = prior.split("\n")
+    for _ in range(draw(st.integers(1, 4))):
+        operation = draw(
+            st.sampled_from(["delete", "duplicate", "swap", "insert", "artifact", "policy", "crlf"])
+        )
+        i = draw(st.integers(0, len(lines) - 1))
+        if operation == "delete" and len(lines) > 1:
+            del lines[i]
+        elif operation == "duplicate":
+            lines.insert(i, lines[i])
+        elif operation == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif operation == "artifact":
+            lines = [
+                f"ARTIFACT {draw(coordinates)}" if line.startswith("ARTIFACT ") else line
+                for line in lines
+            ]
+        elif operation == "policy":
+            lines.insert(min(2, len(lines)), f"POLICY {draw(st.sampled_from(PolicyStatus))}")
+        elif operation == "crlf":
+            lines[i] += "\r"
+        else:
+            position = draw(st.integers(0, len(lines[i])))
+            char = draw(st.sampled_from(["\r", "\x00", '"', "\\", "\t", " ", "\ud800"]))
+            lines[i] = lines[i][:position] + char + lines[i][position:]
+    return prior, "\n".join(lines)
+
+
+@PROPERTY_SETTINGS
+@given(successors())
+def test_a_text_parses_the_same_after_any_valid_text(pair: tuple[str, str]) -> None:
+    prior, text = pair
+    assert after(prior, text) == alone(text)
+
+
+@PROPERTY_SETTINGS
+@given(documents())
+def test_a_text_parsed_again_is_equal_and_reuses_every_block(document: object) -> None:
+    text = render_journal(document)  # type: ignore[arg-type]
+    first = parse_journal(text)
+    again = parse_journal(text)
+    assert again.document == first.document
+    # Reused blocks are the very instances parsed before.
+    assert all(
+        a is b for a, b in zip(again.document.releases, first.document.releases, strict=True)
+    )
+
+
+def test_a_reused_block_takes_the_header_policy_of_its_own_text() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    text = journal(*HEADER, "POLICY yanked", *BLOCK)
+    release = parse_journal(text).document.releases[0]
+    assert after(prior, text) == alone(text)
+    assert release.policy.status is PolicyStatus.YANKED
+
+
+def test_a_block_valid_for_one_artifact_is_checked_again_for_another() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    # The same block depends on com.example.core: for that artifact, a dependency on itself.
+    text = journal(MAGIC, "ARTIFACT com.example.core", HEADER[2], *BLOCK)
+    result = after(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalValidationError.__name__, 7)
+
+
+def test_a_reused_block_still_counts_for_duplicate_versions() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    text = journal(*HEADER, *BLOCK, *BLOCK)
+    result = after(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalValidationError.__name__, 8)
+    assert "first on line 4" in str(result[3])
+
+
+def test_errors_after_a_reused_block_name_their_own_line() -> None:
+    prior = journal(*HEADER, *BLOCK, "", *LATER)
+    text = journal(*HEADER, *BLOCK, "", "# a comment", "", *LATER, "  LICENSE MIT")
+    result = after(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalFormatError.__name__, 14)
+
+
+def test_a_lone_carriage_return_after_a_reused_block_is_refused() -> None:
+    prior = journal(*HEADER, *BLOCK, "", *LATER)
+    text = journal(*HEADER, *BLOCK, " \r ", *LATER)
+    result = after(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalFormatError.__name__, 8)
+
+
+def test_a_reused_block_needs_the_header_of_its_own_text() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    text = journal(*HEADER[:2], *BLOCK)
+    result = after(prior, text)
+    assert result == alone(text)
+    assert "missing JOURNAL_VERSION" in str(result[3])
+
+
+def test_threads_parse_with_their_own_blocks() -> None:
+    # Each thread alternates two artifacts sharing block texts: a block reused from
+    # another thread's or artifact's text would make some result differ.
+    texts = [
+        journal(*HEADER, *BLOCK),
+        journal(MAGIC, "ARTIFACT com.example.core", HEADER[2], *BLOCK),
+    ]
+    expected = [alone(text) for text in texts]
+    seen: list[list[Outcome]] = []
+
+    def parse_many() -> None:
+        seen.append([outcome(texts[i % 2]) for i in range(200)])
+
+    threads = [threading.Thread(target=parse_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 4
+    assert all(result == expected[i % 2] for results in seen for i, result in enumerate(results))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    forget_shared_values()
