@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -207,14 +206,14 @@ def test_an_unreadable_file_is_a_layout_error(
 ) -> None:
     """A directory readable but not searchable: the name is listed, opening it is refused."""
     path = write_revision(tmp_path, A, V1, journal_text(A, V1))
-    real = builtins.open
+    real = os.open
 
-    def refuse(file: object, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(file, str | os.PathLike) and Path(file) == path:
+    def refuse(file: str | os.PathLike[str], *args: Any, **kwargs: Any) -> int:
+        if Path(file) == path:
             raise PermissionError(13, "Permission denied", str(file))
-        return real(file, *args, **kwargs)  # type: ignore[call-overload]
+        return real(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     with pytest.raises(JournalLayoutError, match="cannot read file: Permission denied") as caught:
         _start(tmp_path)
     assert caught.value.path == path

@@ -53,6 +53,19 @@ def test_digest_covers_exact_crlf_bytes(tmp_path: Path) -> None:
     assert latest.text == text
 
 
+@pytest.mark.parametrize("releases", [1, 700, 1500])  # 1, 2 and 3 reads of 64 KiB
+def test_files_of_any_size_are_read_whole(tmp_path: Path, releases: int) -> None:
+    text = journal_text(A, V1, releases=tuple(Rel(f"1.0.{n}", content(n)) for n in range(releases)))
+    write_revision(tmp_path, A, V1, text)
+    assembly = build_journal(tmp_path)
+    assembly.process.start()
+    latest = assembly.service.latest(A)
+    assert latest is not None
+    assert latest.text == text
+    assert str(latest.digest) == digest(text)
+    assert len(latest.releases) == releases
+
+
 def test_crlf_successor_links_to_crlf_predecessor_digest(tmp_path: Path) -> None:
     genesis = journal_text(A, V1, newline="\r\n")
     write_revision(tmp_path, A, V1, genesis)

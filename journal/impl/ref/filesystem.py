@@ -12,8 +12,8 @@ import errno
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from domain.journal.document import JournalRevision
 from domain.journal.errors import (
@@ -27,11 +27,14 @@ from domain.journal.values import ArtifactCoordinate, JournalVersion
 
 REVISION_SUFFIX = ".journal"
 EXAMPLE_SUFFIX = ".journal.example"
+_READ_SIZE = 1 << 16
 
 
-@dataclass(frozen=True, slots=True)
-class JournalFile:
-    """One runtime revision file: where it is, what its placement says, its exact bytes."""
+class JournalFile(NamedTuple):
+    """One runtime revision file: where it is, what its placement says, its exact bytes.
+
+    A named tuple: a restart builds one per file, and a tuple is built in C.
+    """
 
     directory: Path
     name: str
@@ -207,12 +210,24 @@ def _artifact_files(
                 path=directory / name,
             )
         try:
-            with open(entry.path, "rb") as file:
-                data = file.read()
+            data = _read(entry.path)
         except OSError as error:
             raise JournalLayoutError(
                 f"cannot read file: {_reason(error)}", artifact=artifact, path=directory / name
             ) from error
         found.append(JournalFile(directory, name, coordinate, version, data))
-    found.sort(key=lambda f: f.version)
+    # Already chronological: the names are sorted, and versions are fixed-width digits.
     return found
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, read without a buffered file object (a third of a warm restart's
+    reading time went to building one per file)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(descriptor, _READ_SIZE):
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
