@@ -20,7 +20,12 @@ from journal.exception import JournalError, JournalFormatError, JournalValidatio
 from journal.model import JournalRevision
 from journal.valuetypes import PolicyStatus
 from tests.domain.test_format_parser import CONTENT, HEADER, MAGIC, journal
-from tests.domain.test_format_properties import PROPERTY_SETTINGS, coordinates, documents
+from tests.domain.test_format_properties import (
+    PROPERTY_SETTINGS,
+    coordinates,
+    documents,
+    mutated,
+)
 
 Outcome = tuple[str, object, str | None] | tuple[str, str, int | None, str]
 
@@ -57,36 +62,22 @@ def after(prior: str, text: str) -> Outcome:
 
 @st.composite
 def successors(draw: st.DrawFn) -> tuple[str, str]:
-    """A valid text and an edit of it: lines deleted, duplicated, swapped or changed,
-    another artifact or header policy, characters inserted, line endings changed."""
+    """A valid text and an edit of it: another artifact, another header policy, a CR
+    at the end of a line, then lines deleted, duplicated or swapped and characters
+    inserted."""
     prior = render_journal(draw(documents()))
     lines = prior.split("\n")
-    for _ in range(draw(st.integers(1, 4))):
-        operation = draw(
-            st.sampled_from(["delete", "duplicate", "swap", "insert", "artifact", "policy", "crlf"])
-        )
-        i = draw(st.integers(0, len(lines) - 1))
-        if operation == "delete" and len(lines) > 1:
-            del lines[i]
-        elif operation == "duplicate":
-            lines.insert(i, lines[i])
-        elif operation == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif operation == "artifact":
-            lines = [
-                f"ARTIFACT {draw(coordinates)}" if line.startswith("ARTIFACT ") else line
-                for line in lines
-            ]
-        elif operation == "policy":
-            lines.insert(min(2, len(lines)), f"POLICY {draw(st.sampled_from(PolicyStatus))}")
-        elif operation == "crlf":
-            lines[i] += "\r"
-        else:
-            position = draw(st.integers(0, len(lines[i])))
-            char = draw(st.sampled_from(["\r", "\x00", '"', "\\", "\t", " ", "\ud800"]))
-            lines[i] = lines[i][:position] + char + lines[i][position:]
-    return prior, "\n".join(lines)
+    if draw(st.booleans()):
+        lines = [
+            f"ARTIFACT {draw(coordinates)}" if line.startswith("ARTIFACT ") else line
+            for line in lines
+        ]
+    if draw(st.booleans()):
+        lines.insert(min(2, len(lines)), f"POLICY {draw(st.sampled_from(PolicyStatus))}")
+    if draw(st.booleans()):
+        lines[draw(st.integers(0, len(lines) - 1))] += "\r"
+    edited = "\n".join(lines)
+    return prior, mutated(draw, edited) if draw(st.booleans()) else edited
 
 
 @PROPERTY_SETTINGS

@@ -255,7 +255,12 @@ def test_journal_like_token_soup_gives_a_revision_or_a_journal_error(text: str) 
 @st.composite
 def mutated_journals(draw: st.DrawFn) -> str:
     """A valid journal with lines deleted, duplicated or swapped and characters inserted."""
-    lines = render_journal(draw(documents())).split("\n")
+    return mutated(draw, render_journal(draw(documents())))
+
+
+def mutated(draw: st.DrawFn, text: str) -> str:
+    """``text`` with lines deleted, duplicated or swapped and characters inserted."""
+    lines = text.split("\n")
     for _ in range(draw(st.integers(1, 4))):
         operation = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
         i = draw(st.integers(0, len(lines) - 1))
