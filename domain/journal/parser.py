@@ -425,7 +425,7 @@ class _Parser:
 
 def forget_shared_values() -> None:
     """Empty the caches that share equal values and releases between parsed texts,
-    and forget the calling thread's last text's release blocks.
+    and forget the release blocks of the last text this thread parsed.
 
     A bulk load calls it when done: what it parsed keeps the instances it
     shares, and the caches would otherwise hold every distinct value of the

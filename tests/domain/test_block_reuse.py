@@ -9,8 +9,9 @@ line, as it does parsed on its own.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,17 +48,27 @@ def outcome(text: str) -> Outcome:
     return ("revision", revision.document, str(revision.digest))
 
 
+def in_new_thread(parse: Callable[[], Outcome]) -> Outcome:
+    """What ``parse`` gives in a thread of its own: one that has parsed nothing before."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(parse).result()
+
+
 def alone(text: str) -> Outcome:
     """The outcome of ``text`` parsed with nothing reusable from earlier texts."""
     forget_shared_values()
-    return outcome(text)
+    return in_new_thread(lambda: outcome(text))
 
 
 def after(prior: str, text: str) -> Outcome:
     """The outcome of ``text`` parsed right after ``prior`` (which must parse)."""
     forget_shared_values()
-    assert isinstance(parse_journal(prior), JournalRevision)
-    return outcome(text)
+
+    def both() -> Outcome:
+        assert isinstance(parse_journal(prior), JournalRevision)
+        return outcome(text)
+
+    return in_new_thread(both)
 
 
 @st.composite
@@ -170,8 +181,3 @@ def test_threads_parse_with_their_own_blocks() -> None:
         thread.join()
     assert len(seen) == 4
     assert all(result == expected[i % 2] for results in seen for i, result in enumerate(results))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> None:
-    forget_shared_values()
