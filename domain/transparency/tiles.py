@@ -220,6 +220,14 @@ def tile_for_node(node: TreeNode, size: int) -> Tile:
     of the tile below it, as a perfect subtree of those hashes.
     """
     _check_size(size)
+    tile_level, tile_index, _, _ = _locate(node, size)
+    return Tile(tile_level, tile_index, tile_width_in_tree(tile_level, tile_index, size))
+
+
+def _locate(node: TreeNode, size: int) -> tuple[int, int, int, int]:
+    """Where ``node`` of the tree of ``size`` leaves is read from: its tile's level and
+    index, the offset of the node's first hash in that tile, and the height of the
+    subtree those hashes are the bottom of (0: the node's own hash)."""
     level, index = node.level, node.index
     if level < 0 or index < 0 or (index + 1) << level > size:
         raise HashSourceError(
@@ -227,8 +235,9 @@ def tile_for_node(node: TreeNode, size: int) -> Tile:
             f"of the tree of size {size}"
         )
     tile_level, height = divmod(level, TILE_HEIGHT)
-    tile_index = (index << height) // TILE_WIDTH
-    return Tile(tile_level, tile_index, tile_width_in_tree(tile_level, tile_index, size))
+    first = index << height
+    tile_index = first // TILE_WIDTH
+    return tile_level, tile_index, first - tile_index * TILE_WIDTH, height
 
 
 def tile_hashes(tile: Tile, data: bytes) -> list[bytes]:
@@ -268,6 +277,11 @@ def node_hash_from_tile(tile: Tile, data: bytes, node: TreeNode) -> bytes:
         raise InvalidTileError(
             f"{tile.path} does not hold node (level {node.level}, index {node.index})"
         )
+    return _head_of_row(data, offset, height)
+
+
+def _head_of_row(data: bytes, offset: int, height: int) -> bytes:
+    """The head of the ``2**height`` hashes of tile bytes ``data`` from ``offset`` on."""
     row = data[offset * HASH_SIZE : (offset + (1 << height)) * HASH_SIZE]
     return row if height == 0 else _subtree_head(row)
 
@@ -314,13 +328,17 @@ class TileHashSource:
 
     def node_hashes(self, nodes: Sequence[TreeNode]) -> list[bytes]:
         """The hash of each node, read out of the tiles of the tree."""
-        located = [tile_for_node(node, self._size) for node in nodes]
-        tiles = list(dict.fromkeys(located))
+        size = self._size
+        # Located by numbers, one Tile per distinct tile: a writer resumes the tree
+        # before every append, asking for ~log2(size) nodes in two or three tiles.
+        located = [_locate(node, size) for node in nodes]
+        keys = list(dict.fromkeys([(level, index) for level, index, _, _ in located]))
+        tiles = [Tile(level, i, tile_width_in_tree(level, i, size)) for level, i in keys]
         answers = self._reader.read_tiles(tiles)
         if len(answers) != len(tiles):
             raise HashSourceError(f"tile reader returned {len(answers)} tiles for {len(tiles)}")
-        data: dict[Tile, bytes] = {}
-        for tile, raw in zip(tiles, answers, strict=True):
+        data: dict[tuple[int, int], bytes] = {}
+        for key, tile, raw in zip(keys, tiles, answers, strict=True):
             if (
                 len(raw) % HASH_SIZE
                 or not tile.width * HASH_SIZE <= len(raw) <= TILE_WIDTH * HASH_SIZE
@@ -329,10 +347,11 @@ class TileHashSource:
                     f"{tile.path}: {len(raw)} bytes, expected {tile.width * HASH_SIZE} "
                     f"({tile.width} hashes of {HASH_SIZE} bytes)"
                 )
-            data[tile] = raw[: tile.width * HASH_SIZE]
+            data[key] = raw[: tile.width * HASH_SIZE]
+        # A node inside the tree lies inside its tile's width there: no range check.
         return [
-            node_hash_from_tile(tile, data[tile], node)
-            for tile, node in zip(located, nodes, strict=True)
+            _head_of_row(data[level, index], offset, height)
+            for level, index, offset, height in located
         ]
 
 
