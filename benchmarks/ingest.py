@@ -11,12 +11,18 @@ would. Baselines, at the same thread counts and on fresh stores:
   with ``repository.get`` before each save (read-modify-write, which is what
   our ingestion does to learn the head);
 * raw ``sqlite3`` INSERT + COMMIT of one row (WAL, ``synchronous=FULL``) and raw
-  psycopg INSERT of one row in autocommit (one round trip).
+  psycopg INSERT of one row in autocommit (one round trip);
+* the same writes as one ingest, by hand with the raw driver
+  (:mod:`benchmarks.same_writes`): the statements a real ingest runs, captured,
+  replayed with fresh keys into tables the engine created. Nothing of our
+  Python runs, so ``ours / same writes`` is what our Python costs, and
+  ``same writes / stock`` is the most any ingest could reach on this machine.
 
 For PostgreSQL with 8 writers the notification ids are then checked to be
 gap-free and contiguous, and a tailing reader checks they commit in order
 (the same reader on raw ``bigserial`` inserts, which have no lock, is the
-control that shows it can see out-of-order commits). Two side tables show how
+control that shows it can see out-of-order commits). A profile of one SQLite
+writer splits an ingest's time by what it does. Two side tables show how
 one ingest's cost grows with the chain's length and with the number of
 artifacts in the Journal.
 
@@ -25,6 +31,7 @@ Run: ``python -m benchmarks.ingest [--quick] [--no-profile]``.
 
 from __future__ import annotations
 
+import pstats
 import sqlite3
 import threading
 import time
@@ -40,6 +47,7 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 from psycopg import sql
 
+from benchmarks import same_writes
 from benchmarks.common import (
     PG_URL,
     Options,
@@ -456,12 +464,17 @@ class BackendResult:
     rates: dict[str, dict[int, Rate]]
     id_checks: dict[str, IdCheck]
 
+    def ratio(self, numerator: str, denominator: str, threads: int) -> float:
+        """The median rate of variant ``numerator`` over that of ``denominator``."""
+        return self.rates[numerator][threads].median / self.rates[denominator][threads].median
+
 
 def _measure_backend(
     backend: str,
     open_store: Callable[[ExitStack, str], tuple[str, dict[str, str], Path | str]],
     options: Options,
     profiles: list[str],
+    writes: same_writes.IngestWrites,
 ) -> BackendResult:
     main = QUICK if options.quick else MAIN
     side = QUICK if options.quick else SIDE
@@ -492,6 +505,14 @@ def _measure_backend(
                         raw_place, "raw_events", steps, side.seconds
                     )
         with ExitStack() as stack:
+            same_url, _, same_place = open_store(stack, "same")
+            if isinstance(same_place, Path):
+                same = same_writes.sqlite_same_writes(same_place, threads, writes)
+            else:
+                same = same_writes.pg_same_writes(same_place, same_url, threads, writes)
+            with same as steps:
+                record("same-writes", threads, measure(steps, side))
+        with ExitStack() as stack:
             url, _, place = open_store(stack, "ours")
             with nenjim_writers(url, threads, shared=False, quick=options.quick) as steps:
                 rate = measure(steps, main)
@@ -513,6 +534,8 @@ def _measure_backend(
                             " calls includes waiting for locks, I/O and the GIL"
                         )
                     profiles.append(profile_summary(stats, title))
+                    if threads == 1:
+                        profiles.append(_time_split_table(backend, stats))
         if threads > 1:
             with ExitStack() as stack:
                 url, _, _ = open_store(stack, "shared")
@@ -542,7 +565,16 @@ _LABELS = {
     "stock": "stock `Application.save`, 1 event on a held aggregate",
     "stock-get": "stock `repository.get` + `save` (read-modify-write)",
     "raw": "raw driver: 1-row INSERT + COMMIT",
+    "same-writes": "raw driver: the same writes as one ingest, by hand (no nenjim Python)",
 }
+# (label, numerator, denominator) of the ratio rows under each backend's table.
+_RATIOS = (
+    ("nenjim / stock save", "ours", "stock"),
+    ("nenjim / stock get+save", "ours", "stock-get"),
+    ("nenjim / raw", "ours", "raw"),
+    ("same writes by hand / stock save", "same-writes", "stock"),
+    ("nenjim / same writes by hand", "ours", "same-writes"),
+)
 
 
 def _backend_table(backend: str, result: BackendResult) -> str:
@@ -550,12 +582,9 @@ def _backend_table(backend: str, result: BackendResult) -> str:
     for variant, label in _LABELS.items():
         by_threads = result.rates.get(variant, {})
         rows.append([label, *(by_threads[t].cell() if t in by_threads else "-" for t in THREADS)])
-    for name, over in (("stock", "stock save"), ("stock-get", "stock get+save"), ("raw", "raw")):
-        cells = []
-        for threads in THREADS:
-            ours = result.rates["ours"][threads].median
-            cells.append(ratio_text(ours / result.rates[name][threads].median))
-        rows.append([f"**ratio nenjim / {over}**", *cells])
+    for label, numerator, denominator in _RATIOS:
+        cells = [ratio_text(result.ratio(numerator, denominator, t)) for t in THREADS]
+        rows.append([f"**ratio {label}**", *cells])
     header = ["variant (revisions or rows per second)", *(f"{t} thread(s)" for t in THREADS)]
     return table(f"Ingest, {backend}", header, rows)
 
@@ -566,10 +595,15 @@ def run(options: Options) -> str:
     profiles: list[str] = []
     results: dict[str, BackendResult] = {}
     with scratch_dir() as directory:
-        results["SQLite"] = _measure_backend("SQLite", _sqlite_store(directory), options, profiles)
+        writes = same_writes.capture_writes(directory / "capture.db")
+        results["SQLite"] = _measure_backend(
+            "SQLite", _sqlite_store(directory), options, profiles, writes
+        )
         problem = pg_problem()
         if problem is None:
-            results["PostgreSQL"] = _measure_backend("PostgreSQL", _pg_store, options, profiles)
+            results["PostgreSQL"] = _measure_backend(
+                "PostgreSQL", _pg_store, options, profiles, writes
+            )
         else:
             out.append(f"PostgreSQL skipped: {problem}")
         for backend, result in results.items():
@@ -608,7 +642,7 @@ def _targets(results: dict[str, BackendResult]) -> str:
     rows = []
     sqlite = results["SQLite"]
     for threads in THREADS:
-        ratio = sqlite.rates["ours"][threads].median / sqlite.rates["stock"][threads].median
+        ratio = sqlite.ratio("ours", "stock", threads)
         rows.append(
             [
                 f"SQLite ingest, {threads} thread(s), vs stock save",
@@ -617,9 +651,10 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 mark(ratio >= SQLITE_TARGET[threads]),
             ]
         )
+        rows.append(_floor_row(f"SQLite, {threads} thread(s)", sqlite, threads))
     pg = results.get("PostgreSQL")
     if pg is not None:
-        ratio = pg.rates["ours"][8].median / pg.rates["stock"][8].median
+        ratio = pg.ratio("ours", "stock", 8)
         check = pg.id_checks["ours"]
         rows.append(
             [
@@ -629,6 +664,7 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 mark(ratio >= PG_TARGET),
             ]
         )
+        rows.append(_floor_row("PostgreSQL, 8 writers", pg, 8))
         rows.append(
             [
                 "PostgreSQL, 8 writers: ids gap-free, contiguous, in commit order",
@@ -649,6 +685,44 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 ]
             )
     return table("Ingest targets", ["target", "wanted", "measured", ""], rows)
+
+
+def _floor_row(where: str, result: BackendResult, threads: int) -> list[str]:
+    """The goal's floor: the same writes by hand vs the stock save (no verdict of its own)."""
+    return [
+        f"(floor) {where}: the same writes by hand, vs stock save",
+        "-",
+        ratio_text(result.ratio("same-writes", "stock", threads)),
+        "-",
+    ]
+
+
+def _time_split_table(backend: str, stats: pstats.Stats) -> str:
+    """Where one writer's ingest time goes, from its profile (cProfile inflates Python)."""
+    ingests, _ = same_writes.calls_of(stats, "journal/impl/ref/ingestion.py", "ingest")
+    split = same_writes.time_split(stats)
+    total = sum(split.values()) or 1e-9
+    each = max(ingests, 1)
+    rows = [
+        [category, f"{100 * seconds / total:.1f}%", f"{1e6 * seconds / each:.0f}"]
+        for category, seconds in sorted(split.items(), key=lambda item: -item[1])
+    ]
+    saves, in_collect = same_writes.calls_of(
+        stats, "eventsourcing/application.py", "collect_events"
+    )
+    rows.append(
+        [
+            "(part of eventsourcing) `Application.collect_events`, incl. its runtime "
+            "Protocol `isinstance`",
+            f"{100 * in_collect / total:.1f}%",
+            f"{1e6 * in_collect / max(saves, 1):.0f} per save",
+        ]
+    )
+    return table(
+        f"Where one ingest's time goes ({backend}, 1 writer, cProfile, {ingests:,} ingests)",
+        ["part", "share of profiled time", "µs per ingest (profiled)"],
+        rows,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
