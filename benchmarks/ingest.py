@@ -506,10 +506,12 @@ def _measure_backend(
                     )
         with ExitStack() as stack:
             same_url, _, same_place = open_store(stack, "same")
+            # As many streams per writer as ours has artifacts, fed round-robin the same way.
+            artifacts = max(1, _capacity(threads, options.quick) // SUCCESSORS_PER_ARTIFACT)
             if isinstance(same_place, Path):
-                same = same_writes.sqlite_same_writes(same_place, threads, writes)
+                same = same_writes.sqlite_same_writes(same_place, threads, writes, artifacts)
             else:
-                same = same_writes.pg_same_writes(same_place, same_url, threads, writes)
+                same = same_writes.pg_same_writes(same_place, same_url, threads, writes, artifacts)
             with same as steps:
                 record("same-writes", threads, measure(steps, side))
         with ExitStack() as stack:

@@ -16,6 +16,7 @@ so the baseline writes into exactly the schema and indexes an ingest does.
 
 from __future__ import annotations
 
+import hashlib
 import pstats
 import re
 import sqlite3
@@ -203,19 +204,33 @@ def changed_tiles(size: int) -> list[tuple[int, int, int]]:
     return tiles
 
 
-class _Keys:
-    """Unique claim keys and entry bytes of the captured sizes, for writer ``writer``."""
+class _Rows:
+    """The keys one writer's calls write, with the captured sizes.
 
-    def __init__(self, writes: IngestWrites, writer: int) -> None:
+    As in the ingest benchmark, call ``n`` appends to stream ``n % artifacts``
+    (round-robin, versions from ``first_version``), and its claim key and
+    entry are hash-like, so they land all over their indexes as digests do.
+    """
+
+    def __init__(
+        self, writes: IngestWrites, writer: int, artifacts: int, first_version: int
+    ) -> None:
         self.writes = writes
-        self.prefix = f"same.w{writer}."
+        self.writer = writer
+        self.originators = [uuid.uuid4() for _ in range(artifacts)]
+        self.first_version = first_version
         self.tile = bytes(range(256)) * (TILE_WIDTH * HASH_SIZE // 256)
 
+    def stream(self, n: int) -> tuple[uuid.UUID, int]:
+        artifacts = len(self.originators)
+        return self.originators[n % artifacts], self.first_version + n // artifacts
+
     def claim_key(self, n: int) -> str:
-        return self.prefix + str(n).rjust(self.writes.claim_key_size - len(self.prefix), "0")
+        digest = hashlib.sha256(f"same.w{self.writer}.{n}".encode()).hexdigest()
+        return ("sha256:" + digest * 2)[: self.writes.claim_key_size]
 
     def entry(self, n: int) -> bytes:
-        return self.claim_key(n).encode().rjust(self.writes.entry_size, b"e")
+        return (self.claim_key(n).encode() * 4)[: self.writes.entry_size]
 
     def tile_data(self, width: int) -> bytes:
         return self.tile[: width * HASH_SIZE]
@@ -241,11 +256,15 @@ def sqlite_connection(path: Path) -> sqlite3.Connection:
 
 
 def sqlite_same_writes_step(
-    conn: sqlite3.Connection, writes: IngestWrites, writer: int, first_version: int = 1
+    conn: sqlite3.Connection,
+    writes: IngestWrites,
+    writer: int,
+    *,
+    artifacts: int = 1,
+    first_version: int = 1,
 ) -> Step:
-    """One ingest's statements per call, in one transaction, on a fresh originator."""
-    keys = _Keys(writes, writer)
-    originator = uuid.uuid4().hex
+    """One ingest's statements per call, in one transaction, over ``artifacts`` new streams."""
+    rows = _Rows(writes, writer, artifacts, first_version)
     state = {"done": 0}
 
     def step() -> bool:
@@ -254,10 +273,11 @@ def sqlite_same_writes_step(
             return False
         conn.execute("BEGIN")
         try:
+            originator, version = rows.stream(done)
             row_id = conn.execute(
-                _SQLITE["event"], (originator, first_version + done, writes.topic, writes.state)
+                _SQLITE["event"], (originator.hex, version, writes.topic, writes.state)
             ).lastrowid
-            claim = (writes.claim_namespace, keys.claim_key(done), writes.claim_owner)
+            claim = (writes.claim_namespace, rows.claim_key(done), writes.claim_owner)
             if conn.execute(_SQLITE["claim"], claim).rowcount != 1:
                 raise RuntimeError(f"claim {claim} was taken")
             end = conn.execute(_SQLITE["end"]).fetchone()
@@ -265,9 +285,9 @@ def sqlite_same_writes_step(
             for key in edge_reads(size):
                 if conn.execute(_SQLITE["tile"], key).fetchone() is None:
                     raise RuntimeError(f"tile {key} is not stored")
-            conn.execute(_SQLITE["entry"], (size, row_id, keys.entry(done)))
+            conn.execute(_SQLITE["entry"], (size, row_id, rows.entry(done)))
             for level, index, width in changed_tiles(size):
-                conn.execute(_SQLITE["grow"], (level, index, keys.tile_data(width)))
+                conn.execute(_SQLITE["grow"], (level, index, rows.tile_data(width)))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -279,14 +299,19 @@ def sqlite_same_writes_step(
 
 
 @contextmanager
-def sqlite_same_writes(path: Path, threads: int, writes: IngestWrites) -> Iterator[list[Step]]:
+def sqlite_same_writes(
+    path: Path, threads: int, writes: IngestWrites, artifacts: int
+) -> Iterator[list[Step]]:
     """One connection and one step per thread on a store the engine prepared at ``path``."""
     prepare_store(f"sqlite:///{path}")
     connections: list[sqlite3.Connection] = []
     try:
         for _ in range(threads):
             connections.append(sqlite_connection(path))
-        yield [sqlite_same_writes_step(c, writes, i) for i, c in enumerate(connections)]
+        yield [
+            sqlite_same_writes_step(c, writes, i, artifacts=artifacts)
+            for i, c in enumerate(connections)
+        ]
     finally:
         for connection in connections:
             connection.close()
@@ -326,7 +351,11 @@ def _pg_statements(schema: str) -> dict[str, sql.Composed]:
 
 
 def pg_same_writes_step(
-    conn: psycopg.Connection[tuple[Any, ...]], schema: str, writes: IngestWrites, writer: int
+    conn: psycopg.Connection[tuple[Any, ...]],
+    schema: str,
+    writes: IngestWrites,
+    writer: int,
+    artifacts: int,
 ) -> Step:
     """One ingest's writes per call: one transaction in two round trips, as the engine's.
 
@@ -335,8 +364,7 @@ def pg_same_writes_step(
     commit.
     """
     statements = _pg_statements(schema)
-    keys = _Keys(writes, writer)
-    originator = uuid.uuid4()
+    rows = _Rows(writes, writer, artifacts, 1)
     state = {"done": 0}
 
     def run(key: str, params: Sequence[object] = ()) -> psycopg.Cursor[tuple[Any, ...]]:
@@ -348,19 +376,19 @@ def pg_same_writes_step(
             return False
         with conn.pipeline(), conn.transaction():
             run("lock")
-            claim = (writes.claim_namespace, keys.claim_key(done), writes.claim_owner)
+            claim = (writes.claim_namespace, rows.claim_key(done), writes.claim_owner)
             claimed = run("claim", claim)
-            event = run("event", (originator, 1 + done, writes.topic, writes.state))
+            event = run("event", (*rows.stream(done), writes.topic, writes.state))
             run("notify", (EVENTS,))
             edge = run("edge")
             inserted = event.fetchone()  # the first round trip
             if inserted is None or claimed.rowcount != 1:
                 raise RuntimeError(f"the event or claim {claim} was not written")
-            rows = edge.fetchall()
-            size = int(rows[0][0]) + 1 if rows else 0
-            run("entry", (size, inserted[0], keys.entry(done)))
+            end = edge.fetchall()
+            size = int(end[0][0]) + 1 if end else 0
+            run("entry", (size, inserted[0], rows.entry(done)))
             for level, index, width in changed_tiles(size):
-                run("grow", (level, index, keys.tile_data(width)))
+                run("grow", (level, index, rows.tile_data(width)))
         state["done"] = done + 1
         return True
 
@@ -369,7 +397,7 @@ def pg_same_writes_step(
 
 @contextmanager
 def pg_same_writes(
-    schema: str, url: str, threads: int, writes: IngestWrites
+    schema: str, url: str, threads: int, writes: IngestWrites, artifacts: int
 ) -> Iterator[list[Step]]:
     """One autocommit connection and one step per thread on the engine's tables in ``schema``."""
     prepare_store(url)
@@ -377,7 +405,9 @@ def pg_same_writes(
     try:
         for _ in range(threads):
             connections.append(psycopg.connect(PG_URL, autocommit=True, connect_timeout=5))
-        yield [pg_same_writes_step(c, schema, writes, i) for i, c in enumerate(connections)]
+        yield [
+            pg_same_writes_step(c, schema, writes, i, artifacts) for i, c in enumerate(connections)
+        ]
     finally:
         for connection in connections:
             connection.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import same_writes
-from benchmarks.same_writes import Statement, Value
+from benchmarks.same_writes import Statement
 from domain.transparency.tiles import tile_width_in_tree
 from journal.impl.ref.transparency import JournalTiler
 
@@ -17,7 +17,7 @@ from journal.impl.ref.transparency import JournalTiler
 INGESTS = 300
 
 
-def _sized(statements: list[Statement]) -> list[tuple[str, tuple[Value, ...]]]:
+def _sized(statements: list[Statement]) -> list[tuple[str, tuple[int | tuple[str, int], ...]]]:
     """Each statement's shape with its integers, and only the sizes of its strings and bytes."""
     return [
         (s.shape, tuple(v if isinstance(v, int) else (type(v).__name__, len(v)) for v in s.values))
