@@ -93,6 +93,8 @@ SUCCESSORS_PER_ARTIFACT = 20
 MAIN = Timing(runs=3, seconds=2.0, warmup=0.3)
 SIDE = Timing(runs=3, seconds=1.0, warmup=0.2)  # reference rows that no target depends on
 QUICK = Timing(runs=1, seconds=0.3, warmup=0.1)
+# The floor's three variants alternate pass by pass: more, shorter passes than MAIN.
+FLOOR = Timing(runs=4, seconds=0.5, warmup=0.2)
 
 
 def _capacity(threads: int, quick: bool) -> int:
@@ -563,7 +565,7 @@ def _floor_rates(
     Interleaved because the floor's ratios compare rows that a shared machine's
     swings (several-fold in fsync time) would otherwise set apart in time.
     """
-    timing = QUICK if options.quick else SIDE
+    timing = QUICK if options.quick else FLOOR
     # As many streams per writer as ours has artifacts, fed round-robin the same way.
     artifacts = max(1, _capacity(threads, options.quick) // SUCCESSORS_PER_ARTIFACT)
     with ExitStack() as stack:
