@@ -7,8 +7,10 @@ tiles. :func:`capture_ingest` records the statements a real ingest runs on
 SQLite (from the connections' trace callback); the writers here replay the
 same statements with fresh keys, payloads of the same sizes, and none of the
 engine's Python (no decision, no tree hashing, no projection, no
-``eventsourcing`` application). On PostgreSQL they take the same table lock
-and number ids the same way, in the same two round trips as the engine.
+``eventsourcing`` application). On PostgreSQL they are plain statements, not
+the engine's append function, but take the same table lock and number ids
+the same way, in the same two round trips (a taken claim shows as an insert
+of no row, where the function reads the holder back).
 
 The tables are always created by the engine itself (:func:`prepare_store`),
 so the baseline writes into exactly the schema and indexes an ingest does.
