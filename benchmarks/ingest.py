@@ -11,12 +11,21 @@ would. Baselines, at the same thread counts and on fresh stores:
   with ``repository.get`` before each save (read-modify-write, which is what
   our ingestion does to learn the head);
 * raw ``sqlite3`` INSERT + COMMIT of one row (WAL, ``synchronous=FULL``) and raw
-  psycopg INSERT of one row in autocommit (one round trip).
+  psycopg INSERT of one row in autocommit (one round trip);
+* the same writes as one ingest, by hand with the raw driver
+  (:mod:`benchmarks.same_writes`): the statements a real ingest runs, captured,
+  replayed with fresh keys into tables the engine created, one transaction
+  per call. Nothing of our Python runs, so ``ours / same writes`` is what our
+  Python costs, and ``same writes / stock`` is the most an ingest making these
+  writes in its own transaction could reach on this machine. Its table runs
+  the stock save, the same writes and ours with their passes interleaved, on
+  fresh stores, so the machine's swings hit all three alike.
 
 For PostgreSQL with 8 writers the notification ids are then checked to be
 gap-free and contiguous, and a tailing reader checks they commit in order
 (the same reader on raw ``bigserial`` inserts, which have no lock, is the
-control that shows it can see out-of-order commits). Two side tables show how
+control that shows it can see out-of-order commits). A profile of one SQLite
+writer splits an ingest's time by what it does. Two side tables show how
 one ingest's cost grows with the chain's length and with the number of
 artifacts in the Journal.
 
@@ -25,6 +34,7 @@ Run: ``python -m benchmarks.ingest [--quick] [--no-profile]``.
 
 from __future__ import annotations
 
+import pstats
 import sqlite3
 import threading
 import time
@@ -40,9 +50,11 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 from psycopg import sql
 
+from benchmarks import same_writes
 from benchmarks.common import (
     PG_URL,
     Options,
+    Pass,
     Rate,
     Step,
     Timing,
@@ -71,6 +83,8 @@ from journal.impl.ref.log import JournalLog
 from projections.journal_chains import JournalChainsProjection
 
 THREADS = (1, 8)
+# A quick run measures the floor at one thread only: it sets up three stores per row.
+QUICK_FLOOR_THREADS = (1,)
 # Wanted ratios of ours to the stock save: SQLite by writer count; PostgreSQL at 8 writers.
 SQLITE_TARGET = {1: 1.0, 8: 2.0}
 PG_TARGET = 3.0
@@ -79,6 +93,8 @@ SUCCESSORS_PER_ARTIFACT = 20
 MAIN = Timing(runs=3, seconds=2.0, warmup=0.3)
 SIDE = Timing(runs=3, seconds=1.0, warmup=0.2)  # reference rows that no target depends on
 QUICK = Timing(runs=1, seconds=0.3, warmup=0.1)
+# The floor's three variants alternate pass by pass: more, shorter passes than MAIN.
+FLOOR = Timing(runs=4, seconds=0.5, warmup=0.2)
 
 
 def _capacity(threads: int, quick: bool) -> int:
@@ -456,12 +472,24 @@ class BackendResult:
     rates: dict[str, dict[int, Rate]]
     id_checks: dict[str, IdCheck]
 
+    def ratio(self, numerator: str, denominator: str, threads: int) -> float:
+        """The median rate of variant ``numerator`` over that of ``denominator``."""
+        return self.rates[numerator][threads].median / self.rates[denominator][threads].median
+
+    def ratio_cell(self, numerator: str, denominator: str, threads: int) -> str:
+        """:meth:`ratio` as text, ``-`` when a variant was not measured at ``threads``."""
+        measured = self.rates.get(numerator, {}), self.rates.get(denominator, {})
+        if not all(threads in by_threads for by_threads in measured):
+            return "-"
+        return ratio_text(self.ratio(numerator, denominator, threads))
+
 
 def _measure_backend(
     backend: str,
     open_store: Callable[[ExitStack, str], tuple[str, dict[str, str], Path | str]],
     options: Options,
     profiles: list[str],
+    writes: same_writes.IngestWrites,
 ) -> BackendResult:
     main = QUICK if options.quick else MAIN
     side = QUICK if options.quick else SIDE
@@ -513,12 +541,60 @@ def _measure_backend(
                             " calls includes waiting for locks, I/O and the GIL"
                         )
                     profiles.append(profile_summary(stats, title))
+                    if threads == 1:
+                        profiles.append(_time_split_table(backend, stats))
         if threads > 1:
             with ExitStack() as stack:
                 url, _, _ = open_store(stack, "shared")
                 with nenjim_writers(url, threads, shared=True, quick=options.quick) as steps:
                     record("ours-shared", threads, measure(steps, side))
+        if threads in (QUICK_FLOOR_THREADS if options.quick else THREADS):
+            for variant, rate in _floor_rates(open_store, threads, options, writes).items():
+                record(variant, threads, rate)
     return result
+
+
+def _floor_rates(
+    open_store: Callable[[ExitStack, str], tuple[str, dict[str, str], Path | str]],
+    threads: int,
+    options: Options,
+    writes: same_writes.IngestWrites,
+) -> dict[str, Rate]:
+    """The stock save, the same writes by hand and ours, passes interleaved on fresh stores.
+
+    Interleaved because the floor's ratios compare rows that a shared machine's
+    swings (several-fold in fsync time) would otherwise set apart in time.
+    """
+    timing = QUICK if options.quick else FLOOR
+    # As many streams per writer as ours has artifacts, fed round-robin the same way.
+    artifacts = max(1, _capacity(threads, options.quick) // SUCCESSORS_PER_ARTIFACT)
+    with ExitStack() as stack:
+        _, env, _ = open_store(stack, "floorstock")
+        same_url, _, same_place = open_store(stack, "floorsame")
+        url, _, _ = open_store(stack, "floorours")
+        if isinstance(same_place, Path):
+            same = same_writes.sqlite_same_writes(same_place, threads, writes, artifacts)
+        else:
+            same = same_writes.pg_same_writes(same_place, same_url, threads, writes, artifacts)
+        writers = {
+            "floor-stock": stack.enter_context(
+                stock_writers(env, threads, reread=False, quick=options.quick)
+            ),
+            "floor-same": stack.enter_context(same),
+            "floor-ours": stack.enter_context(
+                nenjim_writers(url, threads, shared=False, quick=options.quick)
+            ),
+        }
+        for steps in writers.values():
+            run_pass(steps, timing.warmup)
+        passes: dict[str, list[Pass]] = {variant: [] for variant in writers}
+        for _ in range(timing.runs):
+            for variant, steps in writers.items():
+                passes[variant].append(run_pass(steps, timing.seconds))
+    return {
+        variant: Rate(tuple(p.rate for p in done), any(p.exhausted for p in done))
+        for variant, done in passes.items()
+    }
 
 
 def _sqlite_store(directory: Path) -> Callable[[ExitStack, str], tuple[str, dict[str, str], Path]]:
@@ -543,21 +619,60 @@ _LABELS = {
     "stock-get": "stock `repository.get` + `save` (read-modify-write)",
     "raw": "raw driver: 1-row INSERT + COMMIT",
 }
+# (label, numerator, denominator) of the ratio rows under each backend's table.
+_RATIOS = (
+    ("nenjim / stock save", "ours", "stock"),
+    ("nenjim / stock get+save", "ours", "stock-get"),
+    ("nenjim / raw", "ours", "raw"),
+)
+_FLOOR_LABELS = {
+    "floor-stock": "stock `Application.save`, 1 event on a held aggregate",
+    "floor-same": "raw driver: the same writes as one ingest, by hand (no nenjim Python)",
+    "floor-ours": "nenjim `JournalIngestion.ingest`, one ingestion + log per thread",
+}
+_FLOOR_RATIOS = (
+    ("nenjim / stock save", "floor-ours", "floor-stock"),
+    ("same writes by hand / stock save (the floor)", "floor-same", "floor-stock"),
+    ("nenjim / same writes by hand (our Python)", "floor-ours", "floor-same"),
+)
+
+
+def _rates_table(
+    title: str,
+    first_column: str,
+    result: BackendResult,
+    labels: dict[str, str],
+    ratios: Sequence[tuple[str, str, str]],
+) -> str:
+    """One row per variant in ``labels`` (``-`` where not measured), then the ``ratios``."""
+    rows = []
+    for variant, label in labels.items():
+        by_threads = result.rates.get(variant, {})
+        rows.append([label, *(by_threads[t].cell() if t in by_threads else "-" for t in THREADS)])
+    for label, numerator, denominator in ratios:
+        cells = [result.ratio_cell(numerator, denominator, t) for t in THREADS]
+        rows.append([f"**ratio {label}**", *cells])
+    return table(title, [first_column, *(f"{t} thread(s)" for t in THREADS)], rows)
 
 
 def _backend_table(backend: str, result: BackendResult) -> str:
-    rows = []
-    for variant, label in _LABELS.items():
-        by_threads = result.rates.get(variant, {})
-        rows.append([label, *(by_threads[t].cell() if t in by_threads else "-" for t in THREADS)])
-    for name, over in (("stock", "stock save"), ("stock-get", "stock get+save"), ("raw", "raw")):
-        cells = []
-        for threads in THREADS:
-            ours = result.rates["ours"][threads].median
-            cells.append(ratio_text(ours / result.rates[name][threads].median))
-        rows.append([f"**ratio nenjim / {over}**", *cells])
-    header = ["variant (revisions or rows per second)", *(f"{t} thread(s)" for t in THREADS)]
-    return table(f"Ingest, {backend}", header, rows)
+    return _rates_table(
+        f"Ingest, {backend}",
+        "variant (revisions or rows per second)",
+        result,
+        _LABELS,
+        _RATIOS,
+    )
+
+
+def _floor_table(backend: str, result: BackendResult) -> str:
+    return _rates_table(
+        f"Ingest floor: the same writes by hand, {backend}",
+        "variant, passes interleaved (per second)",
+        result,
+        _FLOOR_LABELS,
+        _FLOOR_RATIOS,
+    )
 
 
 def run(options: Options) -> str:
@@ -566,14 +681,20 @@ def run(options: Options) -> str:
     profiles: list[str] = []
     results: dict[str, BackendResult] = {}
     with scratch_dir() as directory:
-        results["SQLite"] = _measure_backend("SQLite", _sqlite_store(directory), options, profiles)
+        writes = same_writes.capture_writes(directory / "capture.db")
+        results["SQLite"] = _measure_backend(
+            "SQLite", _sqlite_store(directory), options, profiles, writes
+        )
         problem = pg_problem()
         if problem is None:
-            results["PostgreSQL"] = _measure_backend("PostgreSQL", _pg_store, options, profiles)
+            results["PostgreSQL"] = _measure_backend(
+                "PostgreSQL", _pg_store, options, profiles, writes
+            )
         else:
             out.append(f"PostgreSQL skipped: {problem}")
         for backend, result in results.items():
             out.append(_backend_table(backend, result))
+            out.append(_floor_table(backend, result))
         lengths = (1, 100) if options.quick else (1, 100, 1_000)
         counts = (100, 2_000) if options.quick else (100, 2_000, 10_000)
         bound = 1.0 if options.quick else 3.0
@@ -608,7 +729,7 @@ def _targets(results: dict[str, BackendResult]) -> str:
     rows = []
     sqlite = results["SQLite"]
     for threads in THREADS:
-        ratio = sqlite.rates["ours"][threads].median / sqlite.rates["stock"][threads].median
+        ratio = sqlite.ratio("ours", "stock", threads)
         rows.append(
             [
                 f"SQLite ingest, {threads} thread(s), vs stock save",
@@ -617,9 +738,10 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 mark(ratio >= SQLITE_TARGET[threads]),
             ]
         )
+        rows.append(_floor_row(f"SQLite, {threads} thread(s)", sqlite, threads))
     pg = results.get("PostgreSQL")
     if pg is not None:
-        ratio = pg.rates["ours"][8].median / pg.rates["stock"][8].median
+        ratio = pg.ratio("ours", "stock", 8)
         check = pg.id_checks["ours"]
         rows.append(
             [
@@ -629,6 +751,7 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 mark(ratio >= PG_TARGET),
             ]
         )
+        rows.append(_floor_row("PostgreSQL, 8 writers", pg, 8))
         rows.append(
             [
                 "PostgreSQL, 8 writers: ids gap-free, contiguous, in commit order",
@@ -649,6 +772,44 @@ def _targets(results: dict[str, BackendResult]) -> str:
                 ]
             )
     return table("Ingest targets", ["target", "wanted", "measured", ""], rows)
+
+
+def _floor_row(where: str, result: BackendResult, threads: int) -> list[str]:
+    """The goal's floor: the same writes by hand vs the stock save (no verdict of its own)."""
+    return [
+        f"(floor) {where}: the same writes by hand, vs stock save (interleaved)",
+        "-",
+        result.ratio_cell("floor-same", "floor-stock", threads),
+        "-",
+    ]
+
+
+def _time_split_table(backend: str, stats: pstats.Stats) -> str:
+    """Where one writer's ingest time goes, from its profile (cProfile inflates Python)."""
+    ingests, _ = same_writes.calls_of(stats, "journal/impl/ref/ingestion.py", "ingest")
+    split = same_writes.time_split(stats)
+    total = sum(split.values()) or 1e-9
+    each = max(ingests, 1)
+    rows = [
+        [category, f"{100 * seconds / total:.1f}%", f"{1e6 * seconds / each:.0f}"]
+        for category, seconds in sorted(split.items(), key=lambda item: -item[1])
+    ]
+    saves, in_collect = same_writes.calls_of(
+        stats, "eventsourcing/application.py", "collect_events"
+    )
+    rows.append(
+        [
+            "(part of eventsourcing) `Application.collect_events`, incl. its runtime "
+            "Protocol `isinstance`",
+            f"{100 * in_collect / total:.1f}%",
+            f"{1e6 * in_collect / max(saves, 1):.0f} per save",
+        ]
+    )
+    return table(
+        f"Where one ingest's time goes ({backend}, 1 writer, cProfile, {ingests:,} ingests)",
+        ["part", "share of profiled time", "µs per ingest (profiled)"],
+        rows,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
