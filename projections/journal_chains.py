@@ -255,12 +255,34 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
         base: Mapping[ArtifactCoordinate, ChainSnapshot],
         overlay: Mapping[ArtifactCoordinate, ChainSnapshot],
     ) -> None:
-        self._base = base
-        self._overlay = overlay
+        # Private copies held as plain dicts, never changed: copying a dict into the
+        # next overlay is one C call (a mapping proxy is copied key by key).
+        self._base = dict(base)
+        self._overlay = dict(overlay)
+
+    @classmethod
+    def _of(
+        cls,
+        base: dict[ArtifactCoordinate, ChainSnapshot],
+        overlay: dict[ArtifactCoordinate, ChainSnapshot],
+    ) -> ChainMap:
+        """A mapping over dicts nobody else holds (not copied again)."""
+        chains = cls.__new__(cls)
+        chains._base, chains._overlay = base, overlay
+        return chains
 
     def __getitem__(self, coordinate: ArtifactCoordinate) -> ChainSnapshot:
         found = self._overlay.get(coordinate)
         return self._base[coordinate] if found is None else found
+
+    def get(  # type: ignore[override]  # Mapping.get's overloads, one signature
+        self, coordinate: ArtifactCoordinate, default: ChainSnapshot | None = None
+    ) -> ChainSnapshot | None:
+        found = self._overlay.get(coordinate)
+        return self._base.get(coordinate, default) if found is None else found
+
+    def __contains__(self, coordinate: object) -> bool:
+        return coordinate in self._overlay or coordinate in self._base
 
     def __iter__(self) -> Iterator[ArtifactCoordinate]:
         yield from self._overlay
@@ -273,8 +295,8 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
         """A new mapping with ``changed`` replacing or adding chains."""
         overlay = {**self._overlay, **changed}
         if len(overlay) > 64 and len(overlay) * 8 > len(self._base):
-            return ChainMap(MappingProxyType({**self._base, **overlay}), MappingProxyType({}))
-        return ChainMap(self._base, MappingProxyType(overlay))
+            return ChainMap._of({**self._base, **overlay}, {})
+        return ChainMap._of(self._base, overlay)
 
 
 def _updated(
@@ -283,7 +305,7 @@ def _updated(
 ) -> ChainMap:
     if isinstance(chains, ChainMap):
         return chains.updated(changed)
-    return ChainMap(MappingProxyType(dict(chains)), MappingProxyType({})).updated(changed)
+    return ChainMap(chains, {}).updated(changed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,3 +29,15 @@ def test_updates_match_a_plain_dict_and_keep_old_versions(updates: list[dict[Any
         assert set(current) == set(model)
     for version, expected in history:
         assert dict(version) == expected
+        for key in map(ArtifactCoordinate, ("com.example.a0", "com.example.a7", "com.example.zz")):
+            assert (key in version) is (key in expected)
+            assert version.get(key) == expected.get(key)
+            assert version.get(key, -1) == expected.get(key, -1)  # type: ignore[arg-type]
+
+
+def test_a_mapping_given_to_it_is_copied() -> None:
+    key = ArtifactCoordinate("com.example.a1")
+    base: dict[Any, int] = {key: 1}
+    chains = ChainMap(base, {})  # type: ignore[arg-type]
+    base[key] = 2
+    assert chains[key] == 1
