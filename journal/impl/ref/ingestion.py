@@ -222,10 +222,10 @@ class JournalIngestion:
         comes back.
         """
         decided: dict[ArtifactCoordinate, list[ChainEvent]] = {}
-        batch_owners: dict[Sha256Digest, ArtifactCoordinate] = {}
+        batch_owners: dict[str, ArtifactCoordinate] = {}
 
         def owner(digest: Sha256Digest) -> ArtifactCoordinate | None:
-            return batch_owners.get(digest) or self._log.digest_owner(digest)
+            return batch_owners.get(str(digest)) or self._log.digest_owner(digest)
 
         current: ArtifactCoordinate | None = None
         chain: JournalChain | None = None
@@ -245,7 +245,7 @@ class JournalIngestion:
                 )
                 raise
             if is_new:
-                batch_owners[revision.digest] = coordinate
+                batch_owners[str(revision.digest)] = coordinate  # the text the event keeps
                 decision.add(revision)
         if current is not None and chain is not None:
             decided.setdefault(current, []).extend(chain.collect_events())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import os
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,8 +129,9 @@ def _parse_in_link_order(
     new = _new_files(files, view)
     count = len(new)
     # A parsed file's digest and version are those of its bytes and name (or it is
-    # rejected), so the links are known before any file is parsed.
-    position = {file.digest_text: i for i, file in enumerate(new)}
+    # rejected), so the links are known before any file is parsed. (Raw digests: a
+    # large root's digests as text weigh twice as much.)
+    position = {hashlib.sha256(file.data).digest(): i for i, file in enumerate(new)}
     versions = [file.version for file in new]
     new.reverse()
     parsed: dict[int, tuple[str, JournalRevision]] = {}
@@ -151,10 +154,10 @@ def _parse_in_link_order(
                 forget_shared_values()
             file = new.pop()
             revision = file.parse()
-            parsed[following] = (str(file.path), revision)
-            cited = (
-                None if revision.predecessor is None else position.get(str(revision.predecessor))
-            )
+            # The path as text, built without a ``Path`` (which interns its parts).
+            parsed[following] = (os.path.join(file.directory, file.name), revision)
+            predecessor = revision.predecessor
+            cited = None if predecessor is None else position.get(_raw_digest(str(predecessor)))
             if cited is None:
                 heapq.heappush(ready, (False, following))
             else:
@@ -168,3 +171,8 @@ def _parse_in_link_order(
     # Digests are unique and a text cannot cite its own digest: the links form a
     # forest, and every file was handed out.
     progress("reading revision files", total, total)
+
+
+def _raw_digest(digest: str) -> bytes:
+    """The 32 bytes of a ``sha256:<hex>`` digest."""
+    return bytes.fromhex(digest.removeprefix("sha256:"))

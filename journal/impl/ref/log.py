@@ -29,7 +29,7 @@ NAMED_SCHEMA_PREFIX = "journal_"
 _ROOT, _NAME = "root:", "name:"
 # Events encoded and written at a time by an append: large enough that a batch costs
 # little more than its rows, small enough that its stored form is a sliver of a start.
-APPEND_BATCH = 1000
+APPEND_BATCH = 250
 Event = DomainEventProtocol[UUID]
 
 
