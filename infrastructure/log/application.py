@@ -198,16 +198,15 @@ class LogApplication(Application[UUID]):
         """
         return self.save(*aggregates, claims=list(claims), entries=list(entries))
 
-    def append_batches(
-        self, batches: Iterable[LogBatch]
-    ) -> list[tuple[int, DomainEventProtocol[UUID]]]:
-        """Append every batch's events, claims and entries, in order, in one transaction.
+    def append_batches(self, batches: Iterable[LogBatch]) -> list[int]:
+        """Append every batch's events, claims and entries, in order, in one transaction;
+        the events' notification ids, in order.
 
         ``batches`` is read one batch at a time, and a batch is encoded only when
         its turn comes, so a large append holds the stored form of one batch at a
         time (an in-memory log keeps them all: it is the store). All or nothing: a
         rejected claim or stream version, or an error raised by ``batches`` itself,
-        leaves the log as it was. Returns each event with its notification id.
+        leaves the log as it was.
 
         A single batch is appended as :meth:`append` does, sharing a commit with
         the process's concurrent appends.
@@ -219,17 +218,14 @@ class LogApplication(Application[UUID]):
             return []
         if second is None:
             recordings = self.append(first.events, first.claims, first.entries)
-            return [(r.notification.id, r.domain_event) for r in recordings]
-        events: list[DomainEventProtocol[UUID]] = []
+            return [recording.notification.id for recording in recordings]
 
         def stored() -> Iterator[StoredBatch]:
             for batch in itertools.chain((first, second), remaining):
-                events.extend(batch.events)
                 encoded = [self.mapper.to_stored_event(event) for event in batch.events]
                 yield encoded, {"claims": list(batch.claims), "entries": list(batch.entries)}
 
-        ids = cast(_ClaimingRecorder, self.recorder).insert_batches(stored())
-        return list(zip(ids, events, strict=True))
+        return cast(_ClaimingRecorder, self.recorder).insert_batches(stored())
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""

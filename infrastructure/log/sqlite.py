@@ -32,6 +32,9 @@ from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.sqlite_tiles import SQLiteTiles
 from infrastructure.log.tiles import Tiling, new_entries
 
+# The page cache of an append in batches, in SQLite's notation (negative: KiB).
+_BATCHES_CACHE_SIZE = -256
+
 
 class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
     """``eventsourcing``'s SQLite pool, except that ``close()`` never closes a busy connection.
@@ -228,8 +231,17 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             self._commit_group.exclusive(),
             self.datastore.transaction(commit=True) as c,
         ):
-            for stored_events, kwargs in batches:
-                ids.extend(self._insert_events(c, stored_events, **kwargs) or ())
+            # Such an append writes far more pages than it reads back: a small page cache
+            # spills them to the log file as it goes (uncommitted, as a rollback needs)
+            # instead of holding the connection's whole cache (2 MiB) of them in memory.
+            c.execute("PRAGMA cache_size")
+            cache_size = int(c.fetchone()[0])
+            c.execute(f"PRAGMA cache_size = {_BATCHES_CACHE_SIZE}")
+            try:
+                for stored_events, kwargs in batches:
+                    ids.extend(self._insert_events(c, stored_events, **kwargs) or ())
+            finally:
+                c.execute(f"PRAGMA cache_size = {cache_size}")
         return ids
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:

@@ -89,7 +89,7 @@ class _SmallBatches(JournalLog):
 
     def append_events(
         self, events: Sequence[Event], *, batch_size: int = APPEND_BATCH
-    ) -> list[tuple[int, Event]]:
+    ) -> list[int]:
         if self.claimed_first is not None:
             self.append([], [Claim(DIGEST_NAMESPACE, self.claimed_first, B)])
         return super().append_events(events, batch_size=2)

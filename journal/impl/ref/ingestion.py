@@ -23,7 +23,7 @@ from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import ClaimConflictError, LogReader
 from infrastructure.log.projection_store import projection_recorder
 from journal.impl.ref.digest_index import check_digest_index
-from journal.impl.ref.log import Event, JournalLog
+from journal.impl.ref.log import JournalLog
 from projections.journal_chain_table import PersistedChains
 from projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
@@ -186,7 +186,7 @@ class JournalIngestion:
                 decision = _Decision(keep)
                 try:
                     events = self._decide(revisions(attempt), sources, decision)
-                    appended = self._log.append_events(events) if events else []
+                    ids = self._log.append_events(events) if events else []
                 except BaseException as error:
                     for coordinate in decision.touched:  # decided-on chains may hold events
                         self._chains.pop(coordinate, None)
@@ -201,7 +201,7 @@ class JournalIngestion:
                     if isinstance(error, JournalError) and not caught_up:
                         continue
                     raise
-                self._publish(appended, decision.known)
+                self._publish(ids, events, decision.known)
                 return decision
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
@@ -286,7 +286,7 @@ class JournalIngestion:
         )
         return chain
 
-    def _publish(self, appended: list[tuple[int, Event]], known: KnownTexts) -> None:
+    def _publish(self, ids: list[int], events: list[ChainEvent], known: KnownTexts) -> None:
         """Fold the appended events into the projection.
 
         When the log gave them the positions right after the view's, they are
@@ -294,9 +294,8 @@ class JournalIngestion:
         writer interleaved and the projection reads the log.
         """
         start = self._projection.view.position
-        ids = [position for position, _ in appended]
         if ids == list(range(start + 1, start + 1 + len(ids))):
-            self._projection.apply(appended, known)
+            self._projection.apply(zip(ids, events, strict=True), known)
         else:
             self._projection.catch_up(self._reader, known)
 

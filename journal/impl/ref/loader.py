@@ -21,7 +21,7 @@ from projections.journal_chains import JournalWorldview
 
 # Files parsed between two emptyings of the parser's sharing caches: the parses are
 # dropped as they are decided, and the caches would keep every value they share.
-_SHARED_VALUES_SPAN = 500
+_SHARED_VALUES_SPAN = 100
 
 
 class RootLoader:

@@ -108,15 +108,15 @@ class JournalLog(LogApplication):
         """Every digest claim: revision digest to the artifact that owns it."""
         return {claim.key: claim.owner for claim in self.claims(DIGEST_NAMESPACE)}
 
-    def append_chains(self, chains: Sequence[JournalChain]) -> list[tuple[int, Event]]:
+    def append_chains(self, chains: Sequence[JournalChain]) -> list[int]:
         """Append every pending revision of ``chains`` (see :meth:`append_events`)."""
         return self.append_events([event for chain in chains for event in chain.collect_events()])
 
     def append_events(
         self, events: Sequence[Event], *, batch_size: int = APPEND_BATCH
-    ) -> list[tuple[int, Event]]:
+    ) -> list[int]:
         """Append chains' events, in order, claim each revision's digest and add its leaf to
-        the transparency tree, all in one transaction; each event with its position.
+        the transparency tree, all in one transaction; the events' positions.
 
         ``batch_size`` events are encoded and written at a time, so a large
         append (a cold start) never holds the stored form of all its events.
