@@ -67,11 +67,9 @@ def test_a_start_that_loses_the_race_for_a_head_decides_again_on_the_texts(
     starting = JournalIngestion(log, JournalChainsProjection())
     starting.catch_up()
     JournalIngestion(log, JournalChainsProjection()).ingest_text(genesis)
-    candidates = (
-        (f"a/{n}.journal", parse_journal(text)) for n, text in enumerate((genesis, successor), 1)
-    )
+    candidates = (parse_journal(text) for text in (genesis, successor))
 
-    assert starting.ingest_start(candidates) == 1
+    assert starting.ingest_start(candidates, _locate) == 1
 
     assert next(candidates, None) is None  # read to the end, one parse at a time
     revisions = starting.view.chains[parse_journal(genesis).coordinate].revisions
@@ -95,7 +93,11 @@ class _SmallBatches(JournalLog):
         return super().append_events(events, batch_size=2)
 
 
-def _three_artifacts() -> list[tuple[str, JournalRevision]]:
+def _locate(revision: JournalRevision) -> str:
+    return f"{revision.coordinate}/{revision.version}.journal"
+
+
+def _three_artifacts() -> list[JournalRevision]:
     """Five revisions of three artifacts, in chain order (three batches of two at most)."""
     texts = []
     for artifact, count in ((A, 2), (C, 2), (D, 1)):
@@ -103,7 +105,7 @@ def _three_artifacts() -> list[tuple[str, JournalRevision]]:
         for n in range(count):
             releases = tuple(Rel(f"1.{m}.0", content(m)) for m in range(n + 1))
             texts.append(chain.add(f"2026010{n + 1}T000000Z", releases))
-    return [(f"{n}.journal", parse_journal(text)) for n, text in enumerate(texts)]
+    return [parse_journal(text) for text in texts]
 
 
 def test_a_start_larger_than_a_batch_is_written_in_one_piece(journal_store: str) -> None:
@@ -112,16 +114,16 @@ def test_a_start_larger_than_a_batch_is_written_in_one_piece(journal_store: str)
     starting.catch_up()
     candidates = _three_artifacts()
 
-    assert starting.ingest_start(iter(candidates)) == 5
+    assert starting.ingest_start(iter(candidates), _locate) == 5
 
     stored = log.recorder.select_notifications(start=None, limit=10)
     assert [n.id for n in stored] == [1, 2, 3, 4, 5]
     assert log.digest_claims() == {
-        str(revision.digest): str(revision.coordinate) for _, revision in candidates
+        str(revision.digest): str(revision.coordinate) for revision in candidates
     }
     events = [log.mapper.to_domain_event(n) for n in stored]
     assert [e.digest for e in events if isinstance(e, RevisionEvent)] == [
-        str(revision.digest) for _, revision in candidates
+        str(revision.digest) for revision in candidates
     ]
     leaves = [revision_leaf(e) for e in events if isinstance(e, RevisionEvent)]
     expected = [(n.id, leaf) for n, leaf in zip(stored, leaves, strict=True)]
@@ -136,11 +138,11 @@ def test_a_start_that_fails_in_a_late_batch_writes_nothing(journal_store: str) -
     starting = JournalIngestion(log, JournalChainsProjection())
     starting.catch_up()
     candidates = _three_artifacts()
-    last = str(candidates[-1][1].digest)
+    last = str(candidates[-1].digest)
     log.claimed_first = last
 
     with pytest.raises(JournalChainError, match="owned by"):
-        starting.ingest_start(iter(candidates))
+        starting.ingest_start(iter(candidates), _locate)
 
     assert log.recorder.max_notification_id() in (None, 0)
     assert log.digest_claims() == {last: B}

@@ -28,6 +28,8 @@ from projections.journal_chain_table import PersistedChains
 from projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
 ChainEvent = CanMutateAggregate[UUID]
+# The file of the revision at a position of an ingestion (``None``: none), for errors.
+_Source = Callable[[int, JournalRevision], Path | str | None]
 
 # A lost race re-reads the head and decides again; each retry follows a
 # competitor's successful append, so few are ever needed.
@@ -119,11 +121,17 @@ class JournalIngestion:
 
         ``sources`` optionally gives, position by position, the file of each revision.
         """
-        return self._ingest(lambda attempt: revisions, sources, keep=True).accepted
 
-    def ingest_start(self, candidates: Iterable[tuple[str, JournalRevision]]) -> int:
-        """Ingest a start's parsed files (each with its path), in order, in one transaction
-        or none; how many were new.
+        def source(index: int, revision: JournalRevision) -> Path | str | None:
+            return sources[index] if index < len(sources) else None
+
+        return self._ingest(lambda attempt: revisions, source, keep=True).accepted
+
+    def ingest_start(
+        self, candidates: Iterable[JournalRevision], locate: Callable[[JournalRevision], str]
+    ) -> int:
+        """Ingest a start's parsed files, in order, in one transaction or none; how many
+        were new. ``locate`` gives the file of a revision, named by any error.
 
         ``candidates`` is read one at a time and each parse is dropped once
         decided (a chain keeps its head's parse only while its artifact is being
@@ -132,7 +140,6 @@ class JournalIngestion:
         decision taken again (another writer moved a chain first) reads the rest
         of ``candidates``, then parses the texts again.
         """
-        sources: list[str] = []
         texts: list[str] = []
         remaining = iter(candidates)
         failed: list[Exception] = []
@@ -146,9 +153,8 @@ class JournalIngestion:
                     raise
                 if candidate is None:
                     return
-                sources.append(candidate[0])
-                texts.append(candidate[1].text)
-                yield candidate[1]
+                texts.append(candidate.text)
+                yield candidate
 
         def revisions(attempt: int) -> Iterator[JournalRevision]:
             if attempt == 0:
@@ -160,7 +166,7 @@ class JournalIngestion:
                 pass
             yield from (parse_journal(text) for text in texts)
 
-        decision = self._ingest(revisions, sources, keep=False)
+        decision = self._ingest(revisions, lambda index, revision: locate(revision), keep=False)
         # The decided chains hold their heads' parse: restore them from the view when needed.
         self._chains.clear()
         return len(decision.known)
@@ -168,7 +174,7 @@ class JournalIngestion:
     def _ingest(
         self,
         revisions: Callable[[int], Iterable[JournalRevision]],
-        sources: Sequence[Path | str | None],
+        source: _Source,
         *,
         keep: bool,
     ) -> _Decision:
@@ -185,7 +191,7 @@ class JournalIngestion:
                     self._projection.catch_up(self._reader)
                 decision = _Decision(keep)
                 try:
-                    events = self._decide(revisions(attempt), sources, decision)
+                    events = self._decide(revisions(attempt), source, decision)
                     ids = self._log.append_events(events) if events else []
                 except BaseException as error:
                     for coordinate in decision.touched:  # decided-on chains may hold events
@@ -210,7 +216,7 @@ class JournalIngestion:
     def _decide(
         self,
         revisions: Iterable[JournalRevision],
-        sources: Sequence[Path | str | None],
+        source: _Source,
         decision: _Decision,
     ) -> list[ChainEvent]:
         """Decide ``revisions`` in order; the new events, chain by chain (in the order the
@@ -241,7 +247,7 @@ class JournalIngestion:
             except JournalError as error:
                 error.locate(
                     artifact=str(coordinate),
-                    path=sources[index] if index < len(sources) else None,
+                    path=source(index, revision),
                 )
                 raise
             if is_new:

@@ -6,13 +6,13 @@ import hashlib
 import heapq
 import os
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
 from domain.journal.parser import decode_journal_bytes, forget_shared_values
 from infrastructure.log import LogClosedError
-from journal.impl.ref.filesystem import JournalFile, scan_root
+from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
@@ -52,10 +52,11 @@ class RootLoader:
         self._ingestion.catch_up()
         # Each file is parsed when its turn comes (its bytes go then) and the ingestion
         # drops each parse once decided: the start holds the texts, not every parse.
+        files = scan_root(self._root)
+        locate = _locator(files)
+        parsed = _parse_in_link_order(files, self._ingestion.view, self._progress)
         try:
-            self._ingestion.ingest_start(
-                _parse_in_link_order(scan_root(self._root), self._ingestion.view, self._progress)
-            )
+            self._ingestion.ingest_start(parsed, locate)
         finally:
             forget_shared_values()  # the view keeps texts: the caches would only hold on
         self._ingestion.persist()
@@ -70,10 +71,10 @@ class RootLoader:
             self._publisher.publish(self._ingestion.follow())
             # Every new file is parsed before the first is ingested: one that cannot be
             # parsed is reported before anything is accepted.
-            for path, revision in list(
-                _parse_in_link_order(scan_root(self._root), self._ingestion.view)
-            ):
-                stored, is_new = self._ingestion.ingest(revision, path)
+            files = scan_root(self._root)
+            locate = _locator(files)
+            for revision in list(_parse_in_link_order(files, self._ingestion.view)):
+                stored, is_new = self._ingestion.ingest(revision, locate(revision))
                 self._publisher.publish(self._ingestion.view)
                 if is_new:
                     accepted.append(stored)
@@ -83,6 +84,19 @@ class RootLoader:
             self._publisher.require_running("refresh")
             raise
         return RefreshReport(tuple(accepted))
+
+
+def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
+    """The path of a parsed file of ``files``, as text: its artifact's directory and its
+    version (a file is rejected unless both match its place), so no path is kept per file.
+    """
+    directories = {file.coordinate: file.directory for file in files}
+
+    def locate(revision: JournalRevision) -> str:
+        name = f"{revision.version}{REVISION_SUFFIX}"
+        return os.path.join(directories[revision.coordinate], name)
+
+    return locate
 
 
 def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[JournalFile]:
@@ -108,10 +122,9 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
 
 def _parse_in_link_order(
     files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
-) -> Iterator[tuple[str, JournalRevision]]:
-    """The new files of ``files`` (see :func:`_new_files`) parsed, each with its path (as
-    text: a large root's ``Path`` objects weigh more than the strings), each after the
-    one it cites.
+) -> Iterator[JournalRevision]:
+    """The new files of ``files`` (see :func:`_new_files`) parsed, each after the one it
+    cites.
 
     A file citing another new file is judged after it, as it would be had the
     cited file been accepted first, so the initial load and a refresh report
@@ -134,7 +147,7 @@ def _parse_in_link_order(
     position = {hashlib.sha256(file.data).digest(): i for i, file in enumerate(new)}
     versions = [file.version for file in new]
     new.reverse()
-    parsed: dict[int, tuple[str, JournalRevision]] = {}
+    parsed: dict[int, JournalRevision] = {}
     handed_out = [False] * count
     followers: dict[int, list[tuple[bool, int]]] = defaultdict(list)
     ready: list[tuple[bool, int]] = []  # a heap of (judged last?, position)
@@ -154,8 +167,7 @@ def _parse_in_link_order(
                 forget_shared_values()
             file = new.pop()
             revision = file.parse()
-            # The path as text, built without a ``Path`` (which interns its parts).
-            parsed[following] = (os.path.join(file.directory, file.name), revision)
+            parsed[following] = revision
             predecessor = revision.predecessor
             cited = None if predecessor is None else position.get(_raw_digest(str(predecessor)))
             if cited is None:
