@@ -2,7 +2,7 @@
 in the same transaction as the events, opened by URL; its followers read it
 through :class:`LogReader`."""
 
-from infrastructure.log.application import LogApplication
+from infrastructure.log.application import LogApplication, LogBatch
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import (
     LogClosedError,
@@ -30,6 +30,7 @@ __all__ = [
     "EntryTiler",
     "IncompatibleStoreError",
     "LogApplication",
+    "LogBatch",
     "LogClosedError",
     "LogReader",
     "ReadTiles",

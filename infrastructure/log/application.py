@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.domain import MutableOrImmutableAggregate
+from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.group_commit import StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
 from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
@@ -30,6 +33,18 @@ class _ClaimingRecorder(Protocol):
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
 
     def claims(self, namespace: str) -> list[Claim]: ...
+
+    def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LogBatch:
+    """Events to append together, the claims that go with them and, on a tiled log,
+    one entry per event (its bytes, or ``None``)."""
+
+    events: Sequence[DomainEventProtocol[UUID]]
+    claims: Sequence[Claim] = ()
+    entries: Sequence[bytes | None] = ()
 
 
 class _ClaimingFactory(Protocol):
@@ -171,16 +186,46 @@ class LogApplication(Application[UUID]):
 
     def append(
         self,
-        aggregates: Sequence[MutableOrImmutableAggregate[UUID]],
+        aggregates: Sequence[MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID]],
         claims: Sequence[Claim] = (),
         entries: Sequence[bytes | None] = (),
     ) -> list[Recording[UUID]]:
-        """Save the aggregates' pending events and the claims in one transaction.
+        """Save the aggregates' pending events (or the events given) and the claims in one
+        transaction.
 
         A tiled log also takes ``entries``: one per pending event, in order
         (its entry's bytes, or ``None``).
         """
         return self.save(*aggregates, claims=list(claims), entries=list(entries))
+
+    def append_batches(self, batches: Iterable[LogBatch]) -> list[int]:
+        """Append every batch's events, claims and entries, in order, in one transaction;
+        the events' notification ids, in order.
+
+        ``batches`` is read one batch at a time, and a batch is encoded only when
+        its turn comes, so a large append holds the stored form of one batch at a
+        time (an in-memory log keeps them all: it is the store). All or nothing: a
+        rejected claim or stream version, or an error raised by ``batches`` itself,
+        leaves the log as it was.
+
+        A single batch is appended as :meth:`append` does, sharing a commit with
+        the process's concurrent appends.
+        """
+        remaining = iter(batches)
+        first = next(remaining, None)
+        second = None if first is None else next(remaining, None)
+        if first is None:
+            return []
+        if second is None:
+            recordings = self.append(first.events, first.claims, first.entries)
+            return [recording.notification.id for recording in recordings]
+
+        def stored() -> Iterator[StoredBatch]:
+            for batch in itertools.chain((first, second), remaining):
+                encoded = [self.mapper.to_stored_event(event) for event in batch.events]
+                yield encoded, {"claims": list(batch.claims), "entries": list(batch.entries)}
+
+        return cast(_ClaimingRecorder, self.recorder).insert_batches(stored())
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """Who holds ``key`` in ``namespace``, or ``None``."""

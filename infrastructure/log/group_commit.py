@@ -10,13 +10,16 @@ led by one of them. Every caller returns, or raises, only after its batch's
 commit, so an acknowledged append is durable; a request whose write is
 rejected (a stream-version or claim conflict) is rolled back to its
 savepoint and raises its own error, while the others commit in order.
+A writer with a transaction of its own (an append in several batches) holds
+the lead for its whole transaction: the others queue up until it ends.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from eventsourcing.persistence import StoredEvent
@@ -42,6 +45,10 @@ class AppendRequest(Generic[T]):
             raise self.error
         return self.result
 
+
+StoredBatch = tuple[Sequence[StoredEvent], dict[str, Any]]
+"""One batch of an append in several batches: its events, and the recorder's extra
+arguments (claims, entries)."""
 
 # Writes a batch in one transaction: sets each request's result or (rejected
 # alone) its error; raises for a failure of the whole batch (nothing committed).
@@ -81,6 +88,21 @@ class CommitGroup(Generic[T]):
                 self._leading = False
                 self._condition.notify_all()
         return request.outcome()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Lead the group for the block (a caller's own transaction); appends that arrive
+        meanwhile wait, then go on in the next batch."""
+        with self._condition:
+            while self._leading:
+                self._condition.wait()
+            self._leading = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._leading = False
+                self._condition.notify_all()
 
 
 _GROUPS: weakref.WeakValueDictionary[Hashable, CommitGroup[Any]] = weakref.WeakValueDictionary()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from eventsourcing.persistence import StoredEvent
@@ -10,6 +10,7 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.group_commit import StoredBatch
 from infrastructure.log.popo_tiles import POPOTiles
 from infrastructure.log.tiles import Tiling, new_entries
 
@@ -60,6 +61,22 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
         for claim in claims:
             self._claims[(claim.namespace, claim.key)] = claim.owner
         return ids
+
+    def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
+        """Insert every batch in one step, once all are taken; the notification ids.
+
+        Memory holds the stored events anyway, so the batches are gathered and
+        inserted together: a failure anywhere leaves the log as it was.
+        """
+        with self.while_open():
+            stored_events: list[StoredEvent] = []
+            claims: list[Claim] = []
+            entries: list[bytes | None] = []
+            for batch_events, kwargs in batches:
+                stored_events.extend(batch_events)
+                claims.extend(kwargs.get("claims", ()))
+                entries.extend(kwargs.get("entries", ()))
+            return list(self.insert_events(stored_events, claims=claims, entries=entries) or ())
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key."""

@@ -11,7 +11,7 @@ id commit before an earlier one, and a rolled-back append consumes no id.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -24,7 +24,7 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.group_commit import AppendRequest, commit_group
+from infrastructure.log.group_commit import AppendRequest, StoredBatch, commit_group
 from infrastructure.log.postgres_tiles import PostgresTiles
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
@@ -221,6 +221,26 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                             request.error = _rejection(error)
         except IntegrityError as error:
             raise _rejection(error) from error.__cause__
+
+    def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
+        """Insert each batch as it comes, all in one transaction; the notification ids.
+
+        The first batch locks the log until the commit, so the ids stay gap-free
+        and in commit order; the process's other appends wait until it ends.
+        """
+        ids: list[int] = []
+        try:
+            with (
+                self.while_open(),
+                self._commit_group.exclusive(),
+                self.datastore.get_connection() as conn,
+                conn.transaction(),
+            ):
+                for stored_events, kwargs in batches:
+                    ids.extend(self._append_in_transaction(conn, stored_events, kwargs))
+        except IntegrityError as error:
+            raise _rejection(error) from error.__cause__
+        return ids
 
     def _append_alone(
         self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any

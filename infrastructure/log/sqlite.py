@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from eventsourcing.utils import Environment, EnvType
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import LogClosedError, StoreUnavailableError
-from infrastructure.log.group_commit import AppendRequest, commit_group
+from infrastructure.log.group_commit import AppendRequest, StoredBatch, commit_group
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
@@ -31,6 +31,9 @@ from infrastructure.log.schema import (
 from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.sqlite_tiles import SQLiteTiles
 from infrastructure.log.tiles import Tiling, new_entries
+
+# The page cache of an append in batches, in SQLite's notation (negative: KiB).
+_BATCHES_CACHE_SIZE = -256
 
 
 class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
@@ -216,6 +219,30 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
     ) -> Sequence[int] | None:
         with self.while_open():
             return self._commit_group.append(stored_events, kwargs, self._write_batch)
+
+    def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
+        """Insert each batch as it comes, all in one transaction; the notification ids.
+
+        The process's other appends to this log wait until the transaction ends.
+        """
+        ids: list[int] = []
+        with (
+            self.while_open(),
+            self._commit_group.exclusive(),
+            self.datastore.transaction(commit=True) as c,
+        ):
+            # Such an append writes far more pages than it reads back: a small page cache
+            # spills them to the log file as it goes (uncommitted, as a rollback needs)
+            # instead of holding the connection's whole cache (2 MiB) of them in memory.
+            c.execute("PRAGMA cache_size")
+            cache_size = int(c.fetchone()[0])
+            c.execute(f"PRAGMA cache_size = {_BATCHES_CACHE_SIZE}")
+            try:
+                for stored_events, kwargs in batches:
+                    ids.extend(self._insert_events(c, stored_events, **kwargs) or ())
+            finally:
+                c.execute(f"PRAGMA cache_size = {cache_size}")
+        return ids
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
         """Write the batch in one transaction; a rejected request rolls back its savepoint."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -15,6 +16,7 @@ from infrastructure.log import (
     ClaimConflictError,
     IncompatibleStoreError,
     LogApplication,
+    LogBatch,
     UnsupportedStoreError,
     resolve_store_url,
 )
@@ -107,6 +109,47 @@ def test_notification_ids_are_gap_free_after_a_refused_append(app: LogApplicatio
     app.append([Item(), Item()])
     ids = [n.id for n in app.recorder.select_notifications(start=None, limit=10)]
     assert ids == [1, 2, 3]
+
+
+def _batch(*claims: Claim) -> LogBatch:
+    """The creation of a new item, with ``claims``."""
+    return LogBatch(Item().collect_events(), claims)
+
+
+def test_an_append_in_batches_writes_every_batch_in_order(app: LogApplication) -> None:
+    batches = [_batch(Claim("name", f"k{n}", "me")) for n in range(4)]
+    assert app.append_batches(iter(batches)) == [1, 2, 3, 4]
+    stored = app.recorder.select_notifications(start=None, limit=10)
+    assert [n.originator_id for n in stored] == [b.events[0].originator_id for b in batches]
+    assert [claim.key for claim in app.claims("name")] == ["k0", "k1", "k2", "k3"]
+
+
+def test_a_conflict_in_a_late_batch_leaves_the_log_as_it_was(app: LogApplication) -> None:
+    """Earlier batches were written in the same transaction: they are rolled back too."""
+    app.append([Item()], [Claim("name", "taken", "x")])
+    late = [_batch(Claim("name", "a", "y")), _batch(), _batch(Claim("name", "taken", "y"))]
+    with pytest.raises(ClaimConflictError):
+        app.append_batches(late)
+    twice = _batch()
+    with pytest.raises(IntegrityError):  # a stream version taken by the first batch
+        app.append_batches([twice, _batch(), LogBatch(twice.events)])
+    assert _events(app) == 1
+    assert app.claims("name") == [Claim("name", "taken", "x")]
+    app.append([Item()])
+    ids = [n.id for n in app.recorder.select_notifications(start=None, limit=10)]
+    assert ids == [1, 2]  # gap-free
+
+
+def test_an_error_raised_by_the_batches_leaves_the_log_as_it_was(app: LogApplication) -> None:
+    def batches() -> Iterator[LogBatch]:
+        yield _batch(Claim("name", "a", "me"))
+        yield _batch()
+        raise RuntimeError("the third batch cannot be made")
+
+    with pytest.raises(RuntimeError, match="third batch"):
+        app.append_batches(batches())
+    assert _events(app) == 0
+    assert app.claims("name") == []
 
 
 def test_reopening_a_durable_store_keeps_events_and_claims(durable_store_url: str) -> None:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError, Recording
+from eventsourcing.domain import CanMutateAggregate
+from eventsourcing.persistence import IntegrityError
 
 from domain.journal.chain import JournalChain, accept_revision
 from domain.journal.document import JournalRevision
@@ -25,6 +26,10 @@ from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from projections.journal_chain_table import PersistedChains
 from projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
+
+ChainEvent = CanMutateAggregate[UUID]
+# The file of the revision at a position of an ingestion (``None``: none), for errors.
+_Source = Callable[[int, JournalRevision], Path | str | None]
 
 # A lost race re-reads the head and decides again; each retry follows a
 # competitor's successful append, so few are ever needed.
@@ -116,29 +121,52 @@ class JournalIngestion:
 
         ``sources`` optionally gives, position by position, the file of each revision.
         """
-        return self._ingest(lambda attempt: revisions, sources, keep=True).accepted
 
-    def ingest_start(self, candidates: list[tuple[str, JournalRevision]]) -> int:
+        def source(index: int, revision: JournalRevision) -> Path | str | None:
+            return sources[index] if index < len(sources) else None
+
+        return self._ingest(lambda attempt: revisions, source, keep=True).accepted
+
+    def ingest_start(
+        self, candidates: Iterable[JournalRevision], locate: Callable[[JournalRevision], str]
+    ) -> int:
         """Ingest a start's parsed files, in order, in one transaction or none; how many
-        were new.
+        were new. ``locate`` gives the file of a revision, named by any error.
 
-        ``candidates`` is handed over and emptied: each parsed revision is
-        dropped once decided (the chains keep only their heads' parse), so the
-        append holds the texts, not every parse tree. A decision taken again
-        (another writer moved a chain first) parses the texts again.
+        ``candidates`` is read one at a time and each parse is dropped once
+        decided (a chain keeps its head's parse only while its artifact is being
+        decided), so the start holds the texts, not every parse tree. An error
+        raised by ``candidates`` (a file that cannot be parsed) is final. A
+        decision taken again (another writer moved a chain first) reads the rest
+        of ``candidates``, then parses the texts again.
         """
-        sources = [path for path, _ in candidates]
-        texts = [revision.text for _, revision in candidates]
+        texts: list[str] = []
+        remaining = iter(candidates)
+        failed: list[Exception] = []
+
+        def take() -> Iterator[JournalRevision]:
+            while True:
+                try:
+                    candidate = next(remaining, None)
+                except Exception as error:
+                    failed.append(error)  # not to be decided again: the next attempt raises it
+                    raise
+                if candidate is None:
+                    return
+                texts.append(candidate.text)
+                yield candidate
 
         def revisions(attempt: int) -> Iterator[JournalRevision]:
             if attempt == 0:
-                candidates.reverse()
-                while candidates:
-                    yield candidates.pop()[1]
-            else:
-                yield from (parse_journal(text) for text in texts)
+                yield from take()
+                return
+            if failed:
+                raise failed[0]
+            for _ in take():  # what the first attempt did not reach
+                pass
+            yield from (parse_journal(text) for text in texts)
 
-        decision = self._ingest(revisions, sources, keep=False)
+        decision = self._ingest(revisions, lambda index, revision: locate(revision), keep=False)
         # The decided chains hold their heads' parse: restore them from the view when needed.
         self._chains.clear()
         return len(decision.known)
@@ -146,7 +174,7 @@ class JournalIngestion:
     def _ingest(
         self,
         revisions: Callable[[int], Iterable[JournalRevision]],
-        sources: Sequence[Path | str | None],
+        source: _Source,
         *,
         keep: bool,
     ) -> _Decision:
@@ -163,8 +191,8 @@ class JournalIngestion:
                     self._projection.catch_up(self._reader)
                 decision = _Decision(keep)
                 try:
-                    chains = self._decide(revisions(attempt), sources, decision)
-                    recordings = self._append(chains)
+                    events = self._decide(revisions(attempt), source, decision)
+                    ids = self._log.append_events(events) if events else []
                 except BaseException as error:
                     for coordinate in decision.touched:  # decided-on chains may hold events
                         self._chains.pop(coordinate, None)
@@ -179,7 +207,7 @@ class JournalIngestion:
                     if isinstance(error, JournalError) and not caught_up:
                         continue
                     raise
-                self._publish(recordings, decision.known)
+                self._publish(ids, events, decision.known)
                 return decision
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
@@ -188,33 +216,68 @@ class JournalIngestion:
     def _decide(
         self,
         revisions: Iterable[JournalRevision],
-        sources: Sequence[Path | str | None],
+        source: _Source,
         decision: _Decision,
-    ) -> list[JournalChain]:
-        chains: dict[ArtifactCoordinate, JournalChain | None] = {}
-        batch_owners: dict[Sha256Digest, ArtifactCoordinate] = {}
+    ) -> list[ChainEvent]:
+        """Decide ``revisions`` in order; the new events, chain by chain (in the order the
+        chains are first reached).
+
+        Only the chain of the artifact being decided is held: revisions come
+        artifact by artifact, and a chain left (its head holds a parse) is
+        dropped with its events kept, to be rebuilt from them if its artifact
+        comes back.
+        """
+        decided: dict[ArtifactCoordinate, list[ChainEvent]] = {}
+        batch_owners: dict[str, ArtifactCoordinate] = {}
 
         def owner(digest: Sha256Digest) -> ArtifactCoordinate | None:
-            return batch_owners.get(digest) or self._log.digest_owner(digest)
+            return batch_owners.get(str(digest)) or self._log.digest_owner(digest)
 
+        current: ArtifactCoordinate | None = None
+        chain: JournalChain | None = None
         for index, revision in enumerate(revisions):
             coordinate = revision.coordinate
-            decision.touched.add(coordinate)
-            if coordinate not in chains:
-                chains[coordinate] = self._current_chain(coordinate)
+            if coordinate != current:
+                if current is not None:
+                    self._leave(current, chain, decided)
+                current, chain = coordinate, self._resume(coordinate, decided)
+                decision.touched.add(coordinate)
             try:
-                chain, is_new = accept_revision(chains[coordinate], revision, owner)
+                chain, is_new = accept_revision(chain, revision, owner)
             except JournalError as error:
                 error.locate(
                     artifact=str(coordinate),
-                    path=sources[index] if index < len(sources) else None,
+                    path=source(index, revision),
                 )
                 raise
-            chains[coordinate] = chain
             if is_new:
-                batch_owners[revision.digest] = coordinate
+                batch_owners[str(revision.digest)] = coordinate  # the text the event keeps
                 decision.add(revision)
-        return [c for c in chains.values() if c is not None and c.pending_events]
+        if current is not None and chain is not None:
+            decided.setdefault(current, []).extend(chain.collect_events())
+        return [event for events in decided.values() for event in events]
+
+    def _leave(
+        self,
+        coordinate: ArtifactCoordinate,
+        chain: JournalChain | None,
+        decided: dict[ArtifactCoordinate, list[ChainEvent]],
+    ) -> None:
+        """Keep the new events of a chain no longer decided on, and drop the chain."""
+        events = decided.setdefault(coordinate, [])
+        if chain is not None:
+            events.extend(chain.collect_events())
+        self._chains.pop(coordinate, None)
+
+    def _resume(
+        self, coordinate: ArtifactCoordinate, decided: dict[ArtifactCoordinate, list[ChainEvent]]
+    ) -> JournalChain | None:
+        """The artifact's chain at the projection's head, plus the events this attempt
+        decided for it (when it comes back)."""
+        chain = self._current_chain(coordinate)
+        for event in decided.get(coordinate, ()):
+            chain = event.mutate(chain)
+        return chain
 
     def _current_chain(self, coordinate: ArtifactCoordinate) -> JournalChain | None:
         """The artifact's chain at the projection's head, without replaying the log."""
@@ -229,10 +292,7 @@ class JournalIngestion:
         )
         return chain
 
-    def _append(self, chains: list[JournalChain]) -> list[Recording[UUID]]:
-        return self._log.append_chains(chains) if chains else []
-
-    def _publish(self, recordings: list[Recording[UUID]], known: KnownTexts) -> None:
+    def _publish(self, ids: list[int], events: list[ChainEvent], known: KnownTexts) -> None:
         """Fold the appended events into the projection.
 
         When the log gave them the positions right after the view's, they are
@@ -240,9 +300,8 @@ class JournalIngestion:
         writer interleaved and the projection reads the log.
         """
         start = self._projection.view.position
-        ids = [r.notification.id for r in recordings]
         if ids == list(range(start + 1, start + 1 + len(ids))):
-            self._projection.apply(((r.notification.id, r.domain_event) for r in recordings), known)
+            self._projection.apply(zip(ids, events, strict=True), known)
         else:
             self._projection.catch_up(self._reader, known)
 

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import os
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from domain.journal.document import JournalRevision
 from domain.journal.parser import decode_journal_bytes, forget_shared_values
 from infrastructure.log import LogClosedError
-from journal.impl.ref.filesystem import JournalFile, scan_root
+from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview
 
-_Source = TypeVar("_Source")
+# Files parsed between two emptyings of the parser's sharing caches: the parses are
+# dropped as they are decided, and the caches would keep every value they share.
+_SHARED_VALUES_SPAN = 100
 
 
 class RootLoader:
@@ -46,15 +50,15 @@ class RootLoader:
         process makes it visible by moving to RUNNING.
         """
         self._ingestion.catch_up()
+        # Each file is parsed when its turn comes (its bytes go then) and the ingestion
+        # drops each parse once decided: the start holds the texts, not every parse.
         files = scan_root(self._root)
-        # Handed over twice: parsing empties ``files`` (a file's bytes go once it is
-        # parsed) and the ingestion drops each parse once decided, so the bytes are
-        # gone before the parses pile up, and the parses before the append.
+        locate = _locator(files)
+        parsed = _parse_in_link_order(files, self._ingestion.view, self._progress)
         try:
-            new = in_link_order(_parse_new(files, self._ingestion.view, self._progress))
+            self._ingestion.ingest_start(parsed, locate)
         finally:
             forget_shared_values()  # the view keeps texts: the caches would only hold on
-        self._ingestion.ingest_start(new)
         self._ingestion.persist()
         self._publisher.publish(self._ingestion.view.settle())
 
@@ -65,10 +69,12 @@ class RootLoader:
         accepted = []
         try:
             self._publisher.publish(self._ingestion.follow())
-            for path, revision in in_link_order(
-                _parse_new(scan_root(self._root), self._ingestion.view)
-            ):
-                stored, is_new = self._ingestion.ingest(revision, path)
+            # Every new file is parsed before the first is ingested: one that cannot be
+            # parsed is reported before anything is accepted.
+            files = scan_root(self._root)
+            locate = _locator(files)
+            for revision in list(_parse_in_link_order(files, self._ingestion.view)):
+                stored, is_new = self._ingestion.ingest(revision, locate(revision))
                 self._publisher.publish(self._ingestion.view)
                 if is_new:
                     accepted.append(stored)
@@ -80,39 +86,45 @@ class RootLoader:
         return RefreshReport(tuple(accepted))
 
 
-def _parse_new(
-    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
-) -> list[tuple[str, JournalRevision]]:
-    """Parse the files whose exact bytes are not already accepted at their version;
-    each one's path (as text: a large root's ``Path`` objects weigh more than the
-    strings) and revision.
-
-    ``files`` is emptied as it is read: a file's bytes are not kept once parsed
-    (the parsed revision holds its text).
+def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
+    """The path of a parsed file of ``files``, as text: its artifact's directory and its
+    version (a file is rejected unless both match its place), so no path is kept per file.
     """
-    total = len(files)
+    directories = {file.coordinate: file.directory for file in files}
+
+    def locate(revision: JournalRevision) -> str:
+        name = f"{revision.version}{REVISION_SUFFIX}"
+        return os.path.join(directories[revision.coordinate], name)
+
+    return locate
+
+
+def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[JournalFile]:
+    """The files whose exact bytes are not already accepted at their version, in order.
+
+    ``files`` is emptied as it is read. An accepted file's bytes are its text,
+    handed to the view (the log need not be read) and not kept otherwise.
+    """
     files.reverse()
-    revisions = []
+    new = []
     coordinate, chain = None, None
     while files:
-        progress("reading revision files", total - len(files), total)
         file = files.pop()
         if file.coordinate != coordinate:  # files come artifact by artifact
             coordinate, chain = file.coordinate, view.chain(file.coordinate)
         stored = None if chain is None else chain.stored_at(file.version)
         if stored is None or stored.digest != file.digest_text:
-            revisions.append((str(file.path), file.parse()))
+            new.append(file)
         else:
-            # Accepted byte for byte: its text is these bytes, so the log need not be read.
             stored.adopt_text(decode_journal_bytes(file.data))
-    progress("reading revision files", total, total)
-    return revisions
+    return new
 
 
-def in_link_order(
-    candidates: list[tuple[_Source, JournalRevision]],
-) -> list[tuple[_Source, JournalRevision]]:
-    """``candidates`` (in artifact and version order) with each one after the one it cites.
+def _parse_in_link_order(
+    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
+) -> Iterator[JournalRevision]:
+    """The new files of ``files`` (see :func:`_new_files`) parsed, each after the one it
+    cites.
 
     A file citing another new file is judged after it, as it would be had the
     cited file been accepted first, so the initial load and a refresh report
@@ -120,23 +132,59 @@ def in_link_order(
     what they cite (not later than it) are judged after those that can, as
     against a root where every other file was accepted. Valid chains keep
     their chronological order: a successor is later than its predecessor.
+
+    Files are parsed in their order (the first that cannot be parsed is the one
+    reported), each only when the next one to hand out may depend on it, and a
+    file's bytes go once it is parsed: a root whose files come in chain order
+    holds one parse at a time here.
     """
-    position = {str(revision.digest): i for i, (_, revision) in enumerate(candidates)}
+    total = len(files)
+    new = _new_files(files, view)
+    count = len(new)
+    # A parsed file's digest and version are those of its bytes and name (or it is
+    # rejected), so the links are known before any file is parsed. (Raw digests: a
+    # large root's digests as text weigh twice as much.)
+    position = {hashlib.sha256(file.data).digest(): i for i, file in enumerate(new)}
+    versions = [file.version for file in new]
+    new.reverse()
+    parsed: dict[int, JournalRevision] = {}
+    handed_out = [False] * count
     followers: dict[int, list[tuple[bool, int]]] = defaultdict(list)
-    ready: list[tuple[bool, int]] = []
-    for i, (_, revision) in enumerate(candidates):
-        cited = None if revision.predecessor is None else position.get(str(revision.predecessor))
-        if cited is None:
-            ready.append((False, i))
+    ready: list[tuple[bool, int]] = []  # a heap of (judged last?, position)
+    while True:
+        following = count - len(new)  # the next file to parse
+        # The least ready file goes next once no file still unparsed can rank before
+        # it: every one of those comes later, so only a file judged last must wait.
+        if ready and (not new or not ready[0][0]):
+            _, i = heapq.heappop(ready)
+            handed_out[i] = True
+            for follower in followers.pop(i, ()):
+                heapq.heappush(ready, follower)
+            yield parsed.pop(i)
+        elif new:
+            progress("reading revision files", total - count + following, total)
+            if following % _SHARED_VALUES_SPAN == 0:
+                forget_shared_values()
+            file = new.pop()
+            revision = file.parse()
+            parsed[following] = revision
+            predecessor = revision.predecessor
+            cited = None if predecessor is None else position.get(_raw_digest(str(predecessor)))
+            if cited is None:
+                heapq.heappush(ready, (False, following))
+            else:
+                item = (revision.version <= versions[cited], following)
+                if handed_out[cited]:
+                    heapq.heappush(ready, item)
+                else:
+                    followers[cited].append(item)
         else:
-            stale = revision.version <= candidates[cited][1].version
-            followers[cited].append((stale, i))
-    # Digests are unique and a text cannot cite its own digest: the links form a forest.
-    heapq.heapify(ready)
-    ordered = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        ordered.append(candidates[i])
-        for follower in followers.pop(i, ()):
-            heapq.heappush(ready, follower)
-    return ordered
+            break
+    # Digests are unique and a text cannot cite its own digest: the links form a
+    # forest, and every file was handed out.
+    progress("reading revision files", total, total)
+
+
+def _raw_digest(digest: str) -> bytes:
+    """The 32 bytes of a ``sha256:<hex>`` digest."""
+    return bytes.fromhex(digest.removeprefix("sha256:"))

@@ -12,21 +12,25 @@ names one, so several Journals share a database under distinct names.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from uuid import UUID
 
-from eventsourcing.persistence import Recording
+from eventsourcing.domain import DomainEventProtocol
 
 from domain.journal.chain import JournalChain
 from domain.journal.errors import InvalidValueError, JournalStoreError
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import Claim, LogApplication, StoreIdentityError
+from infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
 from journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
 DIGEST_NAMESPACE = "journal-digest"
 JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
 NAMED_SCHEMA_PREFIX = "journal_"
 _ROOT, _NAME = "root:", "name:"
+# Events encoded and written at a time by an append: large enough that a batch costs
+# little more than its rows, small enough that its stored form is a sliver of a start.
+APPEND_BATCH = 250
+Event = DomainEventProtocol[UUID]
 
 
 def check_journal_name(name: str) -> str:
@@ -104,11 +108,29 @@ class JournalLog(LogApplication):
         """Every digest claim: revision digest to the artifact that owns it."""
         return {claim.key: claim.owner for claim in self.claims(DIGEST_NAMESPACE)}
 
-    def append_chains(self, chains: Sequence[JournalChain]) -> list[Recording[UUID]]:
-        """Append every pending revision, claim its digest and add its leaf to the
-        transparency tree, all in one transaction."""
-        events = [event for chain in chains for event in chain.pending_events]
-        revisions = [event for event in events if isinstance(event, RevisionEvent)]
-        claims = [Claim(DIGEST_NAMESPACE, event.digest, event.coordinate) for event in revisions]
-        leaves = [revision_leaf(e) if isinstance(e, RevisionEvent) else None for e in events]
-        return self.append(chains, claims, leaves)
+    def append_chains(self, chains: Sequence[JournalChain]) -> list[int]:
+        """Append every pending revision of ``chains`` (see :meth:`append_events`)."""
+        return self.append_events([event for chain in chains for event in chain.collect_events()])
+
+    def append_events(
+        self, events: Sequence[Event], *, batch_size: int = APPEND_BATCH
+    ) -> list[int]:
+        """Append chains' events, in order, claim each revision's digest and add its leaf to
+        the transparency tree, all in one transaction; the events' positions.
+
+        ``batch_size`` events are encoded and written at a time, so a large
+        append (a cold start) never holds the stored form of all its events.
+        """
+        return self.append_batches(_batches(events, batch_size))
+
+
+def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:
+    """``events`` in batches of ``size``, each with its digest claims and leaves."""
+    for start in range(0, len(events), size):
+        batch = events[start : start + size]
+        revisions = [event for event in batch if isinstance(event, RevisionEvent)]
+        yield LogBatch(
+            batch,
+            [Claim(DIGEST_NAMESPACE, event.digest, event.coordinate) for event in revisions],
+            [revision_leaf(e) if isinstance(e, RevisionEvent) else None for e in batch],
+        )
