@@ -6,11 +6,11 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 from uuid import UUID
 
-from eventsourcing.application import Application
-from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
+from eventsourcing.application import Application, ProcessingEvent
+from eventsourcing.domain import BaseAggregate, DomainEventProtocol, MutableOrImmutableAggregate
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
 
 from infrastructure.log.claims import Claim
@@ -45,6 +45,29 @@ class LogBatch:
     events: Sequence[DomainEventProtocol[UUID]]
     claims: Sequence[Claim] = ()
     entries: Sequence[bytes | None] = ()
+
+
+class _AggregateEvents(ProcessingEvent[UUID]):
+    """Collects aggregates' pending events by class, not by protocol.
+
+    ``eventsourcing``'s own collection checks every object against two
+    runtime-checkable protocols, which inspects the protocols' members on
+    each call: tens of microseconds per save, a tenth of a Journal ingest's
+    Python. A log saves aggregates; anything else takes the library's path.
+    """
+
+    def collect_events(
+        self,
+        *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
+        **kwargs: Any,
+    ) -> None:
+        for obj in objs:
+            if isinstance(obj, BaseAggregate):
+                self.events.extend(obj.collect_events())
+                self.aggregates[obj.id] = obj
+            else:
+                super().collect_events(obj)
+        self.saved_kwargs.update(kwargs)
 
 
 class _ClaimingFactory(Protocol):
@@ -183,6 +206,20 @@ class LogApplication(Application[UUID]):
             else:
                 ledger.require_table()
         return recorder
+
+    def save(
+        self,
+        *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
+        **kwargs: Any,
+    ) -> list[Recording[UUID]]:
+        """``Application.save``, collecting the aggregates' events by class."""
+        processing_event = _AggregateEvents()
+        processing_event.collect_events(*objs, **kwargs)
+        recordings = self._record(processing_event)
+        self._take_snapshots(processing_event)
+        self._notify(recordings)
+        self.notify(processing_event.events)  # the library's deprecated hook, kept
+        return recordings
 
     def append(
         self,
