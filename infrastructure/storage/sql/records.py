@@ -60,17 +60,23 @@ def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
     """The row's value of ``via`` and the anchor it names, locked (NULL if missing).
 
     Parameters: the row's resource and key, then the anchor resource. One
-    statement, so the value read is the one the lock looked up. PostgreSQL
-    text (``LATERAL``): only drivers with round trips defer such a guard.
+    statement, so the value read is the one the lock looked up.
     """
     dialect = session.dialect
+    via = dialect.attribute(check_attribute_name(guard.resource, guard.via))
+    if not dialect.for_update:
+        # The transaction already holds the lock (SQLite): finding the anchor is enough.
+        # A scalar subquery, as SQLite would plan a join again at every execution.
+        return (
+            "SELECT o.via, (SELECT g.key FROM {records} g WHERE g.resource = ?3 "
+            "AND g.key = o.via) FROM (SELECT " + via + " AS via FROM {records} "
+            "WHERE resource = ?1 AND key = ?2) o"
+        )
+    # A row lock may not take the nullable side of an outer join; a lateral subquery may.
     return (
-        "SELECT o.via, g.key FROM (SELECT "
-        + dialect.attribute(check_attribute_name(guard.resource, guard.via))
-        + " AS via FROM {records} WHERE resource = ? AND key = ?) o LEFT JOIN LATERAL "
-        "(SELECT key FROM {records} WHERE resource = ? AND key = o.via"
-        + dialect.for_update
-        + ") g ON true"
+        "SELECT o.via, g.key FROM (SELECT " + via + " AS via FROM {records} WHERE "
+        "resource = ? AND key = ?) o LEFT JOIN LATERAL (SELECT key FROM {records} "
+        "WHERE resource = ? AND key = o.via" + dialect.for_update + ") g ON true"
     )
 
 
@@ -132,7 +138,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     if _unique_applies(resource, entry):
         lock_guards(session)  # the anchor before the rows it guards
     try:
-        _check_unique(session, resource, entry)
+        _check_unique(session, layout, resource, entry)
     except UniqueConstraintError:
         if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
@@ -187,7 +193,7 @@ def replace(
             "AND key = ?" + session.dialect.for_update,
             (resource.id, entry.key),
         )
-        clashes = _send_unique(session, resource, entry)
+        clashes = _send_unique(session, layout, resource, entry)
     check_guards(guards)
     row = locked.fetchone()
     if row is None:
@@ -397,12 +403,14 @@ def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
     )
 
 
-def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:
+def _check_unique(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> None:
     """UniqueConstraintError if another row holds what a constraint lets only ``entry`` hold."""
-    _raise_unique(resource, _send_unique(session, resource, entry))
+    _raise_unique(resource, _send_unique(session, layout, resource, entry))
 
 
-def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> list[tuple[str, Any]]:
+def _send_unique(
+    session: Session, layout: Layout, resource: Resource, entry: RecordEntry
+) -> list[tuple[str, Any]]:
     """Send one query per unique constraint covering ``entry`` (together, inside
     :meth:`Session.pipeline`): its name and the cursor of the clashing row."""
     sent = []
@@ -417,8 +425,9 @@ def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> li
         query = session.dialect.statements.get(shape)
         if query is None:
             terms, _ = _matching(session, resource, values)
+            source = layout.unique_source(resource.id, constraint["name"])
             query = session.dialect.statements[shape] = (
-                "SELECT 1 FROM {records} WHERE resource = ? AND key <> ?" + terms + " LIMIT 1"
+                "SELECT 1 FROM " + source + "resource = ? AND key <> ?" + terms + " LIMIT 1"
             )
         params = [resource.id, entry.key, *_bound(session, values)]
         sent.append((constraint["name"], session.send(query, params)))
