@@ -77,14 +77,21 @@ class Dialect(ABC):
     cannot (then the two are run one after the other). Affects no row when the event's
     (originator, version) exists."""
 
+    append_rows: str | None
+    """An append's writes in one statement: its entry ids (resource, stream, an array of
+    ids), its events (originator, topic, arrays of versions and of states) and the head's
+    move (head, resource, stream). One row: the array of ids that went in (an id already
+    in the live stream does not), the events written and the head rows moved. ``None``
+    where the database cannot (then they are sent as statements of their own)."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 
     dense_notification_ids: bool
+    """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     round_trips: bool
     """Whether each statement costs a round trip (worth sending several together)."""
-    """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)

@@ -40,6 +40,21 @@ class PostgresDialect(Dialect):
         "AND EXISTS (SELECT 1 FROM e)"
     )
 
+    # The entry ids, the events and the head's move of an append, as one statement
+    # whatever the batch size (arrays, in order). Answers the ids that went in (one
+    # already in the live stream does not) and the number of events written.
+    append_rows = (
+        "WITH i AS (INSERT INTO {ids} (resource, stream, entry_id) "
+        "SELECT ?, ?, unnest(?::text[]) "
+        "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, u.version, ?, u.state FROM unnest(?::bigint[], ?::bytea[]) "
+        "WITH ORDINALITY AS u(version, state, n) ORDER BY u.n "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1), "
+        "h AS (UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ? RETURNING 1) "
+        "SELECT ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e), (SELECT count(*) FROM h)"
+    )
+
     def __init__(self, schema: str) -> None:
         self.schema = schema
         self._schema_sql = sql.Identifier(schema).as_string(None)

@@ -29,6 +29,7 @@ class SQLiteDialect(Dialect):
     )
 
     replace_row = None  # SQLite has no INSERT inside WITH
+    append_rows = None
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
