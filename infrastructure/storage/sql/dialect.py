@@ -81,7 +81,7 @@ class Dialect(ABC):
     """An append's writes in one statement: its entry ids (resource, stream, an array of
     ids), its events (originator, topic, arrays of versions and of states) and the head's
     move (head, resource, stream). One row: the array of ids that went in (an id already
-    in the live stream does not), the events written and the head rows moved. ``None``
+    in the live stream does not) and the number of events written. ``None``
     where the database cannot (then they are sent as statements of their own)."""
 
     index_names: str

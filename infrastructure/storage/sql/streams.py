@@ -79,7 +79,7 @@ def append(
         versions = [version for version, _ in rows]
         states = [text.encode("utf-8") for _, text in rows]
         params = (resource.id, stream, ids, originator, topic, versions, states, *moved)
-        entered, written, _ = session.all(dialect.append_rows, params)[0]
+        entered, written = session.all(dialect.append_rows, params)[0]
     else:
         with session.pipeline():
             id_cursors = _send_ids(session, resource, stream, ids)
