@@ -68,7 +68,17 @@ class Dialect(ABC):
 
     append_event_at_row: str
     """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
-    affects no row when that (originator, version) exists."""
+    affects no row when that (originator, version) exists. Needed only where
+    :attr:`insert_row` is ``None``."""
+
+    insert_row: str | None
+    """Insert a records row (``resource, key, revision, attributes, record_type,
+    format_version, payload``, then the originator of its log stream, whose next version
+    the row takes as ``log_version``) and, only if it went in, its event at that version
+    (``originator, topic, state``), in one statement. One row: the rows inserted (0 when
+    the key is taken) and the events written (0 when that version exists). ``None`` where
+    the database cannot (then the row and :attr:`append_event_at_row` run one after the
+    other)."""
 
     replace_row: str | None
     """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update

@@ -25,10 +25,17 @@ class PostgresDialect(Dialect):
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
-    append_event_at_row = (
-        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    # The row, numbered with its log stream's next version, and its event at that version.
+    insert_row = (
+        "WITH r AS (INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+        "format_version, payload, log_version) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+        "FROM {events} WHERE originator_id = ? "
+        "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
     # A data-modifying CTE: one statement, so one execution on the client.

@@ -143,27 +143,26 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
         raise
-    originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
-    state = events.record_state(resource.id, entry)
+    dialect = session.dialect
+    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
+    event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
     with _unique_violations(layout, resource), session.pipeline():
         guards = send_guards(session)
-        row = session.send(
-            "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
-            "format_version, payload, log_version) "
-            "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
-            "FROM {events} WHERE originator_id = ? "
-            "ON CONFLICT (resource, key) DO NOTHING",
-            (resource.id, entry.key, entry.revision, *_values(session, entry), originator),
-        )
-        # At the version the row took; a no-op if the row was not ours to insert.
-        event = session.send(
-            session.dialect.append_event_at_row,
-            (originator, events.RECORD_INSERTED, state.encode("utf-8"), resource.id, entry.key),
-        )
+        if dialect.insert_row is not None:  # the row and its event in one statement
+            both = session.send(dialect.insert_row, (*row, *event))
+        else:
+            inserted_row = session.send(_INSERT_ROW, row)
+            # At the version the row took; a no-op if the row was not ours to insert.
+            logged = session.send(dialect.append_event_at_row, (*event, resource.id, entry.key))
     check_guards(guards)
-    if row.rowcount != 1:
+    if dialect.insert_row is not None:
+        inserted, written = both.fetchone()
+    else:
+        inserted, written = inserted_row.rowcount, logged.rowcount
+    if inserted != 1:
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-    if event.rowcount != 1:
+    if written != 1:
         # Another writer took this version since we looked (on PostgreSQL it
         # committed while this insert waited for it).
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
@@ -223,6 +222,16 @@ def replace(
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
 
+
+_INSERT_ROW = (
+    "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+    "format_version, payload, log_version) "
+    "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+    "FROM {events} WHERE originator_id = ? "
+    "ON CONFLICT (resource, key) DO NOTHING"
+)
+"""Parameters: resource, key, revision, attributes, record type, format version, payload,
+then the originator of the key's log stream, whose next version the row takes."""
 
 _UPDATE_ROW = (
     "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
