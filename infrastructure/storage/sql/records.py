@@ -23,7 +23,7 @@ from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntr
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
-from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql import codec, events, schema
 from infrastructure.storage.sql.dialect import check_attribute_name
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
@@ -138,7 +138,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     if _unique_applies(resource, entry):
         lock_guards(session)  # the anchor before the rows it guards
     try:
-        _check_unique(session, layout, resource, entry)
+        _check_unique(session, resource, entry)
     except UniqueConstraintError:
         if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
@@ -192,7 +192,7 @@ def replace(
             "AND key = ?" + session.dialect.for_update,
             (resource.id, entry.key),
         )
-        clashes = _send_unique(session, layout, resource, entry)
+        clashes = _send_unique(session, resource, entry)
     check_guards(guards)
     row = locked.fetchone()
     if row is None:
@@ -412,14 +412,12 @@ def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
     )
 
 
-def _check_unique(session: Session, layout: Layout, resource: Resource, entry: RecordEntry) -> None:
+def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:
     """UniqueConstraintError if another row holds what a constraint lets only ``entry`` hold."""
-    _raise_unique(resource, _send_unique(session, layout, resource, entry))
+    _raise_unique(resource, _send_unique(session, resource, entry))
 
 
-def _send_unique(
-    session: Session, layout: Layout, resource: Resource, entry: RecordEntry
-) -> list[tuple[str, Any]]:
+def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> list[tuple[str, Any]]:
     """Send one query per unique constraint covering ``entry`` (together, inside
     :meth:`Session.pipeline`): its name and the cursor of the clashing row."""
     sent = []
@@ -434,7 +432,7 @@ def _send_unique(
         query = session.dialect.statements.get(shape)
         if query is None:
             terms, _ = _matching(session, resource, values)
-            source = layout.unique_source(resource.id, constraint["name"])
+            source = schema.unique_source(session.dialect, resource, constraint)
             query = session.dialect.statements[shape] = (
                 "SELECT 1 FROM " + source + "resource = ? AND key <> ?" + terms + " LIMIT 1"
             )

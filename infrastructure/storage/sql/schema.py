@@ -71,12 +71,6 @@ class Layout:
             for name, fields in resource.indexes.items()
         }
         self._from: dict[tuple[str, frozenset[str]], str] = {}
-        self._unique_from = {
-            (resource.id, constraint["name"]): _unique_source(dialect, resource, constraint)
-            for resource in resources
-            if resource.kind == "records"
-            for constraint in resource.unique
-        }
 
     def scan_source(self, resource_id: str, names: frozenset[str]) -> str:
         """``{records}``, told to read the scan index of these attribute names if there is one.
@@ -92,17 +86,6 @@ class Layout:
             hint = "" if index is None else self.dialect.index_hint(index)
             source = self._from[key] = "{records}" + hint
         return source
-
-    def unique_source(self, resource_id: str, constraint: str) -> str:
-        """``{records} WHERE``, ready for the terms of a pre-check of unique ``constraint``.
-
-        Where the dialect can name an index, the text reads the constraint's own
-        partial index and restates its predicate as literals, which proves the
-        index applies: SQLite then finds the clashing row in that small index,
-        planned once, instead of re-planning at every execution against the
-        bound values. Elsewhere it is the plain table.
-        """
-        return self._unique_from[(resource_id, constraint)]
 
     def constraint(self, index_name: str | None) -> str | None:
         """The unique constraint an index enforces, or ``None``."""
@@ -205,8 +188,15 @@ def _unique_predicate(
     return " AND ".join([resource_is, *_where(dialect, resource, where)])
 
 
-def _unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str, Any]) -> str:
-    """See :meth:`Layout.unique_source`."""
+def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str, Any]) -> str:
+    """``{records} WHERE``, ready for the terms of a pre-check of unique ``constraint``.
+
+    Where the dialect can name an index, the text reads the constraint's own
+    partial index and restates its predicate as literals, which proves the
+    index applies: SQLite then finds the clashing row in that small index,
+    planned once, instead of re-planning at every execution against the
+    bound values. Elsewhere it is the plain table.
+    """
     fields, where = constraint["fields"], constraint["where"]
     hint = dialect.index_hint(_name("u", resource.id, constraint["name"], fields, where))
     if not hint:
