@@ -28,10 +28,10 @@ once with libpq's reason (``StoreUnavailableError``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
@@ -39,12 +39,15 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from infrastructure.log.postgres_connect import check_reachable
 from infrastructure.log.urls import POSTGRES_CONNINFO, UnsupportedStoreError, resolve_store_url
 from infrastructure.storage.backend import Backend
+from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
+
+_T = TypeVar("_T")
 
 DEFAULT_POOL_TIMEOUT = 30.0
 """Seconds a transaction waits for a pooled connection before ``psycopg_pool.PoolTimeout``."""
@@ -101,11 +104,23 @@ class PostgresDriver(SqlDriver):
             with outer.connection.transaction():
                 yield outer.nested()
             return
+        with ExitStack() as transaction:
+            yield self._begin(transaction)
+
+    def run_one(self, operation: Callable[[Session], _T]) -> _T:
+        """``operation`` in a transaction of its own, committed (a root-view operation).
+
+        :meth:`transaction` unrolled: no generator around the one ``Session``.
+        """
+        with ExitStack() as transaction:
+            return operation(self._begin(transaction))
+
+    def _begin(self, transaction: ExitStack) -> Session:
+        """A session on a pooled connection with a transaction begun (``transaction`` ends it)."""
         pool = self._pool
         if pool is None:
             raise BackendClosedError("PostgreSQL storage used before open() or after close()")
-        with ExitStack() as transaction:
-            yield Session(_begun(pool, transaction), self.dialect)
+        return Session(_begun(pool, transaction), self.dialect)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -156,6 +171,15 @@ class PostgresBackend(Backend):
         driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url), pool_timeout)
         super().__init__(resources, driver)
         driver.open(tuple(self.resources.values()))
+
+    def run_alone(
+        self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True
+    ) -> _T:
+        """One root-view operation in a transaction of its own, without a scope around it:
+        nothing but the operation runs in that transaction."""
+        self.ensure_open()
+        driver = self._postgres
+        return driver.run_one(lambda session: operation(session, driver))
 
     @property
     def schema(self) -> str:

@@ -68,7 +68,17 @@ class Dialect(ABC):
 
     append_event_at_row: str
     """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
-    affects no row when that (originator, version) exists."""
+    affects no row when that (originator, version) exists. Needed only where
+    :attr:`insert_row` is ``None``."""
+
+    insert_row: str | None
+    """Insert a records row (``resource, key, revision, attributes, record_type,
+    format_version, payload``, then the originator of its log stream, whose next version
+    the row takes as ``log_version``) and, only if it went in, its event at that version
+    (``originator, topic, state``), in one statement. One row: the rows inserted (0 when
+    the key is taken) and the events written (0 when that version exists). ``None`` where
+    the database cannot (then the row and :attr:`append_event_at_row` run one after the
+    other)."""
 
     replace_row: str | None
     """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update
@@ -77,14 +87,21 @@ class Dialect(ABC):
     cannot (then the two are run one after the other). Affects no row when the event's
     (originator, version) exists."""
 
+    append_rows: str | None
+    """An append's writes in one statement: its entry ids (resource, stream, an array of
+    ids), its events (originator, topic, arrays of versions and of states) and the head's
+    move (head, resource, stream). One row: the array of ids that went in (an id already
+    in the live stream does not) and the number of events written. ``None``
+    where the database cannot (then they are sent as statements of their own)."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 
     dense_notification_ids: bool
+    """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     round_trips: bool
     """Whether each statement costs a round trip (worth sending several together)."""
-    """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)

@@ -162,12 +162,9 @@ class SqlDriver(StorageDriver[Session]):
     def lock_record_guard(
         self, ctx: Session, resource: Resource, key: str, anchor: Resource, via: str
     ) -> None:
-        # With round trips, the row's attribute is read by the statement that
-        # locks the anchor it names, sent with the next operation's first.
-        if not self.dialect.round_trips:
-            super().lock_record_guard(ctx, resource, key, anchor, via)
-        else:
-            ctx.guards.append(RecordGuard(anchor.id, resource.id, key, via))
+        # The row's attribute is read by the statement that locks the anchor it
+        # names, sent with the next operation's first (one round trip, one statement).
+        ctx.guards.append(RecordGuard(anchor.id, resource.id, key, via))
 
     def lock_guard_with_next(self, ctx: Session, resource: Resource, key: str) -> None:
         # Inserts, replaces and appends send the lock with their first statement;

@@ -25,10 +25,17 @@ class PostgresDialect(Dialect):
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
-    append_event_at_row = (
-        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    # The row, numbered with its log stream's next version, and its event at that version.
+    insert_row = (
+        "WITH r AS (INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+        "format_version, payload, log_version) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+        "FROM {events} WHERE originator_id = ? "
+        "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
     # A data-modifying CTE: one statement, so one execution on the client.
@@ -38,6 +45,21 @@ class PostgresDialect(Dialect):
         "RETURNING 1) UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
         "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ? "
         "AND EXISTS (SELECT 1 FROM e)"
+    )
+
+    # The entry ids, the events and the head's move of an append, as one statement
+    # whatever the batch size (arrays, in order). A data-modifying WITH runs whether
+    # or not it is read: the head moves without being asked for.
+    append_rows = (
+        "WITH i AS (INSERT INTO {ids} (resource, stream, entry_id) "
+        "SELECT ?, ?, unnest(?::text[]) "
+        "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, u.version, ?, u.state FROM unnest(?::bigint[], ?::bytea[]) "
+        "WITH ORDINALITY AS u(version, state, n) ORDER BY u.n "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1), "
+        "h AS (UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?) "
+        "SELECT ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
     )
 
     def __init__(self, schema: str) -> None:

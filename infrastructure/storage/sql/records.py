@@ -23,7 +23,7 @@ from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntr
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
-from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql import codec, events, schema
 from infrastructure.storage.sql.dialect import check_attribute_name
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
@@ -60,17 +60,23 @@ def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
     """The row's value of ``via`` and the anchor it names, locked (NULL if missing).
 
     Parameters: the row's resource and key, then the anchor resource. One
-    statement, so the value read is the one the lock looked up. PostgreSQL
-    text (``LATERAL``): only drivers with round trips defer such a guard.
+    statement, so the value read is the one the lock looked up.
     """
     dialect = session.dialect
+    via = dialect.attribute(check_attribute_name(guard.resource, guard.via))
+    if not dialect.for_update:
+        # The transaction already holds the lock (SQLite): finding the anchor is enough.
+        # A scalar subquery, as SQLite would plan a join again at every execution.
+        return (
+            "SELECT o.via, (SELECT g.key FROM {records} g WHERE g.resource = ?3 "
+            "AND g.key = o.via) FROM (SELECT " + via + " AS via FROM {records} "
+            "WHERE resource = ?1 AND key = ?2) o"
+        )
+    # A row lock may not take the nullable side of an outer join; a lateral subquery may.
     return (
-        "SELECT o.via, g.key FROM (SELECT "
-        + dialect.attribute(check_attribute_name(guard.resource, guard.via))
-        + " AS via FROM {records} WHERE resource = ? AND key = ?) o LEFT JOIN LATERAL "
-        "(SELECT key FROM {records} WHERE resource = ? AND key = o.via"
-        + dialect.for_update
-        + ") g ON true"
+        "SELECT o.via, g.key FROM (SELECT " + via + " AS via FROM {records} WHERE "
+        "resource = ? AND key = ?) o LEFT JOIN LATERAL (SELECT key FROM {records} "
+        "WHERE resource = ? AND key = o.via" + dialect.for_update + ") g ON true"
     )
 
 
@@ -137,27 +143,26 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
         raise
-    originator = session.dialect.originator(events.record_stream(resource.id, entry.key))
-    state = events.record_state(resource.id, entry)
+    dialect = session.dialect
+    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
+    event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
     with _unique_violations(layout, resource), session.pipeline():
         guards = send_guards(session)
-        row = session.send(
-            "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
-            "format_version, payload, log_version) "
-            "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
-            "FROM {events} WHERE originator_id = ? "
-            "ON CONFLICT (resource, key) DO NOTHING",
-            (resource.id, entry.key, entry.revision, *_values(session, entry), originator),
-        )
-        # At the version the row took; a no-op if the row was not ours to insert.
-        event = session.send(
-            session.dialect.append_event_at_row,
-            (originator, events.RECORD_INSERTED, state.encode("utf-8"), resource.id, entry.key),
-        )
+        if dialect.insert_row is not None:  # the row and its event in one statement
+            both = session.send(dialect.insert_row, (*row, *event))
+        else:
+            inserted_row = session.send(_INSERT_ROW, row)
+            # At the version the row took; a no-op if the row was not ours to insert.
+            logged = session.send(dialect.append_event_at_row, (*event, resource.id, entry.key))
     check_guards(guards)
-    if row.rowcount != 1:
+    if dialect.insert_row is not None:
+        inserted, written = both.fetchone()
+    else:
+        inserted, written = inserted_row.rowcount, logged.rowcount
+    if inserted != 1:
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
-    if event.rowcount != 1:
+    if written != 1:
         # Another writer took this version since we looked (on PostgreSQL it
         # committed while this insert waited for it).
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
@@ -217,6 +222,16 @@ def replace(
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
 
+
+_INSERT_ROW = (
+    "INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+    "format_version, payload, log_version) "
+    "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+    "FROM {events} WHERE originator_id = ? "
+    "ON CONFLICT (resource, key) DO NOTHING"
+)
+"""Parameters: resource, key, revision, attributes, record type, format version, payload,
+then the originator of the key's log stream, whose next version the row takes."""
 
 _UPDATE_ROW = (
     "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
@@ -417,8 +432,9 @@ def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> li
         query = session.dialect.statements.get(shape)
         if query is None:
             terms, _ = _matching(session, resource, values)
+            source = schema.unique_source(session.dialect, resource, constraint)
             query = session.dialect.statements[shape] = (
-                "SELECT 1 FROM {records} WHERE resource = ? AND key <> ?" + terms + " LIMIT 1"
+                "SELECT 1 FROM " + source + "resource = ? AND key <> ?" + terms + " LIMIT 1"
             )
         params = [resource.id, entry.key, *_bound(session, values)]
         sent.append((constraint["name"], session.send(query, params)))

@@ -22,6 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from infrastructure.storage.follow import schema as follow_schema
 from infrastructure.storage.resource import Resource
@@ -150,7 +151,6 @@ def _indexes_in_place(session: Session, layout: Layout) -> bool:
 
 def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
     table = dialect.tables["records"]
-    resource_is = f"resource = {dialect.quote(resource.id)}"
     made = []
     for name, fields in resource.indexes.items():
         columns = ", ".join(["resource", *_expressions(dialect, resource, fields), "key"])
@@ -166,7 +166,7 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
     for constraint in resource.unique:
         fields, where = constraint["fields"], constraint["where"]
         columns = ", ".join(_expressions(dialect, resource, fields))
-        predicate = " AND ".join([resource_is, *_where(dialect, resource, where)])
+        predicate = _unique_predicate(dialect, resource, where)
         index = _name("u", resource.id, constraint["name"], fields, where)
         made.append(
             GeneratedIndex(
@@ -178,6 +178,32 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
             )
         )
     return made
+
+
+def _unique_predicate(
+    dialect: Dialect, resource: Resource, where: Mapping[str, str | int | bool | None]
+) -> str:
+    """The ``WHERE`` of a unique constraint's partial index, as literal SQL."""
+    resource_is = f"resource = {dialect.quote(resource.id)}"
+    return " AND ".join([resource_is, *_where(dialect, resource, where)])
+
+
+def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str, Any]) -> str:
+    """``{records} WHERE``, ready for the terms of a pre-check of unique ``constraint``.
+
+    Where the dialect can name an index, the text reads the constraint's own
+    partial index and restates its predicate as literals, which proves the
+    index applies: SQLite then finds the clashing row in that small index,
+    planned once, instead of re-planning at every execution against the
+    bound values. Elsewhere it is the plain table.
+    """
+    fields, where = constraint["fields"], constraint["where"]
+    hint = dialect.index_hint(_name("u", resource.id, constraint["name"], fields, where))
+    if not hint:
+        return "{records} WHERE "
+    # A template: braces in quoted literals are doubled to survive Dialect.sql.
+    predicate = _unique_predicate(dialect, resource, where).replace("{", "{{").replace("}", "}}")
+    return "{records}" + hint + " WHERE " + predicate + " AND "
 
 
 def _expressions(dialect: Dialect, resource: Resource, fields: Sequence[str]) -> list[str]:

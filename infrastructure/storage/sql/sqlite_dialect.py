@@ -28,7 +28,9 @@ class SQLiteDialect(Dialect):
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
-    replace_row = None  # SQLite has no INSERT inside WITH
+    insert_row = None  # SQLite has no INSERT inside WITH
+    replace_row = None
+    append_rows = None
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "

@@ -41,9 +41,10 @@ def append(
 ) -> list[StreamEntry]:
     """Append at ``expected_head`` as the next events of the stream's log stream.
 
-    Round trips: lock (creating) the head row and read it; then, sent together
-    (one round trip on PostgreSQL), the entry ids and the events as multi-row
-    ``INSERT``\\ s, whatever the batch size, and the head's move. Their results
+    Round trips: lock (creating) the head row and read it; then the entry ids,
+    the events and the head's move, whatever the batch size: one statement
+    where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), else
+    multi-row ``INSERT``\\ s and an ``UPDATE`` sent together. Their results
     are checked afterwards: a conflict found after a write needs no undo, it
     fails the scope, which rolls back.
     """
@@ -70,17 +71,24 @@ def append(
     ]
     state = events.entry_states(resource.id, stream)
     rows = [(int(base) + added.position, state(added)) for added in stored]
-    originator = session.dialect.originator(events.entry_stream(resource.id, stream))
+    dialect = session.dialect
+    originator = dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
-    with session.pipeline():
-        id_cursors = _send_ids(session, resource, stream, ids)
-        event_cursors = events.send_many(session, originator, events.STREAM_ENTRY_APPENDED, rows)
-        session.send(
-            "UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?",
-            (expected_head + len(entries), resource.id, stream),
-        )
-    _check_ids(resource, stream, ids, id_cursors)
-    if sum(cursor.rowcount for cursor in event_cursors) != len(rows):
+    topic, moved = events.STREAM_ENTRY_APPENDED, (expected_head + len(entries), resource.id, stream)
+    if dialect.append_rows is not None:
+        versions = [version for version, _ in rows]
+        states = [text.encode("utf-8") for _, text in rows]
+        params = (resource.id, stream, ids, originator, topic, versions, states, *moved)
+        entered, written = session.all(dialect.append_rows, params)[0]
+    else:
+        with session.pipeline():
+            id_cursors = _send_ids(session, resource, stream, ids)
+            event_cursors = events.send_many(session, originator, topic, rows)
+            session.send("UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?", moved)
+        entered = [row[0] for cursor in id_cursors for row in cursor.fetchall()]
+        written = sum(cursor.rowcount for cursor in event_cursors)
+    _check_ids(resource, stream, ids, entered)
+    if written != len(rows):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
 
@@ -116,9 +124,10 @@ def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str])
     return cursors
 
 
-def _check_ids(resource: Resource, stream: str, ids: list[str], cursors: list[Any]) -> None:
-    """A ``ConflictError`` naming the first id :func:`_send_ids` found already in the stream."""
-    entered = {str(row[0]) for cursor in cursors for row in cursor.fetchall()}
+def _check_ids(resource: Resource, stream: str, ids: list[str], went_in: Sequence[Any]) -> None:
+    """A ``ConflictError`` naming the first of ``ids`` that did not go in: it was already
+    in the live stream."""
+    entered = {str(entry_id) for entry_id in went_in}
     if len(entered) != len(ids):
         known = next(entry_id for entry_id in ids if entry_id not in entered)
         raise ConflictError(f"duplicate stream entry identity: {resource.id}/{stream}/{known}")
