@@ -626,9 +626,9 @@ _RATIOS = (
     ("nenjim / raw", "ours", "raw"),
 )
 _FLOOR_LABELS = {
-    "floor-stock": "stock `Application.save`, 1 event on a held aggregate",
+    "floor-stock": _LABELS["stock"],
     "floor-same": "raw driver: the same writes as one ingest, by hand (no nenjim Python)",
-    "floor-ours": "nenjim `JournalIngestion.ingest`, one ingestion + log per thread",
+    "floor-ours": _LABELS["ours"],
 }
 _FLOOR_RATIOS = (
     ("nenjim / stock save", "floor-ours", "floor-stock"),
