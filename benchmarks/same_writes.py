@@ -2,8 +2,9 @@
 
 One ``JournalIngestion.ingest`` of a successor writes, in one transaction,
 the revision event, its digest claim, the transparency log's entry (leaf)
-and the tiles the leaf changes, after reading the tree's end and its edge
-tiles. :func:`capture_ingest` records the statements a real ingest runs on
+and the stored tiles the leaf changes (a tile that fills, and the levels
+above it), after reading the tree's end; the writer holds the tree's right
+edge from its previous commit. :func:`capture_ingest` records the statements a real ingest runs on
 SQLite (from the connections' trace callback); the writers here replay the
 same statements with fresh keys, payloads of the same sizes, and none of the
 engine's Python (no decision, no tree hashing, no projection, no
@@ -180,20 +181,9 @@ def prepare_store(url: str, artifact: str = "bench.same") -> None:
 # --------------------------------------------------------------------------- the tree's rows
 
 
-def edge_reads(size: int) -> list[tuple[int, int]]:
-    """The stored partial tiles a tree of ``size`` leaves has, top level first: what an
-    append reads to hash the new leaf in."""
-    reads = []
-    level = 0
-    while size >> (TILE_HEIGHT * level):
-        if (size >> (TILE_HEIGHT * level)) % TILE_WIDTH:
-            reads.append((level, size >> (TILE_HEIGHT * (level + 1))))
-        level += 1
-    return reads[::-1]
-
-
-def changed_tiles(size: int) -> list[tuple[int, int, int]]:
-    """``(level, index, width)`` of every tile that one more leaf after ``size`` writes."""
+def stored_tiles_after(size: int) -> list[tuple[int, int, int]]:
+    """``(level, index, width)`` of every tile that one more leaf after ``size`` writes:
+    each tile the leaf changes but a partial one of level 0 (hashed from the entries)."""
     grown = size + 1
     tiles = []
     level = 0
@@ -201,7 +191,8 @@ def changed_tiles(size: int) -> list[tuple[int, int, int]]:
     while level == 0 or grown % (1 << (TILE_HEIGHT * level)) == 0:
         below = grown >> (TILE_HEIGHT * level)
         width = below % TILE_WIDTH or TILE_WIDTH
-        tiles.append((level, (below - 1) // TILE_WIDTH, width))
+        if level or width == TILE_WIDTH:
+            tiles.append((level, (below - 1) // TILE_WIDTH, width))
         level += 1
     return tiles
 
@@ -244,7 +235,6 @@ _SQLITE = {
     "event": f"INSERT INTO {EVENTS} VALUES (?, ?, ?, ?)",
     "claim": f"INSERT INTO {CLAIMS} VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING",
     "end": f"SELECT position, notification_id FROM {ENTRIES} ORDER BY position DESC LIMIT 1",
-    "tile": f"SELECT CAST(data AS BLOB) FROM {TILES} WHERE level = ? AND idx = ?",
     "entry": f"INSERT INTO {ENTRIES} VALUES (?, ?, ?)",
     "grow": f"INSERT INTO {TILES} VALUES (?, ?, ?) "
     "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
@@ -284,11 +274,8 @@ def sqlite_same_writes_step(
                 raise RuntimeError(f"claim {claim} was taken")
             end = conn.execute(_SQLITE["end"]).fetchone()
             size = 0 if end is None else int(end[0]) + 1
-            for key in edge_reads(size):
-                if conn.execute(_SQLITE["tile"], key).fetchone() is None:
-                    raise RuntimeError(f"tile {key} is not stored")
             conn.execute(_SQLITE["entry"], (size, row_id, rows.entry(done)))
-            for level, index, width in changed_tiles(size):
+            for level, index, width in stored_tiles_after(size):
                 conn.execute(_SQLITE["grow"], (level, index, rows.tile_data(width)))
             conn.execute("COMMIT")
         except BaseException:
@@ -389,7 +376,7 @@ def pg_same_writes_step(
             end = edge.fetchall()
             size = int(end[0][0]) + 1 if end else 0
             run("entry", (size, inserted[0], rows.entry(done)))
-            for level, index, width in changed_tiles(size):
+            for level, index, width in stored_tiles_after(size):
                 run("grow", (level, index, rows.tile_data(width)))
         state["done"] = done + 1
         return True

@@ -15,10 +15,11 @@ from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.log.tiles import (
     Decode,
     EntryTiler,
-    ReadTiles,
     StoredTile,
     TiledLog,
+    TileGrowth,
     TileKey,
+    TileReads,
     TilesMissingError,
 )
 from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
@@ -33,13 +34,14 @@ __all__ = [
     "LogBatch",
     "LogClosedError",
     "LogReader",
-    "ReadTiles",
     "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",
     "StoreUnavailableError",
     "StoredTile",
+    "TileGrowth",
     "TileKey",
+    "TileReads",
     "TiledLog",
     "TilesMissingError",
     "UnsupportedStoreError",

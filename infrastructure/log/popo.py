@@ -53,10 +53,13 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
     ) -> Sequence[int] | None:
         first = len(self._stored_events) + 1
         ids = list(range(first, first + len(stored_events)))
-        staged = None if self.tiles is None else self.tiles.prepare(ids, new_entries(ids, kwargs))
-        ids = list(super()._update_table(stored_events, **kwargs) or ())
-        if staged is not None:
-            staged.apply()
+        if self.tiles is None:
+            ids = list(super()._update_table(stored_events, **kwargs) or ())
+        else:
+            with self.tiles.committed_edge.transaction():
+                staged = self.tiles.prepare(ids, new_entries(ids, kwargs))
+                ids = list(super()._update_table(stored_events, **kwargs) or ())
+                staged.apply()
         claims: Sequence[Claim] = kwargs.get("claims", ())
         for claim in claims:
             self._claims[(claim.namespace, claim.key)] = claim.owner

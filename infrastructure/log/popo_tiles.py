@@ -8,6 +8,7 @@ from threading import RLock
 from eventsourcing.persistence import Notification, StoredEvent
 
 from infrastructure.log.tiles import (
+    CommittedEdge,
     StoredTile,
     TileKey,
     TilesMissingError,
@@ -32,11 +33,13 @@ class POPOTiles:
         self._entries: list[tuple[int, bytes]] = []
         self._positions: dict[bytes, int] = {}
         self._tiles: dict[TileKey, bytes] = {}
+        self.committed_edge = CommittedEdge()
 
     def prepare(self, ids: Sequence[int], new: Sequence[tuple[int, bytes]]) -> _Staged:
-        """Compute (not yet store) what an append of events ``ids`` adds."""
+        """Compute (not yet store) what an append of events ``ids`` adds (inside
+        ``self.committed_edge.transaction()``, which must end after ``apply()``)."""
         staged = _Staged(self)
-        extend_entries(staged, self.tiling, new, ids[0] - 1 if ids else None)
+        extend_entries(staged, self.tiling, new, ids[0] - 1 if ids else None, self.committed_edge)
         return staged
 
     def catch_up_entries(self) -> None:
@@ -102,6 +105,9 @@ class _Staged:
 
     def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
         return [self.tables._tile(key) for key in keys]
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        return self.tables._entries[max(start, 0) : max(stop, 0)]
 
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from uuid import UUID
 
@@ -205,7 +206,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         rolled back alone and the others take the ids after the last written.
         """
         try:
-            with self.datastore.get_connection() as conn:
+            with self._tile_edge(), self.datastore.get_connection() as conn:
                 if len(batch) == 1:
                     only = batch[0]
                     only.result = self._append_alone(conn, only.stored_events, only.kwargs)
@@ -219,6 +220,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                                 )
                         except psycopg.IntegrityError as error:
                             request.error = _rejection(error)
+                            if self.tiles is not None:
+                                self.tiles.committed_edge.discard()
         except IntegrityError as error:
             raise _rejection(error) from error.__cause__
 
@@ -233,6 +236,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             with (
                 self.while_open(),
                 self._commit_group.exclusive(),
+                self._tile_edge(),
                 self.datastore.get_connection() as conn,
                 conn.transaction(),
             ):
@@ -241,6 +245,10 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         except IntegrityError as error:
             raise _rejection(error) from error.__cause__
         return ids
+
+    def _tile_edge(self) -> AbstractContextManager[None]:
+        """Around a writing transaction: the tiles' edge is kept only if it commits."""
+        return nullcontext() if self.tiles is None else self.tiles.committed_edge.transaction()
 
     def _append_alone(
         self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any

@@ -12,6 +12,7 @@ from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
 from infrastructure.log.tiles import (
+    CommittedEdge,
     StoredTile,
     TileKey,
     TilesMissingError,
@@ -38,6 +39,7 @@ class PostgresTiles:
         self.datastore = datastore
         self.tiling = tiling
         self._lock = lock
+        self.committed_edge = CommittedEdge()
         names = {
             "schema": Identifier(datastore.schema),
             "entries": Identifier(f"{name}_entries"),
@@ -103,10 +105,12 @@ class PostgresTiles:
         """In the events' transaction: entries for the events before ``ids``, then ``new``.
 
         ``edge`` holds the rows of :meth:`edge`, read after the events were
-        inserted, under the append's lock.
+        inserted, under the append's lock. Runs inside
+        ``self.committed_edge.transaction()``.
         """
         upto = ids[0] - 1 if ids else None
-        extend_entries(_Transaction(self, conn, edge), self.tiling, new, upto)
+        tx = _Transaction(self, conn, edge)
+        extend_entries(tx, self.tiling, new, upto, self.committed_edge)
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
@@ -126,8 +130,7 @@ class PostgresTiles:
 
     def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
         with self.datastore.get_connection() as conn:
-            rows = conn.execute(self.sql["entries"], (start, stop)).fetchall()
-        return [(int(row["notification_id"]), bytes(row["data"])) for row in rows]
+            return _Transaction(self, conn).read_entries(start, stop)
 
     def entry_position(self, data: bytes) -> int | None:
         with self.datastore.get_connection() as conn:
@@ -188,6 +191,10 @@ class _Transaction:
             if n not in found:
                 raise TilesMissingError(f"tile (level {level}, index {index}) is not stored")
         return [found[n] for n in range(1, len(keys) + 1)]
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        rows = self.conn.execute(self.tables.sql["entries"], (start, stop)).fetchall()
+        return [(int(row["notification_id"]), bytes(row["data"])) for row in rows]
 
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         with (
             self.while_open(),
             self._commit_group.exclusive(),
+            self._tile_edge(),
             self.datastore.transaction(commit=True) as c,
         ):
             # Such an append writes far more pages than it reads back: a small page cache
@@ -246,7 +248,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
         """Write the batch in one transaction; a rejected request rolls back its savepoint."""
-        with self.datastore.transaction(commit=True) as c:
+        with self._tile_edge(), self.datastore.transaction(commit=True) as c:
             if len(batch) == 1:  # alone: its error is the transaction's, as without grouping
                 only = batch[0]
                 only.result = self._insert_events(c, only.stored_events, **only.kwargs)
@@ -256,13 +258,22 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 try:
                     request.result = self._insert_events(c, request.stored_events, **request.kwargs)
                 except ClaimConflictError as error:
-                    c.execute("ROLLBACK TO append")
+                    self._roll_back_append(c)
                     request.error = error
                 except sqlite3.IntegrityError as error:  # a stream version taken
-                    c.execute("ROLLBACK TO append")
+                    self._roll_back_append(c)
                     request.error = IntegrityError(error)
                     request.error.__cause__ = error
                 c.execute("RELEASE append")
+
+    def _roll_back_append(self, c: SQLiteCursor) -> None:
+        c.execute("ROLLBACK TO append")
+        if self.tiles is not None:
+            self.tiles.committed_edge.discard()
+
+    def _tile_edge(self) -> AbstractContextManager[None]:
+        """Around a writing transaction: the tiles' edge is kept only if it commits."""
+        return nullcontext() if self.tiles is None else self.tiles.committed_edge.transaction()
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -10,6 +10,7 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
 from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.tiles import (
+    CommittedEdge,
     StoredTile,
     TileKey,
     TilesMissingError,
@@ -38,6 +39,7 @@ class SQLiteTiles:
         self.tiles_table = f"{name}_tiles"
         self.events_table = events_table
         self._originator_id = originator_id
+        self.committed_edge = CommittedEdge()
         self.statements = [
             f"CREATE TABLE IF NOT EXISTS {self.entries_table} ("
             "position INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL, data BLOB NOT NULL)",
@@ -52,9 +54,10 @@ class SQLiteTiles:
         return _Transaction(self, c)
 
     def extend(self, c: SQLiteCursor, ids: Sequence[int], new: Sequence[tuple[int, bytes]]) -> None:
-        """In the events' transaction: entries for the events before ``ids``, then ``new``."""
+        """In the events' transaction: entries for the events before ``ids``, then ``new``
+        (inside ``self.committed_edge.transaction()``)."""
         upto = ids[0] - 1 if ids else None
-        extend_entries(self.transaction(c), self.tiling, new, upto)
+        extend_entries(self.transaction(c), self.tiling, new, upto, self.committed_edge)
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
@@ -83,12 +86,7 @@ class SQLiteTiles:
 
     def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
         with self.datastore.transaction(commit=False) as c:
-            c.execute(
-                f"SELECT notification_id, CAST(data AS BLOB) FROM {self.entries_table} "
-                "WHERE position >= ? AND position < ? ORDER BY position",
-                (start, stop),
-            )
-            return [(int(row[0]), bytes(row[1])) for row in c.fetchall()]
+            return _Transaction(self, c).read_entries(start, stop)
 
     def entry_position(self, data: bytes) -> int | None:
         with self.datastore.transaction(commit=False) as c:
@@ -156,6 +154,14 @@ class _Transaction:
             found.append(bytes(row[0]))
         return found
 
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        self.c.execute(
+            f"SELECT notification_id, CAST(data AS BLOB) FROM {self.tables.entries_table} "
+            "WHERE position >= ? AND position < ? ORDER BY position",
+            (start, stop),
+        )
+        return [(int(row[0]), bytes(row[1])) for row in self.c.fetchall()]
+
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]
     ) -> None:
@@ -163,6 +169,8 @@ class _Transaction:
             f"INSERT INTO {self.tables.entries_table} VALUES (?, ?, ?)",
             [(first + n, id_, data) for n, (id_, data) in enumerate(entries)],
         )
+        if not tiles:
+            return
         self.c.executemany(
             f"INSERT INTO {self.tables.tiles_table} VALUES (?, ?, ?) "
             "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",

@@ -7,7 +7,13 @@ opaque bytes keyed by ``(level, index)``). Both are written in the same
 transaction as the events they cover, so they never lag or disagree with
 the log. The log knows nothing of what they mean: an :class:`EntryTiler`,
 given by the log's owner, says which bytes an event contributes as an entry
-and which tiles new entries change. The Journal uses it for its Merkle tree.
+and which tiles new entries change (a tiler may leave a tile unstored when
+it can rebuild it from the entries). The Journal uses it for its Merkle tree.
+
+Between appends, the log keeps what the tiler says of the tree's right edge
+(:class:`CommittedEdge`): after a committed append, the next append that
+finds the log at exactly the size that append left hands it back, so a
+writer does not read again what it wrote last.
 
 The owner passes the entries of the events it appends (one per event, or
 ``None``); events appended without entries (by an older build, or by a
@@ -17,7 +23,8 @@ or open, before anything else is added: entries follow notification order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 from uuid import UUID
@@ -27,9 +34,6 @@ from eventsourcing.persistence import Notification
 
 TileKey = tuple[int, int]
 """A tile's ``(level, index)``."""
-
-ReadTiles = Callable[[Sequence[TileKey]], Sequence[bytes]]
-"""Reads stored tiles (each key must exist) inside the writing transaction."""
 
 Decode = Callable[[Notification], DomainEventProtocol[UUID]]
 
@@ -47,6 +51,28 @@ class TilesMissingError(LookupError):
     """A tile that the entries call for is not stored."""
 
 
+class TileReads(Protocol):
+    """Reads of a tiled log's stored tiles and entries (committed, or inside a writing
+    transaction)."""
+
+    def read_tiles(self, keys: Sequence[TileKey]) -> Sequence[bytes]:
+        """The stored bytes of each tile (``TilesMissingError`` for a missing one)."""
+        ...
+
+    def read_entries(self, start: int, stop: int) -> Sequence[tuple[int, bytes]]:
+        """``(notification id, data)`` of the entries at positions ``start`` to ``stop - 1``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TileGrowth:
+    """What an append changes: the tiles to store, and the tiler's own account of the
+    tree's right edge after it (opaque to the log, handed back by :class:`CommittedEdge`)."""
+
+    tiles: Sequence[StoredTile]
+    edge: object
+
+
 class EntryTiler(Protocol):
     """What a tiled log's owner computes: entries of events, tiles of entries."""
 
@@ -55,10 +81,61 @@ class EntryTiler(Protocol):
         ...
 
     def tiles_after(
-        self, size: int, entries: Sequence[bytes], read_tiles: ReadTiles
-    ) -> Sequence[StoredTile]:
-        """The tiles that change when ``entries`` follow the ``size`` stored ones."""
+        self, size: int, entries: Sequence[bytes], reads: TileReads, edge: object | None
+    ) -> TileGrowth:
+        """The tiles that change when ``entries`` follow the ``size`` stored ones.
+
+        ``edge`` is the ``TileGrowth.edge`` of the append that left the log at
+        exactly ``size`` entries, when this process committed it; ``None``
+        when unknown (read what is needed through ``reads``).
+        """
         ...
+
+
+class CommittedEdge:
+    """A tiler's right edge as of this process's last committed append, and the size
+    it holds for.
+
+    The log's writer (the only one touching it: the leader of its commit
+    group) wraps each writing transaction in :meth:`transaction`. An edge
+    grown in a transaction is kept only once that transaction commits, and it
+    is handed back only to an append that finds the log at its size: entries
+    are never removed, so any other writer's append changes the size. A
+    savepoint rolled back inside the transaction :meth:`discard` s it.
+    """
+
+    __slots__ = ("_committed", "_pending")
+
+    def __init__(self) -> None:
+        self._committed: tuple[int, object] | None = None
+        self._pending: tuple[int, object] | None = None
+
+    def at(self, size: int) -> object | None:
+        """The edge of a log of ``size`` entries, if known."""
+        for known in (self._pending, self._committed):
+            if known is not None and known[0] == size:
+                return known[1]
+        return None
+
+    def grown(self, size: int, edge: object) -> None:
+        """The open transaction's append left the log at ``size`` entries, with ``edge``."""
+        self._pending = (size, edge)
+
+    def discard(self) -> None:
+        """The open transaction's last append was rolled back (to a savepoint)."""
+        self._pending = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Around one writing transaction, its commit included."""
+        self._pending = None
+        try:
+            yield
+        except BaseException:
+            self._pending = None
+            raise
+        if self._pending is not None:
+            self._committed, self._pending = self._pending, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +159,10 @@ class TileTransaction(Protocol):
 
     def read_tiles(self, keys: Sequence[TileKey]) -> Sequence[bytes]:
         """The stored bytes of each tile (``TilesMissingError`` for a missing one)."""
+        ...
+
+    def read_entries(self, start: int, stop: int) -> Sequence[tuple[int, bytes]]:
+        """``(notification id, data)`` of the entries at positions ``start`` to ``stop - 1``."""
         ...
 
     def write(
@@ -140,8 +221,12 @@ def extend_entries(
     tiling: Tiling,
     new: Sequence[tuple[int, bytes]] = (),
     upto: int | None = None,
+    edge: CommittedEdge | None = None,
 ) -> None:
-    """Inside a writing transaction: catch up the events up to ``upto``, then add ``new``."""
+    """Inside a writing transaction: catch up the events up to ``upto``, then add ``new``.
+
+    ``edge``: the writer's :class:`CommittedEdge`, inside its ``transaction()``.
+    """
     size, covered = tx.end()
     behind = upto is None or covered < upto  # else nothing to catch up: skip the read
     pending = [
@@ -152,5 +237,8 @@ def extend_entries(
     pending.extend(new)
     if not pending:
         return
-    tiles = tiling.tiler.tiles_after(size, [data for _, data in pending], tx.read_tiles)
-    tx.write(size, pending, tiles)
+    known = None if edge is None else edge.at(size)
+    growth = tiling.tiler.tiles_after(size, [data for _, data in pending], tx, known)
+    tx.write(size, pending, growth.tiles)
+    if edge is not None:
+        edge.grown(size + len(pending), growth.edge)

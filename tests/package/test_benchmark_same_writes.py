@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -42,10 +43,7 @@ def test_one_ingest_is_captured_as_the_writes_of_one_transaction(tmp_path: Path)
         "INSERT INTO journal_events VALUES (?, ?, ?, ?)",
         "INSERT INTO journal_claims VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING",
         "SELECT position, notification_id FROM journal_entries ORDER BY position DESC LIMIT ?",
-        "SELECT CAST(data AS BLOB) FROM journal_tiles WHERE level = ? AND idx = ?",
         "INSERT INTO journal_entries VALUES (?, ?, ?)",
-        "INSERT INTO journal_tiles VALUES (?, ?, ?) "
-        "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
         "COMMIT",
     ]
     writes = same_writes.ingest_writes(captured)
@@ -80,19 +78,37 @@ def test_the_replay_runs_the_engines_statements_with_values_of_the_same_sizes(
 @pytest.mark.parametrize(
     "size", [0, 1, 255, 256, 257, 511, 65_535, 65_536, 70_000, 16_777_215, 123_456_789]
 )
-def test_the_tiles_read_and_written_are_the_tilers(size: int) -> None:
-    read: list[tuple[int, int]] = []
-
-    def read_tiles(keys: object) -> list[bytes]:
-        assert isinstance(keys, list)
-        read.extend(keys)
-        return [bytes(32 * tile_width_in_tree(level, index, size)) for level, index in keys]
-
-    grown = JournalTiler().tiles_after(size, [b"a leaf"], read_tiles)
-    assert sorted(read) == sorted(same_writes.edge_reads(size))
-    assert sorted((t.level, t.index, len(t.data) // 32) for t in grown) == sorted(
-        same_writes.changed_tiles(size)
+def test_the_tiles_written_are_the_tilers_and_a_committed_edge_is_not_read_again(
+    size: int,
+) -> None:
+    reads = _Reads(size)
+    first = JournalTiler().tiles_after(size, [b"a leaf"], reads, None)
+    assert sorted((t.level, t.index, len(t.data) // 32) for t in first.tiles) == sorted(
+        same_writes.stored_tiles_after(size)
     )
+    again = _Reads(size + 1)
+    second = JournalTiler().tiles_after(size + 1, [b"another leaf"], again, first.edge)
+    assert (again.tiles, again.entries) == ([], [])
+    assert sorted((t.level, t.index, len(t.data) // 32) for t in second.tiles) == sorted(
+        same_writes.stored_tiles_after(size + 1)
+    )
+
+
+class _Reads:
+    """Stored tiles and entries of a tree of ``size`` leaves (all hashes zero), counting reads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.tiles: list[tuple[int, int]] = []
+        self.entries: list[int] = []
+
+    def read_tiles(self, keys: Sequence[tuple[int, int]]) -> list[bytes]:
+        self.tiles.extend(keys)
+        return [bytes(32 * tile_width_in_tree(level, index, self.size)) for level, index in keys]
+
+    def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
+        self.entries.extend(range(start, stop))
+        return [(n + 1, b"leaf %d" % n) for n in range(start, min(stop, self.size))]
 
 
 def test_the_profile_split_charges_all_time_and_finds_the_commit(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,12 @@ from eventsourcing.persistence import IntegrityError
 
 from domain.journal.chain import JournalChain, chain_id
 from domain.journal.parser import parse_journal
-from domain.transparency import MemoryTree, read_tile, tiles_for_size
+from domain.transparency import MemoryTree, Tile, read_tile, tiles_for_size
 from infrastructure.log import Claim, LogApplication, LogReader
+from infrastructure.log.group_commit import AppendRequest
 from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-from journal.impl.ref.transparency import RevisionEvent, revision_leaf
+from journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf
 from journal.impl.ref.transparency_audit import tree_problem
 from journal_texts import Chain, journal_text
 from nenjim.cli import main as nenjim
@@ -51,8 +53,13 @@ def _assert_tree_matches_texts(log: JournalLog) -> int:
     stored = tiled.read_entries(0, tiled.entry_count())
     assert [data for _, data in stored] == leaves
     tree = MemoryTree(leaves)
-    expected = {(t.level, t.index): read_tile(t, tree) for t in tiles_for_size(tree.size)}
-    assert {(t.level, t.index): t.data for t in tiled.stored_tiles()} == expected
+    tiles = tiles_for_size(tree.size)
+    expected = {(t.level, t.index): read_tile(t, tree) for t in tiles}
+    # Every tile is stored but a partial one of level 0, which is read from the leaves.
+    assert {(t.level, t.index): t.data for t in tiled.stored_tiles()} == {
+        key: data for key, data in expected.items() if key[0] or len(data) == 256 * 32
+    }
+    assert TreeTiles(tiled).read_tiles(tiles) == list(expected.values())
     assert tree_problem(log) is None
     return tree.size
 
@@ -104,6 +111,75 @@ def test_a_refused_append_leaves_the_tree_unchanged(store_url: str) -> None:
         log.append_chains([second, *_geneses(10, 2)])
     assert (log.tiled_log.entry_count(), log.tiled_log.stored_tiles()) == after_first
     assert _assert_tree_matches_texts(log) == 5
+
+
+def test_writers_that_take_turns_build_one_tree(durable_store_url: str) -> None:
+    """Each writer keeps the tree's edge it committed last: it must not use it once the
+    other writer has appended, nor after its own append was refused."""
+    writers = [JournalLog(durable_store_url), JournalLog(durable_store_url)]
+    refused = Chain("org.example.refused")
+    genesis = parse_journal(refused.add(V1))
+    writers[0].append_chains([JournalChain.start(genesis)])
+    first = 1
+    for turn, count in enumerate([1, 255, 3, 1, 300, 2, 254, 1]):
+        log = writers[turn % 2]
+        if turn == 3:  # a refused append: the chain's head moved under this writer
+            stale: JournalChain = log.repository.get(chain_id(genesis.coordinate))
+            moved: JournalChain = log.repository.get(chain_id(genesis.coordinate))
+            moved.accept(parse_journal(refused.add(V2)), log.digest_owner)
+            log.append_chains([moved])
+            other = journal_text(
+                "org.example.refused", "20260202T000000Z", predecessor=str(genesis.digest)
+            )
+            stale.accept(parse_journal(other), log.digest_owner)
+            with pytest.raises(IntegrityError):
+                log.append_chains([stale, *_geneses(9000, 2)])
+            first += 1
+        log.append_chains(_geneses(first, count))
+        first += count
+        assert _assert_tree_matches_texts(log) == first
+
+
+def test_the_edge_of_a_batch_that_failed_whole_is_not_kept(durable_store_url: str) -> None:
+    """A batch's first append grew the tree's edge, then the batch failed and was rolled
+    back: the writer must not take that edge for the tree's once another writer's append
+    brings the log to the same size."""
+    ours, theirs = JournalLog(durable_store_url), JournalLog(durable_store_url)
+    ours.append_chains(_geneses(0, 5))
+
+    def request(chain: JournalChain, leaves: int) -> AppendRequest[Sequence[int] | None]:
+        events = chain.collect_events()
+        revisions = [e for e in events if isinstance(e, RevisionEvent)]
+        claims = [Claim(DIGEST_NAMESPACE, e.digest, e.coordinate) for e in revisions]
+        entries = [revision_leaf(revisions[0])] * leaves  # one leaf per event, or a bad count
+        stored = [ours.mapper.to_stored_event(e) for e in events]
+        return AppendRequest(stored, {"claims": claims, "entries": entries})
+
+    good, bad = _geneses(100, 2)
+    with pytest.raises(ValueError, match="2 entries for 1 events"):
+        ours.recorder._write_batch([request(good, 1), request(bad, 2)])
+    theirs.append_chains(_geneses(200, 1))  # the log now has the size the failed batch left
+    ours.append_chains(_geneses(300, 200))  # one batch: as a single ingest is written
+    ours.append_chains(_geneses(500, 51))  # fills (and stores) the first tile
+    assert _assert_tree_matches_texts(ours) == 257
+
+
+def test_a_partial_tile_of_level_0_stored_by_an_earlier_version_is_not_read(
+    tmp_path: Path,
+) -> None:
+    url, path = _tampered_store(tmp_path, 260)
+    log = JournalLog(url)
+    leaves = _text_leaves(log)
+    earlier = read_tile(Tile(0, 1, 2), MemoryTree(leaves[:258]))
+    with sqlite3.connect(path) as connection:  # as an earlier version left it, 2 leaves ago
+        connection.execute("INSERT INTO journal_tiles VALUES (0, 1, ?)", (earlier,))
+    assert tree_problem(log) is None
+    assert TreeTiles(log.tiled_log).read_tiles([Tile(0, 1, 4)]) == [
+        read_tile(Tile(0, 1, 4), MemoryTree(leaves))
+    ]
+    log.append_chains(_geneses(260, 300))  # the tile fills: stored whole, over the old row
+    assert _assert_tree_matches_texts(log) == 560
+    log.close()
 
 
 class _OlderBuildLog(LogApplication):
@@ -159,12 +235,20 @@ def _tampered_store(tmp_path: Path, count: int) -> tuple[str, Path]:
     [
         (
             "UPDATE journal_tiles SET data = zeroblob(32) || substr(data, 33) "
-            "WHERE level = 0 AND idx = 1",
-            "stored tile tile/0/001.p/4 differs from the tree recomputed from the texts",
+            "WHERE level = 0 AND idx = 0",
+            "stored tile tile/0/000 differs from the tree recomputed from the texts",
         ),
         (
-            "UPDATE journal_tiles SET data = substr(data, 1, 32 * 3) WHERE level = 0 AND idx = 1",
+            "UPDATE journal_tiles SET data = substr(data, 1, 32 * 3) WHERE level = 0 AND idx = 0",
+            "stored tile tile/0/000.p/3 differs from the tree recomputed from the texts",
+        ),
+        (
+            "INSERT INTO journal_tiles VALUES (0, 1, zeroblob(32 * 3))",
             "stored tile tile/0/001.p/3 differs from the tree recomputed from the texts",
+        ),
+        (
+            "INSERT INTO journal_tiles VALUES (0, 1, zeroblob(32 * 5))",
+            "stored tile tile/0/001.p/5 differs from the tree recomputed from the texts",
         ),
         (
             "DELETE FROM journal_tiles WHERE level = 1",

@@ -9,7 +9,7 @@ are written in the transaction of the revisions they cover.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from eventsourcing.persistence import Notification
 
@@ -26,9 +26,17 @@ from domain.transparency import (
     leaf_hashes,
 )
 from domain.transparency.tiles import tile_width_in_tree
-from infrastructure.log import Decode, ReadTiles, StoredTile
+from infrastructure.log import (
+    Decode,
+    StoredTile,
+    TileGrowth,
+    TileKey,
+    TileReads,
+    TilesMissingError,
+)
 
 RevisionEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
+_FULL_TILE = TILE_WIDTH * HASH_SIZE
 
 
 def revision_leaf(event: RevisionEvent) -> bytes:
@@ -39,7 +47,13 @@ def revision_leaf(event: RevisionEvent) -> bytes:
 
 
 class JournalTiler:
-    """Leaves of revision events, and the tiles they change (``infrastructure.log.EntryTiler``)."""
+    """Leaves of revision events, and the tiles they change (``infrastructure.log.EntryTiler``).
+
+    Every tile is stored except a partial tile of level 0: its hashes are
+    those of the newest leaves, so :class:`TreeTiles` hashes it from the
+    entries when it is read. Rewriting that tile at every append (up to 8 KiB)
+    would cost more than the rest of the append's rows.
+    """
 
     def entry_of(self, notification: Notification, decode: Decode) -> bytes | None:
         """The leaf of a stored revision event (the topic is checked before decoding)."""
@@ -49,28 +63,94 @@ class JournalTiler:
         return revision_leaf(event) if isinstance(event, RevisionEvent) else None
 
     def tiles_after(
-        self, size: int, entries: Sequence[bytes], read_tiles: ReadTiles
-    ) -> list[StoredTile]:
-        """The tiles that change when leaves ``entries`` follow the ``size`` stored ones."""
-        return grown_tiles(size, entries, _CachedTiles(read_tiles))
+        self, size: int, entries: Sequence[bytes], reads: TileReads, edge: object | None
+    ) -> TileGrowth:
+        """The tiles to store when leaves ``entries`` follow the ``size`` stored ones, and
+        the tree's right edge after them (``edge``: the one before, when known)."""
+        reader = TreeTiles(reads, edge.tiles if isinstance(edge, _RightEdge) else None)
+        grown = grown_tiles(size, entries, reader)
+        for tile in grown:
+            reader.seen[(tile.level, tile.index)] = tile.data
+        stored = [tile for tile in grown if is_stored_tile(tile.level, tile.data)]
+        return TileGrowth(stored, _RightEdge.of(size + len(entries), reader.seen))
 
 
-class _CachedTiles:
-    """A ``TileReader`` over a store's tile reads, each tile read once."""
+def is_stored_tile(level: int, data: bytes) -> bool:
+    """Whether the Journal log stores the tile of ``level`` with bytes ``data`` (every
+    tile but a partial one of level 0)."""
+    return level > 0 or len(data) == _FULL_TILE
 
-    def __init__(self, read_tiles: ReadTiles) -> None:
-        self._read = read_tiles
-        self._cache: dict[tuple[int, int], bytes] = {}
+
+class _RightEdge:
+    """The partial tile of each level of a tree (what the next append reads)."""
+
+    __slots__ = ("tiles",)
+
+    def __init__(self, tiles: dict[TileKey, bytes]) -> None:
+        self.tiles = tiles
+
+    @classmethod
+    def of(cls, size: int, seen: Mapping[TileKey, bytes]) -> _RightEdge:
+        """The edge of the tree of ``size`` leaves, out of the tiles ``seen`` (at least as
+        wide as the tree's; a tile not seen is left out, and read when needed)."""
+        tiles: dict[TileKey, bytes] = {}
+        level, count = 0, size
+        while count:
+            index, width = divmod(count, TILE_WIDTH)
+            data = seen.get((level, index)) if width else None
+            if data is not None and len(data) >= width * HASH_SIZE:
+                tiles[(level, index)] = data[: width * HASH_SIZE]
+            level, count = level + 1, count >> TILE_HEIGHT
+        return cls(tiles)
+
+
+class TreeTiles:
+    """A ``TileReader`` over a tiled Journal log's tables (committed, or inside the
+    writing transaction).
+
+    Tiles are read as stored, except a partial tile of level 0, which is not
+    stored: its hashes are those of its entries' leaves. ``known`` tiles (a
+    writer's right edge) are used first; every tile read is kept in ``seen``.
+    """
+
+    def __init__(self, reads: TileReads, known: Mapping[TileKey, bytes] | None = None) -> None:
+        self._reads = reads
+        self.seen: dict[TileKey, bytes] = dict(known or {})
 
     def read_tiles(self, tiles: Sequence[Tile]) -> list[bytes]:
-        keys = [(tile.level, tile.index) for tile in tiles]
-        missing = [key for key in dict.fromkeys(keys) if key not in self._cache]
-        if missing:
-            self._cache.update(zip(missing, self._read(missing), strict=True))
-        return [self._cache[key] for key in keys]
+        """The bytes of each tile (at least its width), in request order."""
+        found: list[bytes] = []
+        stored: list[tuple[int, TileKey]] = []
+        for position, tile in enumerate(tiles):
+            key = (tile.level, tile.index)
+            data = self.seen.get(key)
+            if data is None or len(data) < tile.width * HASH_SIZE:
+                if tile.level == 0 and tile.width < TILE_WIDTH:
+                    data = self.seen[key] = _hashed_from_entries(self._reads, tile)
+                else:
+                    stored.append((position, key))
+                    data = b""
+            found.append(data)
+        if stored:
+            answers = self._reads.read_tiles([key for _, key in stored])
+            for (position, key), data in zip(stored, answers, strict=True):
+                found[position] = self.seen[key] = bytes(data)
+        return found
 
 
-def grown_tiles(size: int, entries: Sequence[bytes], reader: _CachedTiles) -> list[StoredTile]:
+def _hashed_from_entries(reads: TileReads, tile: Tile) -> bytes:
+    """The bytes of partial level-0 tile ``tile``: the leaf hashes of its entries."""
+    first = tile.index * TILE_WIDTH
+    entries = reads.read_entries(first, first + tile.width)
+    if len(entries) != tile.width:
+        raise TilesMissingError(
+            f"tile {tile.path} is hashed from entries {first} to {first + tile.width - 1}; "
+            f"{len(entries)} of them are stored"
+        )
+    return b"".join(leaf_hashes([data for _, data in entries]))
+
+
+def grown_tiles(size: int, entries: Sequence[bytes], reader: TreeTiles) -> list[StoredTile]:
     """Every tile that leaves ``entries`` change or create, after ``size`` stored leaves."""
     builder = TreeBuilder.resume(size, TileHashSource(size, reader))
     added: dict[tuple[int, int], list[bytes]] = {}
@@ -86,7 +166,7 @@ def grown_tiles(size: int, entries: Sequence[bytes], reader: _CachedTiles) -> li
     ]
 
 
-def _old_hashes(level: int, index: int, size: int, reader: _CachedTiles) -> bytes:
+def _old_hashes(level: int, index: int, size: int, reader: TreeTiles) -> bytes:
     width = tile_width_in_tree(level, index, size)
     if not width:
         return b""

@@ -23,8 +23,8 @@ from domain.transparency import (
     verify_consistency,
 )
 from journal.impl.ref.log import JournalLog
+from journal.impl.ref.transparency import TreeTiles
 from journal.impl.ref.transparency_audit import text_leaves
-from journal.impl.ref.transparency_proofs import StoredTiles
 
 
 def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:
@@ -47,7 +47,7 @@ def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:
     stored = tiled.entry_count()
     if stored < size:
         return f"the stored tree holds {stored} leaves, fewer than the {size} of the checkpoint"
-    source = TileHashSource(stored, StoredTiles(tiled))
+    source = TileHashSource(stored, TreeTiles(tiled))
     try:
         verify_consistency(
             size,

@@ -41,20 +41,11 @@ from domain.transparency import (
 from domain.transparency.tiles import tile_width_in_tree
 from infrastructure.log import TiledLog
 from journal.impl.ref.log import JournalLog
+from journal.impl.ref.transparency import TreeTiles
 
 
 class ProofRequestError(LookupError):
     """A proof was asked for something the log does not hold (a revision, a size)."""
-
-
-class StoredTiles:
-    """A ``TileReader`` over the stored tiles of a Journal log."""
-
-    def __init__(self, tiled: TiledLog) -> None:
-        self._tiled = tiled
-
-    def read_tiles(self, tiles: Sequence[Tile]) -> list[bytes]:
-        return self._tiled.read_tiles([(tile.level, tile.index) for tile in tiles])
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +73,7 @@ class JournalTree:
 
     def root(self, size: int) -> bytes:
         """The root hash of the tree of the first ``size`` leaves."""
-        return tree_hash(size, TileHashSource(size, StoredTiles(self._tiled)))
+        return tree_hash(size, TileHashSource(size, TreeTiles(self._tiled)))
 
     def leaf_of(self, coordinate: str, version: str) -> tuple[int, bytes]:
         """The index and leaf data of revision ``version`` of artifact ``coordinate``."""
@@ -107,7 +98,7 @@ class JournalTree:
         signed = self.sign()
         index, data = self.leaf_of(coordinate, version)
         size = signed.checkpoint.size
-        proof = inclusion_proof(index, size, TileHashSource(size, StoredTiles(self._tiled)))
+        proof = inclusion_proof(index, size, TileHashSource(size, TreeTiles(self._tiled)))
         return {
             "kind": "inclusion",
             "leaf": data.decode("utf-8"),
@@ -125,7 +116,7 @@ class JournalTree:
             raise ProofRequestError(
                 f"tree size {old_size} is not in [0, {size}]: the log is smaller"
             )
-        source = TileHashSource(size, StoredTiles(self._tiled))
+        source = TileHashSource(size, TreeTiles(self._tiled))
         return {
             "kind": "consistency",
             "old_size": old_size,
@@ -247,7 +238,7 @@ def served_tile(tiled: TiledLog, tile: Tile) -> bytes | None:
     size = tiled.entry_count()
     if tile_width_in_tree(tile.level, tile.index, size) < tile.width:
         return None
-    (data,) = tiled.read_tiles([(tile.level, tile.index)])
+    (data,) = TreeTiles(tiled).read_tiles([tile])
     return data[: tile.width * HASH_SIZE]
 
 

@@ -1,0 +1,54 @@
+"""A tiled log's committed edge: handed back only for the size a committed append left."""
+
+from __future__ import annotations
+
+import pytest
+
+from infrastructure.log.tiles import CommittedEdge
+
+
+def test_an_edge_is_unknown_until_a_transaction_commits_it() -> None:
+    edge = CommittedEdge()
+    assert edge.at(0) is None
+    with edge.transaction():
+        edge.grown(3, "after 3")
+        assert edge.at(3) == "after 3"  # inside the transaction that wrote it
+    assert edge.at(3) == "after 3"
+    assert edge.at(2) is None
+    assert edge.at(4) is None  # another writer appended since: unknown
+
+
+def test_a_rolled_back_transaction_keeps_the_edge_committed_before() -> None:
+    edge = CommittedEdge()
+    with edge.transaction():
+        edge.grown(3, "after 3")
+
+    def failed_commit() -> None:
+        with edge.transaction():
+            edge.grown(5, "after 5, rolled back")
+            raise RuntimeError("the commit failed")
+
+    with pytest.raises(RuntimeError):
+        failed_commit()
+    assert edge.at(5) is None
+    assert edge.at(3) == "after 3"
+
+
+def test_a_savepoint_rolled_back_discards_the_pending_edge() -> None:
+    edge = CommittedEdge()
+    with edge.transaction():
+        edge.grown(3, "after 3")
+    with edge.transaction():
+        edge.grown(4, "after 4, rolled back to its savepoint")
+        edge.discard()
+        assert edge.at(4) is None
+        assert edge.at(3) == "after 3"  # the transaction holds nothing beyond the commit
+    assert edge.at(4) is None
+    assert edge.at(3) == "after 3"
+
+
+def test_a_transaction_starts_without_the_pending_edge_of_an_unfinished_one() -> None:
+    edge = CommittedEdge()
+    edge.grown(2, "grown outside any transaction")
+    with edge.transaction():
+        assert edge.at(2) is None
