@@ -341,6 +341,13 @@ class TreeBuilder:
         """The number of leaves appended so far."""
         return self._size
 
+    def copy(self) -> TreeBuilder:
+        """A builder of the same tree, appended to independently of this one."""
+        twin = TreeBuilder()
+        twin._size = self._size
+        twin._edge = list(self._edge)
+        return twin
+
     def append(self, hashes: Sequence[bytes]) -> list[NodeRun]:
         """Append leaf hashes; return the new complete nodes, lowest level first.
 

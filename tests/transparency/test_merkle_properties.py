@@ -259,7 +259,13 @@ def test_incremental_building_matches_the_reference_at_every_step(
         )
     resumed = TreeBuilder.resume(min(resume_at, MAX_SIZE), big_tree())
     assert resumed.root() == reference_mth(0, resumed.size)
+    twin = resumed.copy()
     resumed.append([leaf_hash(entry) for entry in ENTRIES[resumed.size : resumed.size + 37]])
+    assert resumed.root() == reference_mth(0, resumed.size)
+    # A copy goes on from where it was taken, untouched by the original's appends.
+    assert twin.root() == reference_mth(0, twin.size)
+    twin.append([leaf_hash(entry) for entry in ENTRIES[twin.size : twin.size + 5]])
+    assert twin.root() == reference_mth(0, twin.size)
     assert resumed.root() == reference_mth(0, resumed.size)
 
 

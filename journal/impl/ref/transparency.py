@@ -67,12 +67,17 @@ class JournalTiler:
     ) -> TileGrowth:
         """The tiles to store when leaves ``entries`` follow the ``size`` stored ones, and
         the tree's right edge after them (``edge``: the one before, when known)."""
-        reader = TreeTiles(reads, edge.tiles if isinstance(edge, _RightEdge) else None)
-        grown = grown_tiles(size, entries, reader)
+        if isinstance(edge, _RightEdge):
+            reader = TreeTiles(reads, edge.tiles)
+            builder = edge.builder.copy()
+        else:
+            reader = TreeTiles(reads)
+            builder = TreeBuilder.resume(size, TileHashSource(size, reader))
+        grown = grown_tiles(builder, entries, reader)
         for tile in grown:
             reader.seen[(tile.level, tile.index)] = tile.data
         stored = [tile for tile in grown if is_stored_tile(tile.level, tile.data)]
-        return TileGrowth(stored, _RightEdge.of(size + len(entries), reader.seen))
+        return TileGrowth(stored, _RightEdge.of(builder, reader.seen))
 
 
 def is_stored_tile(level: int, data: bytes) -> bool:
@@ -82,26 +87,28 @@ def is_stored_tile(level: int, data: bytes) -> bool:
 
 
 class _RightEdge:
-    """The partial tile of each level of a tree (what the next append reads)."""
+    """What the next append needs of a tree: a builder at its size, and the partial tile
+    of each level."""
 
-    __slots__ = ("tiles",)
+    __slots__ = ("builder", "tiles")
 
-    def __init__(self, tiles: dict[TileKey, bytes]) -> None:
+    def __init__(self, builder: TreeBuilder, tiles: dict[TileKey, bytes]) -> None:
+        self.builder = builder
         self.tiles = tiles
 
     @classmethod
-    def of(cls, size: int, seen: Mapping[TileKey, bytes]) -> _RightEdge:
-        """The edge of the tree of ``size`` leaves, out of the tiles ``seen`` (at least as
-        wide as the tree's; a tile not seen is left out, and read when needed)."""
+    def of(cls, builder: TreeBuilder, seen: Mapping[TileKey, bytes]) -> _RightEdge:
+        """The edge of ``builder``'s tree, its partial tiles out of the tiles ``seen`` (at
+        least as wide as the tree's; a tile not seen is left out, and read when needed)."""
         tiles: dict[TileKey, bytes] = {}
-        level, count = 0, size
+        level, count = 0, builder.size
         while count:
             index, width = divmod(count, TILE_WIDTH)
             data = seen.get((level, index)) if width else None
             if data is not None and len(data) >= width * HASH_SIZE:
                 tiles[(level, index)] = data[: width * HASH_SIZE]
             level, count = level + 1, count >> TILE_HEIGHT
-        return cls(tiles)
+        return cls(builder, tiles)
 
 
 class TreeTiles:
@@ -150,9 +157,12 @@ def _hashed_from_entries(reads: TileReads, tile: Tile) -> bytes:
     return b"".join(leaf_hashes([data for _, data in entries]))
 
 
-def grown_tiles(size: int, entries: Sequence[bytes], reader: TreeTiles) -> list[StoredTile]:
-    """Every tile that leaves ``entries`` change or create, after ``size`` stored leaves."""
-    builder = TreeBuilder.resume(size, TileHashSource(size, reader))
+def grown_tiles(
+    builder: TreeBuilder, entries: Sequence[bytes], reader: TreeTiles
+) -> list[StoredTile]:
+    """Every tile that leaves ``entries`` change or create, appended to ``builder`` (the
+    tree ``reader`` reads, at its size)."""
+    size = builder.size
     added: dict[tuple[int, int], list[bytes]] = {}
     for run in builder.append(leaf_hashes(entries)):
         if run.level % TILE_HEIGHT:
