@@ -63,6 +63,10 @@ class PostgresTiles:
             for key, statement in {
                 "end": "SELECT position, notification_id FROM {schema}.{entries} "
                 "ORDER BY position DESC LIMIT 1",
+                # The end in the edge's row shape, without its tiles.
+                "end_row": "SELECT NULL::integer AS level, NULL::bigint AS idx, "
+                "NULL::bytea AS data, position, notification_id FROM {schema}.{entries} "
+                "ORDER BY position DESC LIMIT 1",
                 # The end and, per level, the right-most tile of that tree (the tiles
                 # an append reads): sent with the append, one round trip for both.
                 "edge": "SELECT l.level, t.idx, t.data, e.position, e.notification_id "
@@ -92,8 +96,14 @@ class PostgresTiles:
         }
 
     def edge(self, conn: Connection) -> psycopg.Cursor[Any]:
-        """Queue the read of the tree's end and edge tiles (in pipeline mode: not sent yet)."""
-        return conn.execute(self.sql["edge"], prepare=True)
+        """Queue the read of the tree's end and edge tiles (in pipeline mode: not sent yet).
+
+        A writer that committed an append before reads the end alone: the edge
+        it kept is what the tiler needs when no other writer appended since
+        (otherwise the tiler reads the tiles it lacks).
+        """
+        known = self.committed_edge.committed
+        return conn.execute(self.sql["end_row" if known else "edge"], prepare=True)
 
     def extend(
         self,

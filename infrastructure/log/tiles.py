@@ -110,6 +110,11 @@ class CommittedEdge:
         self._committed: tuple[int, object] | None = None
         self._pending: tuple[int, object] | None = None
 
+    @property
+    def committed(self) -> bool:
+        """Whether an edge was committed (for some size)."""
+        return self._committed is not None
+
     def at(self, size: int) -> object | None:
         """The edge of a log of ``size`` entries, if known."""
         for known in (self._pending, self._committed):

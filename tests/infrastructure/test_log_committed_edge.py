@@ -13,6 +13,8 @@ def test_an_edge_is_unknown_until_a_transaction_commits_it() -> None:
     with edge.transaction():
         edge.grown(3, "after 3")
         assert edge.at(3) == "after 3"  # inside the transaction that wrote it
+        assert not edge.committed
+    assert edge.committed
     assert edge.at(3) == "after 3"
     assert edge.at(2) is None
     assert edge.at(4) is None  # another writer appended since: unknown
