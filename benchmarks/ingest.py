@@ -675,6 +675,47 @@ def _floor_table(backend: str, result: BackendResult) -> str:
     )
 
 
+def _budget_table(backend: str, result: BackendResult, goals: dict[int, float]) -> str:
+    """Wall time per ingest (1 / median rate) left to Python, against what a goal allows."""
+
+    def each(variant: str, threads: int) -> float | None:
+        rate = result.rates.get(variant, {}).get(threads)
+        return None if rate is None else 1e6 / rate.median
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    def less(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a - b
+
+    rows = [
+        [
+            "our Python: nenjim ingest - the same writes by hand (floor passes)",
+            *(cell(less(each("floor-ours", t), each("floor-same", t))) for t in THREADS),
+        ],
+        [
+            "what the goal leaves to all Python: stock save / goal - the same writes by hand",
+            *(
+                cell(less(_scaled(each("floor-stock", t), goals.get(t)), each("floor-same", t)))
+                for t in THREADS
+            ),
+        ],
+        [
+            "`eventsourcing`'s Python around one row: stock save - raw 1-row INSERT",
+            *(cell(less(each("stock", t), each("raw", t))) if t == 1 else "-" for t in THREADS),
+        ],
+    ]
+    return table(
+        f"Python per ingest, {backend} (µs of wall time per ingest, 1 / median rate)",
+        ["what", *(f"{t} thread(s)" for t in THREADS)],
+        rows,
+    )
+
+
+def _scaled(micros: float | None, goal: float | None) -> float | None:
+    return None if micros is None or goal is None else micros / goal
+
+
 def run(options: Options) -> str:
     """Run benchmark 1 and return its report."""
     out: list[str] = []
@@ -692,9 +733,11 @@ def run(options: Options) -> str:
             )
         else:
             out.append(f"PostgreSQL skipped: {problem}")
+        goals = {"SQLite": dict(SQLITE_TARGET), "PostgreSQL": {8: PG_TARGET}}
         for backend, result in results.items():
             out.append(_backend_table(backend, result))
             out.append(_floor_table(backend, result))
+            out.append(_budget_table(backend, result, goals[backend]))
         lengths = (1, 100) if options.quick else (1, 100, 1_000)
         counts = (100, 2_000) if options.quick else (100, 2_000, 10_000)
         bound = 1.0 if options.quick else 3.0
