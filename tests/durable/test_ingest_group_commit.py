@@ -99,6 +99,82 @@ def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
     assert main(["journal", "audit", "--store", durable_store_url]) == 0
 
 
+class _HeldFirstBatch:
+    """Wraps a recorder's batch writer: the first batch waits (up to 10 s) until
+    ``wanted`` more appends are queued behind it, or for ``hold`` seconds."""
+
+    def __init__(self, recorder: Any, wanted: int = 0, hold: float = 0.0) -> None:
+        self._write = recorder._write_batch
+        self._group: CommitGroup[Any] = recorder._commit_group
+        self._wanted, self._hold = wanted, hold
+        self.sizes: list[int] = []
+        self.entered = threading.Event()
+
+    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+        self.sizes.append(len(batch))
+        if len(self.sizes) == 1:
+            self.entered.set()
+            deadline = time.monotonic() + (self._hold or 10)
+            while time.monotonic() < deadline and (
+                self._hold or len(self._group._queue) < self._wanted
+            ):
+                time.sleep(0.005)
+        self._write(batch)
+
+
+def test_threads_sharing_one_ingestion_share_commits(durable_store_url: str) -> None:
+    """While one ingestion's append waits for its commit, ingestions of other artifacts
+    by other threads decide and queue theirs: the next commit takes them together."""
+    ingestion = JournalIngestion(JournalLog(durable_store_url), JournalChainsProjection())
+    recorder = ingestion._log.recorder
+    held = _HeldFirstBatch(recorder, wanted=3)
+    recorder._write_batch = held
+    texts = [Chain(f"com.example.c{i}").add(HEAD) for i in range(4)]
+    try:
+        first = threading.Thread(target=ingestion.ingest_text, args=(texts[0],))
+        first.start()
+        assert held.entered.wait(30)
+        outcomes = run_together(lambda i: ingestion.ingest_text(texts[i + 1])[1], 3)
+        first.join(30)
+        assert outcomes == [True, True, True]
+        assert held.sizes == [1, 3]  # the three others shared one commit
+        assert sorted(str(c) for c in ingestion.view.chains) == [
+            f"com.example.c{i}" for i in range(4)
+        ]
+    finally:
+        ingestion.close()
+    assert _ids(durable_store_url) == [1, 2, 3, 4]
+    assert main(["journal", "audit", "--store", durable_store_url]) == 0
+
+
+def test_a_successor_waits_for_its_predecessors_append_by_another_thread(
+    durable_store_url: str,
+) -> None:
+    """The successor's decision needs its predecessor in the view: an ingestion of an
+    artifact whose append is in flight waits until that append is published."""
+    ingestion = JournalIngestion(JournalLog(durable_store_url), JournalChainsProjection())
+    chain = Chain("com.example.widget")
+    texts = [chain.add(f"2026{month:02d}01T000000Z") for month in (1, 2, 3)]
+    ingestion.ingest_text(texts[0])
+    recorder = ingestion._log.recorder
+    held = _HeldFirstBatch(recorder, hold=0.5)
+    recorder._write_batch = held
+    try:
+        second = threading.Thread(target=ingestion.ingest_text, args=(texts[1],))
+        second.start()
+        assert held.entered.wait(30)
+        _, is_new = ingestion.ingest_text(texts[2])  # decided while the second is in flight
+        second.join(30)
+        assert is_new
+        revisions = ingestion.view.chain(parse_journal(texts[0]).coordinate)
+        assert revisions is not None
+        assert [str(r.version) for r in revisions.revisions] == [
+            f"2026{month:02d}01T000000Z" for month in (1, 2, 3)
+        ]
+    finally:
+        ingestion.close()
+
+
 class _Held:
     """A batch writer that holds the group's leadership until released."""
 

@@ -40,7 +40,12 @@ class JournalIngestion:
     """Decides revisions against their chains, appends them and updates the projection.
 
     Each call is one atomic ingestion: on any error nothing is appended and
-    the published worldview is unchanged.
+    the published worldview is unchanged. Threads may share an ingestion. A
+    one-revision ingestion decides under the ingestion's lock but appends
+    outside it, so concurrent ingestions of different artifacts share commits
+    (group commit); one of an artifact that is being appended waits until
+    that append is published. An ingestion of several revisions waits until
+    no append is in flight and holds the lock throughout.
     """
 
     def __init__(
@@ -57,6 +62,11 @@ class JournalIngestion:
             else None
         )
         self._lock = threading.RLock()
+        self._landed = threading.Condition(self._lock)
+        # Artifacts whose one-revision append runs outside the lock, and the texts
+        # those appends decided (offered to whichever publish folds their events).
+        self._in_flight: set[ArtifactCoordinate] = set()
+        self._known_in_flight: dict[str, JournalRevision | str] = {}
         # Chains as of their last successful append here; valid while their
         # version equals the projection's revision count for the artifact.
         self._chains: dict[ArtifactCoordinate, JournalChain] = {}
@@ -67,8 +77,10 @@ class JournalIngestion:
         return self._projection.view
 
     def close(self) -> None:
-        """Release the log's connections; the published view stays readable."""
+        """Release the log's connections (once appends in flight are published); the
+        published view stays readable."""
         with self._lock:
+            self._landed.wait_for(lambda: not self._in_flight)
             self._log.close()
 
     def catch_up(self) -> JournalWorldview:
@@ -125,7 +137,8 @@ class JournalIngestion:
         def source(index: int, revision: JournalRevision) -> Path | str | None:
             return sources[index] if index < len(sources) else None
 
-        return self._ingest(lambda attempt: revisions, source, keep=True).accepted
+        single = revisions[0].coordinate if len(revisions) == 1 else None
+        return self._ingest(lambda attempt: revisions, source, keep=True, single=single).accepted
 
     def ingest_start(
         self, candidates: Iterable[JournalRevision], locate: Callable[[JournalRevision], str]
@@ -177,41 +190,78 @@ class JournalIngestion:
         source: _Source,
         *,
         keep: bool,
+        single: ArtifactCoordinate | None = None,
     ) -> _Decision:
         """Decide ``revisions(attempt)`` and append them in one transaction; what was
-        decided (with ``keep``, the new revisions themselves, else only their texts)."""
-        with self._lock:
-            for attempt in range(_MAX_ATTEMPTS):
-                # Decisions use the projection's view of the log. If another writer
-                # moved a chain since, the append conflicts on the stream version and
-                # the next attempt decides again on a caught-up view; a rejection is
-                # only final when judged on a caught-up view.
-                caught_up = attempt > 0
+        decided (with ``keep``, the new revisions themselves, else only their texts).
+
+        ``single``: the one artifact of a one-revision ingestion, appended outside
+        the lock; otherwise the lock is held from the decision to the publish.
+        """
+        for attempt in range(_MAX_ATTEMPTS):
+            # Decisions use the projection's view of the log. If another writer
+            # moved a chain since, the append conflicts on the stream version and
+            # the next attempt decides again on a caught-up view; a rejection is
+            # only final when judged on a caught-up view.
+            caught_up = attempt > 0
+            with self._lock:
+                self._landed.wait_for(
+                    lambda: single not in self._in_flight if single else not self._in_flight
+                )
                 if caught_up:
-                    self._projection.catch_up(self._reader)
+                    self._projection.catch_up(self._reader, self._known_in_flight)
                 decision = _Decision(keep)
                 try:
                     events = self._decide(revisions(attempt), source, decision)
-                    ids = self._log.append_events(events) if events else []
+                    if single is None:
+                        ids = self._log.append_events(events) if events else []
+                        self._publish(ids, events, decision.known)
+                        return decision
                 except BaseException as error:
-                    for coordinate in decision.touched:  # decided-on chains may hold events
-                        self._chains.pop(coordinate, None)
-                    if isinstance(error, ClaimConflictError):
-                        raise JournalChainError(
-                            ChainViolation.DIGEST_TAKEN,
-                            f"{error.claim.key} is owned by {error.holder}",
-                            artifact=error.claim.owner,
-                        ) from error
-                    if isinstance(error, IntegrityError):
-                        continue  # another writer moved a head first: decide again
-                    if isinstance(error, JournalError) and not caught_up:
+                    if self._decide_again(error, decision, caught_up):
                         continue
                     raise
-                self._publish(ids, events, decision.known)
-                return decision
+                self._in_flight.add(single)
+                self._known_in_flight.update(decision.known)
+            try:
+                ids = self._log.append_events(events) if events else []
+            except BaseException as error:
+                with self._lock:
+                    self._land(single, decision)
+                    if self._decide_again(error, decision, caught_up):
+                        continue
+                raise
+            with self._lock:
+                try:
+                    self._publish(ids, events, self._known_in_flight)
+                finally:
+                    self._land(single, decision)
+            return decision
         raise JournalConflictError(
             f"lost the race for a chain head {_MAX_ATTEMPTS} times in a row; nothing was appended"
         )
+
+    def _decide_again(self, error: BaseException, decision: _Decision, caught_up: bool) -> bool:
+        """After ``error`` (nothing appended): whether to decide again on a caught-up view;
+        raises the Journal's error for a digest another artifact took."""
+        for coordinate in decision.touched:  # decided-on chains may hold events
+            self._chains.pop(coordinate, None)
+        if isinstance(error, ClaimConflictError):
+            raise JournalChainError(
+                ChainViolation.DIGEST_TAKEN,
+                f"{error.claim.key} is owned by {error.holder}",
+                artifact=error.claim.owner,
+            ) from error
+        if isinstance(error, IntegrityError):
+            return True  # another writer moved a head first: decide again
+        return isinstance(error, JournalError) and not caught_up
+
+    def _land(self, coordinate: ArtifactCoordinate, decision: _Decision) -> None:
+        """An append outside the lock has ended (published, or failed)."""
+        self._in_flight.discard(coordinate)
+        for digest in decision.known:
+            self._known_in_flight.pop(digest, None)
+        self._landed.notify_all()
 
     def _decide(
         self,
