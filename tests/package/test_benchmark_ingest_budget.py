@@ -22,7 +22,8 @@ def test_the_budget_is_the_time_per_ingest_each_variant_leaves() -> None:
         {},
     )
     rows = [
-        line.split("|")[1:-1] for line in _budget_table("SQLite", result, {1: 1.0}).splitlines()
+        line.split("|")[1:-1]
+        for line in _budget_table("SQLite", result, {1: 1.0}, 25.0).splitlines()
     ]
     cells = {row[0].strip(): [cell.strip() for cell in row[1:]] for row in rows if len(row) == 3}
     assert cells["our Python: nenjim ingest - the same writes by hand (floor passes)"] == [
@@ -34,5 +35,9 @@ def test_the_budget_is_the_time_per_ingest_each_variant_leaves() -> None:
     ] == ["62", "-"]
     assert cells["`eventsourcing`'s Python around one row: stock save - raw 1-row INSERT"] == [
         "125",
+        "-",
+    ]
+    assert cells["the same, less the runtime-protocol checks nenjim's save skips (25 µs)"] == [
+        "100",
         "-",
     ]
