@@ -24,6 +24,8 @@ from typing import Any, Generic, TypeVar
 
 from eventsourcing.persistence import StoredEvent
 
+from infrastructure.log.tiles import CommittedEdge
+
 T = TypeVar("T")
 
 
@@ -56,12 +58,18 @@ BatchWriter = Callable[[list[AppendRequest[T]]], None]
 
 
 class CommitGroup(Generic[T]):
-    """The queue of one log's pending appends in this process, and its current leader."""
+    """The queue of one log's pending appends in this process, and its current leader.
+
+    ``committed_edge`` is the tiled log's edge as its leaders last committed it
+    (see :class:`~infrastructure.log.tiles.CommittedEdge`): shared by every
+    recorder of the log in this process, and touched only by the leader.
+    """
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._queue: list[AppendRequest[T]] = []
         self._leading = False
+        self.committed_edge = CommittedEdge()
 
     def append(
         self, stored_events: Sequence[StoredEvent], kwargs: dict[str, Any], write: BatchWriter[T]

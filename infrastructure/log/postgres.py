@@ -140,6 +140,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 events_table=self.events_table_name,
                 tiling=tiling,
                 lock=self._lock_log,
+                committed_edge=self._commit_group.committed_edge,
             )
         )
         self._qualified = {

@@ -35,11 +35,12 @@ class PostgresTiles:
         events_table: str,
         tiling: Tiling,
         lock: Callable[[Connection], None],
+        committed_edge: CommittedEdge,
     ) -> None:
         self.datastore = datastore
         self.tiling = tiling
         self._lock = lock
-        self.committed_edge = CommittedEdge()
+        self.committed_edge = committed_edge  # shared by the log's recorders in this process
         names = {
             "schema": Identifier(datastore.schema),
             "entries": Identifier(f"{name}_entries"),

@@ -144,6 +144,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 events_table=self.events_table_name,
                 tiling=tiling,
                 originator_id=self.convert_originator_id,
+                committed_edge=self._commit_group.committed_edge,
             )
         )
 

@@ -32,6 +32,7 @@ class SQLiteTiles:
         events_table: str,
         tiling: Tiling,
         originator_id: Callable[[str], UUID | str],
+        committed_edge: CommittedEdge,
     ) -> None:
         self.datastore = datastore
         self.tiling = tiling
@@ -39,7 +40,7 @@ class SQLiteTiles:
         self.tiles_table = f"{name}_tiles"
         self.events_table = events_table
         self._originator_id = originator_id
-        self.committed_edge = CommittedEdge()
+        self.committed_edge = committed_edge  # shared by the log's recorders in this process
         self.statements = [
             f"CREATE TABLE IF NOT EXISTS {self.entries_table} ("
             "position INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL, data BLOB NOT NULL)",

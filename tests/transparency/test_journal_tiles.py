@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ from nenjim.cli import main as nenjim
 
 V1, V2 = "20260101T000000Z", "20260201T000000Z"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "journal.db"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _geneses(first: int, count: int) -> list[JournalChain]:
@@ -142,9 +145,9 @@ def test_writers_that_take_turns_build_one_tree(durable_store_url: str) -> None:
 
 def test_the_edge_of_a_batch_that_failed_whole_is_not_kept(durable_store_url: str) -> None:
     """A batch's first append grew the tree's edge, then the batch failed and was rolled
-    back: the writer must not take that edge for the tree's once another writer's append
+    back: the writer must not take that edge for the tree's once another process's append
     brings the log to the same size."""
-    ours, theirs = JournalLog(durable_store_url), JournalLog(durable_store_url)
+    ours = JournalLog(durable_store_url)
     ours.append_chains(_geneses(0, 5))
 
     def request(chain: JournalChain, leaves: int) -> AppendRequest[Sequence[int] | None]:
@@ -158,10 +161,28 @@ def test_the_edge_of_a_batch_that_failed_whole_is_not_kept(durable_store_url: st
     good, bad = _geneses(100, 2)
     with pytest.raises(ValueError, match="2 entries for 1 events"):
         ours.recorder._write_batch([request(good, 1), request(bad, 2)])
-    theirs.append_chains(_geneses(200, 1))  # the log now has the size the failed batch left
+    # Another process appends: the log now has the size the failed batch left.
+    _append_in_another_process(durable_store_url, journal_text("org.example.a200", V1))
     ours.append_chains(_geneses(300, 200))  # one batch: as a single ingest is written
     ours.append_chains(_geneses(500, 51))  # fills (and stores) the first tile
     assert _assert_tree_matches_texts(ours) == 257
+
+
+_APPEND_ONE = """
+import sys
+from domain.journal.chain import JournalChain
+from domain.journal.parser import parse_journal
+from journal.impl.ref.log import JournalLog
+log = JournalLog(sys.argv[1])
+log.append_chains([JournalChain.start(parse_journal(sys.stdin.read()))])
+log.close()
+"""
+
+
+def _append_in_another_process(url: str, text: str) -> None:
+    subprocess.run(
+        [sys.executable, "-c", _APPEND_ONE, url], input=text, text=True, check=True, cwd=REPO
+    )
 
 
 def test_a_partial_tile_of_level_0_stored_by_an_earlier_version_is_not_read(
