@@ -31,7 +31,6 @@ from journal.impl.ref.transparency_proofs import (
     JournalTree,
     ProofRequestError,
     served_bundle,
-    served_tile,
 )
 from nenjim.server_queries import query_routes
 
@@ -57,7 +56,7 @@ def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> 
                 full = bundle.is_full
             else:
                 wanted = parse_tile_path(path)
-                data = served_tile(log.tiled_log, wanted)
+                data = tree.served_tile(wanted)
                 full = wanted.is_full
         except InvalidTilePathError as error:
             return PlainTextResponse(f"{error}\n", status_code=404, media_type=TEXT)

@@ -21,13 +21,14 @@ from eventsourcing.persistence import IntegrityError
 
 from domain.journal.chain import JournalChain, chain_id
 from domain.journal.parser import parse_journal
-from domain.transparency import MemoryTree, Tile, read_tile, tiles_for_size
+from domain.transparency import MemoryTree, SignerKey, Tile, read_tile, tiles_for_size
 from infrastructure.log import Claim, LogApplication, LogReader
 from infrastructure.log.group_commit import AppendRequest
 from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf
 from journal.impl.ref.transparency_audit import tree_problem
+from journal.impl.ref.transparency_proofs import JournalTree
 from journal_texts import Chain, journal_text
 from nenjim.cli import main as nenjim
 
@@ -201,6 +202,31 @@ def test_a_partial_tile_of_level_0_stored_by_an_earlier_version_is_not_read(
     log.append_chains(_geneses(260, 300))  # the tile fills: stored whole, over the old row
     assert _assert_tree_matches_texts(log) == 560
     log.close()
+
+
+def test_a_tree_hashes_only_the_leaves_added_since_its_last_checkpoint(store_url: str) -> None:
+    log = JournalLog(store_url)
+    log.append_chains(_geneses(0, 300))
+    tree = JournalTree(log, SignerKey.generate("example.com/journal"))
+    tiled = log.tiled_log
+    read: list[tuple[int, int]] = []
+    original = tiled.read_entries
+
+    def counted(start: int, stop: int) -> list[tuple[int, bytes]]:
+        read.append((start, stop))
+        return original(start, stop)
+
+    tiled.read_entries = counted  # type: ignore[method-assign]
+    assert tree.sign().checkpoint.root_hash == MemoryTree(_text_leaves(log)).root()
+    assert read == [(256, 300)]  # the partial tile of level 0, from its entries
+    log.append_chains(_geneses(300, 5))
+    checkpoint = tree.sign().checkpoint
+    assert (checkpoint.size, checkpoint.root_hash) == (305, MemoryTree(_text_leaves(log)).root())
+    assert read == [(256, 300), (300, 305)]  # only the leaves added since
+    expected = read_tile(Tile(0, 1, 49), MemoryTree(_text_leaves(log)))
+    assert tree.served_tile(Tile(0, 1, 49)) == expected
+    assert tree.served_tile(Tile(0, 1, 50)) is None  # not in the tree yet
+    assert read == [(256, 300), (300, 305)]
 
 
 class _OlderBuildLog(LogApplication):

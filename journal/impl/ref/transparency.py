@@ -111,18 +111,50 @@ class _RightEdge:
         return cls(builder, tiles)
 
 
+class NewestLeafHashes:
+    """A reader's newest tile of level 0 as last hashed from the entries, kept between
+    reads: leaves never change, so the next read hashes only the leaves added since
+    (a server signing a checkpoint per request)."""
+
+    __slots__ = ("_tile",)
+
+    def __init__(self) -> None:
+        self._tile: tuple[TileKey, bytes] | None = None
+
+    def known(self) -> dict[TileKey, bytes]:
+        """The kept tile, by key (empty if none)."""
+        tile = self._tile
+        return {} if tile is None else {tile[0]: tile[1]}
+
+    def keep(self, key: TileKey, data: bytes) -> None:
+        """Keep ``data`` for tile ``key`` if it is at least as new as the kept one."""
+        tile = self._tile
+        if tile is None or (key[1], len(data)) >= (tile[0][1], len(tile[1])):
+            self._tile = (key, data)  # replaced whole: safe for readers on other threads
+
+
 class TreeTiles:
     """A ``TileReader`` over a tiled Journal log's tables (committed, or inside the
     writing transaction).
 
     Tiles are read as stored, except a partial tile of level 0, which is not
-    stored: its hashes are those of its entries' leaves. ``known`` tiles (a
-    writer's right edge) are used first; every tile read is kept in ``seen``.
+    stored: its hashes are those of its entries' leaves (only the leaves past
+    a narrower version of it already at hand are read and hashed). ``known``
+    tiles (a writer's right edge) are used first; every tile read is kept in
+    ``seen``, and each tile hashed from entries is offered to ``newest``.
     """
 
-    def __init__(self, reads: TileReads, known: Mapping[TileKey, bytes] | None = None) -> None:
+    def __init__(
+        self,
+        reads: TileReads,
+        known: Mapping[TileKey, bytes] | None = None,
+        newest: NewestLeafHashes | None = None,
+    ) -> None:
         self._reads = reads
+        self._newest = newest
         self.seen: dict[TileKey, bytes] = dict(known or {})
+        if newest is not None:
+            self.seen.update(newest.known())
 
     def read_tiles(self, tiles: Sequence[Tile]) -> list[bytes]:
         """The bytes of each tile (at least its width), in request order."""
@@ -130,13 +162,14 @@ class TreeTiles:
         stored: list[tuple[int, TileKey]] = []
         for position, tile in enumerate(tiles):
             key = (tile.level, tile.index)
-            data = self.seen.get(key)
-            if data is None or len(data) < tile.width * HASH_SIZE:
+            data = self.seen.get(key, b"")
+            if len(data) < tile.width * HASH_SIZE:
                 if tile.level == 0 and tile.width < TILE_WIDTH:
-                    data = self.seen[key] = _hashed_from_entries(self._reads, tile)
+                    data = self.seen[key] = _hashed_from_entries(self._reads, tile, data)
+                    if self._newest is not None:
+                        self._newest.keep(key, data)
                 else:
                     stored.append((position, key))
-                    data = b""
             found.append(data)
         if stored:
             answers = self._reads.read_tiles([key for _, key in stored])
@@ -145,16 +178,18 @@ class TreeTiles:
         return found
 
 
-def _hashed_from_entries(reads: TileReads, tile: Tile) -> bytes:
-    """The bytes of partial level-0 tile ``tile``: the leaf hashes of its entries."""
-    first = tile.index * TILE_WIDTH
-    entries = reads.read_entries(first, first + tile.width)
-    if len(entries) != tile.width:
+def _hashed_from_entries(reads: TileReads, tile: Tile, prefix: bytes) -> bytes:
+    """The bytes of partial level-0 tile ``tile``: the leaf hashes of its entries, after
+    the hashes ``prefix`` already holds."""
+    first = tile.index * TILE_WIDTH + len(prefix) // HASH_SIZE
+    stop = tile.index * TILE_WIDTH + tile.width
+    entries = reads.read_entries(first, stop)
+    if len(entries) != stop - first:
         raise TilesMissingError(
-            f"tile {tile.path} is hashed from entries {first} to {first + tile.width - 1}; "
-            f"{len(entries)} of them are stored"
+            f"tile {tile.path} is hashed from entries {tile.index * TILE_WIDTH} to {stop - 1}; "
+            f"{len(entries)} of entries {first} to {stop - 1} are stored"
         )
-    return b"".join(leaf_hashes([data for _, data in entries]))
+    return prefix + b"".join(leaf_hashes([data for _, data in entries]))
 
 
 def grown_tiles(

@@ -41,7 +41,7 @@ from domain.transparency import (
 from domain.transparency.tiles import tile_width_in_tree
 from infrastructure.log import TiledLog
 from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency import TreeTiles
+from journal.impl.ref.transparency import NewestLeafHashes, TreeTiles
 
 
 class ProofRequestError(LookupError):
@@ -64,6 +64,10 @@ class JournalTree:
         self._tiled = log.tiled_log
         self._signer = signer
         self.origin = signer.name if origin is None else origin
+        self._newest = NewestLeafHashes()
+
+    def _tiles(self) -> TreeTiles:
+        return TreeTiles(self._tiled, newest=self._newest)
 
     def sign(self) -> SignedTree:
         """A checkpoint of the whole stored tree, as it is now."""
@@ -73,7 +77,19 @@ class JournalTree:
 
     def root(self, size: int) -> bytes:
         """The root hash of the tree of the first ``size`` leaves."""
-        return tree_hash(size, TileHashSource(size, TreeTiles(self._tiled)))
+        return tree_hash(size, TileHashSource(size, self._tiles()))
+
+    def served_tile(self, tile: Tile) -> bytes | None:
+        """The bytes of ``tile`` if the stored tree holds all its hashes now, else ``None``.
+
+        A partial tile is the first ``width`` hashes of its tile as read now, which
+        may be wider (or full) by then: hashes already written never change.
+        """
+        size = self._tiled.entry_count()
+        if tile_width_in_tree(tile.level, tile.index, size) < tile.width:
+            return None
+        (data,) = self._tiles().read_tiles([tile])
+        return data[: tile.width * HASH_SIZE]
 
     def leaf_of(self, coordinate: str, version: str) -> tuple[int, bytes]:
         """The index and leaf data of revision ``version`` of artifact ``coordinate``."""
@@ -98,7 +114,7 @@ class JournalTree:
         signed = self.sign()
         index, data = self.leaf_of(coordinate, version)
         size = signed.checkpoint.size
-        proof = inclusion_proof(index, size, TileHashSource(size, TreeTiles(self._tiled)))
+        proof = inclusion_proof(index, size, TileHashSource(size, self._tiles()))
         return {
             "kind": "inclusion",
             "leaf": data.decode("utf-8"),
@@ -116,7 +132,7 @@ class JournalTree:
             raise ProofRequestError(
                 f"tree size {old_size} is not in [0, {size}]: the log is smaller"
             )
-        source = TileHashSource(size, TreeTiles(self._tiled))
+        source = TileHashSource(size, self._tiles())
         return {
             "kind": "consistency",
             "old_size": old_size,
@@ -227,19 +243,6 @@ def _hashes(document: Mapping[str, Any], field: str) -> list[bytes]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ProofCheckError(f"field {field!r} is missing or not a list of base64 hashes")
     return [_hash(value, field) for value in values]
-
-
-def served_tile(tiled: TiledLog, tile: Tile) -> bytes | None:
-    """The bytes of ``tile`` if the stored tree holds all its hashes now, else ``None``.
-
-    A partial tile is the first ``width`` hashes of its stored row, which may
-    be wider (or full) by now: hashes already written never change.
-    """
-    size = tiled.entry_count()
-    if tile_width_in_tree(tile.level, tile.index, size) < tile.width:
-        return None
-    (data,) = TreeTiles(tiled).read_tiles([tile])
-    return data[: tile.width * HASH_SIZE]
 
 
 def served_bundle(tiled: TiledLog, bundle: EntryBundle) -> bytes | None:
