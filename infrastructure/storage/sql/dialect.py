@@ -81,11 +81,13 @@ class Dialect(ABC):
     other)."""
 
     replace_row: str | None
-    """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update
-    a records row (``revision, attributes, record_type, format_version, payload,
-    log_version`` then ``resource, key``) in one statement; ``None`` where the database
-    cannot (then the two are run one after the other). Affects no row when the event's
-    (originator, version) exists."""
+    """A replace's writes in one statement, whatever the row holds: only if the records
+    row ``(resource, key)`` is at ``revision``, its next event goes in (``originator,
+    topic, state``, at the row's ``log_version`` + 1) and, only if that event went in,
+    the row is updated (``revision, attributes, record_type, format_version, payload``
+    then ``resource, key``). Affects no row otherwise. It can go out with the checks
+    it depends on, ahead of their answers. ``None`` where the database cannot (then
+    the event and the row are written one after the other, after the checks)."""
 
     append_rows: str | None
     """An append's writes in one statement: its entry ids (resource, stream, an array of

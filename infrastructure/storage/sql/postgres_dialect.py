@@ -38,12 +38,17 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
-    # A data-modifying CTE: one statement, so one execution on the client.
+    # A data-modifying CTE: one statement, so one execution on the client. It reads
+    # the row it writes, so it can be sent with the row's lock, before its answer.
     replace_row = (
-        "WITH e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING "
-        "RETURNING 1) UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
-        "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ? "
+        "WITH r AS (SELECT log_version + 1 AS version FROM {records} "
+        "WHERE resource = ? AND key = ? AND revision = ?), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
+        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
+        "record_type = ?, format_version = ?, payload = ?, "
+        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
         "AND EXISTS (SELECT 1 FROM e)"
     )
 
