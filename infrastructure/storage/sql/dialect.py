@@ -90,11 +90,14 @@ class Dialect(ABC):
     the event and the row are written one after the other, after the checks)."""
 
     append_rows: str | None
-    """An append's writes in one statement: its entry ids (resource, stream, an array of
-    ids), its events (originator, topic, arrays of versions and of states) and the head's
-    move (head, resource, stream). One row: the array of ids that went in (an id already
-    in the live stream does not) and the number of events written. ``None``
-    where the database cannot (then they are sent as statements of their own)."""
+    """An append's writes in one statement, only if the head row ``(resource, stream)`` is
+    at ``head`` (those three first): its entry ids (resource, stream, an array of ids), its
+    events (originator, topic, arrays of positions and of states; each event's version is
+    the stream's base plus its position) and the head's move (the new head, resource,
+    stream, the expected head). One row: the array of ids that went in (an id already in
+    the live stream does not) and the number of events written. It can go out with the
+    head row's lock, ahead of its answer. ``None`` where the database cannot (then they
+    are sent as statements of their own)."""
 
     index_names: str
     """Select the name of every index on the storage tables (one column)."""

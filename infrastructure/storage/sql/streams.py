@@ -41,13 +41,14 @@ def append(
 ) -> list[StreamEntry]:
     """Append at ``expected_head`` as the next events of the stream's log stream.
 
-    Where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), two
-    round trips: lock (creating) the head row and read it; then the entry
-    ids, the events and the head's move in one statement, whatever the batch
-    size. Elsewhere (SQLite) the head is read, checked and moved by one
-    statement, then the ids and the events go in as multi-row ``INSERT``\\ s.
-    Their results are checked afterwards: a conflict found after a write
-    needs no undo, it fails the scope, which rolls back.
+    Where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), one
+    round trip: lock (creating) the head row and read it, and, only if the
+    head is where the append expects it, the entry ids, the events and the
+    head's move in one statement, whatever the batch size. Elsewhere (SQLite)
+    the head is read, checked and moved by one statement, then the ids and
+    the events go in as multi-row ``INSERT``\\ s. Their results are checked
+    afterwards: a conflict found after a write needs no undo, it fails the
+    scope, which rolls back.
     """
     if not entries:
         records.lock_guards(session)
@@ -56,43 +57,43 @@ def append(
         return []
     dialect = session.dialect
     moved = expected_head + len(entries)
-    if dialect.append_rows is not None:
-        # Creates the row of a new stream, and locks it either way (a concurrent
-        # appender waits here); the no-op update makes RETURNING give the row.
-        with session.pipeline():
-            guards = records.send_guards(session)  # parent lock, then child
-            upsert = session.send(
-                "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-                "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
-                (resource.id, stream),
-            )
-        records.check_guards(guards)
-        current, base = upsert.fetchall()[0]
-        _expect_head(resource, stream, int(current), expected_head)
-    else:
-        base = _move_head(session, resource, stream, expected_head, moved)
     stored = [
         StreamEntry.checked(position, entry.id, entry.record)
         for position, entry in enumerate(entries, start=expected_head + 1)
     ]
     state = events.entry_states(resource.id, stream)
-    rows = [(int(base) + added.position, state(added)) for added in stored]
     originator = dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
     topic = events.STREAM_ENTRY_APPENDED
     if dialect.append_rows is not None:
-        versions = [version for version, _ in rows]
-        states = [text.encode("utf-8") for _, text in rows]
-        params = (resource.id, stream, ids, originator, topic, versions, states, moved)
-        entered, written = session.all(dialect.append_rows, (*params, resource.id, stream))[0]
+        where = (resource.id, stream)
+        positions = [added.position for added in stored]
+        states = [state(added).encode("utf-8") for added in stored]
+        writes = (*where, ids, originator, topic, positions, states, moved, *where, expected_head)
+        with session.pipeline():
+            guards = records.send_guards(session)  # parent lock, then child
+            # Creates the row of a new stream, and locks it either way (a concurrent
+            # appender waits here); the no-op update makes RETURNING give the row.
+            upsert = session.send(
+                "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
+                "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
+                where,
+            )
+            written_rows = session.send(dialect.append_rows, (*where, expected_head, *writes))
+        records.check_guards(guards)
+        current, _ = upsert.fetchall()[0]
+        _expect_head(resource, stream, int(current), expected_head)
+        entered, written = written_rows.fetchall()[0]
     else:
+        base = _move_head(session, resource, stream, expected_head, moved)
+        rows = [(base + added.position, state(added)) for added in stored]
         with session.pipeline():
             id_cursors = _send_ids(session, resource, stream, ids)
             event_cursors = events.send_many(session, originator, topic, rows)
         entered = [row[0] for cursor in id_cursors for row in cursor.fetchall()]
         written = sum(cursor.rowcount for cursor in event_cursors)
     _check_ids(resource, stream, ids, entered)
-    if written != len(rows):
+    if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
 
