@@ -53,6 +53,9 @@ class _State:
     records: dict[str, dict[str, RecordEntry]] = field(default_factory=dict)
     history: dict[str, dict[str, list[RecordedEntry]]] = field(default_factory=dict)
     streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
+    # The entry ids of each live stream (id -> position), so an append checks its ids
+    # without reading the stream.
+    stream_ids: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
     # Append-only, so a savepoint remembers its length.
     # A state is kept as its write made it (JSON text or a dict); readers get dicts.
@@ -262,7 +265,7 @@ class InMemoryDriver(StorageDriver[_State]):
                 f"stream head conflict: {resource.id}/{stream} is at {len(stored)}, "
                 f"expected {expected_head}"
             )
-        known = {entry.id for entry in stored}
+        known = ctx.stream_ids.setdefault(resource.id, {}).setdefault(stream, {})
         for entry in entries:
             if entry.id in known:
                 raise ConflictError(
@@ -273,6 +276,8 @@ class InMemoryDriver(StorageDriver[_State]):
             for offset, entry in enumerate(entries, start=1)
         ]
         ctx.extend(stored, added)
+        for appended in added:
+            ctx.put(known, appended.id, appended.position)
         ctx.log.extend(
             (events.STREAM_ENTRY_APPENDED, events.entry_state(resource.id, stream, entry))
             for entry in added
@@ -293,6 +298,7 @@ class InMemoryDriver(StorageDriver[_State]):
         removed = streams.get(stream)
         if removed:
             ctx.remove(streams, stream)
+            ctx.remove(ctx.stream_ids[resource.id], stream)
             state = events.stream_deleted_state(resource.id, stream, len(removed))
             ctx.log.append((events.STREAM_DELETED, state))
 
