@@ -43,7 +43,13 @@ class RecordEntry:
 
     def fresh(self) -> RecordEntry:
         """An equal entry with its own record and attribute map."""
-        return RecordEntry(self.key, self.revision, dict(self.attributes), self.record.copy())
+        # Of values this entry's construction validated: not checked a second time.
+        entry = object.__new__(RecordEntry)
+        object.__setattr__(entry, "key", self.key)
+        object.__setattr__(entry, "revision", self.revision)
+        object.__setattr__(entry, "attributes", frozen_attributes(self.attributes))
+        object.__setattr__(entry, "record", self.record.copy())
+        return entry
 
 
 @dataclass(frozen=True, slots=True)

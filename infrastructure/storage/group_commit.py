@@ -13,8 +13,9 @@ it as they would behind a batch.
 
 Every caller is answered only after ``run_batch`` returned, i.e. after the
 batch's commit (or its failure): an acknowledged operation is durable.
-``run_batch`` isolates each operation (a savepoint), so one that raises
-fails alone and the others still commit, in order.
+``run_batch`` isolates each operation (on SQLite a savepoint, taken once
+an operation of the batch raised), so one that raises fails alone and the
+others still commit, in order.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""``InMemoryBackend``: the reference driver, one lock and snapshots for savepoints.
+"""``InMemoryBackend``: the reference driver, one lock and an undo log for savepoints.
 
 Every outermost transaction (including each root-view operation's own) takes
-one lock over all resources; every transaction and savepoint snapshots the
-state, and a rollback restores the snapshot. Entries are immutable, so a snapshot copies only the
-containers. Record history is kept as an append-only list per key, and every write as an event of
-an append-only log (the topics and states of ``storage_events``), which followers read.
+one lock over all resources. Every change made inside it records how to undo
+it; a transaction or savepoint remembers where the undo log stood when it
+began, and a rollback undoes back to there. Entries are immutable, so undoing
+puts back a container slot or a list length. A transaction costs the size of
+its own changes, never the size of the store. Record history is kept as an
+append-only list per key, and every write as an event of an append-only log
+(the topics and states of ``storage_events``), which followers read.
 """
 
 from __future__ import annotations
@@ -41,32 +44,61 @@ from infrastructure.storage.rules import (
 )
 from infrastructure.storage.sql import events
 
+_MISSING = object()
+"""The previous value of a dictionary slot that was empty."""
+
 
 @dataclass
 class _State:
     records: dict[str, dict[str, RecordEntry]] = field(default_factory=dict)
     history: dict[str, dict[str, list[RecordedEntry]]] = field(default_factory=dict)
     streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
+    # The entry ids of each live stream (id -> position), so an append checks its ids
+    # without reading the stream.
+    stream_ids: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
-    # Append-only, so a snapshot shares the list and remembers its length.
+    # Append-only, so a savepoint remembers its length.
     # A state is kept as its write made it (JSON text or a dict); readers get dicts.
     log: list[tuple[str, str | dict[str, Any]]] = field(default_factory=list)
-    log_length: int = 0
+    # Since the outermost transaction began: (dict, key, previous value or
+    # _MISSING) for a slot written or removed, (list, length, None) for a list
+    # extended. Containers that writes create empty are left on rollback: an
+    # empty one reads as a missing one.
+    undo: list[tuple[Any, Any, Any]] = field(default_factory=list)
 
-    def snapshot(self) -> _State:
-        return _State(
-            {r: dict(rows) for r, rows in self.records.items()},
-            {r: {k: list(v) for k, v in keys.items()} for r, keys in self.history.items()},
-            {r: {s: list(e) for s, e in streams.items()} for r, streams in self.streams.items()},
-            {r: dict(blobs) for r, blobs in self.blobs.items()},
-            self.log,
-            len(self.log),
-        )
+    def mark(self) -> tuple[int, int]:
+        """Where a savepoint begins: the lengths of the undo log and of the event log."""
+        return len(self.undo), len(self.log)
 
-    def restore(self, snapshot: _State) -> None:
-        self.records, self.history = snapshot.records, snapshot.history
-        self.streams, self.blobs = snapshot.streams, snapshot.blobs
-        del self.log[snapshot.log_length :]
+    def restore(self, mark: tuple[int, int]) -> None:
+        """Undo every change made since ``mark``, latest first."""
+        undo_length, log_length = mark
+        undo = self.undo
+        while len(undo) > undo_length:
+            container, key, previous = undo.pop()
+            if isinstance(container, list):
+                del container[key:]
+            elif previous is _MISSING:
+                del container[key]
+            else:
+                container[key] = previous
+        del self.log[log_length:]
+
+    def put(self, mapping: dict[str, Any], key: str, value: object) -> None:
+        """``mapping[key] = value``, undoably."""
+        self.undo.append((mapping, key, mapping.get(key, _MISSING)))
+        mapping[key] = value
+
+    def remove(self, mapping: dict[str, Any], key: str) -> Any:
+        """``mapping.pop(key)``, undoably (the key must be there)."""
+        previous = mapping.pop(key)
+        self.undo.append((mapping, key, previous))
+        return previous
+
+    def extend(self, items: list[Any], added: Sequence[Any]) -> None:
+        """``items.extend(added)``, undoably."""
+        self.undo.append((items, len(items), None))
+        items.extend(added)
 
 
 class InMemoryDriver(StorageDriver[_State]):
@@ -85,16 +117,21 @@ class InMemoryDriver(StorageDriver[_State]):
             with self._savepoint() as state:
                 yield state
             return
-        with self._lock, self._savepoint() as state:
-            yield state
+        with self._lock:
+            try:
+                with self._savepoint() as state:
+                    yield state
+            finally:
+                # Committed or rolled back: nothing before this point is undone any more.
+                self._state.undo.clear()
 
     @contextmanager
     def _savepoint(self) -> Iterator[_State]:
-        snapshot = self._state.snapshot()
+        mark = self._state.mark()
         try:
             yield self._state
         except BaseException:
-            self._state.restore(snapshot)
+            self._state.restore(mark)
             raise
 
     def log_after(self, after: int, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
@@ -122,7 +159,7 @@ class InMemoryDriver(StorageDriver[_State]):
         recorded = RecordedEntry(
             entry.key, entry.revision, entry.attributes, entry.record, datetime.now(UTC)
         )
-        ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []).append(recorded)
+        ctx.extend(ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []), (recorded,))
         ctx.log.append((topic, events.record_state(resource.id, entry)))
 
     def read_record(self, ctx: _State, resource: Resource, key: str) -> RecordEntry | None:
@@ -133,7 +170,7 @@ class InMemoryDriver(StorageDriver[_State]):
         if entry.key in rows:
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
         _check_unique(resource, rows, entry)
-        rows[entry.key] = entry
+        ctx.put(rows, entry.key, entry)
         self._log(ctx, resource, entry, events.RECORD_INSERTED)
         return entry
 
@@ -156,7 +193,7 @@ class InMemoryDriver(StorageDriver[_State]):
             )
         check_preconditions(resource, current.attributes, entry, expected_attributes)
         _check_unique(resource, rows, entry)
-        rows[entry.key] = entry
+        ctx.put(rows, entry.key, entry)
         self._log(ctx, resource, entry, events.RECORD_REPLACED)
         return entry
 
@@ -172,7 +209,7 @@ class InMemoryDriver(StorageDriver[_State]):
                 f"record deletion revision conflict: {resource.id}/{key} is at "
                 f"{current.revision}, expected {expected_revision}"
             )
-        del rows[key]
+        ctx.remove(rows, key)
         ctx.log.append(
             (events.RECORD_DELETED, events.tombstone_state(resource.id, key, current.revision))
         )
@@ -202,7 +239,7 @@ class InMemoryDriver(StorageDriver[_State]):
     ) -> None:
         rows = self._rows(ctx, resource)
         for key in [k for k, row in rows.items() if attributes_match(row.attributes, equals)]:
-            revision = rows.pop(key).revision
+            revision = ctx.remove(rows, key).revision
             ctx.log.append(
                 (events.RECORD_DELETED, events.tombstone_state(resource.id, key, revision))
             )
@@ -228,7 +265,7 @@ class InMemoryDriver(StorageDriver[_State]):
                 f"stream head conflict: {resource.id}/{stream} is at {len(stored)}, "
                 f"expected {expected_head}"
             )
-        known = {entry.id for entry in stored}
+        known = ctx.stream_ids.setdefault(resource.id, {}).setdefault(stream, {})
         for entry in entries:
             if entry.id in known:
                 raise ConflictError(
@@ -238,7 +275,9 @@ class InMemoryDriver(StorageDriver[_State]):
             StreamEntry(expected_head + offset, entry.id, entry.record)
             for offset, entry in enumerate(entries, start=1)
         ]
-        stored.extend(added)
+        ctx.extend(stored, added)
+        for appended in added:
+            ctx.put(known, appended.id, appended.position)
         ctx.log.extend(
             (events.STREAM_ENTRY_APPENDED, events.entry_state(resource.id, stream, entry))
             for entry in added
@@ -255,8 +294,11 @@ class InMemoryDriver(StorageDriver[_State]):
         return len(ctx.streams.get(resource.id, {}).get(stream, []))
 
     def delete_stream(self, ctx: _State, resource: Resource, stream: str) -> None:
-        removed = ctx.streams.get(resource.id, {}).pop(stream, None)
+        streams = ctx.streams.get(resource.id, {})
+        removed = streams.get(stream)
         if removed:
+            ctx.remove(streams, stream)
+            ctx.remove(ctx.stream_ids[resource.id], stream)
             state = events.stream_deleted_state(resource.id, stream, len(removed))
             ctx.log.append((events.STREAM_DELETED, state))
 
@@ -265,7 +307,7 @@ class InMemoryDriver(StorageDriver[_State]):
         blobs = ctx.blobs.setdefault(resource.id, {})
         stored = blobs.get(blob.key)
         if stored is None:
-            blobs[blob.key] = blob
+            ctx.put(blobs, blob.key, blob)
             ctx.log.append((events.BLOB_PUT, events.blob_state(resource.id, blob)))
             return blob
         if stored.data != blob.data:

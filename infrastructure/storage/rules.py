@@ -52,7 +52,9 @@ def find_unique_violation(
     """
     if not resource.unique:
         return None
-    others = list(others)
+    # Read only for a constraint the candidate is under: a candidate outside
+    # every ``where`` costs nothing per stored row.
+    pool: list[RecordEntry] | None = None
     for constraint in resource.unique:
         fields = constraint["fields"]
         where = constraint["where"]
@@ -60,7 +62,9 @@ def find_unique_violation(
             continue
         if not attributes_match(candidate.attributes, where):
             continue
-        for other in others:
+        if pool is None:
+            pool = list(others)
+        for other in pool:
             if attributes_match(other.attributes, where) and all(
                 other.attributes[f] == candidate.attributes[f] for f in fields
             ):

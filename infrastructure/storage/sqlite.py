@@ -12,9 +12,11 @@ writer waits up to ``busy_timeout`` seconds for the lock; past that SQLite's
 Root-view operations (one operation, no transaction of the caller's open)
 are group-committed (:mod:`infrastructure.storage.group_commit`): those
 that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
-``COMMIT``, so one fsync, each inside a savepoint of its own, so one that
-raises is rolled back alone and the others commit in arrival order. One that
-finds nothing running and nobody queued runs at once, without a savepoint.
+``COMMIT``, so one fsync. A batch whose items all succeed runs them one
+after the other; one where an item raises is rolled back and run again with
+each item in a savepoint of its own, so that item is rolled back alone and
+the others commit in arrival order. One that finds nothing running and nobody
+queued runs at once, without a savepoint.
 Read-only operations (``check()``) are not queued at all: a transaction that
 wrote nothing commits without an fsync, so there is nothing to share; each
 takes the writer lock on its own thread's connection, as a hand-written
@@ -52,6 +54,10 @@ DEFAULT_BUSY_TIMEOUT = 30.0
 
 class _TransactionLostError(Exception):
     """SQLite rolled a batch's whole transaction back when one of its items failed."""
+
+
+class _IsolateItemsError(Exception):
+    """An item of a batch run without savepoints failed: run the batch again in savepoints."""
 
 
 class _Connection(sqlite3.Connection):
@@ -135,44 +141,57 @@ class SQLiteDriver(SqlDriver):
     def _run_batch(self, batch: Sequence[Pending]) -> None:
         """Run ``batch`` in one transaction of this thread's connection and commit once.
 
-        With more than one item each runs in a savepoint: one that raises is
-        rolled back to it and keeps its error, the others go on. Should SQLite
-        have rolled back the whole transaction (a full disk, an I/O error),
-        the batch restarts without the items that failed, so an item never
-        fails for another's error. A failed ``BEGIN`` or ``COMMIT`` is every
-        surviving item's error (raised to :class:`GroupCommit`).
+        The items first run one after the other without savepoints. Should one
+        raise, that transaction is rolled back and the batch runs again with
+        each item in a savepoint: one that raises is rolled back to it and
+        keeps its error, the others go on. Should SQLite have rolled back the
+        whole transaction (a full disk, an I/O error), the batch restarts
+        without the items that failed, so an item never fails for another's
+        error. A failed ``BEGIN`` or ``COMMIT`` is every surviving item's
+        error (raised to :class:`GroupCommit`).
         """
-        remaining = list(batch)
+        remaining, isolated = list(batch), False
         while remaining:
-            remaining = self._try_batch(remaining)
+            remaining, isolated = self._try_batch(remaining, isolated)
 
-    def _try_batch(self, batch: list[Pending]) -> list[Pending]:
-        """Run and commit ``batch``; the items to run again if the transaction was lost."""
+    def _try_batch(self, batch: list[Pending], isolated: bool) -> tuple[list[Pending], bool]:
+        """Run and commit ``batch``; the items to run again, and whether in savepoints."""
         try:
             with self.transaction(None) as session:
                 if len(batch) == 1:
                     batch[0].result = batch[0].operation(session)
-                    return []
+                    return [], False
                 for item in batch:
-                    self._run_item(session, item)
+                    self._run_item(session, item, isolated)
+        except _IsolateItemsError:
+            # Rolled back: every item runs again, from the start, in savepoints.
+            for item in batch:
+                item.result = item.error = None
+            return batch, True
         except _TransactionLostError:
             survivors = [item for item in batch if item.error is None]
             for item in survivors:
                 item.result = None
-            return survivors
-        return []
+            return survivors, True
+        return [], False
 
-    def _run_item(self, session: Session, item: Pending) -> None:
+    def _run_item(self, session: Session, item: Pending, isolated: bool) -> None:
+        # Two statements per item bought only for a batch where one item fails:
+        # without them, that failure rolls back the transaction instead.
         connection = session.connection
-        connection.execute("SAVEPOINT storage_group_item")
+        if isolated:
+            connection.execute("SAVEPOINT storage_group_item")
         try:
             item.result = item.operation(session)
         except Exception as error:
             item.fail(error)
+            if not isolated:
+                raise _IsolateItemsError from None
             if not connection.in_transaction:
                 raise _TransactionLostError from None
             connection.execute("ROLLBACK TO storage_group_item")
-        connection.execute("RELEASE storage_group_item")
+        if isolated:
+            connection.execute("RELEASE storage_group_item")
 
     def close(self) -> None:
         """Close every idle connection now; a busy one is closed by its thread when done.

@@ -114,7 +114,10 @@ class View:
         The root view joins the thread's innermost open scope, or opens a
         transaction of its own for just this operation. ``writes=False``
         promises that the operation only reads (and locks), so that
-        transaction has nothing to make durable.
+        transaction has nothing to make durable. A root-view operation may
+        run more than once before it commits (a group-committed batch runs
+        again when one of its operations failed); the writes of its last run
+        are the ones kept, so it must not act outside the transaction.
         """
         driver = self._backend.driver
         scope = self._scope or self._backend.current_scope()

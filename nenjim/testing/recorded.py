@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ _LOG_STREAMS = {
     storage_events.STREAM_DELETED: ("streams", "stream"),
     storage_events.BLOB_PUT: ("blobs", "key"),
 }
-_ORIGINATORS = {
+_ORIGINATORS: dict[str, Callable[[str, str], UUID]] = {
     "records": storage_events.record_stream,
     "streams": storage_events.entry_stream,
     "blobs": storage_events.blob_stream,

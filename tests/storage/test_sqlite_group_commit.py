@@ -169,6 +169,49 @@ def test_a_rejected_item_fails_alone_and_the_others_commit_in_order(
     assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
 
 
+def test_a_batch_takes_savepoints_only_once_one_of_its_items_failed(
+    backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Savepoints cost two statements per item; a batch whose items all succeed needs
+    none. One where an item fails is rolled back and run again, each item in a
+    savepoint: the others are committed once, the failing one fails alone."""
+    statements: list[str] = []
+    driver = backend.driver
+    connect = driver._connect  # type: ignore[attr-defined]
+
+    def traced() -> Any:
+        connection = connect()
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(driver, "_connect", traced)
+    states = backend.view.records(WORKFLOW_STATES)
+
+    def insert(key: str) -> Callable[[], RecordEntry]:
+        return lambda: states.insert(key=key, revision=0, attributes={}, record=_record(key))
+
+    batch = _Batch(backend)
+    for key in ("a", "b", "c"):
+        batch.queue(insert(key))
+    assert all(thread.error is None for thread in batch.run())
+    assert statements, "the leader's statements were not traced"
+    assert not [s for s in statements if "SAVEPOINT" in s]
+
+    statements.clear()
+    batch = _Batch(backend)
+    first = batch.queue(insert("d"))
+    taken = batch.queue(insert("a"))
+    last = batch.queue(insert("e"))
+    batch.run()
+    assert first.error is None
+    assert last.error is None
+    assert isinstance(taken.error, ConflictError)
+    assert len([s for s in statements if s.startswith("SAVEPOINT")]) == 3
+    assert [states.fetch(key).revision for key in ("a", "b", "c", "d", "e")] == [0] * 5
+    assert [len(states.history(key)) for key in ("d", "e")] == [1, 1]
+    assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
+
+
 def test_an_item_that_raises_after_writing_leaves_nothing_behind(backend: SQLiteBackend) -> None:
     states = backend.view.records(WORKFLOW_STATES)
 
@@ -215,8 +258,8 @@ def test_an_error_after_the_items_ran_fails_every_item_and_keeps_none(
     original = driver._run_item  # type: ignore[attr-defined]
     calls = {"n": 0}
 
-    def run_item(session: Session, item: Any) -> None:
-        original(session, item)
+    def run_item(session: Session, item: Any, *isolated: bool) -> None:
+        original(session, item, *isolated)
         calls["n"] += 1
         if calls["n"] == 3:  # the last of the three queued items
             raise OSError("disk gone at commit time")

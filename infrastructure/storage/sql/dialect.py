@@ -81,18 +81,23 @@ class Dialect(ABC):
     other)."""
 
     replace_row: str | None
-    """Insert one event (:attr:`append_event`'s parameters) and, only if it went in, update
-    a records row (``revision, attributes, record_type, format_version, payload,
-    log_version`` then ``resource, key``) in one statement; ``None`` where the database
-    cannot (then the two are run one after the other). Affects no row when the event's
-    (originator, version) exists."""
+    """A replace's writes in one statement, whatever the row holds: only if the records
+    row ``(resource, key)`` is at ``revision``, its next event goes in (``originator,
+    topic, state``, at the row's ``log_version`` + 1) and, only if that event went in,
+    the row is updated (``revision, attributes, record_type, format_version, payload``
+    then ``resource, key``). Affects no row otherwise. It can go out with the checks
+    it depends on, ahead of their answers. ``None`` where the database cannot (then
+    the event and the row are written one after the other, after the checks)."""
 
     append_rows: str | None
-    """An append's writes in one statement: its entry ids (resource, stream, an array of
-    ids), its events (originator, topic, arrays of versions and of states) and the head's
-    move (head, resource, stream). One row: the array of ids that went in (an id already
-    in the live stream does not) and the number of events written. ``None``
-    where the database cannot (then they are sent as statements of their own)."""
+    """An append's writes in one statement, only if the head row ``(resource, stream)`` is
+    at ``head`` (those three first): its entry ids (resource, stream, an array of ids), its
+    events (originator, topic, arrays of positions and of states; each event's version is
+    the stream's base plus its position) and the head's move (the new head, resource,
+    stream, the expected head). One row: the array of ids that went in (an id already in
+    the live stream does not) and the number of events written. It can go out with the
+    head row's lock, ahead of its answer. ``None`` where the database cannot (then they
+    are sent as statements of their own)."""
 
     index_names: str
     """Select the name of every index on the storage tables (one column)."""

@@ -15,6 +15,7 @@ Writes insert at an expected version; the primary key
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -48,11 +49,15 @@ EVENTS_PER_STATEMENT = 500
 databases' limits on parameters per statement)."""
 
 
+# The stream ids are cached: UUIDv5 (a SHA-1 and a UUID object) is a tenth of an
+# append's Python, and a record replaced or a stream appended to is usually written again.
+@functools.lru_cache(maxsize=4096)
 def record_stream(resource_id: str, key: str) -> uuid.UUID:
     """The log stream of record ``key``."""
     return uuid.uuid5(NAMESPACE, f"records\0{resource_id}\0{key}")
 
 
+@functools.lru_cache(maxsize=4096)
 def entry_stream(resource_id: str, stream: str) -> uuid.UUID:
     """The log stream of SPI stream ``stream``."""
     return uuid.uuid5(NAMESPACE, f"streams\0{resource_id}\0{stream}")
@@ -141,7 +146,7 @@ def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
     write for ``{resource, stream, position, id, record_type, format_version, payload}``,
     assembled from pieces (the shared head made once, each string escaped as ``dumps``
     escapes it), with the payload's Canonical JSON text spliced in."""
-    head = dumps({"resource": resource_id, "stream": stream})[:-1] + ',"position":'
+    head = _entry_head(resource_id, stream)
 
     def state(entry: StreamEntry) -> str:
         record = entry.record
@@ -162,6 +167,12 @@ def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
         )
 
     return state
+
+
+@functools.lru_cache(maxsize=4096)
+def _entry_head(resource_id: str, stream: str) -> str:
+    """The text every entry state of one stream starts with (up to its position)."""
+    return dumps({"resource": resource_id, "stream": stream})[:-1] + ',"position":'
 
 
 def stream_deleted_state(resource_id: str, stream: str, head: int) -> dict[str, Any]:

@@ -38,27 +38,36 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
-    # A data-modifying CTE: one statement, so one execution on the client.
+    # A data-modifying CTE: one statement, so one execution on the client. It reads
+    # the row it writes, so it can be sent with the row's lock, before its answer.
     replace_row = (
-        "WITH e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING "
-        "RETURNING 1) UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
-        "format_version = ?, payload = ?, log_version = ? WHERE resource = ? AND key = ? "
+        "WITH r AS (SELECT log_version + 1 AS version FROM {records} "
+        "WHERE resource = ? AND key = ? AND revision = ?), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
+        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
+        "record_type = ?, format_version = ?, payload = ?, "
+        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
         "AND EXISTS (SELECT 1 FROM e)"
     )
 
     # The entry ids, the events and the head's move of an append, as one statement
-    # whatever the batch size (arrays, in order). A data-modifying WITH runs whether
-    # or not it is read: the head moves without being asked for.
+    # whatever the batch size (arrays, in order), all only if the head is where the
+    # append expects it: it can go out with the head row's lock, before its answer.
+    # A data-modifying WITH runs whether or not it is read: the head moves without
+    # being asked for.
     append_rows = (
-        "WITH i AS (INSERT INTO {ids} (resource, stream, entry_id) "
-        "SELECT ?, ?, unnest(?::text[]) "
+        "WITH hd AS (SELECT base FROM {heads} WHERE resource = ? AND stream = ? "
+        "AND head = ?), "
+        "i AS (INSERT INTO {ids} (resource, stream, entry_id) "
+        "SELECT ?, ?, unnest(?::text[]) FROM hd "
         "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
         "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, u.version, ?, u.state FROM unnest(?::bigint[], ?::bytea[]) "
-        "WITH ORDINALITY AS u(version, state, n) ORDER BY u.n "
+        "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, unnest(?::bigint[], ?::bytea[]) "
+        "WITH ORDINALITY AS u(pos, state, n) ORDER BY u.n "
         "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1), "
-        "h AS (UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?) "
+        "h AS (UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ? AND head = ?) "
         "SELECT ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
     )
 

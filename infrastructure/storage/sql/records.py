@@ -183,16 +183,35 @@ def replace(
     The stored payload is neither read nor decoded: the write replaces it. The
     guard lock, the row lock and the unique pre-checks go out together (one
     round trip on PostgreSQL), in that order; their answers are checked in
-    that order too, so the first conflict is the one reported.
+    that order too, so the first conflict is the one reported. Where the
+    dialect has :attr:`~Dialect.replace_row` (PostgreSQL), the write goes out
+    with them (a write that a check then refuses needs no undo: the error
+    fails the scope, which rolls back).
     """
-    with session.pipeline():
-        guards = send_guards(session)  # parent lock, then child
-        locked = session.send(
-            "SELECT revision, attributes, log_version FROM {records} WHERE resource = ? "
-            "AND key = ?" + session.dialect.for_update,
-            (resource.id, entry.key),
-        )
-        clashes = _send_unique(session, resource, entry)
+    dialect = session.dialect
+    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    state = events.record_state(resource.id, entry).encode("utf-8")
+    values = (entry.revision, *_values(session, entry))
+    failed: Exception | None = None
+    try:
+        with session.pipeline():
+            guards = send_guards(session)  # parent lock, then child
+            locked = session.send(
+                "SELECT revision, attributes, log_version FROM {records} WHERE resource = ? "
+                "AND key = ?" + dialect.for_update,
+                (resource.id, entry.key),
+            )
+            clashes = _send_unique(session, resource, entry)
+            if dialect.replace_row is not None:
+                where = (resource.id, entry.key)
+                checked = (*where, expected_revision, originator, events.RECORD_REPLACED, state)
+                replaced = session.send(dialect.replace_row, (*checked, *values, *where))
+    except Exception as error:
+        # A generated unique index refused the write: reported after the checks that
+        # come first, or as its constraint's error if none of them fails.
+        if layout.constraint(dialect.violated_index(error)) is None:
+            raise
+        failed = error
     check_guards(guards)
     row = locked.fetchone()
     if row is None:
@@ -206,18 +225,17 @@ def replace(
     current = _attributes(session, resource, row[1])
     check_preconditions(resource, current, entry, expected_attributes)
     _raise_unique(resource, clashes)
-    dialect = session.dialect
-    originator = dialect.originator(events.record_stream(resource.id, entry.key))
-    state = events.record_state(resource.id, entry).encode("utf-8")
-    event = (originator, log_version + 1, events.RECORD_REPLACED, state)
-    row = (entry.revision, *_values(session, entry), log_version + 1, resource.id, entry.key)
-    with _unique_violations(layout, resource):
-        if dialect.replace_row is not None:  # the event and the row in one statement
-            written = session.execute(dialect.replace_row, (*event, *row)) == 1
-        else:
+    if failed is not None:
+        with _unique_violations(layout, resource):
+            raise failed
+    if dialect.replace_row is not None:
+        written = replaced.rowcount == 1
+    else:
+        event = (originator, log_version + 1, events.RECORD_REPLACED, state)
+        with _unique_violations(layout, resource):
             written = session.execute(dialect.append_event, event) == 1
             if written:
-                session.execute(_UPDATE_ROW, row)
+                session.execute(_UPDATE_ROW, (*values, log_version + 1, resource.id, entry.key))
     if not written:
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry

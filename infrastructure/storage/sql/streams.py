@@ -41,56 +41,88 @@ def append(
 ) -> list[StreamEntry]:
     """Append at ``expected_head`` as the next events of the stream's log stream.
 
-    Round trips: lock (creating) the head row and read it; then the entry ids,
-    the events and the head's move, whatever the batch size: one statement
-    where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), else
-    multi-row ``INSERT``\\ s and an ``UPDATE`` sent together. Their results
-    are checked afterwards: a conflict found after a write needs no undo, it
-    fails the scope, which rolls back.
+    Where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), one
+    round trip: lock (creating) the head row and read it, and, only if the
+    head is where the append expects it, the entry ids, the events and the
+    head's move in one statement, whatever the batch size. Elsewhere (SQLite)
+    the head is read, checked and moved by one statement, then the ids and
+    the events go in as multi-row ``INSERT``\\ s. Their results are checked
+    afterwards: a conflict found after a write needs no undo, it fails the
+    scope, which rolls back.
     """
     if not entries:
         records.lock_guards(session)
         current, _ = _locked_head(session, resource, stream)
         _expect_head(resource, stream, current, expected_head)
         return []
-    # Creates the row of a new stream, and locks it either way (a concurrent
-    # appender waits here); the no-op update makes RETURNING give the row.
-    with session.pipeline():
-        guards = records.send_guards(session)  # parent lock, then child
-        upsert = session.send(
-            "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-            "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
-            (resource.id, stream),
-        )
-    records.check_guards(guards)
-    current, base = upsert.fetchall()[0]
-    _expect_head(resource, stream, int(current), expected_head)
+    dialect = session.dialect
+    moved = expected_head + len(entries)
     stored = [
         StreamEntry.checked(position, entry.id, entry.record)
         for position, entry in enumerate(entries, start=expected_head + 1)
     ]
     state = events.entry_states(resource.id, stream)
-    rows = [(int(base) + added.position, state(added)) for added in stored]
-    dialect = session.dialect
     originator = dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
-    topic, moved = events.STREAM_ENTRY_APPENDED, (expected_head + len(entries), resource.id, stream)
+    topic = events.STREAM_ENTRY_APPENDED
     if dialect.append_rows is not None:
-        versions = [version for version, _ in rows]
-        states = [text.encode("utf-8") for _, text in rows]
-        params = (resource.id, stream, ids, originator, topic, versions, states, *moved)
-        entered, written = session.all(dialect.append_rows, params)[0]
+        where = (resource.id, stream)
+        positions = [added.position for added in stored]
+        states = [state(added).encode("utf-8") for added in stored]
+        writes = (*where, ids, originator, topic, positions, states, moved, *where, expected_head)
+        with session.pipeline():
+            guards = records.send_guards(session)  # parent lock, then child
+            # Creates the row of a new stream, and locks it either way (a concurrent
+            # appender waits here); the no-op update makes RETURNING give the row.
+            upsert = session.send(
+                "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
+                "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
+                where,
+            )
+            written_rows = session.send(dialect.append_rows, (*where, expected_head, *writes))
+        records.check_guards(guards)
+        current, _ = upsert.fetchall()[0]
+        _expect_head(resource, stream, int(current), expected_head)
+        entered, written = written_rows.fetchall()[0]
     else:
+        base = _move_head(session, resource, stream, expected_head, moved)
+        rows = [(base + added.position, state(added)) for added in stored]
         with session.pipeline():
             id_cursors = _send_ids(session, resource, stream, ids)
             event_cursors = events.send_many(session, originator, topic, rows)
-            session.send("UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ?", moved)
         entered = [row[0] for cursor in id_cursors for row in cursor.fetchall()]
         written = sum(cursor.rowcount for cursor in event_cursors)
     _check_ids(resource, stream, ids, entered)
-    if written != len(rows):
+    if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
+
+
+def _move_head(
+    session: Session, resource: Resource, stream: str, expected_head: int, moved: int
+) -> int:
+    """Move the head from ``expected_head`` to ``moved`` (creating the row of a new
+    stream, which must be expected at 0) after the guards; the stream's base.
+
+    One statement where the database already made this connection the only
+    writer (SQLite): the head is read, checked and moved at once, where a
+    separate read and move would cost a statement more per append. The
+    entries' writes follow; a conflict they meet fails the scope, which rolls
+    the move back.
+    """
+    records.lock_guards(session)  # parent lock, then child
+    row = session.one(
+        "INSERT INTO {heads} AS h (resource, stream, head, base) "
+        "VALUES (?, ?, CASE WHEN ? = 0 THEN ? ELSE 0 END, 0) "
+        "ON CONFLICT (resource, stream) DO UPDATE SET head = ? "
+        "WHERE h.head = ? RETURNING head, base",
+        (resource.id, stream, expected_head, moved, moved, expected_head),
+    )
+    if row is None:  # the row is there, at another head: not moved
+        _expect_head(resource, stream, head(session, resource, stream), expected_head)
+    elif int(row[0]) != moved:  # a new stream expected above 0: created at 0
+        _expect_head(resource, stream, int(row[0]), expected_head)
+    return 0 if row is None else int(row[1])
 
 
 def _expect_head(resource: Resource, stream: str, current: int, expected_head: int) -> None:
@@ -110,18 +142,24 @@ def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str])
     cursors = []
     for start in range(0, len(ids), IDS_PER_STATEMENT):
         chunk = ids[start : start + IDS_PER_STATEMENT]
-        rows = ", ".join(["(?, ?, ?)"] * len(chunk))
         params: list[object] = []
         for entry_id in chunk:
             params += (resource.id, stream, entry_id)
-        cursors.append(
-            session.send(
-                f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
-                "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id",
-                params,
-            )
-        )
+        cursors.append(session.send(_ids_template(session, len(chunk)), params))
     return cursors
+
+
+def _ids_template(session: Session, count: int) -> str:
+    """The template of :func:`_send_ids`' statement for ``count`` ids, built once."""
+    statements = session.dialect.statements
+    template = statements.get(("entry_ids", count))
+    if template is None:
+        rows = ", ".join(["(?, ?, ?)"] * count)
+        template = statements["entry_ids", count] = (
+            f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
+            "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id"
+        )
+    return template
 
 
 def _check_ids(resource: Resource, stream: str, ids: list[str], went_in: Sequence[Any]) -> None:
