@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -121,6 +121,30 @@ class StoredRevision:
             self._text = text
         return text
 
+    @classmethod
+    def from_rows(
+        cls, rows: Iterable[tuple[int, str, str, str]], load_text: Callable[[int], str]
+    ) -> list[StoredRevision]:
+        """Revisions of persisted rows ``(position, coordinate, version key, digest)``,
+        holding no text: ``load_text`` reads each from the log when first needed.
+
+        Slots set directly: a start builds one per accepted revision, and a call with
+        keywords each would cost four times as much.
+        """
+        new = object.__new__
+        built = []
+        for position, coordinate, version_key, digest in rows:
+            stored = new(cls)
+            stored.coordinate = coordinate
+            stored.version_key = version_key
+            stored.digest = digest
+            stored._text = None
+            stored.position = position
+            stored._parsed = None
+            stored._load = load_text
+            built.append(stored)
+        return built
+
     def adopt_text(self, text: str) -> None:
         """Hold ``text``, which the caller read from bytes whose digest it found equal to
         this revision's, so the log is not read for it."""
@@ -208,6 +232,11 @@ class ChainSnapshot:
         """The chain head."""
         return self.stored[-1].revision
 
+    @property
+    def version_keys(self) -> tuple[str, ...]:
+        """The Journal versions of :attr:`stored`, as text, in the same order."""
+        return self._keys
+
     def digest_at(self, version: JournalVersion) -> str | None:
         """The digest accepted at exactly ``version`` (no parsing)."""
         stored = self.stored_at(version)
@@ -283,6 +312,13 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
 
     def __contains__(self, coordinate: object) -> bool:
         return coordinate in self._overlay or coordinate in self._base
+
+    def values(self) -> ValuesView[ChainSnapshot]:
+        # Without an overlay (a view loaded or folded in bulk), the base's own values, in
+        # the order of iteration: the mixin would look every key up again.
+        if not self._overlay:
+            return self._base.values()
+        return super().values()
 
     def __iter__(self) -> Iterator[ArtifactCoordinate]:
         yield from self._overlay

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import os
@@ -10,14 +11,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
-from domain.journal.parser import decode_journal_bytes, forget_shared_values
+from domain.journal.parser import forget_shared_values
+from domain.journal.values import ArtifactCoordinate
 from infrastructure.log import LogClosedError
 from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
-from projections.journal_chains import JournalWorldview
+from projections.journal_chains import JournalWorldview, StoredRevision
 
 # Files parsed between two emptyings of the parser's sharing caches: the parses are
 # dropped as they are decided, and the caches would keep every value they share.
@@ -90,7 +92,13 @@ def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
     """The path of a parsed file of ``files``, as text: its artifact's directory and its
     version (a file is rejected unless both match its place), so no path is kept per file.
     """
-    directories = {file.coordinate: file.directory for file in files}
+    # Files come artifact by artifact, sharing their coordinate object: one entry each.
+    directories = {}
+    coordinate = None
+    for file in files:
+        if file.coordinate is not coordinate:
+            coordinate = file.coordinate
+            directories[coordinate] = file.directory
 
     def locate(revision: JournalRevision) -> str:
         name = f"{revision.version}{REVISION_SUFFIX}"
@@ -107,16 +115,34 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
     """
     files.reverse()
     new = []
-    coordinate, chain = None, None
+    coordinate: ArtifactCoordinate | None = None
+    stored: tuple[StoredRevision, ...] = ()
+    keys: tuple[str, ...] = ()
+    at = 0  # the chain's first revision not yet matched with a file
     while files:
         file = files.pop()
-        if file.coordinate != coordinate:  # files come artifact by artifact
-            coordinate, chain = file.coordinate, view.chain(file.coordinate)
-        stored = None if chain is None else chain.stored_at(file.version)
-        if stored is None or stored.digest != file.digest_text:
+        # Files come artifact by artifact, sharing their coordinate object, and each
+        # artifact's files ascend by version as its chain does: one lookup per artifact,
+        # and a file usually finds its revision at the next place in the chain.
+        if file.coordinate is not coordinate:
+            coordinate = file.coordinate
+            chain = view.chain(coordinate)
+            stored, keys = ((), ()) if chain is None else (chain.stored, chain.version_keys)
+            at = 0
+        key = str(file.version)
+        if at >= len(keys) or keys[at] != key:
+            at = bisect.bisect_left(keys, key, at)
+            if at >= len(keys) or keys[at] != key:
+                new.append(file)  # no revision at this version
+                continue
+        revision = stored[at]
+        at += 1
+        if revision.digest != "sha256:" + hashlib.sha256(file.data).hexdigest():
             new.append(file)
         else:
-            stored.adopt_text(decode_journal_bytes(file.data))
+            # Equal digests: the bytes are an accepted text's, which has no byte-order
+            # mark and is valid UTF-8.
+            revision.adopt_text(file.data.decode())
     return new
 
 
