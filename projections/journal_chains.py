@@ -97,7 +97,7 @@ class StoredRevision:
         self.coordinate = coordinate
         self.version_key = version_key
         self.digest = digest
-        self._text = text
+        self._text: str | bytes | None = text
         self.position = position
         self._parsed = parsed
         self._load = load_text
@@ -106,7 +106,11 @@ class StoredRevision:
     def text(self) -> str:
         """The revision's exact text (read from the log on first use if not held)."""
         text = self._text
-        if text is None:
+        if isinstance(text, bytes):
+            # Adopted file bytes (see adopt_bytes): one read of the slot, so a thread
+            # racing this one decodes the same bytes or finds their text.
+            text = self._text = text.decode()
+        elif text is None:
             if self._load is None:
                 raise ProjectionIntegrityError(
                     f"notification {self.position}: no text for {self.coordinate} "
@@ -145,11 +149,16 @@ class StoredRevision:
             built.append(stored)
         return built
 
-    def adopt_text(self, text: str) -> None:
-        """Hold ``text``, which the caller read from bytes whose digest it found equal to
-        this revision's, so the log is not read for it."""
+    def adopt_bytes(self, data: bytes) -> None:
+        """Hold ``data``, file bytes whose digest the caller found equal to this
+        revision's, so the log is not read for its text.
+
+        The text is decoded from them when first needed: a warm restart compares
+        10,000s of files and decodes none. Bytes with this revision's digest are an
+        accepted text's, valid UTF-8 without a byte-order mark.
+        """
         if self._text is None:
-            self._text = text
+            self._text = data
             self._load = None
 
     def settle(self) -> None:

@@ -56,11 +56,16 @@ class RootLoader:
         # drops each parse once decided: the start holds the texts, not every parse.
         files = scan_root(self._root)
         locate = _locator(files)
-        parsed = _parse_in_link_order(files, self._ingestion.view, self._progress)
+        total = len(files)
+        new = _new_files(files, self._ingestion.view)
+        parses = bool(new)
         try:
-            self._ingestion.ingest_start(parsed, locate)
+            self._ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)
         finally:
-            forget_shared_values()  # the view keeps texts: the caches would only hold on
+            # The view keeps texts: the caches would only hold on to what this start parsed.
+            # A start that parsed nothing leaves them as it found them.
+            if parses:
+                forget_shared_values()
         self._ingestion.persist()
         self._publisher.publish(self._ingestion.view.settle())
 
@@ -75,7 +80,9 @@ class RootLoader:
             # parsed is reported before anything is accepted.
             files = scan_root(self._root)
             locate = _locator(files)
-            for revision in list(_parse_in_link_order(files, self._ingestion.view)):
+            total = len(files)
+            new = _new_files(files, self._ingestion.view)
+            for revision in list(_parse_in_link_order(new, total)):
                 stored, is_new = self._ingestion.ingest(revision, locate(revision))
                 self._publisher.publish(self._ingestion.view)
                 if is_new:
@@ -140,17 +147,15 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
         if revision.digest != "sha256:" + hashlib.sha256(file.data).hexdigest():
             new.append(file)
         else:
-            # Equal digests: the bytes are an accepted text's, which has no byte-order
-            # mark and is valid UTF-8.
-            revision.adopt_text(file.data.decode())
+            revision.adopt_bytes(file.data)
     return new
 
 
 def _parse_in_link_order(
-    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
+    new: list[JournalFile], total: int, progress: Progress = silent
 ) -> Iterator[JournalRevision]:
-    """The new files of ``files`` (see :func:`_new_files`) parsed, each after the one it
-    cites.
+    """The new files ``new`` of a root of ``total`` files (see :func:`_new_files`) parsed,
+    each after the one it cites; ``new`` is emptied as it is read.
 
     A file citing another new file is judged after it, as it would be had the
     cited file been accepted first, so the initial load and a refresh report
@@ -164,8 +169,6 @@ def _parse_in_link_order(
     file's bytes go once it is parsed: a root whose files come in chain order
     holds one parse at a time here.
     """
-    total = len(files)
-    new = _new_files(files, view)
     count = len(new)
     # A parsed file's digest and version are those of its bytes and name (or it is
     # rejected), so the links are known before any file is parsed. (Raw digests: a
