@@ -24,7 +24,7 @@ from domain.journal.errors import (
     JournalRootError,
 )
 from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion
+from domain.journal.values import ArtifactCoordinate, JournalVersion, is_journal_version
 
 REVISION_SUFFIX = ".journal"
 EXAMPLE_SUFFIX = ".journal.example"
@@ -41,8 +41,15 @@ class JournalFile(NamedTuple):
     directory: str
     name: str
     coordinate: ArtifactCoordinate
-    version: JournalVersion
+    version_key: str
+    """The Journal version its name gives, as text (checked by the scan)."""
     data: bytes
+
+    @property
+    def version(self) -> JournalVersion:
+        """The Journal version its name gives (built when asked: a restart compares
+        10,000s of them as text)."""
+        return JournalVersion(self.version_key)
 
     @property
     def path(self) -> Path:
@@ -69,7 +76,7 @@ class JournalFile(NamedTuple):
                 artifact=artifact,
                 path=self.path,
             )
-        if revision.version != self.version:
+        if str(revision.version) != self.version_key:
             raise JournalLayoutError(
                 f"JOURNAL_VERSION {revision.version} differs from its file name {self.path.name}",
                 artifact=artifact,
@@ -203,8 +210,10 @@ def _artifact_files(
                 artifact=artifact,
                 path=Path(directory, name),
             )
+        version = name.removesuffix(REVISION_SUFFIX)
         try:
-            version = JournalVersion(name.removesuffix(REVISION_SUFFIX))
+            if not is_journal_version(version):
+                JournalVersion(version)  # raises, with the reason
         except InvalidValueError as error:
             raise JournalLayoutError(
                 f"file name is not <journal-version>.journal: {error.detail}",

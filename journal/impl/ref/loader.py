@@ -117,17 +117,15 @@ def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
 def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[JournalFile]:
     """The files whose exact bytes are not already accepted at their version, in order.
 
-    ``files`` is emptied as it is read. An accepted file's bytes are its text,
-    handed to the view (the log need not be read) and not kept otherwise.
+    ``files`` is emptied. An accepted file's bytes are its text, handed to the
+    view (the log need not be read).
     """
-    files.reverse()
     new = []
     coordinate: ArtifactCoordinate | None = None
     stored: tuple[StoredRevision, ...] = ()
     keys: tuple[str, ...] = ()
     at = 0  # the chain's first revision not yet matched with a file
-    while files:
-        file = files.pop()
+    for file in files:
         # Files come artifact by artifact, sharing their coordinate object, and each
         # artifact's files ascend by version as its chain does: one lookup per artifact,
         # and a file usually finds its revision at the next place in the chain.
@@ -136,9 +134,9 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
             chain = view.chain(coordinate)
             stored, keys = ((), ()) if chain is None else (chain.stored, chain.version_keys)
             at = 0
-        key = str(file.version)
+        key = file.version_key
         if at >= len(keys) or keys[at] != key:
-            at = bisect.bisect_left(keys, key, at)
+            at = bisect.bisect_left(keys, key)
             if at >= len(keys) or keys[at] != key:
                 new.append(file)  # no revision at this version
                 continue
@@ -148,6 +146,7 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
             new.append(file)
         else:
             revision.adopt_bytes(file.data)
+    files.clear()
     return new
 
 
@@ -174,7 +173,7 @@ def _parse_in_link_order(
     # rejected), so the links are known before any file is parsed. (Raw digests: a
     # large root's digests as text weigh twice as much.)
     position = {hashlib.sha256(file.data).digest(): i for i, file in enumerate(new)}
-    versions = [file.version for file in new]
+    versions = [file.version_key for file in new]
     new.reverse()
     parsed: dict[int, JournalRevision] = {}
     handed_out = [False] * count
@@ -202,7 +201,8 @@ def _parse_in_link_order(
             if cited is None:
                 heapq.heappush(ready, (False, following))
             else:
-                item = (revision.version <= versions[cited], following)
+                # Fixed-width version texts sort chronologically.
+                item = (str(revision.version) <= versions[cited], following)
                 if handed_out[cited]:
                     heapq.heappush(ready, item)
                 else:
