@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
+from typing import cast
 
 from eventsourcing.persistence import Tracking
 
@@ -118,19 +119,9 @@ class PersistedChains:
             persisted = self._store.load(CHAIN_TABLE)
             self._written = persisted.position
             load = text_loader(self._log)
-            self._projection.load(
-                [
-                    StoredRevision(
-                        coordinate=str(coordinate),
-                        version_key=str(version),
-                        digest=str(digest),
-                        text=None,
-                        position=int(position),
-                        load_text=load,
-                    )
-                    for position, coordinate, version, digest in persisted.rows
-                ]
-            )
+            # The rows are the table's columns, as the fold wrote them.
+            rows = cast(list[tuple[int, str, str, str]], persisted.rows)
+            self._projection.load(StoredRevision.from_rows(rows, load))
         self._opened = True
         return self._projection.view
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -97,7 +97,7 @@ class StoredRevision:
         self.coordinate = coordinate
         self.version_key = version_key
         self.digest = digest
-        self._text = text
+        self._text: str | bytes | None = text
         self.position = position
         self._parsed = parsed
         self._load = load_text
@@ -106,7 +106,11 @@ class StoredRevision:
     def text(self) -> str:
         """The revision's exact text (read from the log on first use if not held)."""
         text = self._text
-        if text is None:
+        if isinstance(text, bytes):
+            # Adopted file bytes (see adopt_bytes): one read of the slot, so a thread
+            # racing this one decodes the same bytes or finds their text.
+            text = self._text = text.decode()
+        elif text is None:
             if self._load is None:
                 raise ProjectionIntegrityError(
                     f"notification {self.position}: no text for {self.coordinate} "
@@ -121,11 +125,40 @@ class StoredRevision:
             self._text = text
         return text
 
-    def adopt_text(self, text: str) -> None:
-        """Hold ``text``, which the caller read from bytes whose digest it found equal to
-        this revision's, so the log is not read for it."""
+    @classmethod
+    def from_rows(
+        cls, rows: Iterable[tuple[int, str, str, str]], load_text: Callable[[int], str]
+    ) -> list[StoredRevision]:
+        """Revisions of persisted rows ``(position, coordinate, version key, digest)``,
+        holding no text: ``load_text`` reads each from the log when first needed.
+
+        Slots set directly: a start builds one per accepted revision, and a call with
+        keywords each would cost four times as much.
+        """
+        new = object.__new__
+        built = []
+        for position, coordinate, version_key, digest in rows:
+            stored = new(cls)
+            stored.coordinate = coordinate
+            stored.version_key = version_key
+            stored.digest = digest
+            stored._text = None
+            stored.position = position
+            stored._parsed = None
+            stored._load = load_text
+            built.append(stored)
+        return built
+
+    def adopt_bytes(self, data: bytes) -> None:
+        """Hold ``data``, file bytes whose digest the caller found equal to this
+        revision's, so the log is not read for its text.
+
+        The text is decoded from them when first needed: a warm restart compares
+        10,000s of files and decodes none. Bytes with this revision's digest are an
+        accepted text's, valid UTF-8 without a byte-order mark.
+        """
         if self._text is None:
-            self._text = text
+            self._text = data
             self._load = None
 
     def settle(self) -> None:
@@ -208,6 +241,11 @@ class ChainSnapshot:
         """The chain head."""
         return self.stored[-1].revision
 
+    @property
+    def version_keys(self) -> tuple[str, ...]:
+        """The Journal versions of :attr:`stored`, as text, in the same order."""
+        return self._keys
+
     def digest_at(self, version: JournalVersion) -> str | None:
         """The digest accepted at exactly ``version`` (no parsing)."""
         stored = self.stored_at(version)
@@ -283,6 +321,13 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
 
     def __contains__(self, coordinate: object) -> bool:
         return coordinate in self._overlay or coordinate in self._base
+
+    def values(self) -> ValuesView[ChainSnapshot]:
+        # Without an overlay (a view loaded or folded in bulk), the base's own values, in
+        # the order of iteration: the mixin would look every key up again.
+        if not self._overlay:
+            return self._base.values()
+        return super().values()
 
     def __iter__(self) -> Iterator[ArtifactCoordinate]:
         yield from self._overlay

@@ -170,6 +170,12 @@ class JournalVersion(_TextValue):
         return self._text < other._text  # fixed width: text order is time order
 
 
+def is_journal_version(text: str) -> bool:
+    """Whether ``text`` is what :class:`JournalVersion` accepts, checked without building
+    one (a start checks a file name per revision, and most are only compared as text)."""
+    return _VERSION.fullmatch(text) is not None and _is_real(text)
+
+
 _DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 

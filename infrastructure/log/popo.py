@@ -93,6 +93,11 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
                 key=lambda c: c.key,
             )
 
+    def claim_owners(self, namespace: str) -> dict[str, str]:
+        """Every claim in ``namespace``: key to owner."""
+        with self._database_lock:
+            return {key: owner for (ns, key), owner in self._claims.items() if ns == namespace}
+
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self._database_lock:

@@ -20,6 +20,7 @@ import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
 from eventsourcing.utils import Environment, EnvType
+from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
@@ -283,6 +284,12 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         with self.datastore.get_connection() as conn:
             rows = conn.execute(self._claims_sql, (namespace,)).fetchall()
         return [Claim(namespace, row["key"], row["owner"]) for row in rows]
+
+    def claim_owners(self, namespace: str) -> dict[str, str]:
+        """Every claim in ``namespace``: key to owner."""
+        with self.datastore.get_connection() as conn:
+            cursor = conn.cursor(row_factory=tuple_row)  # plain pairs, straight into the dict
+            return dict(cursor.execute(self._claims_sql, (namespace,)).fetchall())
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""

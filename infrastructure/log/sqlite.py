@@ -307,6 +307,16 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             )
             return [Claim(namespace, row[0], row[1]) for row in c.fetchall()]
 
+    def claim_owners(self, namespace: str) -> dict[str, str]:
+        """Every claim in ``namespace``: key to owner."""
+        with self.datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.row_factory = None  # plain pairs, straight into the dict
+            c.execute(
+                f"SELECT key, owner FROM {self.claims_table_name} WHERE namespace = ?",
+                (namespace,),
+            )
+            return dict(c.fetchall())
+
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self.datastore.transaction(commit=False) as c:

@@ -244,6 +244,7 @@ def test_journal_version_instant_is_an_aware_utc_datetime(text: str, moment: dat
 def test_journal_version_rejects(text: str) -> None:
     with pytest.raises(InvalidValueError):
         JournalVersion(text)
+    assert not values.is_journal_version(text)
 
 
 @settings(max_examples=500)
@@ -267,8 +268,10 @@ def test_a_version_is_accepted_exactly_when_the_calendar_has_it(
     except ValueError:
         with pytest.raises(InvalidValueError):
             JournalVersion(text)
+        assert not values.is_journal_version(text)
     else:
         assert JournalVersion(text).instant == moment
+        assert values.is_journal_version(text)
 
 
 def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_it() -> None:
@@ -282,8 +285,10 @@ def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_i
                 except ValueError:
                     with pytest.raises(InvalidValueError):
                         JournalVersion(text)
+                    assert not values.is_journal_version(text)
                 else:
                     assert str(JournalVersion(text)) == text
+                    assert values.is_journal_version(text)
 
 
 def test_journal_versions_order_chronologically() -> None:

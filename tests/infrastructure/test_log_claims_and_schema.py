@@ -52,6 +52,20 @@ def test_claims_are_written_with_the_events(app: LogApplication) -> None:
     assert app.claim_owner("other", "alpha") is None
 
 
+def test_claim_owners_maps_the_keys_of_one_namespace_to_their_owners(
+    app: LogApplication,
+) -> None:
+    assert app.claim_owners("name") == {}
+    item = Item()
+    app.append(
+        [item],
+        [Claim("name", "beta", "b"), Claim("name", "alpha", "a"), Claim("other", "alpha", "o")],
+    )
+    assert app.claim_owners("name") == {"alpha": "a", "beta": "b"}
+    assert app.claim_owners("name") == {c.key: c.owner for c in app.claims("name")}
+    assert app.claim_owners("other") == {"alpha": "o"}
+
+
 def test_reclaiming_for_the_same_owner_is_a_no_op(app: LogApplication) -> None:
     item = Item()
     app.append([item], [Claim("name", "alpha", "me")])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import operator
 import os
 import stat
 from pathlib import Path
@@ -23,11 +24,12 @@ from domain.journal.errors import (
     JournalRootError,
 )
 from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion
+from domain.journal.values import ArtifactCoordinate, JournalVersion, is_journal_version
 
 REVISION_SUFFIX = ".journal"
 EXAMPLE_SUFFIX = ".journal.example"
 _READ_SIZE = 1 << 16
+_NAME = operator.attrgetter("name")
 
 
 class JournalFile(NamedTuple):
@@ -36,16 +38,23 @@ class JournalFile(NamedTuple):
     A named tuple: a restart builds one per file, and a tuple is built in C.
     """
 
-    directory: Path
+    directory: str
     name: str
     coordinate: ArtifactCoordinate
-    version: JournalVersion
+    version_key: str
+    """The Journal version its name gives, as text (checked by the scan)."""
     data: bytes
+
+    @property
+    def version(self) -> JournalVersion:
+        """The Journal version its name gives (built when asked: a restart compares
+        10,000s of them as text)."""
+        return JournalVersion(self.version_key)
 
     @property
     def path(self) -> Path:
         """The file's path under the root (a symbolic link is named, not its target)."""
-        return self.directory / self.name
+        return Path(self.directory, self.name)
 
     @property
     def digest_text(self) -> str:
@@ -67,7 +76,7 @@ class JournalFile(NamedTuple):
                 artifact=artifact,
                 path=self.path,
             )
-        if revision.version != self.version:
+        if str(revision.version) != self.version_key:
             raise JournalLayoutError(
                 f"JOURNAL_VERSION {revision.version} differs from its file name {self.path.name}",
                 artifact=artifact,
@@ -86,8 +95,10 @@ def scan_root(root: Path) -> list[JournalFile]:
     """
     real_root = _check_root(root)
     files: list[JournalFile] = []
+    # Directories as text: a Path each would cost more than listing the directory.
+    prefix = os.path.join(root, "")
     for entry in _entries(root, JournalRootError):
-        path = root / entry.name
+        path = prefix + entry.name
         if not _is_kind(entry, root, real_root, None, "directory"):
             raise JournalLayoutError(
                 "unexpected file in the journal root: expected artifact directories only",
@@ -123,7 +134,7 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _entries(directory: Path, unreadable: type[JournalError]) -> list[os.DirEntry[str]]:
+def _entries(directory: Path | str, unreadable: type[JournalError]) -> list[os.DirEntry[str]]:
     """Visible entries of ``directory``, by name; hidden names (``.*``) are ignored.
 
     Entries, not paths: their type usually comes with the listing, so a warm
@@ -134,12 +145,16 @@ def _entries(directory: Path, unreadable: type[JournalError]) -> list[os.DirEntr
             visible = [e for e in listing if not e.name.startswith(".")]
     except OSError as error:
         raise unreadable(f"cannot read directory: {_reason(error)}", path=directory) from error
-    visible.sort(key=lambda e: e.name)
+    visible.sort(key=_NAME)
     return visible
 
 
 def _is_kind(
-    entry: os.DirEntry[str], directory: Path, real_root: Path, artifact: str | None, kind: str
+    entry: os.DirEntry[str],
+    directory: Path | str,
+    real_root: Path,
+    artifact: str | None,
+    kind: str,
 ) -> bool:
     """Whether ``entry`` of ``directory`` (or, for a symbolic link, its target inside the
     root) is a ``"file"`` or a ``"directory"``."""
@@ -151,9 +166,9 @@ def _is_kind(
             return entry.is_dir(follow_symlinks=False)
     except OSError as error:
         raise JournalLayoutError(
-            f"cannot access: {_reason(error)}", artifact=artifact, path=directory / entry.name
+            f"cannot access: {_reason(error)}", artifact=artifact, path=Path(directory, entry.name)
         ) from error
-    mode = _follow_link(directory / entry.name, real_root, artifact).st_mode
+    mode = _follow_link(Path(directory, entry.name), real_root, artifact).st_mode
     return stat.S_ISREG(mode) if kind == "file" else stat.S_ISDIR(mode)
 
 
@@ -180,7 +195,7 @@ def _follow_link(link: Path, real_root: Path, artifact: str | None) -> os.stat_r
 
 
 def _artifact_files(
-    directory: Path, coordinate: ArtifactCoordinate, real_root: Path
+    directory: str, coordinate: ArtifactCoordinate, real_root: Path
 ) -> list[JournalFile]:
     artifact = str(coordinate)
     found: list[JournalFile] = []
@@ -193,27 +208,34 @@ def _artifact_files(
                 "unexpected entry in an artifact directory: expected "
                 "<journal-version>.journal files",
                 artifact=artifact,
-                path=directory / name,
+                path=Path(directory, name),
             )
+        version = name.removesuffix(REVISION_SUFFIX)
         try:
-            version = JournalVersion(name.removesuffix(REVISION_SUFFIX))
+            if not is_journal_version(version):
+                JournalVersion(version)  # raises, with the reason
         except InvalidValueError as error:
             raise JournalLayoutError(
                 f"file name is not <journal-version>.journal: {error.detail}",
                 artifact=artifact,
-                path=directory / name,
+                path=Path(directory, name),
             ) from None
-        if not _is_kind(entry, directory, real_root, artifact, "file"):
+        try:
+            # A regular file by the listing's own type: no stat, and no call.
+            regular = entry.is_file(follow_symlinks=False)
+        except OSError:
+            regular = False  # _is_kind asks again, and reports the fault
+        if not regular and not _is_kind(entry, directory, real_root, artifact, "file"):
             raise JournalLayoutError(
                 "not a regular file: expected a Journal revision file",
                 artifact=artifact,
-                path=directory / name,
+                path=Path(directory, name),
             )
         try:
             data = _read(entry.path)
         except OSError as error:
             raise JournalLayoutError(
-                f"cannot read file: {_reason(error)}", artifact=artifact, path=directory / name
+                f"cannot read file: {_reason(error)}", artifact=artifact, path=Path(directory, name)
             ) from error
         found.append(JournalFile(directory, name, coordinate, version, data))
     # Already chronological: the names are sorted, and versions are fixed-width digits.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import os
@@ -10,14 +11,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
-from domain.journal.parser import decode_journal_bytes, forget_shared_values
+from domain.journal.parser import forget_shared_values
+from domain.journal.values import ArtifactCoordinate
 from infrastructure.log import LogClosedError
 from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
-from projections.journal_chains import JournalWorldview
+from projections.journal_chains import JournalWorldview, StoredRevision
 
 # Files parsed between two emptyings of the parser's sharing caches: the parses are
 # dropped as they are decided, and the caches would keep every value they share.
@@ -54,11 +56,16 @@ class RootLoader:
         # drops each parse once decided: the start holds the texts, not every parse.
         files = scan_root(self._root)
         locate = _locator(files)
-        parsed = _parse_in_link_order(files, self._ingestion.view, self._progress)
+        total = len(files)
+        new = _new_files(files, self._ingestion.view)
+        parses = bool(new)
         try:
-            self._ingestion.ingest_start(parsed, locate)
+            self._ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)
         finally:
-            forget_shared_values()  # the view keeps texts: the caches would only hold on
+            # The view keeps texts: the caches would only hold on to what this start parsed.
+            # A start that parsed nothing leaves them as it found them.
+            if parses:
+                forget_shared_values()
         self._ingestion.persist()
         self._publisher.publish(self._ingestion.view.settle())
 
@@ -73,7 +80,9 @@ class RootLoader:
             # parsed is reported before anything is accepted.
             files = scan_root(self._root)
             locate = _locator(files)
-            for revision in list(_parse_in_link_order(files, self._ingestion.view)):
+            total = len(files)
+            new = _new_files(files, self._ingestion.view)
+            for revision in list(_parse_in_link_order(new, total)):
                 stored, is_new = self._ingestion.ingest(revision, locate(revision))
                 self._publisher.publish(self._ingestion.view)
                 if is_new:
@@ -90,7 +99,13 @@ def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
     """The path of a parsed file of ``files``, as text: its artifact's directory and its
     version (a file is rejected unless both match its place), so no path is kept per file.
     """
-    directories = {file.coordinate: file.directory for file in files}
+    # Files come artifact by artifact, sharing their coordinate object: one entry each.
+    directories = {}
+    coordinate = None
+    for file in files:
+        if file.coordinate is not coordinate:
+            coordinate = file.coordinate
+            directories[coordinate] = file.directory
 
     def locate(revision: JournalRevision) -> str:
         name = f"{revision.version}{REVISION_SUFFIX}"
@@ -102,29 +117,44 @@ def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:
 def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[JournalFile]:
     """The files whose exact bytes are not already accepted at their version, in order.
 
-    ``files`` is emptied as it is read. An accepted file's bytes are its text,
-    handed to the view (the log need not be read) and not kept otherwise.
+    ``files`` is emptied. An accepted file's bytes are its text, handed to the
+    view (the log need not be read).
     """
-    files.reverse()
     new = []
-    coordinate, chain = None, None
-    while files:
-        file = files.pop()
-        if file.coordinate != coordinate:  # files come artifact by artifact
-            coordinate, chain = file.coordinate, view.chain(file.coordinate)
-        stored = None if chain is None else chain.stored_at(file.version)
-        if stored is None or stored.digest != file.digest_text:
+    coordinate: ArtifactCoordinate | None = None
+    stored: tuple[StoredRevision, ...] = ()
+    keys: tuple[str, ...] = ()
+    at = 0  # the chain's first revision not yet matched with a file
+    for file in files:
+        # Files come artifact by artifact, sharing their coordinate object, and each
+        # artifact's files ascend by version as its chain does: one lookup per artifact,
+        # and a file usually finds its revision at the next place in the chain.
+        if file.coordinate is not coordinate:
+            coordinate = file.coordinate
+            chain = view.chain(coordinate)
+            stored, keys = ((), ()) if chain is None else (chain.stored, chain.version_keys)
+            at = 0
+        key = file.version_key
+        if at >= len(keys) or keys[at] != key:
+            at = bisect.bisect_left(keys, key)
+            if at >= len(keys) or keys[at] != key:
+                new.append(file)  # no revision at this version
+                continue
+        revision = stored[at]
+        at += 1
+        if revision.digest != "sha256:" + hashlib.sha256(file.data).hexdigest():
             new.append(file)
         else:
-            stored.adopt_text(decode_journal_bytes(file.data))
+            revision.adopt_bytes(file.data)
+    files.clear()
     return new
 
 
 def _parse_in_link_order(
-    files: list[JournalFile], view: JournalWorldview, progress: Progress = silent
+    new: list[JournalFile], total: int, progress: Progress = silent
 ) -> Iterator[JournalRevision]:
-    """The new files of ``files`` (see :func:`_new_files`) parsed, each after the one it
-    cites.
+    """The new files ``new`` of a root of ``total`` files (see :func:`_new_files`) parsed,
+    each after the one it cites; ``new`` is emptied as it is read.
 
     A file citing another new file is judged after it, as it would be had the
     cited file been accepted first, so the initial load and a refresh report
@@ -138,14 +168,12 @@ def _parse_in_link_order(
     file's bytes go once it is parsed: a root whose files come in chain order
     holds one parse at a time here.
     """
-    total = len(files)
-    new = _new_files(files, view)
     count = len(new)
     # A parsed file's digest and version are those of its bytes and name (or it is
     # rejected), so the links are known before any file is parsed. (Raw digests: a
     # large root's digests as text weigh twice as much.)
     position = {hashlib.sha256(file.data).digest(): i for i, file in enumerate(new)}
-    versions = [file.version for file in new]
+    versions = [file.version_key for file in new]
     new.reverse()
     parsed: dict[int, JournalRevision] = {}
     handed_out = [False] * count
@@ -173,7 +201,8 @@ def _parse_in_link_order(
             if cited is None:
                 heapq.heappush(ready, (False, following))
             else:
-                item = (revision.version <= versions[cited], following)
+                # Fixed-width version texts sort chronologically.
+                item = (str(revision.version) <= versions[cited], following)
                 if handed_out[cited]:
                     heapq.heappush(ready, item)
                 else:

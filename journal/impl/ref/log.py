@@ -106,7 +106,7 @@ class JournalLog(LogApplication):
 
     def digest_claims(self) -> dict[str, str]:
         """Every digest claim: revision digest to the artifact that owns it."""
-        return {claim.key: claim.owner for claim in self.claims(DIGEST_NAMESPACE)}
+        return self.claim_owners(DIGEST_NAMESPACE)
 
     def append_chains(self, chains: Sequence[JournalChain]) -> list[int]:
         """Append every pending revision of ``chains`` (see :meth:`append_events`)."""
