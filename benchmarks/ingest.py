@@ -722,7 +722,8 @@ def _budget_table(
             ),
         ],
         [
-            "`eventsourcing`'s Python around one row: stock save - raw 1-row INSERT",
+            "`eventsourcing`'s own cost around one row: stock save - raw 1-row INSERT "
+            "(its Python; on PostgreSQL also its extra round trips)",
             *(cell(less(each("stock", t), each("raw", t))) if t == 1 else "-" for t in THREADS),
         ],
         [
