@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 from uuid import UUID
 
@@ -208,7 +207,10 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         rolled back alone and the others take the ids after the last written.
         """
         try:
-            with self._tile_edge(), self.datastore.get_connection() as conn:
+            with (
+                self._commit_group.committed_edge.transaction(),
+                self.datastore.get_connection() as conn,
+            ):
                 if len(batch) == 1:
                     only = batch[0]
                     only.result = self._append_alone(conn, only.stored_events, only.kwargs)
@@ -222,8 +224,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                                 )
                         except psycopg.IntegrityError as error:
                             request.error = _rejection(error)
-                            if self.tiles is not None:
-                                self.tiles.committed_edge.discard()
+                            self._commit_group.committed_edge.discard()
         except IntegrityError as error:
             raise _rejection(error) from error.__cause__
 
@@ -238,7 +239,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             with (
                 self.while_open(),
                 self._commit_group.exclusive(),
-                self._tile_edge(),
+                self._commit_group.committed_edge.transaction(),
                 self.datastore.get_connection() as conn,
                 conn.transaction(),
             ):
@@ -247,10 +248,6 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         except IntegrityError as error:
             raise _rejection(error) from error.__cause__
         return ids
-
-    def _tile_edge(self) -> AbstractContextManager[None]:
-        """Around a writing transaction: the tiles' edge is kept only if it commits."""
-        return nullcontext() if self.tiles is None else self.tiles.committed_edge.transaction()
 
     def _append_alone(
         self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +230,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         with (
             self.while_open(),
             self._commit_group.exclusive(),
-            self._tile_edge(),
+            self._commit_group.committed_edge.transaction(),
             self.datastore.transaction(commit=True) as c,
         ):
             # Such an append writes far more pages than it reads back: a small page cache
@@ -249,7 +248,10 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
         """Write the batch in one transaction; a rejected request rolls back its savepoint."""
-        with self._tile_edge(), self.datastore.transaction(commit=True) as c:
+        with (
+            self._commit_group.committed_edge.transaction(),
+            self.datastore.transaction(commit=True) as c,
+        ):
             if len(batch) == 1:  # alone: its error is the transaction's, as without grouping
                 only = batch[0]
                 only.result = self._insert_events(c, only.stored_events, **only.kwargs)
@@ -269,12 +271,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def _roll_back_append(self, c: SQLiteCursor) -> None:
         c.execute("ROLLBACK TO append")
-        if self.tiles is not None:
-            self.tiles.committed_edge.discard()
-
-    def _tile_edge(self) -> AbstractContextManager[None]:
-        """Around a writing transaction: the tiles' edge is kept only if it commits."""
-        return nullcontext() if self.tiles is None else self.tiles.committed_edge.transaction()
+        self._commit_group.committed_edge.discard()
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
