@@ -199,7 +199,7 @@ class Backend:
 
     def current_scope(self) -> Scope | None:
         """The innermost scope this thread has open on this backend."""
-        stack = self._stack()
+        stack: list[Scope] | None = getattr(self._local, "stack", None)
         return stack[-1] if stack else None
 
     def resolve(self, reference: Any, kind: str) -> Resource:

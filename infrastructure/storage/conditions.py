@@ -59,6 +59,8 @@ class RevisionIs:
     resource: ResourceRef
     key: str
     expected: int
+    _plan: tuple[object, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """How ``View.check`` runs this condition, and the catalog it resolved in (its own)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource", normalize_reference(self.resource))
@@ -73,6 +75,8 @@ class StreamHeadIs:
     resource: ResourceRef
     stream: str
     expected: int
+    _plan: tuple[object, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """How ``View.check`` runs this condition, and the catalog it resolved in (its own)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource", normalize_reference(self.resource))
@@ -87,9 +91,8 @@ class NoRows:
     resource: ResourceRef
     index: str
     equals: Mapping[str, Any]
-    _checked: tuple[Resource, Mapping[str, Any]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _plan: tuple[object, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """How ``View.check`` runs this condition, and the catalog it resolved in (its own)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource", normalize_reference(self.resource))
@@ -98,18 +101,6 @@ class NoRows:
         if not isinstance(self.equals, Mapping):
             raise TypeError(f"equals must be a mapping, got {type(self.equals).__name__}")
         object.__setattr__(self, "equals", MappingProxyType(dict(self.equals)))
-
-    def values_for(self, resource: Resource) -> Mapping[str, Any]:
-        """``equals`` validated for ``resource``'s index (``Resource.index_values``).
-
-        Both are immutable, so the answer is kept for the last resource asked:
-        a condition built once and checked again and again is validated once.
-        """
-        checked = self._checked
-        if checked is None or checked[0] is not resource:
-            checked = (resource, resource.index_values(self.index, self.equals))
-            object.__setattr__(self, "_checked", checked)
-        return checked[1]
 
 
 Condition = RevisionIs | StreamHeadIs | NoRows

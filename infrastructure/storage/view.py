@@ -45,6 +45,7 @@ class View:
         self._backend = backend
         self._scope = scope
         self._handles: dict[tuple[str, str], Any] = {}
+        self._resources = backend.resources
 
     def records(self, resource: Resource | str) -> Records:
         """The records handle of ``resource`` (cached per view)."""
@@ -66,24 +67,51 @@ class View:
         """
         if self._scope is not None:
             self._scope.ensure_usable()
-        anchors = self._guard_anchors(guards)
-        resolved = [self._condition(condition) for condition in _ordered(conditions, "conditions")]
-        for condition, resource, _ in resolved:
-            self._require_coverage(condition, resource, anchors)
+        resolve = self._backend.resolve
+        anchors = []
+        for guard in _ordered(guards, "guards"):
+            if not isinstance(guard, GuardRef):
+                raise TypeError(f"not a GuardRef: {guard!r}")
+            anchors.append((resolve(guard.resource, "records").id, guard.key))
+        # A condition is immutable and so is the catalog its resource resolves in:
+        # one built once and checked again and again is resolved and validated once.
+        catalog = self._resources
+        resolved = []
+        for condition in _ordered(conditions, "conditions"):
+            if not isinstance(condition, _CONDITIONS):
+                raise TypeError(
+                    f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}"
+                )
+            cached = condition._plan
+            if cached is None or cached[0] is not catalog:
+                cached = (catalog, self._plan(condition))
+                object.__setattr__(condition, "_plan", cached)
+            resolved.append((condition, cached[1]))
+        for condition, (_, resource, _, anchor) in resolved:
+            if anchor is not None and anchor not in anchors:
+                if isinstance(anchor, str):
+                    raise ValueError(anchor)
+                raise ValueError(
+                    f"{type(condition).__name__} on {resource.id} needs "
+                    f"GuardRef({anchor[0]!r}, {anchor[1]!r}) in guards"
+                )
 
-        resources = self._backend.resources
-        locks = [
-            (resources[resource_id], key)
-            for resource_id, key in sorted(
-                set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
-            )
-        ]
+        if len(anchors) == 1:  # the usual case: nothing to order
+            ((resource_id, key),) = anchors
+            locks = [(catalog[resource_id], key)]
+        else:
+            locks = [
+                (catalog[resource_id], key)
+                for resource_id, key in sorted(
+                    set(anchors), key=lambda a: (a[0].encode(), a[1].encode())
+                )
+            ]
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
             for resource, key in locks:
                 driver.lock_guard(ctx, resource, key)
-            for condition, resource, equals in resolved:
-                _evaluate(ctx, driver, condition, resource, equals)
+            for condition, (evaluate, resource, equals, _) in resolved:
+                evaluate(ctx, driver, condition, resource, equals)
             return True
 
         return self.run(operation, writes=False)
@@ -119,10 +147,11 @@ class View:
         again when one of its operations failed); the writes of its last run
         are the ones kept, so it must not act outside the transaction.
         """
-        driver = self._backend.driver
-        scope = self._scope or self._backend.current_scope()
+        backend = self._backend
+        scope = self._scope or backend.current_scope()
         if scope is None:
-            return self._backend.run_alone(operation, writes=writes)
+            return backend.run_alone(operation, writes=writes)
+        driver = backend.driver
         return scope.run(lambda ctx: operation(ctx, driver))
 
     def ensure_usable(self) -> None:
@@ -139,79 +168,88 @@ class View:
             handle = self._handles[slot] = cls(self, resource)
         return handle
 
-    def _guard_anchors(self, guards: Any) -> list[tuple[str, str]]:
-        anchors = []
-        for guard in _ordered(guards, "guards"):
-            if not isinstance(guard, GuardRef):
-                raise TypeError(f"not a GuardRef: {guard!r}")
-            resource = self._backend.resolve(guard.resource, "records")
-            anchors.append((resource.id, guard.key))
-        return anchors
+    def _plan(self, condition: RevisionIs | StreamHeadIs | NoRows) -> _Plan:
+        """How to evaluate ``condition``: the type is dispatched on once, here.
 
-    def _condition(self, condition: Any) -> tuple[Any, Resource, Any]:
-        """The condition, its resource and (``NoRows``) its validated equality values."""
+        The anchor is ``None`` for an unguarded resource, a ``(resource id,
+        key)`` the guards must hold, or the message of the ``ValueError`` of a
+        guard that cannot cover the condition (raised after every condition
+        resolved, as a missing anchor is).
+        """
         if isinstance(condition, RevisionIs):
-            return condition, self._backend.resolve(condition.resource, "records"), None
-        if isinstance(condition, StreamHeadIs):
-            return condition, self._backend.resolve(condition.resource, "streams"), None
-        if isinstance(condition, NoRows):
             resource = self._backend.resolve(condition.resource, "records")
-            return condition, resource, condition.values_for(resource)
-        raise TypeError(f"not a condition (RevisionIs, StreamHeadIs, NoRows): {condition!r}")
-
-    @staticmethod
-    def _require_coverage(
-        condition: Any, resource: Resource, anchors: list[tuple[str, str]]
-    ) -> None:
-        if resource.guard is None:
-            return
-        via = resource.guard["via"]
-        if isinstance(condition, RevisionIs):
-            if via != "key":
-                raise ValueError(
-                    f"RevisionIs on {resource.id} needs a resource guarded via its key"
-                )
-            key = condition.key
-        elif isinstance(condition, StreamHeadIs):
-            key = condition.stream
+            guard = resource.guard
+            if guard is None:
+                return _revision_is, resource, None, None
+            if guard["via"] != "key":
+                anchor: Any = f"RevisionIs on {resource.id} needs a resource guarded via its key"
+            else:
+                anchor = (guard["resource"], condition.key)
+            return _revision_is, resource, None, anchor
+        if isinstance(condition, StreamHeadIs):
+            resource = self._backend.resolve(condition.resource, "streams")
+            guard = resource.guard
+            anchor = None if guard is None else (guard["resource"], condition.stream)
+            return _stream_head_is, resource, None, anchor
+        resource = self._backend.resolve(condition.resource, "records")
+        equals = resource.index_values(condition.index, condition.equals)
+        guard = resource.guard
+        if guard is None:
+            return _no_rows, resource, equals, None
+        via = guard["via"]
+        if via not in condition.equals:
+            anchor = f"NoRows on {resource.id} must give the guard attribute {via!r} in equals"
         else:
-            if via not in condition.equals:
-                raise ValueError(
-                    f"NoRows on {resource.id} must give the guard attribute {via!r} in equals"
-                )
-            key = condition.equals[via]
-        if (resource.guard["resource"], key) not in anchors:
-            raise ValueError(
-                f"{type(condition).__name__} on {resource.id} needs "
-                f"GuardRef({resource.guard['resource']!r}, {key!r}) in guards"
-            )
+            anchor = (guard["resource"], condition.equals[via])
+        return _no_rows, resource, equals, anchor
 
 
-def _evaluate(
-    ctx: Any, driver: StorageDriver[Any], condition: Any, resource: Resource, equals: Any
+def _revision_is(
+    ctx: Any, driver: StorageDriver[Any], condition: RevisionIs, resource: Resource, _: None
 ) -> None:
-    if isinstance(condition, RevisionIs):
-        revision = driver.record_revision(ctx, resource, condition.key)
-        if revision != condition.expected:
-            found = "missing" if revision is None else f"at revision {revision}"
-            raise ConditionFailedError(
-                condition,
-                f"condition failed: {resource.id}/{condition.key} expected revision "
-                f"{condition.expected}, {found}",
-            )
-    elif isinstance(condition, StreamHeadIs):
-        head = driver.stream_head(ctx, resource, condition.stream)
-        if head != condition.expected:
-            raise ConditionFailedError(
-                condition,
-                f"condition failed: {resource.id}/{condition.stream} expected head "
-                f"{condition.expected}, found {head}",
-            )
-    elif driver.any_record(ctx, resource, equals):
+    revision = driver.record_revision(ctx, resource, condition.key)
+    if revision != condition.expected:
+        found = "missing" if revision is None else f"at revision {revision}"
+        raise ConditionFailedError(
+            condition,
+            f"condition failed: {resource.id}/{condition.key} expected revision "
+            f"{condition.expected}, {found}",
+        )
+
+
+def _stream_head_is(
+    ctx: Any, driver: StorageDriver[Any], condition: StreamHeadIs, resource: Resource, _: None
+) -> None:
+    head = driver.stream_head(ctx, resource, condition.stream)
+    if head != condition.expected:
+        raise ConditionFailedError(
+            condition,
+            f"condition failed: {resource.id}/{condition.stream} expected head "
+            f"{condition.expected}, found {head}",
+        )
+
+
+def _no_rows(
+    ctx: Any,
+    driver: StorageDriver[Any],
+    condition: NoRows,
+    resource: Resource,
+    equals: Mapping[str, Any],
+) -> None:
+    if driver.any_record(ctx, resource, equals):
         raise ConditionFailedError(
             condition,
             f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
         )
+
+
+_Evaluate = Callable[[Any, StorageDriver[Any], Any, Resource, Any], None]
+"""Evaluate one resolved condition: context, driver, condition, resource, NoRows values."""
+
+_Plan = tuple[_Evaluate, Resource, Any, Any]
+"""A condition's evaluator, resource, ``NoRows`` values and the anchor it needs locked."""
+
+_CONDITIONS = (RevisionIs, StreamHeadIs, NoRows)
 
 
 class _Handle:

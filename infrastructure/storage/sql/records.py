@@ -307,15 +307,26 @@ def any_matching(
     session: Session, layout: Layout, resource: Resource, equals: AttributeValues
 ) -> bool:
     """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
-    shape = ("any", resource.id, *_shape(equals))
-    query = session.dialect.statements.get(shape)
+    # The statement's key (as _shape gives it) and its parameters (as _bound gives
+    # them) in one pass: this runs once per NoRows condition checked.
+    dialect = session.dialect
+    bind = dialect.bind
+    shape: list[object] = ["any", resource.id]
+    params: list[object] = [resource.id]
+    for name, value in equals.items():
+        if value is None:
+            shape.append((name, True))
+        else:
+            shape.append((name, False))
+            params.append(bind(value))
+    key = tuple(shape)
+    query = dialect.statements.get(key)
     if query is None:
         source = layout.scan_source(resource.id, frozenset(equals))
         terms, _ = _matching(session, resource, equals)
-        query = session.dialect.statements[shape] = (
+        query = dialect.statements[key] = (
             "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
         )
-    params = [resource.id, *_bound(session, equals)]
     return session.one(query, params) is not None
 
 
