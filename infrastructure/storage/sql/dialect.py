@@ -52,9 +52,13 @@ def check_attribute_name(resource_id: str, name: str) -> str:
     return name
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# One encoder for every call: json.dumps builds a new one whenever it is given options.
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text (non-ASCII kept as is; NaN and infinities refused)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 class Dialect(ABC):
@@ -110,7 +114,8 @@ class Dialect(ABC):
 
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
-        self._cache: dict[str, str] = {}
+        self.texts: dict[str, str] = {}
+        """Finished text by template, filled by :meth:`sql` (a session reads it first)."""
         self.statements: dict[tuple[object, ...], str] = {}
         """Statement templates built once per shape (what their text depends on), not per
         call: a condition or constraint checked again and again reuses its text."""
@@ -119,9 +124,9 @@ class Dialect(ABC):
         """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips
         a row whose (originator, version) exists."""
         key = f"append_events:{count}"
-        text = self._cache.get(key)
+        text = self.texts.get(key)
         if text is None:
-            text = self._cache[key] = self.sql(self._append_events(count))
+            text = self.texts[key] = self.sql(self._append_events(count))
         return text
 
     @abstractmethod
@@ -136,9 +141,9 @@ class Dialect(ABC):
 
     def sql(self, template: str) -> str:
         """``template`` with this database's table names and placeholders."""
-        text = self._cache.get(template)
+        text = self.texts.get(template)
         if text is None:
-            text = self._cache[template] = self._placeholders(template.format_map(self.tables))
+            text = self.texts[template] = self._placeholders(template.format_map(self.tables))
         return text
 
     def load_json(self, value: Any) -> Any:

@@ -38,6 +38,8 @@ class Session:
         self.dialect = dialect
         self.depth = depth
         self.guards: list[Guard] = []
+        # A template's finished text is looked up here, not through a call per statement.
+        self._texts = dialect.texts
         """Anchors the next operation locks first (sent with its first statement)."""
 
     def nested(self) -> Session:
@@ -46,17 +48,23 @@ class Session:
 
     def execute(self, template: str, params: Sequence[object] = ()) -> int:
         """Run a statement template; the number of rows it changed."""
-        rowcount: int = self.connection.execute(self.dialect.sql(template), params).rowcount
+        rowcount: int = self.connection.execute(
+            self._texts.get(template) or self.dialect.sql(template), params
+        ).rowcount
         return rowcount
 
     def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
         """The first row of a query template, or ``None``."""
-        row: Row | None = self.connection.execute(self.dialect.sql(template), params).fetchone()
+        row: Row | None = self.connection.execute(
+            self._texts.get(template) or self.dialect.sql(template), params
+        ).fetchone()
         return row
 
     def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
         """Every row of a query template."""
-        rows: list[Row] = self.connection.execute(self.dialect.sql(template), params).fetchall()
+        rows: list[Row] = self.connection.execute(
+            self._texts.get(template) or self.dialect.sql(template), params
+        ).fetchall()
         return rows
 
     def pipeline(self) -> AbstractContextManager[Any]:
@@ -67,7 +75,9 @@ class Session:
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
         """Run a statement template inside :meth:`pipeline`; its cursor, read after the block
         (``rowcount``, ``fetchall()``)."""
-        return self.connection.execute(self.dialect.sql(template), params)
+        return self.connection.execute(
+            self._texts.get(template) or self.dialect.sql(template), params
+        )
 
     def execute_ddl(self, statement: str) -> None:
         """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""
