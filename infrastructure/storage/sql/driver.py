@@ -62,8 +62,7 @@ class SqlDriver(StorageDriver[Session]):
         return records.read(ctx, resource, key)
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
-        if ctx.guards:  # usually none pending: the call saved is one per check() condition
-            records.lock_guards(ctx)
+        records.lock_guards(ctx)
         return records.revision(ctx, resource, key)
 
     def record_attributes(self, ctx: Session, resource: Resource, key: str) -> Attributes | None:
@@ -108,8 +107,7 @@ class SqlDriver(StorageDriver[Session]):
         return records.scan(ctx, self.layout, resource, equals, after=after, limit=limit)
 
     def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
-        if ctx.guards:  # usually none pending: the call saved is one per check() condition
-            records.lock_guards(ctx)
+        records.lock_guards(ctx)
         return records.any_matching(ctx, self.layout, resource, equals)
 
     def delete_matching_records(
@@ -140,8 +138,7 @@ class SqlDriver(StorageDriver[Session]):
         return streams.read(ctx, resource, stream, after, limit)
 
     def stream_head(self, ctx: Session, resource: Resource, stream: str) -> int:
-        if ctx.guards:  # usually none pending: the call saved is one per check() condition
-            records.lock_guards(ctx)
+        records.lock_guards(ctx)
         return streams.head(ctx, resource, stream)
 
     def delete_stream(self, ctx: Session, resource: Resource, stream: str) -> None:
@@ -159,8 +156,7 @@ class SqlDriver(StorageDriver[Session]):
 
     # guards
     def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:
-        if ctx.guards:  # usually none pending: the call saved is one per check() condition
-            records.lock_guards(ctx)
+        records.lock_guards(ctx)
         records.lock_guard(ctx, resource, key)
 
     def lock_record_guard(

@@ -307,19 +307,10 @@ def any_matching(
     session: Session, layout: Layout, resource: Resource, equals: AttributeValues
 ) -> bool:
     """Whether a row is equal on ``equals`` (its index answers; no row is read)."""
-    # The statement's key (as _shape gives it) and its parameters (as _bound gives
-    # them) in one pass: this runs once per NoRows condition checked.
     dialect = session.dialect
-    bind = dialect.bind
-    shape: list[object] = ["any", resource.id]
-    params: list[object] = [resource.id]
-    for name, value in equals.items():
-        if value is None:
-            shape.append((name, True))
-        else:
-            shape.append((name, False))
-            params.append(bind(value))
-    key = tuple(shape)
+    shape, bound = _shaped(session, equals)
+    key = ("any", resource.id, *shape)
+    params = [resource.id, *bound]
     query = dialect.statements.get(key)
     if query is None:
         source = layout.scan_source(resource.id, frozenset(equals))
@@ -405,15 +396,18 @@ def _tombstone(
     session.execute("DELETE FROM {records} WHERE resource = ? AND key = ?", (resource.id, key))
 
 
-def _shape(values: Mapping[str, str | int | bool | None]) -> tuple[tuple[str, bool], ...]:
-    """What the text of :func:`_matching` depends on: the names, in order, and which are null."""
-    return tuple([(name, value is None) for name, value in values.items()])
-
-
-def _bound(session: Session, values: Mapping[str, str | int | bool | None]) -> list[object]:
-    """The parameters of :func:`_matching`'s terms (the values that are not null)."""
+def _shaped(
+    session: Session, values: Mapping[str, str | int | bool | None]
+) -> tuple[tuple[tuple[str, bool], ...], list[object]]:
+    """What the text of :func:`_matching` depends on (the names, in order, and which are
+    null) and the parameters of its terms (the values that are not null), in one pass."""
     bind = session.dialect.bind
-    return [bind(value) for value in values.values() if value is not None]
+    shape, params = [], []
+    for name, value in values.items():
+        shape.append((name, value is None))
+        if value is not None:
+            params.append(bind(value))
+    return tuple(shape), params
 
 
 def _matching(
@@ -457,15 +451,16 @@ def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> li
         if not attributes_match(entry.attributes, where):
             continue
         values = {**where, **{name: entry.attributes[name] for name in fields}}
-        shape = ("unique", resource.id, constraint["name"], *_shape(values))
-        query = session.dialect.statements.get(shape)
+        shape, bound = _shaped(session, values)
+        key = ("unique", resource.id, constraint["name"], *shape)
+        query = session.dialect.statements.get(key)
         if query is None:
             terms, _ = _matching(session, resource, values)
             source = schema.unique_source(session.dialect, resource, constraint)
-            query = session.dialect.statements[shape] = (
+            query = session.dialect.statements[key] = (
                 "SELECT 1 FROM " + source + "resource = ? AND key <> ?" + terms + " LIMIT 1"
             )
-        params = [resource.id, entry.key, *_bound(session, values)]
+        params = [resource.id, entry.key, *bound]
         sent.append((constraint["name"], session.send(query, params)))
     return sent
 
