@@ -21,7 +21,7 @@ from infrastructure.storage.follow.log import START, head_after
 from infrastructure.storage.follow.tracking import has_positions, live_generation
 from infrastructure.storage.sql.schema import COMPONENT
 from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sql.versions import STORAGE_SCHEMA_VERSION
+from infrastructure.storage.sql.versions import FOLLOWED_SINCE
 
 STORAGE_PROJECTIONS: tuple[str, ...] = (agent_runs.NAME,)
 """The projections of the storage log, by name."""
@@ -84,8 +84,8 @@ def rebuild_storage_projection(
 
 def _status(session: Session, name: str) -> ProjectionStatus:
     row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
-    if row is not None and int(row[0]) < STORAGE_SCHEMA_VERSION:
-        # Never opened by this build: no projection can have been tracked yet.
+    if row is not None and int(row[0]) < FOLLOWED_SINCE:
+        # Never opened by a build that follows the log: no projection was tracked yet.
         counted = session.one("SELECT coalesce(max(notification_id), 0), count(*) FROM {events}")
         head, lag = (0, 0) if counted is None else (int(counted[0]), int(counted[1]))
         return ProjectionStatus(name, LOG, 0, head, lag)

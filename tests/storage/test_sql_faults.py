@@ -18,9 +18,11 @@ from infrastructure.log import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.storage import (
     Backend,
+    ConditionFailedError,
     ConflictError,
     DurableRecord,
     GuardRef,
+    NoRows,
     Resource,
     SerializationError,
     StorageError,
@@ -367,6 +369,72 @@ def test_another_schema_version_is_refused(durable_store_url: str) -> None:
     with pytest.raises(IncompatibleStoreError) as raised:
         open_backend(durable_store_url, FIXTURE_RESOURCES)
     assert raised.value.found == 99
+
+
+def _index_definitions(backend: Backend) -> dict[str, str]:
+    """Every generated index's name and its definition as the database reports it."""
+    names = sorted(_generated(backend))
+    if isinstance(backend, SQLiteBackend):
+        query = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name = ?"
+    else:
+        query = "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ?"
+    return {name: str(_run(backend, query, (name,))[0][1]) for name in names}
+
+
+def test_a_scan_index_holds_only_the_rows_of_its_own_resource(durable_store_url: str) -> None:
+    backend = _open(durable_store_url)
+    try:
+        workflows = backend.view.records(WORKFLOW_STATES)
+        for n in range(5):
+            workflows.insert(key=f"wf-{n}", revision=0, attributes={}, record=_record())
+        backend.view.records(ROOTS).insert(
+            key=OTHER_OWNER, revision=0, attributes={}, record=_record()
+        )
+        executions = backend.view.records(EXECUTIONS)
+        for key, owner in (("b", OWNER), ("a", OWNER), ("c", OTHER_OWNER)):
+            executions.insert(**_active(key, owner, active=False))
+        scans = {
+            name: definition
+            for name, definition in _index_definitions(backend).items()
+            if name.startswith("storage_s_")
+        }
+        assert len(scans) == 4  # executions and inventory: 2 scan indexes each
+        for name, definition in scans.items():
+            resource = "agent.executions" if "agent_executions" in name else "inventory.items"
+            assert re.search(rf"WHERE \(?resource = '{re.escape(resource)}'", definition), (
+                definition
+            )
+        if isinstance(backend, SQLiteBackend):
+            # The index's own entries: the executions, none of the workflows or the root.
+            for name in scans:
+                if "agent_executions" in name:
+                    (cells,) = _run(
+                        backend,
+                        "SELECT sum(ncell) FROM dbstat WHERE name = ? AND pagetype = 'leaf'",
+                        (name,),
+                    )
+                    assert cells == (3,)
+        found = executions.scan(index="owner", equals={"owner": OWNER})
+        assert [entry.key for entry in found] == ["a", "b"]
+        # NoRows answers from the owner_active index: a row there fails the condition.
+        ok = backend.view.check(
+            guards=[GuardRef(ROOTS.id, OWNER)],
+            conditions=[NoRows(EXECUTIONS, "owner_active", {"owner": OWNER, "active": True})],
+        )
+        assert ok
+        with pytest.raises(ConditionFailedError):
+            backend.view.check(
+                guards=[GuardRef(ROOTS.id, OTHER_OWNER)],
+                conditions=[
+                    NoRows(EXECUTIONS, "owner_active", {"owner": OTHER_OWNER, "active": False})
+                ],
+            )
+        executions.delete_matching(index="owner", equals={"owner": OWNER})
+        assert [
+            entry.key for entry in executions.scan(index="owner", equals={"owner": OWNER})
+        ] == []
+    finally:
+        backend.close()
 
 
 def test_a_changed_constraint_replaces_its_generated_index(durable_store_url: str) -> None:

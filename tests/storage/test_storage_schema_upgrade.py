@@ -1,8 +1,11 @@
-"""Storage schema version 2: version 1 stores upgrade in place, later versions are refused,
-and the in-memory log records every write and forgets rolled-back ones."""
+"""Storage schema versions: older stores upgrade in place (version 2: PostgreSQL's
+transaction ids; version 3: SQLite's log keyed by its notification id; partial scan indexes),
+later versions are refused, and the in-memory log records every write and forgets
+rolled-back ones."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import threading
@@ -15,6 +18,7 @@ import pytest
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import DurableRecord, Resource
+from infrastructure.storage.audit import audit_store
 from infrastructure.storage.follow.log import START, StoredEvent, read_after
 from infrastructure.storage.memory import InMemoryBackend, InMemoryDriver
 from infrastructure.storage.opening import open_backend
@@ -46,19 +50,120 @@ def test_a_version_1_sqlite_store_opens_and_is_upgraded_in_place(tmp_path: Path)
     assert versions(copy) == {"storage": STORAGE_SCHEMA_VERSION, "storage.events": 1}
 
 
+def _log(path: Path) -> tuple[str, list[tuple[object, ...]], list[str]]:
+    """The log table's definition, its rows in id order, and the names of its indexes."""
+    with sqlite3.connect(path) as connection:
+        (definition,) = connection.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'storage_events'"
+        ).fetchone()
+        rows = connection.execute(
+            "SELECT notification_id, originator_id, originator_version, topic, state "
+            "FROM storage_events ORDER BY notification_id"
+        ).fetchall()
+        indexes = [
+            str(name)
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' "
+                "AND tbl_name = 'storage_events' ORDER BY name"
+            )
+        ]
+    return str(definition), rows, indexes
+
+
+@pytest.mark.parametrize("found", [1, 2])
+def test_an_older_sqlite_log_is_rekeyed_by_its_notification_id_on_open(
+    tmp_path: Path, found: int
+) -> None:
+    copy = tmp_path / "storage.db"
+    shutil.copy(FIXTURE, copy)
+    with sqlite3.connect(copy) as connection:
+        connection.execute(
+            "UPDATE nenjim_schema SET version = ? WHERE component = 'storage'", (found,)
+        )
+    definition, rows, indexes = _log(copy)
+    assert "notification_id INTEGER NOT NULL" in definition
+    assert indexes == ["sqlite_autoindex_storage_events_1", "storage_events_notification_id"]
+    backend = open_backend(f"sqlite://{copy}", CATALOG)
+    try:
+        # Written after the upgrade: the next id, and a lost race still refused.
+        backend.view.records("workflow.states").insert(
+            key="after-upgrade", revision=0, attributes={}, record=_record()
+        )
+    finally:
+        backend.close()
+    upgraded, rows_after, indexes_after = _log(copy)
+    assert "notification_id INTEGER PRIMARY KEY" in upgraded
+    assert "UNIQUE (originator_id, originator_version)" in upgraded
+    assert indexes_after == ["sqlite_autoindex_storage_events_1"]
+    assert rows_after[: len(rows)] == rows
+    assert [row[0] for row in rows_after] == list(range(1, len(rows) + 2))
+    assert versions(copy)["storage"] == STORAGE_SCHEMA_VERSION
+    assert audit_store(f"sqlite://{copy}", CATALOG).ok
+    with sqlite3.connect(copy) as connection, pytest.raises(sqlite3.IntegrityError):
+        connection.execute(
+            "INSERT INTO storage_events (originator_id, originator_version, topic, state) "
+            "VALUES (?, ?, 'x', x'')",
+            rows[0][1:3],
+        )
+
+
+def _scan_indexes(path: Path) -> tuple[list[str], list[str]]:
+    """The scan indexes in the file, and those its generated-index table records."""
+    with sqlite3.connect(path) as connection:
+        present = [
+            str(name)
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name"
+            )
+            if not str(name).startswith(("storage_u_", "sqlite_", "storage_events"))
+            and str(name).startswith("storage_")
+        ]
+        recorded = [
+            str(name)
+            for (name,) in connection.execute(
+                "SELECT index_name FROM storage_generated_indexes ORDER BY index_name"
+            )
+            if not str(name).startswith("storage_u_")
+        ]
+    return present, recorded
+
+
+def test_an_earlier_builds_scan_indexes_are_replaced_by_partial_ones_on_open(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "storage.db"
+    shutil.copy(FIXTURE, copy)
+    url = f"sqlite://{copy}"
+    before, _ = _scan_indexes(copy)
+    assert len(before) == 4
+    assert all(name.startswith("storage_i_") for name in before)
+    assert audit_store(url, CATALOG).ok  # until an open replaces them, they serve
+    open_backend(url, CATALOG).close()
+    present, recorded = _scan_indexes(copy)
+    assert present == recorded
+    assert len(present) == 4
+    assert all(name.startswith("storage_s_") for name in present)
+    with sqlite3.connect(copy) as connection:
+        for (sql,) in connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name GLOB 'storage_s_*'"
+        ):
+            assert re.search(r"WHERE resource = '(agent|team)\.executions'$", sql), sql
+    assert audit_store(url, CATALOG).ok
+
+
 def test_a_store_of_a_later_version_is_refused_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     open_backend(f"sqlite://{path}", [NOTES]).close()
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE nenjim_schema SET version = 3 WHERE component = 'storage'")
+        connection.execute("UPDATE nenjim_schema SET version = 4 WHERE component = 'storage'")
     with pytest.raises(IncompatibleStoreError) as refused:
         open_backend(f"sqlite://{path}", [NOTES])
     message = str(refused.value)
     assert message == (
-        f"SQLite database {path} holds nenjim storage of schema version 3; this build reads "
-        "versions 1 to 2 only. Use a matching nenjim release or a new database."
+        f"SQLite database {path} holds nenjim storage of schema version 4; this build reads "
+        "versions 1 to 3 only. Use a matching nenjim release or a new database."
     )
-    assert versions(path)["storage"] == 3
+    assert versions(path)["storage"] == 4
 
 
 def test_a_version_1_postgres_store_gets_transaction_ids_and_old_rows_come_first(

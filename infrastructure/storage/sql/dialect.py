@@ -190,6 +190,12 @@ class Dialect(ABC):
     def create_tables(self) -> list[str]:
         """Idempotent DDL of the fixed tables (not the generated indexes)."""
 
+    def upgrade_tables(self, found: int) -> list[str]:
+        """DDL bringing the fixed tables of a store of storage schema version ``found``
+        (older than this build's) to this build's layout; run before :meth:`create_tables`,
+        in the same transaction. Nothing by default."""
+        return []
+
     @abstractmethod
     def identifier(self, name: str) -> str:
         """A quoted identifier for DDL."""

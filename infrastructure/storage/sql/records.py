@@ -292,7 +292,7 @@ def scan(
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
     terms, params = _matching(session, resource, equals)
     source = layout.scan_source(resource.id, frozenset(equals))
-    query = "SELECT " + _COLUMNS + " FROM " + source + " WHERE resource = ?" + terms
+    query = "SELECT " + _COLUMNS + " FROM " + source + terms
     if after is not None:
         query += " AND key > ?"
         params.append(after)
@@ -300,7 +300,7 @@ def scan(
     if limit is not None:
         query += " LIMIT ?"
         params.append(limit)
-    return [_entry(session, resource, row) for row in session.all(query, (resource.id, *params))]
+    return [_entry(session, resource, row) for row in session.all(query, params)]
 
 
 def any_matching(
@@ -310,15 +310,12 @@ def any_matching(
     dialect = session.dialect
     shape, bound = _shaped(session, equals)
     key = ("any", resource.id, *shape)
-    params = [resource.id, *bound]
     query = dialect.statements.get(key)
     if query is None:
         source = layout.scan_source(resource.id, frozenset(equals))
         terms, _ = _matching(session, resource, equals)
-        query = dialect.statements[key] = (
-            "SELECT 1 FROM " + source + " WHERE resource = ?" + terms + " LIMIT 1"
-        )
-    return session.one(query, params) is not None
+        query = dialect.statements[key] = "SELECT 1 FROM " + source + terms + " LIMIT 1"
+    return session.one(query, bound) is not None
 
 
 def delete_matching(
@@ -330,11 +327,10 @@ def delete_matching(
     rows = session.all(
         "SELECT key, revision, log_version FROM "
         + source
-        + " WHERE resource = ?"
         + terms
         + " ORDER BY key"
         + session.dialect.for_update,
-        (resource.id, *params),
+        params,
     )
     for key, revision, log_version in rows:
         _tombstone(session, resource, key, int(revision), int(log_version))

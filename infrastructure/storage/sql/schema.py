@@ -2,7 +2,9 @@
 
 Every records resource gets, in ``storage_records``:
 
-- a scan index per declared index: ``(resource, <attribute expressions>, key)``;
+- a scan index per declared index: ``(<attribute expressions>, key)``, partial
+  on ``resource = '<its id>'``, so a write of one resource's row never
+  touches another resource's indexes (the table is shared by all of them);
 - a partial unique expression index per unique constraint, e.g. on
   PostgreSQL ``((attributes->>'owner')) WHERE resource = 'agent.executions'
   AND (attributes->>'active') = 'true'``, so the database itself refuses a
@@ -38,17 +40,29 @@ from infrastructure.storage.sql.versions import (
 COMPONENT = "storage"
 """This schema's row in ``nenjim_schema``."""
 
+SCAN = "s"
+"""The kind letter in the name of a scan index."""
+
+WHOLE_TABLE_SCAN = "i"
+"""The kind letter of the scan indexes of earlier builds, which covered every resource's
+rows; the first open by this build drops them and creates the partial ones."""
+
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
 class GeneratedIndex:
-    """One index made from the catalog; ``constraint`` is set for unique ones."""
+    """One index made from the catalog; ``constraint`` is set for unique ones.
+
+    ``replaces`` names the index that earlier builds generated in its place,
+    which serves the same scans until an open by this build replaces it.
+    """
 
     name: str
     resource: str
     constraint: str | None
     ddl: str
+    replaces: str | None = None
 
 
 class Layout:
@@ -65,7 +79,7 @@ class Layout:
         )
         self._constraints = {index.name: index.constraint for index in self.indexes}
         self._scans = {
-            (resource.id, frozenset(fields)): _name("i", resource.id, name, fields, {})
+            (resource.id, frozenset(fields)): _name(SCAN, resource.id, name, fields, {})
             for resource in resources
             if resource.kind == "records"
             for name, fields in resource.indexes.items()
@@ -73,18 +87,25 @@ class Layout:
         self._from: dict[tuple[str, frozenset[str]], str] = {}
 
     def scan_source(self, resource_id: str, names: frozenset[str]) -> str:
-        """``{records}``, told to read the scan index of these attribute names if there is one.
+        """``{records} WHERE resource = '<resource_id>'``, ready for more ``AND`` terms, told
+        to read the scan index of these attribute names if there is one.
 
-        SQLite plans an equality scan again at every execution once it has
-        weighed a partial unique index against a bound value (a varying
-        ``?``), which costs more than the scan; naming the index skips that.
+        The resource is a literal, not a parameter: the scan indexes are
+        partial on it, and a planner can use a partial index only where the
+        query's own text implies the index's predicate (PostgreSQL's generic
+        plans, SQLite's ``INDEXED BY``). SQLite also plans an equality scan
+        again at every execution once it has weighed a partial unique index
+        against a bound value, which costs more than the scan; naming the
+        index skips that.
         """
         key = (resource_id, names)
         source = self._from.get(key)
         if source is None:
             index = self._scans.get(key)
             hint = "" if index is None else self.dialect.index_hint(index)
-            source = self._from[key] = "{records}" + hint
+            source = self._from[key] = (
+                "{records}" + hint + " WHERE " + _template(_resource_is(self.dialect, resource_id))
+            )
         return source
 
     def constraint(self, index_name: str | None) -> str | None:
@@ -112,6 +133,9 @@ def apply(session: Session, layout: Layout, where: str) -> None:
         # Nothing to create: no DDL, so an opener takes no table lock (CREATE INDEX IF NOT
         # EXISTS locks its table before it looks) that could deadlock with running writers.
         return
+    if found is not None and found < STORAGE_SCHEMA_VERSION:
+        for statement in dialect.upgrade_tables(found):
+            session.execute(statement)
     for statement in dialect.create_tables():
         session.execute(statement)
     if found != STORAGE_SCHEMA_VERSION:
@@ -153,14 +177,16 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
     table = dialect.tables["records"]
     made = []
     for name, fields in resource.indexes.items():
-        columns = ", ".join(["resource", *_expressions(dialect, resource, fields), "key"])
-        index = _name("i", resource.id, name, fields, {})
+        columns = ", ".join([*_expressions(dialect, resource, fields), "key"])
+        index = _name(SCAN, resource.id, name, fields, {})
         made.append(
             GeneratedIndex(
                 index,
                 resource.id,
                 None,
-                f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns})",
+                f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns}) "
+                f"WHERE {_resource_is(dialect, resource.id)}",
+                replaces=_name(WHOLE_TABLE_SCAN, resource.id, name, fields, {}),
             )
         )
     for constraint in resource.unique:
@@ -184,8 +210,19 @@ def _unique_predicate(
     dialect: Dialect, resource: Resource, where: Mapping[str, str | int | bool | None]
 ) -> str:
     """The ``WHERE`` of a unique constraint's partial index, as literal SQL."""
-    resource_is = f"resource = {dialect.quote(resource.id)}"
-    return " AND ".join([resource_is, *_where(dialect, resource, where)])
+    return " AND ".join([_resource_is(dialect, resource.id), *_where(dialect, resource, where)])
+
+
+def _resource_is(dialect: Dialect, resource_id: str) -> str:
+    """The literal SQL term selecting ``resource_id``'s rows (every generated index's
+    predicate starts with it)."""
+    return f"resource = {dialect.quote(resource_id)}"
+
+
+def _template(text: str) -> str:
+    """Literal SQL made safe as a statement template: braces doubled to survive
+    ``Dialect.sql``."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str, Any]) -> str:
@@ -201,8 +238,7 @@ def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str,
     hint = dialect.index_hint(_name("u", resource.id, constraint["name"], fields, where))
     if not hint:
         return "{records} WHERE "
-    # A template: braces in quoted literals are doubled to survive Dialect.sql.
-    predicate = _unique_predicate(dialect, resource, where).replace("{", "{{").replace("}", "}}")
+    predicate = _template(_unique_predicate(dialect, resource, where))
     return "{records}" + hint + " WHERE " + predicate + " AND "
 
 

@@ -13,6 +13,23 @@ from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, dum
 _SQLITE_UNIQUE_INDEX = re.compile(r"UNIQUE constraint failed: index '(?P<name>[^']+)'")
 
 
+KEYED_BY_NOTIFICATION_ID = 3
+"""The storage schema version from which SQLite's log is keyed by its notification id."""
+
+# The log keyed by its notification id (the row id, so one b-tree holds the rows in log
+# order and a reader by position needs no index), with ``(originator_id,
+# originator_version)`` as the unique key that refuses a second writer of a log version.
+# Earlier versions kept a row id, that key and a unique index on the notification id: one
+# b-tree more written by every event.
+_EVENTS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS {name} ("
+    "notification_id INTEGER PRIMARY KEY, "
+    "originator_id TEXT NOT NULL, originator_version INTEGER NOT NULL, "
+    "topic TEXT NOT NULL, state BLOB NOT NULL, "
+    "UNIQUE (originator_id, originator_version))"
+)
+
+
 class SQLiteDialect(Dialect):
     """SQLite (JSON functions built in since 3.38): JSON text attributes read with
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
@@ -92,12 +109,7 @@ class SQLiteDialect(Dialect):
 
     def create_tables(self) -> list[str]:
         return [
-            "CREATE TABLE IF NOT EXISTS {events} ("
-            "originator_id TEXT NOT NULL, originator_version INTEGER NOT NULL, "
-            "topic TEXT NOT NULL, state BLOB NOT NULL, notification_id INTEGER NOT NULL, "
-            "PRIMARY KEY (originator_id, originator_version))",
-            "CREATE UNIQUE INDEX IF NOT EXISTS storage_events_notification_id "
-            "ON {events} (notification_id)",
+            _EVENTS_TABLE.format(name="{events}"),
             "CREATE TABLE IF NOT EXISTS {records} ("
             "resource TEXT NOT NULL, key TEXT NOT NULL, revision INTEGER NOT NULL, "
             "attributes TEXT NOT NULL, record_type TEXT NOT NULL, "
@@ -114,4 +126,19 @@ class SQLiteDialect(Dialect):
             "attributes TEXT NOT NULL, PRIMARY KEY (resource, key)) WITHOUT ROWID",
             "CREATE TABLE IF NOT EXISTS {generated} ("
             "index_name TEXT PRIMARY KEY, resource TEXT NOT NULL) WITHOUT ROWID",
+        ]
+
+    def upgrade_tables(self, found: int) -> list[str]:
+        if found >= KEYED_BY_NOTIFICATION_ID:
+            return []
+        # SQLite cannot change a table's key in place: copy the log into a table of the
+        # new layout, in id order, and put it in the old one's place (one transaction).
+        rekeyed = "storage_events_rekeyed"
+        return [
+            _EVENTS_TABLE.format(name=rekeyed),
+            f"INSERT INTO {rekeyed} (notification_id, originator_id, originator_version, topic, "
+            "state) SELECT notification_id, originator_id, originator_version, topic, state "
+            "FROM {events} ORDER BY notification_id",
+            "DROP TABLE {events}",  # and its indexes
+            f"ALTER TABLE {rekeyed} RENAME TO {{events}}",
         ]

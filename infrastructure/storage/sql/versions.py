@@ -4,8 +4,10 @@ Version 1 is the original layout. Version 2 adds, on PostgreSQL, the id of
 the writing transaction to each event (``storage_events.transaction_id``,
 ``xid8``) and a notification on every commit that appends events, which is
 what followers of the log need (:mod:`infrastructure.storage.follow`); on
-SQLite the tables are unchanged. A version 1 store is upgraded in place on
-open; a store of a later version than this build's is refused.
+SQLite the tables are unchanged. Version 3 keys SQLite's ``storage_events``
+by its notification id (one b-tree fewer written per event); on PostgreSQL
+nothing changes. An older store is upgraded in place on open; a store of a
+later version than this build's is refused.
 
 The rows of ``storage_events`` that the log transfer reads and writes did
 not change: their own version (``storage.events``) stays 1.
@@ -15,8 +17,12 @@ from __future__ import annotations
 
 from infrastructure.log.schema import IncompatibleStoreError
 
-STORAGE_SCHEMA_VERSION = 2
+STORAGE_SCHEMA_VERSION = 3
 """The version a store has once this build opened it."""
+
+FOLLOWED_SINCE = 2
+"""The first version whose log followers can read, and so whose projections may have been
+tracked."""
 
 EVENTS_COMPONENT = "storage.events"
 """The ``nenjim_schema`` row versioning the exported columns of ``storage_events``."""
