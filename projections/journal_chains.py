@@ -266,7 +266,14 @@ class ChainSnapshot:
 
     def as_of(self, version: JournalVersion) -> JournalRevision | None:
         """The newest revision at or before ``version`` (binary search)."""
-        i = bisect.bisect_right(self._keys, str(version))
+        return self.as_of_key(str(version))
+
+    def as_of_key(self, key: str) -> JournalRevision | None:
+        """:meth:`as_of` for a version's canonical text (as :attr:`version_keys` holds
+        them), so a query given text builds no ``JournalVersion``. The caller checks
+        ``key`` (:meth:`JournalVersion.text_of`): any other text only compares as text.
+        """
+        i = bisect.bisect_right(self._keys, key)
         return self.stored[i - 1].revision if i else None
 
     def extended(self, stored: Iterable[StoredRevision]) -> ChainSnapshot:
@@ -284,9 +291,10 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
     shared base (never mutated), so publishing a new view after one append
     does not copy every artifact; once the overlay outgrows a fraction of the
     base it is folded into a fresh base, which keeps lookups two dict probes.
+    Base and overlay each have a twin keyed by coordinate text, for :meth:`named`.
     """
 
-    __slots__ = ("_base", "_overlay")
+    __slots__ = ("_base", "_base_names", "_overlay", "_overlay_names")
 
     def __init__(
         self,
@@ -297,16 +305,21 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
         # next overlay is one C call (a mapping proxy is copied key by key).
         self._base = dict(base)
         self._overlay = dict(overlay)
+        self._base_names = _by_name(self._base)
+        self._overlay_names = _by_name(self._overlay)
 
     @classmethod
     def _of(
         cls,
         base: dict[ArtifactCoordinate, ChainSnapshot],
         overlay: dict[ArtifactCoordinate, ChainSnapshot],
+        base_names: dict[str, ChainSnapshot],
+        overlay_names: dict[str, ChainSnapshot],
     ) -> ChainMap:
-        """A mapping over dicts nobody else holds (not copied again)."""
+        """A mapping over dicts nobody else holds (not copied again), with their twins by name."""
         chains = cls.__new__(cls)
         chains._base, chains._overlay = base, overlay
+        chains._base_names, chains._overlay_names = base_names, overlay_names
         return chains
 
     def __getitem__(self, coordinate: ArtifactCoordinate) -> ChainSnapshot:
@@ -318,6 +331,12 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
     ) -> ChainSnapshot | None:
         found = self._overlay.get(coordinate)
         return self._base.get(coordinate, default) if found is None else found
+
+    def named(self, name: str) -> ChainSnapshot | None:
+        """The chain of the coordinate whose text is ``name``, or ``None`` (also for a
+        text that is no coordinate): two dict probes, and no ``ArtifactCoordinate`` built."""
+        found = self._overlay_names.get(name)
+        return self._base_names.get(name) if found is None else found
 
     def __contains__(self, coordinate: object) -> bool:
         return coordinate in self._overlay or coordinate in self._base
@@ -339,9 +358,16 @@ class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):
     def updated(self, changed: Mapping[ArtifactCoordinate, ChainSnapshot]) -> ChainMap:
         """A new mapping with ``changed`` replacing or adding chains."""
         overlay = {**self._overlay, **changed}
+        overlay_names = {**self._overlay_names, **_by_name(changed)}
         if len(overlay) > 64 and len(overlay) * 8 > len(self._base):
-            return ChainMap._of({**self._base, **overlay}, {})
-        return ChainMap._of(self._base, overlay)
+            return ChainMap._of(
+                {**self._base, **overlay}, {}, {**self._base_names, **overlay_names}, {}
+            )
+        return ChainMap._of(self._base, overlay, self._base_names, overlay_names)
+
+
+def _by_name(chains: Mapping[ArtifactCoordinate, ChainSnapshot]) -> dict[str, ChainSnapshot]:
+    return {str(coordinate): chain for coordinate, chain in chains.items()}
 
 
 def _updated(
@@ -368,6 +394,19 @@ class JournalWorldview:
     def chain(self, coordinate: ArtifactCoordinate) -> ChainSnapshot | None:
         """The snapshot of one artifact, or ``None``."""
         return self.chains.get(coordinate)
+
+    def chain_named(self, name: str) -> ChainSnapshot | None:
+        """The snapshot of the artifact whose coordinate text is ``name``, or ``None``
+        (also for a text that is no coordinate); see :meth:`ChainMap.named`."""
+        chains = self.chains
+        if isinstance(chains, ChainMap):
+            return chains.named(name)
+        # A view built over another mapping (the empty view's) has no index by name.
+        try:
+            coordinate = ArtifactCoordinate(name)
+        except InvalidValueError:
+            return None
+        return chains.get(coordinate)
 
     def settle(self) -> JournalWorldview:
         """Every revision settled (:meth:`StoredRevision.settle`): the view, published,

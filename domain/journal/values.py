@@ -164,6 +164,18 @@ class JournalVersion(_TextValue):
             f"T{utc.hour:02d}{utc.minute:02d}{utc.second:02d}Z"
         )
 
+    @classmethod
+    def text_of(cls, value: JournalVersion | str) -> str:
+        """The canonical text of ``value``: ``str(JournalVersion.of(value))``, but a valid
+        ``str`` is checked without building a version (a query only compares the text).
+
+        An invalid ``str`` raises the :class:`InvalidValueError` of ``JournalVersion(value)``,
+        anything else what :meth:`of` raises.
+        """
+        if type(value) is str and is_journal_version(value):
+            return value
+        return cls.of(value)._text
+
     def __lt__(self, other: JournalVersion) -> bool:
         if not isinstance(other, JournalVersion):
             return NotImplemented
@@ -176,19 +188,29 @@ def is_journal_version(text: str) -> bool:
     return _VERSION.fullmatch(text) is not None and _is_real(text)
 
 
-_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+# Each month's last day (February's in a leap year), as the two digits a version holds.
+_LAST_DAY = {
+    "01": "31", "02": "29", "03": "31", "04": "30", "05": "31", "06": "30",
+    "07": "31", "08": "31", "09": "30", "10": "31", "11": "30", "12": "31",
+}  # fmt: skip
 
 
 def _is_real(text: str) -> bool:
     """A matched version names a real date: year 0001 or later, day within its month."""
     if text[:4] == "0000":
         return False
-    if text[6:8] <= "28":
+    day = text[6:8]
+    if day <= "28":
         return True
-    year, month, day = int(text[:4]), int(text[4:6]), int(text[6:8])
-    if month == 2 and day == 29:
-        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return day <= _DAYS_IN_MONTH[month]
+    # Compared as text (both are two digits), so only February 29th converts a number:
+    # three int() calls cost a 29th-31st query three times a plain one.
+    month = text[4:6]
+    if day > _LAST_DAY[month]:
+        return False
+    if month != "02" or day != "29":
+        return True
+    year = int(text[:4])
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -269,9 +269,12 @@ def test_a_version_is_accepted_exactly_when_the_calendar_has_it(
         with pytest.raises(InvalidValueError):
             JournalVersion(text)
         assert not values.is_journal_version(text)
+        with pytest.raises(InvalidValueError):
+            JournalVersion.text_of(text)
     else:
         assert JournalVersion(text).instant == moment
         assert values.is_journal_version(text)
+        assert JournalVersion.text_of(text) == text
 
 
 def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_it() -> None:
@@ -289,6 +292,32 @@ def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_i
                 else:
                     assert str(JournalVersion(text)) == text
                     assert values.is_journal_version(text)
+
+
+@pytest.mark.parametrize("text", ["20261129T120000Z", "20240229T235959Z", "00010101T000000Z"])
+def test_journal_version_text_of_gives_the_canonical_text(text: str) -> None:
+    assert JournalVersion.text_of(text) is text
+    assert JournalVersion.text_of(JournalVersion(text)) == text
+
+
+@pytest.mark.parametrize(
+    "value", ["20261129T1200Z", "20250229T000000Z", "20260431T000000Z", "00000101T000000Z", ""]
+)
+def test_journal_version_text_of_raises_what_the_constructor_raises(value: str) -> None:
+    with pytest.raises(InvalidValueError) as expected:
+        JournalVersion(value)
+    with pytest.raises(InvalidValueError) as raised:
+        JournalVersion.text_of(value)
+    assert str(raised.value) == str(expected.value)
+
+
+def test_journal_version_text_of_a_non_str_raises_what_of_raises() -> None:
+    for value in (b"20261129T120000Z", 20261129, None):
+        with pytest.raises(TypeError) as expected:
+            JournalVersion.of(value)  # type: ignore[arg-type]
+        with pytest.raises(TypeError) as raised:
+            JournalVersion.text_of(value)  # type: ignore[arg-type]
+        assert str(raised.value) == str(expected.value)
 
 
 def test_journal_versions_order_chronologically() -> None:

@@ -154,3 +154,90 @@ def test_invalid_argument_syntax_is_an_invalid_value_error(service: JournalServi
         service.latest("Not A Coordinate")
     with pytest.raises(InvalidValueError):
         service.as_of(W, "2026-01-01")
+
+
+class _Text(str):
+    """A ``str`` subclass: answered as its plain text is."""
+
+
+_AS_OF_QUERIES = [
+    "20251231T235959Z",  # before the genesis
+    V1,
+    "20260115T120000Z",  # between two revisions
+    "20260131T235959Z",  # a 31st, between two revisions
+    V3,
+    "20280229T000000Z",  # a leap day, after the head
+    "20991231T235959Z",
+]
+
+
+@pytest.mark.parametrize("version", _AS_OF_QUERIES)
+def test_as_of_with_strings_gives_the_typed_answer_itself(
+    service: JournalService, version: str
+) -> None:
+    typed = service.as_of(ArtifactCoordinate(W), JournalVersion(version))
+    assert service.as_of(W, version) is typed
+    assert service.as_of(ArtifactCoordinate(W), version) is typed
+    assert service.as_of(W, JournalVersion(version)) is typed
+    assert service.as_of(_Text(W), _Text(version)) is typed
+
+
+def test_every_chain_query_finds_a_chain_by_its_text(service: JournalService) -> None:
+    coordinate = ArtifactCoordinate(W)
+    assert service.revisions(W) == service.revisions(coordinate)
+    assert service.latest(W) is service.latest(coordinate)
+    assert service.revision(W, V2) is service.revision(coordinate, V2)
+    assert service.as_of("com.example.core", V3) is service.as_of(
+        ArtifactCoordinate("com.example.core"), V3
+    )
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["2026-01-01", "20260230T000000Z", "20250229T000000Z", "20260431T000000Z", "", "x" * 16],
+)
+def test_an_invalid_version_text_raises_what_journal_version_raises(
+    service: JournalService, version: str
+) -> None:
+    with pytest.raises(InvalidValueError) as expected:
+        JournalVersion(version)
+    with pytest.raises(InvalidValueError) as raised:
+        service.as_of(W, version)
+    assert str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("coordinate", ["Not A Coordinate", "widget", "com..example", ""])
+def test_an_invalid_coordinate_text_raises_what_artifact_coordinate_raises(
+    service: JournalService, coordinate: str
+) -> None:
+    with pytest.raises(InvalidValueError) as expected:
+        ArtifactCoordinate(coordinate)
+    for query in (
+        lambda: service.as_of(coordinate, V1),
+        lambda: service.revisions(coordinate),
+        lambda: service.latest(coordinate),
+        lambda: service.revision(coordinate, V1),
+    ):
+        with pytest.raises(InvalidValueError) as raised:
+            query()
+        assert str(raised.value) == str(expected.value)
+
+
+def test_arguments_of_another_type_raise_what_the_value_types_raise(
+    service: JournalService,
+) -> None:
+    with pytest.raises(TypeError) as expected_version:
+        JournalVersion.of(20260101)  # type: ignore[arg-type]
+    with pytest.raises(TypeError) as raised:
+        service.as_of(W, 20260101)  # type: ignore[arg-type]
+    assert str(raised.value) == str(expected_version.value)
+    with pytest.raises(TypeError) as expected_coordinate:
+        ArtifactCoordinate.of(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError) as raised:
+        service.as_of(None, V1)  # type: ignore[arg-type]
+    assert str(raised.value) == str(expected_coordinate.value)
+
+
+def test_as_of_an_unknown_coordinate_text_is_none(service: JournalService) -> None:
+    for version in _AS_OF_QUERIES:
+        assert service.as_of("com.example.unknown", version) is None

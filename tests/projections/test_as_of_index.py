@@ -30,5 +30,6 @@ def test_as_of_matches_a_linear_scan(points: list[tuple[int, int]], query: tuple
     wanted = JournalVersion(_version(*query))
     expected = [r for r in revisions if r.version <= wanted]
     assert snapshot.as_of(wanted) == (expected[-1] if expected else None)
+    assert snapshot.as_of_key(str(wanted)) is snapshot.as_of(wanted)
     exact = [r for r in revisions if r.version == wanted]
     assert snapshot.exact(wanted) == (exact[0] if exact else None)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.journal.values import ArtifactCoordinate
-from projections.journal_chains import ChainMap
+from projections.journal_chains import ChainMap, JournalWorldview
 
 _KEYS = st.integers(0, 300).map(lambda i: ArtifactCoordinate(f"com.example.a{i}"))
 _UPDATES = st.lists(st.dictionaries(_KEYS, st.integers(), max_size=40), max_size=30)
@@ -33,6 +33,7 @@ def test_updates_match_a_plain_dict_and_keep_old_versions(updates: list[dict[Any
             assert (key in version) is (key in expected)
             assert version.get(key) == expected.get(key)
             assert version.get(key, -1) == expected.get(key, -1)  # type: ignore[arg-type]
+            assert version.named(str(key)) == expected.get(key)
 
 
 def test_a_mapping_given_to_it_is_copied() -> None:
@@ -41,3 +42,24 @@ def test_a_mapping_given_to_it_is_copied() -> None:
     chains = ChainMap(base, {})  # type: ignore[arg-type]
     base[key] = 2
     assert chains[key] == 1
+
+
+def test_a_chain_is_found_by_its_coordinate_text_only() -> None:
+    base: dict[Any, int] = {ArtifactCoordinate("com.example.a1"): 1}
+    changed: dict[Any, int] = {ArtifactCoordinate("com.example.a2"): 2}
+    chains = ChainMap(base, {}).updated(changed)  # type: ignore[arg-type]
+    assert chains.named("com.example.a1") == 1
+    assert chains.named("com.example.a2") == 2
+    assert chains.named("com.example.a3") is None
+    assert chains.named("Com.Example.A1") is None  # no coordinate: not found, no error
+    assert chains.get("com.example.a1") is None  # type: ignore[arg-type]  # a Mapping by coordinate
+
+
+def test_a_view_over_any_mapping_finds_a_chain_by_its_coordinate_text() -> None:
+    plain: dict[Any, int] = {ArtifactCoordinate("com.example.a1"): 1}
+    for chains in (plain, ChainMap(plain, {})):  # type: ignore[arg-type]
+        view = JournalWorldview(chains, 1)  # type: ignore[arg-type]
+        assert view.chain_named("com.example.a1") == 1
+        assert view.chain_named("com.example.a2") is None
+        assert view.chain_named("not a coordinate") is None
+    assert JournalWorldview.empty().chain_named("com.example.a1") is None

@@ -36,6 +36,10 @@ class JournalState(enum.Enum):
     STOPPED = "stopped"
 
 
+# Read once: a member looked up on its enum class costs as much as the rest of view().
+_RUNNING = JournalState.RUNNING
+
+
 class _Board:
     """The shared state: written by the two views under the lock, read lock-free."""
 
@@ -97,7 +101,7 @@ class ServedJournal:
     def view(self) -> JournalWorldview:
         """The latest published worldview; ``LifecycleError`` unless the Journal runs."""
         board = self._board
-        if board.state is not JournalState.RUNNING:
+        if board.state is not _RUNNING:
             raise LifecycleError(f"the Journal is {board.state.value}; queries need a started one")
         return board.view
 

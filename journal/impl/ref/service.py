@@ -17,6 +17,7 @@ from journal import JournalService
 from journal.component import NenjimProcess
 from journal.impl.ref.collector import cyclic_collection_paused
 from journal.impl.ref.publication import ServedJournal
+from projections.journal_chains import ChainSnapshot, JournalWorldview
 
 
 class ReferenceJournal(JournalService, NenjimProcess):
@@ -49,24 +50,24 @@ class ReferenceJournal(JournalService, NenjimProcess):
         return frozenset(self._served.view().chains)
 
     def revisions(self, coordinate: ArtifactCoordinate | str) -> tuple[JournalRevision, ...]:
-        chain = self._served.view().chain(ArtifactCoordinate.of(coordinate))
+        chain = _chain(self._served.view(), coordinate)
         return () if chain is None else chain.revisions
 
     def latest(self, coordinate: ArtifactCoordinate | str) -> JournalRevision | None:
-        chain = self._served.view().chain(ArtifactCoordinate.of(coordinate))
+        chain = _chain(self._served.view(), coordinate)
         return None if chain is None else chain.latest
 
     def revision(
         self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
     ) -> JournalRevision | None:
-        chain = self._served.view().chain(ArtifactCoordinate.of(coordinate))
+        chain = _chain(self._served.view(), coordinate)
         return None if chain is None else chain.exact(JournalVersion.of(version))
 
     def as_of(
         self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
     ) -> JournalRevision | None:
-        chain = self._served.view().chain(ArtifactCoordinate.of(coordinate))
-        return None if chain is None else chain.as_of(JournalVersion.of(version))
+        chain = _chain(self._served.view(), coordinate)
+        return None if chain is None else chain.as_of_key(JournalVersion.text_of(version))
 
     def release(
         self,
@@ -77,3 +78,14 @@ class ReferenceJournal(JournalService, NenjimProcess):
         wanted = ReleaseVersion.of(release_version)
         revision = self.revision(coordinate, version)
         return None if revision is None else revision.release(wanted)
+
+
+def _chain(view: JournalWorldview, coordinate: ArtifactCoordinate | str) -> ChainSnapshot | None:
+    """The chain of ``coordinate`` in ``view``, or ``None``, as ``ArtifactCoordinate.of``
+    would find it: a ``str`` naming a served artifact builds no coordinate (most queries
+    pass text); any other is checked, and raises, as ``of`` checks it."""
+    if type(coordinate) is str:
+        chain = view.chain_named(coordinate)
+        if chain is not None:
+            return chain
+    return view.chain(ArtifactCoordinate.of(coordinate))
