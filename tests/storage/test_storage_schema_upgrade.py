@@ -15,6 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.schema import IncompatibleStoreError
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import DurableRecord, Resource
@@ -23,6 +24,7 @@ from infrastructure.storage.follow.log import START, StoredEvent, read_after
 from infrastructure.storage.memory import InMemoryBackend, InMemoryDriver
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql.driver import SqlDriver
+from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 from infrastructure.storage.sql.versions import STORAGE_SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "storage.db"
@@ -105,6 +107,30 @@ def test_an_older_sqlite_log_is_rekeyed_by_its_notification_id_on_open(
             "VALUES (?, ?, 'x', x'')",
             rows[0][1:3],
         )
+
+
+def test_an_upgrade_that_fails_leaves_the_older_store_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "storage.db"
+    shutil.copy(FIXTURE, copy)
+    before = _log(copy)
+    rekey = SQLiteDialect.upgrade_tables
+
+    def rekey_then_fail(dialect: SQLiteDialect, found: int) -> list[str]:
+        # Every statement of the upgrade runs, then the transaction fails.
+        return [*rekey(dialect, found), "INSERT INTO no_such_table VALUES (1)"]
+
+    monkeypatch.setattr(SQLiteDialect, "upgrade_tables", rekey_then_fail)
+    with pytest.raises(StoreUnavailableError, match=r"cannot open SQLite database .*no_such_table"):
+        open_backend(f"sqlite://{copy}", CATALOG)
+    assert _log(copy) == before
+    assert versions(copy)["storage"] == 1
+    monkeypatch.undo()
+    open_backend(f"sqlite://{copy}", CATALOG).close()
+    upgraded, rows, _ = _log(copy)
+    assert "notification_id INTEGER PRIMARY KEY" in upgraded
+    assert rows == before[1]
 
 
 def _scan_indexes(path: Path) -> tuple[list[str], list[str]]:
