@@ -44,12 +44,23 @@ class RecordEntry:
     def fresh(self) -> RecordEntry:
         """An equal entry with its own record and attribute map."""
         # Of values this entry's construction validated: not checked a second time.
-        entry = object.__new__(RecordEntry)
-        object.__setattr__(entry, "key", self.key)
-        object.__setattr__(entry, "revision", self.revision)
-        object.__setattr__(entry, "attributes", frozen_attributes(self.attributes))
-        object.__setattr__(entry, "record", self.record.copy())
-        return entry
+        return validated_record_entry(
+            self.key, self.revision, frozen_attributes(self.attributes), self.record.copy()
+        )
+
+
+def validated_record_entry(
+    key: str, revision: int, attributes: Attributes, record: DurableRecord
+) -> RecordEntry:
+    """A :class:`RecordEntry` of values already validated, checked and copied no second time:
+    ``attributes`` read-only and held by nobody else (as ``Resource.validate_attributes``
+    returns them). Every write builds one; anything else builds ``RecordEntry(...)``."""
+    entry = object.__new__(RecordEntry)
+    object.__setattr__(entry, "key", key)
+    object.__setattr__(entry, "revision", revision)
+    object.__setattr__(entry, "attributes", attributes)
+    object.__setattr__(entry, "record", record)
+    return entry
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,8 @@ class Resource:
     """
 
     __slots__ = (
+        "_attribute_names",
+        "_attribute_rules",
         "attributes",
         "guard",
         "id",
@@ -52,6 +54,10 @@ class Resource:
     unique: tuple[Mapping[str, Any], ...]
     guard: Mapping[str, str] | None
     indexed_attributes: frozenset[str]
+    _attribute_names: frozenset[str]
+    _attribute_rules: Mapping[str, tuple[str, str]]
+    """Each attribute's type and its name in errors (``<resource>.<attribute>``), made once:
+    every write validates its attributes."""
 
     def __init__(
         self,
@@ -87,6 +93,11 @@ class Resource:
             ("unique", constraints),
             ("guard", guard_map),
             ("indexed_attributes", indexed),
+            ("_attribute_names", frozenset(declared)),
+            (
+                "_attribute_rules",
+                MappingProxyType({name: (t, f"{id}.{name}") for name, t in declared.items()}),
+            ),
         ):
             object.__setattr__(self, name, value)
 
@@ -126,14 +137,16 @@ class Resource:
         for name in values:
             if not isinstance(name, str):
                 raise TypeError(f"{self.id}: attribute names must be str, got {name!r}")
-        unknown = set(values) - set(self.attributes)
-        if unknown:
-            raise ValueError(f"{self.id}: unknown attributes {sorted(unknown)}")
-        if not partial and set(values) != set(self.attributes):
-            missing = sorted(set(self.attributes) - set(values))
-            raise ValueError(f"{self.id}: missing attributes {missing}")
+        if partial or values.keys() != self._attribute_names:  # the usual write: one test
+            unknown = set(values) - self._attribute_names
+            if unknown:
+                raise ValueError(f"{self.id}: unknown attributes {sorted(unknown)}")
+            if not partial:
+                missing = sorted(self._attribute_names - set(values))
+                raise ValueError(f"{self.id}: missing attributes {missing}")
+        rules = self._attribute_rules
         result = {
-            name: validate_value(self.attributes[name], value, f"{self.id}.{name}")
+            name: validate_value(rules[name][0], value, rules[name][1])
             for name, value in values.items()
         }
         for name, value in result.items():

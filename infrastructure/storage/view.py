@@ -21,6 +21,7 @@ from infrastructure.storage.entries import (
     RecordedEntry,
     RecordEntry,
     StreamEntry,
+    validated_record_entry,
 )
 from infrastructure.storage.errors import (
     ConditionFailedError,
@@ -283,7 +284,7 @@ class Records(_Handle):
     ) -> RecordEntry:
         """Store a new record; a duplicate key is a ``ConflictError``."""
         self._view.ensure_usable()
-        entry = RecordEntry(
+        entry = validated_record_entry(
             validate_key(key),
             validate_revision(revision),
             self.resource.validate_attributes(attributes),
@@ -327,7 +328,7 @@ class Records(_Handle):
         validate_key(key)
         validate_revision(expected_revision, "expected_revision")
         validate_revision(next_revision, "next_revision")
-        entry = RecordEntry(
+        entry = validated_record_entry(
             key, next_revision, self.resource.validate_attributes(attributes), _durable(record)
         )
         expected = self.resource.validate_attributes(expected_attributes or {}, partial=True)

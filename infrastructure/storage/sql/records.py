@@ -13,8 +13,7 @@ whose index it names. Replace and delete re-read the row ``FOR UPDATE``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from infrastructure.storage.conditions import _Unchecked
@@ -147,7 +146,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
     row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
     event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
-    with _unique_violations(layout, resource), session.pipeline():
+    with _UniqueViolations(layout, resource), session.pipeline():
         guards = send_guards(session)
         if dialect.insert_row is not None:  # the row and its event in one statement
             both = session.send(dialect.insert_row, (*row, *event))
@@ -226,13 +225,13 @@ def replace(
     check_preconditions(resource, current, entry, expected_attributes)
     _raise_unique(resource, clashes)
     if failed is not None:
-        with _unique_violations(layout, resource):
+        with _UniqueViolations(layout, resource):
             raise failed
     if dialect.replace_row is not None:
         written = replaced.rowcount == 1
     else:
         event = (originator, log_version + 1, events.RECORD_REPLACED, state)
-        with _unique_violations(layout, resource):
+        with _UniqueViolations(layout, resource):
             written = session.execute(dialect.append_event, event) == 1
             if written:
                 session.execute(_UPDATE_ROW, (*values, log_version + 1, resource.id, entry.key))
@@ -468,13 +467,26 @@ def _raise_unique(resource: Resource, sent: list[tuple[str, Any]]) -> None:
             raise UniqueConstraintError(resource.id, name)
 
 
-@contextmanager
-def _unique_violations(layout: Layout, resource: Resource) -> Iterator[None]:
-    """Report a generated unique index's violation as its constraint's error."""
-    try:
-        yield
-    except Exception as error:
+class _UniqueViolations:
+    """Report a generated unique index's violation as its constraint's error.
+
+    A class, not a ``@contextmanager`` generator: every record write enters
+    one, and a generator costs several times as much to enter and leave.
+    """
+
+    __slots__ = ("layout", "resource")
+
+    def __init__(self, layout: Layout, resource: Resource) -> None:
+        self.layout = layout
+        self.resource = resource
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        if not isinstance(error, Exception):
+            return  # nothing raised, or not an error to map (KeyboardInterrupt and the like)
+        layout = self.layout
         constraint = layout.constraint(layout.dialect.violated_index(error))
-        if constraint is None:
-            raise
-        raise UniqueConstraintError(resource.id, constraint) from error
+        if constraint is not None:
+            raise UniqueConstraintError(self.resource.id, constraint) from error
