@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,21 @@ def test_rebuild_of_an_unknown_projection_names_the_known_ones(
     assert "agent-runs" in err
     assert "journal-chains" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("version", "tracked"), [(2, True), (1, False)])
+def test_status_of_a_store_an_older_build_left_reports_what_it_tracked(
+    store: str, capsys: pytest.CaptureFixture[str], version: int, tracked: bool
+) -> None:
+    # As the previous build leaves a store: its schema version, not upgraded yet. From
+    # version 2 on, a build follows the log, so its positions count; before, none exist.
+    path = store.removeprefix("sqlite://")
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "UPDATE nenjim_schema SET version = ? WHERE component = 'storage'", (version,)
+        )
+    code, out, err = _run(capsys, "projections", "status", "--store", store, "--json")
+    assert (code, err) == (0, "")
+    runs = {row["name"]: row for row in json.loads(out)["projections"]}["agent-runs"]
+    assert runs["head"] > 0
+    assert runs["position"] == (runs["head"] if tracked else 0)
