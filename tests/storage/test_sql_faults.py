@@ -437,6 +437,37 @@ def test_a_scan_index_holds_only_the_rows_of_its_own_resource(durable_store_url:
         backend.close()
 
 
+def test_a_resource_id_with_quotes_placeholders_and_braces_scans_through_its_index(
+    durable_store_url: str,
+) -> None:
+    # Scans name their resource as a literal in the statement's text: a resource id may
+    # hold what SQL, the placeholder rewrite, psycopg or a template would take for theirs.
+    odd = Resource(
+        "odd%s?'{items}\\é.x",
+        "records",
+        attributes={"owner": "string", "active": "boolean"},
+        indexes={"owner": ("owner",), "owner_active": ("owner", "active")},
+    )
+    backend = open_backend(durable_store_url, [odd])
+    try:
+        rows = backend.view.records(odd)
+        for key, owner, active in (("b", "o1", True), ("a", "o1", False), ("c", "o2", True)):
+            rows.insert(
+                key=key, revision=0, attributes={"owner": owner, "active": active}, record=_record()
+            )
+        assert [e.key for e in rows.scan(index="owner", equals={"owner": "o1"})] == ["a", "b"]
+        found = rows.scan(index="owner_active", equals={"owner": "o1", "active": True})
+        assert [e.key for e in found] == ["b"]
+        assert backend.view.check(
+            guards=[], conditions=[NoRows(odd, "owner_active", {"owner": "o3", "active": True})]
+        )
+        rows.delete_matching(index="owner", equals={"owner": "o1"})
+        assert [e.key for e in rows.scan(index="owner", equals={"owner": "o2"})] == ["c"]
+        assert rows.read("a") is None
+    finally:
+        backend.close()
+
+
 def test_a_changed_constraint_replaces_its_generated_index(durable_store_url: str) -> None:
     first = _open(durable_store_url)
     before = _generated(first)

@@ -190,6 +190,11 @@ class Dialect(ABC):
     def quote(self, text: str) -> str:
         """A string literal for DDL."""
 
+    def template_literal(self, text: str) -> str:
+        """A string literal that may stand in a statement template: :meth:`sql` finds in it
+        nothing to rewrite (braces doubled) and the driver no parameter."""
+        return self.quote(text).replace("{", "{{").replace("}", "}}")
+
     @abstractmethod
     def json(self, value: Mapping[str, Any]) -> object:
         """A parameter for a JSON column."""

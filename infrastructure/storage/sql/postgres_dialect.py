@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
@@ -12,6 +13,17 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, dumps
+
+_PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_.:/ -]*")
+"""Text that a plain literal carries through the placeholder rewrite and psycopg unchanged."""
+
+
+def _unicode_escape(character: str) -> str:
+    """``character`` inside a ``U&'...'`` literal: plain ones as they are, others escaped."""
+    if _PLAIN_LITERAL.fullmatch(character):
+        return character
+    code = ord(character)
+    return f"\\{code:04X}" if code <= 0xFFFF else f"\\+{code:06X}"
 
 
 class PostgresDialect(Dialect):
@@ -111,6 +123,13 @@ class PostgresDialect(Dialect):
 
     def quote(self, text: str) -> str:
         return sql.Literal(text).as_string(None)
+
+    def template_literal(self, text: str) -> str:
+        if _PLAIN_LITERAL.fullmatch(text):
+            return self.quote(text)
+        # '?' would become a parameter in the rewrite, '%' one for psycopg: written as
+        # Unicode escapes (U&'...'), every character but plain ones, the text stays exact.
+        return "U&'" + "".join(_unicode_escape(character) for character in text) + "'"
 
     def json(self, value: Mapping[str, Any]) -> object:
         return Jsonb(dict(value), dumps)

@@ -103,9 +103,8 @@ class Layout:
         if source is None:
             index = self._scans.get(key)
             hint = "" if index is None else self.dialect.index_hint(index)
-            source = self._from[key] = (
-                "{records}" + hint + " WHERE " + _template(_resource_is(self.dialect, resource_id))
-            )
+            literal = self.dialect.template_literal(resource_id)
+            source = self._from[key] = "{records}" + hint + " WHERE resource = " + literal
         return source
 
     def constraint(self, index_name: str | None) -> str | None:
