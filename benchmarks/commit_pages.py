@@ -17,7 +17,7 @@ median pass shown:
   root inserted, an unindexed workflow state replaced, an indexed execution
   inserted.
 
-Run: ``python -m benchmarks.commit_pages``.
+Run: ``python -m benchmarks.commit_pages`` (also section 9 of ``benchmarks.run_all``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
-from benchmarks.common import scratch_dir
+from benchmarks.common import Options, parse_options, scratch_dir
 from benchmarks.storage import OPS, _sqlite_store, spi_steps
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage import DurableRecord, open_backend
@@ -172,23 +172,33 @@ def catalog_rows(directory: Path) -> Iterator[str]:
             yield f"| {label} | {frames:.2f} | {_breakdown(trees)} |"
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Print both tables."""
-    del argv
+def run(options: Options) -> str:
+    """Both tables, as one report (counts: ``--quick`` changes nothing)."""
+    del options
+    lines = [
+        "### WAL frames per Storage SPI write, SQLite, 1 thread",
+        "",
+        "| operation (SQLite, 1 thread) | ours frames/op | raw frames/op | raw/ours "
+        "| ours by b-tree |",
+        "|---|---|---|---|---|",
+    ]
     with scratch_dir() as directory:
-        print(
-            "| operation (SQLite, 1 thread) | ours frames/op | raw frames/op | raw/ours "
-            "| ours by b-tree |"
-        )
-        print("|---|---|---|---|---|")
-        for row in spi_rows(directory):
-            print(row, flush=True)
-        print()
-        print("| write (domain catalog, SQLite) | frames/op | by b-tree |")
-        print("|---|---|---|")
-        for row in catalog_rows(directory):
-            print(row, flush=True)
-    print(f"\n(median of {PASSES} passes of {PER_PASS} writes; a frame is one page)")
+        lines += spi_rows(directory)
+        lines += [
+            "",
+            "### WAL frames per write to the domain catalog, SQLite, 1 thread",
+            "",
+            "| write (domain catalog, SQLite) | frames/op | by b-tree |",
+            "|---|---|---|",
+        ]
+        lines += catalog_rows(directory)
+    lines += ["", f"(median of {PASSES} passes of {PER_PASS} writes; a frame is one page)"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    print(run(parse_options(argv, "The pages a 1-thread SQLite write commits")))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from benchmarks import (
     as_of,
+    commit_pages,
     follower_lag,
     ingest,
     memory,
@@ -50,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("6. Projections", projections.run(options))
     section("7. Peak memory of a cold start", memory.run(options))
     section("8. Followers", follower_lag.run(options))
+    section("9. Pages a SQLite write commits", commit_pages.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:
