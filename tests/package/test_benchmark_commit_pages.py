@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
+
+import pytest
 
 from benchmarks.commit_pages import frames_per_write, wal_pages
 
@@ -16,38 +20,32 @@ def _wal_file(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def test_a_write_that_changes_one_page_of_one_table_counts_one_frame_there(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # One row of one table changed: one page, that table's.
+        (["CREATE TABLE other (k INTEGER PRIMARY KEY, v TEXT)"], {"rows": 1.0}),
+        # An indexed column changed: the table's page and the index's.
+        (["CREATE INDEX rows_v ON rows (v)"], {"rows": 1.0, "rows_v": 1.0}),
+    ],
+)
+def test_a_write_counts_one_frame_per_page_it_changes_owned_by_its_b_tree(
+    tmp_path: Path, schema: Sequence[str], expected: dict[str, float]
 ) -> None:
-    path = tmp_path / "one.db"
-    with closing(_wal_file(path)) as connection:
-        connection.execute("CREATE TABLE small (k INTEGER PRIMARY KEY, v TEXT)")
-        connection.execute("CREATE TABLE other (k INTEGER PRIMARY KEY, v TEXT)")
-        connection.execute("INSERT INTO small VALUES (1, 'a')")
-        counter = iter(range(10**6))
-
-        def update() -> None:
-            connection.execute("UPDATE small SET v = ? WHERE k = 1", (str(next(counter)),))
-
-        frames, by_tree = frames_per_write(path, update)
-    assert frames == 1.0
-    assert by_tree == {"small": 1.0}
-
-
-def test_a_write_to_a_table_and_its_index_counts_a_frame_for_each(tmp_path: Path) -> None:
-    path = tmp_path / "two.db"
+    path = tmp_path / "pages.db"
     with closing(_wal_file(path)) as connection:
         connection.execute("CREATE TABLE rows (k INTEGER PRIMARY KEY, v TEXT)")
-        connection.execute("CREATE INDEX rows_v ON rows (v)")
+        for statement in schema:
+            connection.execute(statement)
         connection.execute("INSERT INTO rows VALUES (1, 'a')")
-        counter = iter(range(10**6))
+        counter = itertools.count()
 
         def update() -> None:
             connection.execute("UPDATE rows SET v = ? WHERE k = 1", (f"{next(counter):06d}",))
 
         frames, by_tree = frames_per_write(path, update)
-    assert frames == 2.0
-    assert by_tree == {"rows": 1.0, "rows_v": 1.0}
+    assert frames == sum(expected.values())
+    assert by_tree == expected
 
 
 def test_an_empty_wal_holds_no_pages(tmp_path: Path) -> None:
