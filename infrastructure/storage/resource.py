@@ -35,8 +35,7 @@ class Resource:
     """
 
     __slots__ = (
-        "_attribute_names",
-        "_attribute_rules",
+        "_labels",
         "attributes",
         "guard",
         "id",
@@ -54,10 +53,9 @@ class Resource:
     unique: tuple[Mapping[str, Any], ...]
     guard: Mapping[str, str] | None
     indexed_attributes: frozenset[str]
-    _attribute_names: frozenset[str]
-    _attribute_rules: Mapping[str, tuple[str, str]]
-    """Each attribute's type and its name in errors (``<resource>.<attribute>``), made once:
-    every write validates its attributes."""
+    _labels: Mapping[str, str]
+    """Each attribute's name in errors (``<resource>.<attribute>``), made once: every write
+    validates its attributes."""
 
     def __init__(
         self,
@@ -93,11 +91,7 @@ class Resource:
             ("unique", constraints),
             ("guard", guard_map),
             ("indexed_attributes", indexed),
-            ("_attribute_names", frozenset(declared)),
-            (
-                "_attribute_rules",
-                MappingProxyType({name: (t, f"{id}.{name}") for name, t in declared.items()}),
-            ),
+            ("_labels", MappingProxyType({name: f"{id}.{name}" for name in declared})),
         ):
             object.__setattr__(self, name, value)
 
@@ -137,16 +131,16 @@ class Resource:
         for name in values:
             if not isinstance(name, str):
                 raise TypeError(f"{self.id}: attribute names must be str, got {name!r}")
-        if partial or values.keys() != self._attribute_names:  # the usual write: one test
-            unknown = set(values) - self._attribute_names
+        declared, labels = self.attributes, self._labels
+        if partial or values.keys() != declared.keys():  # the usual write: one test
+            unknown = set(values).difference(declared)
             if unknown:
                 raise ValueError(f"{self.id}: unknown attributes {sorted(unknown)}")
             if not partial:
-                missing = sorted(self._attribute_names - set(values))
+                missing = sorted(set(declared).difference(values))
                 raise ValueError(f"{self.id}: missing attributes {missing}")
-        rules = self._attribute_rules
         result = {
-            name: validate_value(rules[name][0], value, rules[name][1])
+            name: validate_value(declared[name], value, labels[name])
             for name, value in values.items()
         }
         for name, value in result.items():

@@ -12,8 +12,9 @@ to compare with it, JSON and UUID parameters, row locks, and finding the
 index a unique violation names.
 
 Attribute names only ever reach SQL text after :func:`check_attribute_name`
-accepted them, and resource ids only as bound parameters or through
-:meth:`Dialect.quote` (in generated DDL), so no catalog value can inject SQL.
+accepted them, and resource ids only as bound parameters, through
+:meth:`Dialect.quote` (in generated DDL) or :meth:`Dialect.template_literal`
+(in statement templates), so no catalog value can inject SQL.
 """
 
 from __future__ import annotations
@@ -79,6 +80,12 @@ def _compact_encoder() -> Callable[[Any], str]:
 
 dumps: Callable[[Any], str] = _compact_encoder()
 """Compact JSON text (non-ASCII kept as is; NaN and infinities refused)."""
+
+
+def as_template(sql_text: str) -> str:
+    """Literal SQL made safe as (part of) a statement template: braces doubled, so that
+    :meth:`Dialect.sql` fills in table names only."""
+    return sql_text.replace("{", "{{").replace("}", "}}")
 
 
 class Dialect(ABC):
@@ -192,8 +199,8 @@ class Dialect(ABC):
 
     def template_literal(self, text: str) -> str:
         """A string literal that may stand in a statement template: :meth:`sql` finds in it
-        nothing to rewrite (braces doubled) and the driver no parameter."""
-        return self.quote(text).replace("{", "{{").replace("}", "}}")
+        nothing to rewrite (see :func:`as_template`) and the driver no parameter."""
+        return as_template(self.quote(text))
 
     @abstractmethod
     def json(self, value: Mapping[str, Any]) -> object:

@@ -28,7 +28,7 @@ from typing import Any
 
 from infrastructure.storage.follow import schema as follow_schema
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql.dialect import Dialect, check_attribute_name, dumps
+from infrastructure.storage.sql.dialect import Dialect, as_template, check_attribute_name, dumps
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sql.versions import (
     EVENTS_COMPONENT,
@@ -218,12 +218,6 @@ def _resource_is(dialect: Dialect, resource_id: str) -> str:
     return f"resource = {dialect.quote(resource_id)}"
 
 
-def _template(text: str) -> str:
-    """Literal SQL made safe as a statement template: braces doubled to survive
-    ``Dialect.sql``."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
 def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str, Any]) -> str:
     """``{records} WHERE``, ready for the terms of a pre-check of unique ``constraint``.
 
@@ -237,7 +231,7 @@ def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str,
     hint = dialect.index_hint(_name("u", resource.id, constraint["name"], fields, where))
     if not hint:
         return "{records} WHERE "
-    predicate = _template(_unique_predicate(dialect, resource, where))
+    predicate = as_template(_unique_predicate(dialect, resource, where))
     return "{records}" + hint + " WHERE " + predicate + " AND "
 
 
