@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from domain.journal.values import (
     ACTIVE_POLICY,
@@ -14,6 +15,8 @@ from domain.journal.values import (
     Sha256Digest,
     VersionRequirement,
 )
+
+_Named = TypeVar("_Named", bound="Dependency | Preference")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +55,16 @@ class Release:
     preferences: tuple[Preference, ...] = ()
 
     def __post_init__(self) -> None:
-        # Frozen: normalising the collections needs the object-level setter.
-        dependencies = tuple(sorted(self.dependencies, key=lambda d: d.coordinate))
-        preferences = tuple(sorted(self.preferences, key=lambda p: p.coordinate))
-        object.__setattr__(self, "dependencies", dependencies)
-        object.__setattr__(self, "exclusions", frozenset(self.exclusions))
-        object.__setattr__(self, "preferences", preferences)
+        # Frozen: normalising the collections needs the object-level setter. A tuple of
+        # at most one is normal already (a parse builds thousands of such releases).
+        dependencies = self.dependencies
+        if type(dependencies) is not tuple or len(dependencies) > 1:
+            object.__setattr__(self, "dependencies", _by_coordinate(dependencies))
+        if type(self.exclusions) is not frozenset:
+            object.__setattr__(self, "exclusions", frozenset(self.exclusions))
+        preferences = self.preferences
+        if type(preferences) is not tuple or len(preferences) > 1:
+            object.__setattr__(self, "preferences", _by_coordinate(preferences))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +83,7 @@ class JournalDocument:
     releases: tuple[Release, ...] = ()
 
     def __post_init__(self) -> None:
-        releases = tuple(sorted(self.releases, key=lambda r: r.version))
+        releases = tuple(sorted(self.releases, key=_precedence))
         object.__setattr__(self, "releases", releases)
 
     @property
@@ -88,6 +95,19 @@ class JournalDocument:
         """The release with that version, or ``None``."""
         wanted = ReleaseVersion.of(version)
         return next((r for r in self.releases if r.version == wanted), None)
+
+
+def _by_coordinate(items: Iterable[_Named]) -> tuple[_Named, ...]:
+    return tuple(sorted(items, key=_coordinate_text))
+
+
+def _coordinate_text(item: Dependency | Preference) -> str:
+    # Coordinates order as their text: a key of str compares in C.
+    return str(item.coordinate)
+
+
+def _precedence(release: Release) -> tuple[object, ...]:
+    return release.version.precedence
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,15 +4,21 @@
 returns a :class:`JournalRevision` whose digest is over the exact UTF-8 bytes.
 Anything it rejects raises a :class:`JournalError` subclass that names the
 artifact (once known) and the 1-based line.
+
+One pass over the lines, in the order the rules are stated: first every
+line-level rule of every line (the first broken one is reported), then the
+rules of whole release blocks (a missing ``LICENSE``, semantic rules 2-4), then
+the document. Where no line could be at fault the check runs on the whole text
+at once (control characters, lone carriage returns), so a clean text pays for
+each rule once rather than once per line.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from domain.journal.document import (
     Dependency,
@@ -49,19 +55,18 @@ _FORMAT_NUMBER = re.compile(r"[0-9]+")
 _BLANK_TEXT = re.compile(r"(?:[ \t]*\r?\n)*[ \t]*")
 _CONTROL_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# Everything the per-line checks reject, minus the line endings: one scan of the
-# whole text lets clean texts (nearly all of them) skip the per-line checks.
-_SUSPECT_CHAR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+# The control characters the per-line checks reject (all but TAB, LF and CR): in
+# UTF-8 each is its own byte, and no byte of a longer sequence is below 0x80. One
+# pass over the text's bytes (which the digest needs anyway) lets clean texts (nearly
+# all of them) skip the per-line checks; a lone surrogate has no bytes at all.
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
+_ARGUMENT_SPLIT = re.compile(r"[ \t]+")
 # Values repeat across a root (coordinates, requirements, licences); value
-# objects are immutable, so equal texts can share one validated instance.
-_VALUE_CACHE: dict[tuple[Callable[[str], object], str], object] = {}
+# objects are immutable, so equal texts share one validated instance.
 _VALUE_CACHE_LIMIT = 65536
 # A successor repeats most of its predecessor's releases: equal releases share
 # one instance, so a long chain holds each release once, not once per revision.
 _RELEASE_CACHE: dict[Release, Release] = {}
-_ARGUMENT_SPLIT = re.compile(r"[ \t]+")
-# Where a release block starts: a line whose first word is RELEASE.
-_RELEASE_LINE = re.compile(r"^[ \t]*RELEASE(?![^ \t\r\n])", re.MULTILINE)
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
 _SUB_DELIMS = r"!$&'()*+,;="
@@ -84,6 +89,7 @@ _HEADER_ONLY = frozenset({"ARTIFACT", "JOURNAL_VERSION", "PREDECESSOR", "INFORMA
 _RELEASE_ONLY = frozenset({"LICENSE", "CONTENT", "DEPENDENCY", "EXCLUDE", "PREFER"})
 _KNOWN = _HEADER_ONLY | _RELEASE_ONLY | {"DESCRIPTION", "POLICY", "RELEASE", MAGIC}
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_RELEASE = "RELEASE"
 
 _V = TypeVar("_V")
 
@@ -115,147 +121,209 @@ def parse_journal(text: str) -> JournalRevision:
     """
     if not isinstance(text, str):
         raise TypeError(f"a Journal text must be a str, got {type(text).__name__}")
-    document = _Parser().parse(text)
-    # Every character passed the per-line checks, so no surrogate is left to fail encoding.
-    return JournalRevision(document=document, text=text, digest=Sha256Digest.of_text(text))
+    try:
+        data: bytes | None = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = None  # a lone surrogate, which the per-line checks report
+    document = _Parser(text, data).parse()
+    # The text passed the character checks, so it has its bytes.
+    assert data is not None
+    return JournalRevision(document=document, text=text, digest=Sha256Digest.of_bytes(data))
 
 
 def iter_lines(text: str) -> list[str]:
     """Split on LF/CRLF (the last line may lack one); a lone CR is an error."""
-    return list(_lines(text))
+    lines, lone_cr = _split_lines(text)
+    if lone_cr < len(lines):
+        raise _lone_cr(lone_cr + 1)
+    return lines
 
 
-def _lines(text: str, first: int = 1) -> Iterator[str]:
-    """Lazily, so an error on a late line is raised after the earlier lines were read;
-    ``first`` is the number of the text's first line."""
+def _split_lines(text: str) -> tuple[list[str], int]:
+    """The lines of ``text`` without their LF or CRLF, and the index of the first that
+    holds a lone CR (``len(lines)`` if none): it is reported when its turn comes, after
+    the errors of the lines before it."""
     lines = text.split("\n")
-    last = lines.pop()  # the text after the final LF: a line without its own LF, or ""
-    for number, line in enumerate(lines, start=first):
-        yield _without_cr(line.removesuffix("\r"), number)
-    if last:
-        # Without an LF after it, a trailing CR is a lone CR, not half a CRLF.
-        yield _without_cr(last, first + len(lines))
+    if not lines[-1]:
+        lines.pop()  # the text ended with an LF: nothing follows the last line
+        last_has_lf = True
+    else:
+        last_has_lf = False
+    if "\r" not in text:
+        return lines, len(lines)
+    # Without an LF after it, a trailing CR is a lone CR, not half a CRLF.
+    ended = len(lines) if last_has_lf else len(lines) - 1
+    lone_cr = len(lines)
+    for index, raw in enumerate(lines):
+        line = raw[:-1] if index < ended and raw.endswith("\r") else raw
+        lines[index] = line
+        if "\r" in line and index < lone_cr:
+            lone_cr = index
+    return lines, lone_cr
 
 
-def _without_cr(content: str, number: int) -> str:
-    if "\r" in content:
-        raise JournalFormatError(
-            "lone carriage return: expected lines ending in LF or CRLF", line=number
-        )
-    return content
-
-
-@dataclass
-class _ReleaseBlock:
-    line: int
-    version: ReleaseVersion
-    source: str
-    # Set when an identical block of the artifact's previous text was reused.
-    parsed: Release | None = None
-    seen: dict[str, int] = field(default_factory=dict)
-    license: str | None = None
-    content: Sha256Digest | None = None
-    description: str | None = None
-    policy: Policy | None = None
-    dependencies: dict[ArtifactCoordinate, tuple[VersionRequirement, int]] = field(
-        default_factory=dict
+def _lone_cr(number: int) -> JournalFormatError:
+    return JournalFormatError(
+        "lone carriage return: expected lines ending in LF or CRLF", line=number
     )
-    exclusions: dict[ArtifactCoordinate, int] = field(default_factory=dict)
-    preferences: dict[ArtifactCoordinate, tuple[ReleaseVersion, int]] = field(default_factory=dict)
+
+
+def _is_release_line(line: str) -> bool:
+    """Whether the line's first word is ``RELEASE`` (it opens a release block)."""
+    if _RELEASE not in line:
+        return False
+    word = line.lstrip(" \t")
+    return word.startswith(_RELEASE) and (len(word) == 7 or word[7] in " \t")
+
+
+class _Block:
+    """What the lines of one release block said, checked line by line; finished into a
+    :class:`Release` once every line of the text has passed."""
+
+    __slots__ = (
+        "content",
+        "content_line",
+        "dependencies",
+        "description",
+        "description_line",
+        "exclusions",
+        "license",
+        "license_line",
+        "line",
+        "policy",
+        "policy_line",
+        "preferences",
+        "version",
+    )
+
+    def __init__(self, line: int, version: ReleaseVersion) -> None:
+        self.line = line
+        self.version = version
+        self.license: str | None = None
+        self.license_line = 0
+        self.content: Sha256Digest | None = None
+        self.content_line = 0
+        self.description: str | None = None
+        self.description_line = 0
+        self.policy: Policy | None = None
+        self.policy_line = 0
+        # coordinate -> (value, line)
+        self.dependencies: dict[ArtifactCoordinate, tuple[VersionRequirement, int]] = {}
+        self.exclusions: dict[ArtifactCoordinate, int] = {}
+        self.preferences: dict[ArtifactCoordinate, tuple[ReleaseVersion, int]] = {}
 
 
 class _Parser:
-    def __init__(self) -> None:
-        self.artifact: ArtifactCoordinate | None = None
-        self.header: dict[str, tuple[object, int]] = {}
-        self.blocks: list[_ReleaseBlock] = []
-        self.started = False
-        self._line_number = 0
-        self._clean = False
-        self._segment = ""
+    """One text's parse; ``parse()`` once."""
 
-    def parse(self, text: str) -> JournalDocument:
+    def __init__(self, text: str, data: bytes | None) -> None:
+        self._text = text
+        self._data = data
+        self._lines: list[str] = []
+        self._lone_cr = 0
+        self._clean = True
+        self._number = 0  # the line being read, 1-based; 0 once past the lines
+        self.started = False
+        self.artifact: ArtifactCoordinate | None = None
+        self.version: JournalVersion | None = None
+        self.predecessor: Sha256Digest | None = None
+        self.description: str | None = None
+        self.information: str | None = None
+        self.policy: Policy | None = None
+        self.header: dict[str, int] = {}  # keyword -> its line
+        # Each block in text order: its lines read (to finish), or the release reused;
+        # and its text (see _block_key).
+        self.blocks: list[_Block | Release] = []
+        self.keys: list[str] = []
+        # Release versions by text (without +build, equal precedence is equal text): line.
+        self._versions: dict[str, int] = {}
+
+    def parse(self) -> JournalDocument:
+        text = self._text
         if _BLANK_TEXT.fullmatch(text):
             raise JournalFormatError(
                 "empty or blank text: expected a Journal starting with 'NENJIM-JOURNAL 1'"
             )
         if text.startswith("\ufeff"):
             raise JournalFormatError("byte-order mark: expected UTF-8 without a BOM", line=1)
-        self._clean = _SUSPECT_CHAR.search(text) is None
-        starts = [match.start() for match in _RELEASE_LINE.finditer(text)]
-        ends = [*starts, len(text)]
+        data = self._data
+        self._clean = data is not None and len(data.translate(None, _CONTROL_BYTES)) == len(data)
+        self._lines, self._lone_cr = _split_lines(text)
         try:
-            # The header, then one segment per release block: a block equal to one of
-            # the artifact's previous text (a successor repeats most of them) is
-            # taken as parsed then, so only new or changed blocks are parsed.
-            for start, end in zip([0, *starts], ends, strict=True):
-                segment = text[start:end]
-                if start and self._reuse(segment):
-                    continue
-                self._segment = segment
-                for line in _lines(segment, self._line_number + 1):
-                    self._line_number += 1
-                    self._line(line)
-            self._line_number = 0
-            document = self._document()
+            self._read_lines()
+            self._number = 0
+            releases = self._releases()
         except JournalError as error:
             error.locate(
                 artifact=None if self.artifact is None else str(self.artifact),
-                line=self._line_number or None,
+                line=self._number or None,
             )
             raise
-        _remember_blocks(document, self.blocks)
-        return document
-
-    def _reuse(self, segment: str) -> bool:
-        """Take ``segment`` as the block parsed from the same text in the artifact's
-        previous text, if there is one: same artifact, same header policy, so the same
-        release and the same rule checks."""
-        recent = _RECENT.blocks
-        if recent is None or not self.started or recent[0] != self._block_context():
-            return False
-        release = recent[1].get(_block_text(segment))
-        if release is None:
-            return False
-        self._line_number += 1
-        self._require_header()
-        self._check_new_version(release.version)
-        self.blocks.append(
-            _ReleaseBlock(self._line_number, release.version, segment, parsed=release)
+        assert self.artifact is not None
+        assert self.version is not None
+        policy = self.policy or ACTIVE_POLICY
+        # Read here, per thread, by the artifact's next text (see _RecentBlocks).
+        _RECENT.blocks = ((self.artifact, policy), dict(zip(self.keys, releases, strict=True)))
+        return JournalDocument(
+            coordinate=self.artifact,
+            version=self.version,
+            predecessor=self.predecessor,
+            description=self.description,
+            information=self.information,
+            policy=policy,
+            releases=tuple(releases),
         )
-        # Every line of the segment but the RELEASE line just counted.
-        self._line_number += segment.count("\n") - (1 if segment.endswith("\n") else 0)
-        return True
 
-    def _block_context(self) -> tuple[ArtifactCoordinate | None, Policy]:
-        """What a release block's meaning depends on besides its own text."""
-        return self.artifact, self._header_value("POLICY", Policy) or ACTIVE_POLICY
+    def _read_lines(self) -> None:
+        """Every line-level rule of every line, block by block: a block equal to one of
+        the artifact's previous text (a successor repeats most of them) is taken as
+        parsed then, so only new or changed blocks are read line by line."""
+        lines = self._lines
+        count = len(lines)
+        index = 0
+        while index < count and not _is_release_line(lines[index]):
+            self._header_line(index)
+            index += 1
+        recent = _RECENT.blocks
+        while index < count:
+            end = index + 1
+            # Most lines do not hold the word at all: one substring test skips them.
+            while end < count and (_RELEASE not in lines[end] or not _is_release_line(lines[end])):
+                end += 1
+            self._release_block(index, end, recent)
+            index = end
 
-    def _line(self, line: str) -> None:
+    def _directive(self, index: int) -> tuple[str, str] | None:
+        """The keyword and arguments of line ``index``, ``None`` for a blank or comment;
+        checks its characters and the keyword's form (before the magic line, too)."""
+        self._number = index + 1
+        if index == self._lone_cr:
+            raise _lone_cr(index + 1)
+        line = self._lines[index]
         if not self._clean:
             _check_characters(line)
         stripped = line.strip(" \t")
         if not stripped or stripped[0] == "#":
-            return
-        parts = _ARGUMENT_SPLIT.split(stripped, maxsplit=1)
-        keyword = parts[0]
-        arguments = parts[1] if len(parts) > 1 else ""
+            return None
+        if "\t" in stripped:
+            parts = _ARGUMENT_SPLIT.split(stripped, maxsplit=1)
+            keyword = parts[0]
+            arguments = parts[1] if len(parts) > 1 else ""
+        else:
+            keyword, _, arguments = stripped.partition(" ")
+            arguments = arguments.lstrip(" ")
         # Known keywords are valid by construction; the pattern only decides the error.
-        if keyword not in _KNOWN and not _KEYWORD.fullmatch(keyword):
-            raise JournalFormatError(f"expected an upper-case KEYWORD, got {keyword!r}")
+        if keyword not in _KNOWN:
+            if not _KEYWORD.fullmatch(keyword):
+                raise JournalFormatError(f"expected an upper-case KEYWORD, got {keyword!r}")
+            if self.started:
+                raise JournalFormatError(f"unknown keyword {keyword}")
         if not self.started:
             self._magic(keyword, arguments)
-            return
-        if keyword not in _KNOWN:
-            raise JournalFormatError(f"unknown keyword {keyword}")
+            return None
         if keyword == MAGIC:
             raise JournalFormatError(f"repeated {MAGIC}: expected it only as the first directive")
-        if keyword == "RELEASE":
-            self._release(arguments)
-        elif self.blocks:
-            self._release_directive(self.blocks[-1], keyword, arguments)
-        else:
-            self._header_directive(keyword, arguments)
+        return keyword, arguments
 
     def _magic(self, keyword: str, arguments: str) -> None:
         if keyword != MAGIC:
@@ -271,156 +339,195 @@ class _Parser:
             )
         raise JournalFormatError(f"{MAGIC} expects the format number 1, got {arguments!r}")
 
-    def _header_directive(self, keyword: str, arguments: str) -> None:
+    def _header_line(self, index: int) -> None:
+        directive = self._directive(index)
+        if directive is None:
+            return
+        keyword, arguments = directive
         if keyword in _RELEASE_ONLY:
             raise JournalFormatError(f"release keyword {keyword} before the first RELEASE")
-        if keyword in self.header:
+        first = self.header.get(keyword)
+        if first is not None:
             raise JournalFormatError(
-                f"repeated {keyword}: expected at most one in the header "
-                f"(first on line {self.header[keyword][1]})"
+                f"repeated {keyword}: expected at most one in the header (first on line {first})"
             )
-        value: object
         if keyword == "ARTIFACT":
-            value = self.artifact = _one(keyword, arguments, ArtifactCoordinate, "a coordinate")
+            self.artifact = _one(keyword, arguments, _COORDINATES, "a coordinate")
         elif keyword == "JOURNAL_VERSION":
-            value = _one(keyword, arguments, JournalVersion, "a journal version")
+            self.version = _single(keyword, arguments, JournalVersion, "a journal version")
         elif keyword == "PREDECESSOR":
-            value = _one(keyword, arguments, Sha256Digest, "a digest")
+            self.predecessor = _single(keyword, arguments, Sha256Digest, "a digest")
         elif keyword == "DESCRIPTION":
-            value = _quoted(keyword, arguments)
+            self.description = _quoted(keyword, arguments)
         elif keyword == "INFORMATION":
-            value = _one(keyword, arguments, _absolute_uri, "an absolute URI")
+            self.information = _one(keyword, arguments, _URIS, "an absolute URI")
         else:
-            value = _policy(arguments)
-        self.header[keyword] = (value, self._line_number)
+            self.policy = _value(keyword, arguments, _POLICIES)
+        self.header[keyword] = index + 1
 
-    def _release(self, arguments: str) -> None:
-        self._require_header()
-        version = _one("RELEASE", arguments, ReleaseVersion, "a release version")
-        self._check_new_version(version)
-        self.blocks.append(_ReleaseBlock(self._line_number, version, self._segment))
+    def _release_block(
+        self,
+        start: int,
+        end: int,
+        recent: tuple[tuple[ArtifactCoordinate | None, Policy], dict[str, Release]] | None,
+    ) -> None:
+        """Lines ``start`` (its RELEASE line) to ``end`` (excluded) of one release block."""
+        directive = self._directive(start)
+        assert directive is not None  # before the magic line, _directive raised
+        if not self.blocks:
+            self._require_header()
+        key = _block_key(self._lines, start, end)
+        self.keys.append(key)
+        reused = None
+        if recent is not None and recent[0] == (self.artifact, self.policy or ACTIVE_POLICY):
+            reused = recent[1].get(key)
+        if reused is not None:
+            self._new_version(directive[1], reused.version, start + 1)
+            self.blocks.append(reused)
+            return
+        version = _one(_RELEASE, directive[1], _VERSIONS, "a release version")
+        self._new_version(directive[1], version, start + 1)
+        block = _Block(start + 1, version)
+        self.blocks.append(block)
+        for index in range(start + 1, end):
+            directive = self._directive(index)
+            if directive is not None:
+                self._release_line(block, directive[0], directive[1], index + 1)
 
-    def _check_new_version(self, version: ReleaseVersion) -> None:
-        for block in self.blocks:
-            if block.version == version:
-                raise JournalValidationError(
-                    f"duplicate RELEASE {version}: release versions must be unique "
-                    f"(first on line {block.line})"
-                )
+    def _new_version(self, text: str, version: ReleaseVersion, line: int) -> None:
+        first = self._versions.get(text)
+        if first is not None:
+            raise JournalValidationError(
+                f"duplicate RELEASE {version}: release versions must be unique "
+                f"(first on line {first})"
+            )
+        self._versions[text] = line
 
-    def _release_directive(self, block: _ReleaseBlock, keyword: str, arguments: str) -> None:
+    def _release_line(self, block: _Block, keyword: str, arguments: str, line: int) -> None:
         if keyword in _HEADER_ONLY:
             raise JournalFormatError(
                 f"header keyword {keyword} inside RELEASE {block.version}: "
                 "expected it before the first RELEASE"
             )
-        single = keyword in {"LICENSE", "CONTENT", "DESCRIPTION", "POLICY"}
-        if single and keyword in block.seen:
-            raise JournalFormatError(
-                f"repeated {keyword} in RELEASE {block.version}: expected at most one "
-                f"(first on line {block.seen[keyword]})"
-            )
-        block.seen.setdefault(keyword, self._line_number)
         if keyword == "LICENSE":
+            _not_repeated(block, keyword, block.license_line)
+            block.license_line = line
             if not arguments:
                 raise JournalFormatError("LICENSE expects an SPDX license expression")
-            block.license = _value(keyword, arguments, validate_license_expression)
+            block.license = _value(keyword, arguments, _LICENSES)
         elif keyword == "CONTENT":
-            block.content = _one(keyword, arguments, Sha256Digest, "a digest")
-        elif keyword == "DESCRIPTION":
-            block.description = _quoted(keyword, arguments)
-        elif keyword == "POLICY":
-            block.policy = _policy(arguments)
+            _not_repeated(block, keyword, block.content_line)
+            block.content_line = line
+            block.content = _single(keyword, arguments, Sha256Digest, "a digest")
         elif keyword == "DEPENDENCY":
             coordinate, requirement = _pair(keyword, arguments, "a coordinate and a requirement")
-            target = _value(keyword, coordinate, ArtifactCoordinate)
-            self._unique(block.dependencies, keyword, target, block)
-            block.dependencies[target] = (
-                _value(keyword, requirement, VersionRequirement),
-                self._line_number,
-            )
+            target = _value(keyword, coordinate, _COORDINATES)
+            _unique(block.dependencies, keyword, target, block)
+            block.dependencies[target] = (_value(keyword, requirement, _REQUIREMENTS), line)
         elif keyword == "EXCLUDE":
-            target = _one(keyword, arguments, ArtifactCoordinate, "a coordinate")
-            self._unique(block.exclusions, keyword, target, block)
-            block.exclusions[target] = self._line_number
-        else:
+            target = _one(keyword, arguments, _COORDINATES, "a coordinate")
+            _unique(block.exclusions, keyword, target, block)
+            block.exclusions[target] = line
+        elif keyword == "PREFER":
             coordinate, version = _pair(keyword, arguments, "a coordinate and a version")
-            target = _value(keyword, coordinate, ArtifactCoordinate)
-            self._unique(block.preferences, keyword, target, block)
-            block.preferences[target] = (
-                _value(keyword, version, ReleaseVersion),
-                self._line_number,
-            )
-
-    def _unique(
-        self, seen: Mapping[ArtifactCoordinate, object], keyword: str,
-        target: ArtifactCoordinate, block: _ReleaseBlock,
-    ) -> None:  # fmt: skip
-        if target in seen:
-            raise JournalFormatError(
-                f"repeated {keyword} {target} in RELEASE {block.version}: "
-                "expected one per coordinate"
-            )
+            target = _value(keyword, coordinate, _COORDINATES)
+            _unique(block.preferences, keyword, target, block)
+            block.preferences[target] = (_value(keyword, version, _VERSIONS), line)
+        elif keyword == "DESCRIPTION":
+            _not_repeated(block, keyword, block.description_line)
+            block.description_line = line
+            block.description = _quoted(keyword, arguments)
+        else:  # POLICY: RELEASE lines open blocks, the other keywords were refused
+            _not_repeated(block, keyword, block.policy_line)
+            block.policy_line = line
+            block.policy = _value(keyword, arguments, _POLICIES)
 
     def _require_header(self) -> None:
         for keyword in ("ARTIFACT", "JOURNAL_VERSION"):
             if keyword not in self.header:
                 raise JournalFormatError(f"missing {keyword}: expected it in the header")
 
-    def _document(self) -> JournalDocument:
+    def _releases(self) -> list[Release]:
+        """The rules of whole blocks, once every line passed; the releases in text order."""
         if not self.started:
             raise JournalFormatError("no directive: expected 'NENJIM-JOURNAL 1'")
         self._require_header()
         assert self.artifact is not None
-        header_policy = self._header_value("POLICY", Policy) or ACTIVE_POLICY
-        releases = [self._finish(block, header_policy) for block in self.blocks]
-        return JournalDocument(
-            coordinate=self.artifact,
-            version=self._header_value("JOURNAL_VERSION", JournalVersion),
-            predecessor=self._header_value("PREDECESSOR", Sha256Digest),
-            description=self._header_value("DESCRIPTION", str),
-            information=self._header_value("INFORMATION", str),
-            policy=header_policy,
-            releases=tuple(releases),
+        header_policy = self.policy or ACTIVE_POLICY
+        return [
+            block if isinstance(block, Release) else _finish(block, self.artifact, header_policy)
+            for block in self.blocks
+        ]
+
+
+def _not_repeated(block: _Block, keyword: str, first: int) -> None:
+    if first:
+        raise JournalFormatError(
+            f"repeated {keyword} in RELEASE {block.version}: expected at most one "
+            f"(first on line {first})"
         )
 
-    def _header_value(self, keyword: str, kind: type[_V]) -> _V:
-        value = self.header.get(keyword, (None, 0))[0]
-        assert value is None or isinstance(value, kind)
-        return value  # type: ignore[return-value]
 
-    def _finish(self, block: _ReleaseBlock, header_policy: Policy) -> Release:
-        if block.parsed is not None:
-            return block.parsed
-        for keyword in ("LICENSE", "CONTENT"):
-            if keyword not in block.seen:
-                raise JournalFormatError(
-                    f"missing {keyword} in RELEASE {block.version}: expected exactly one",
-                    line=block.line,
-                )
-        assert block.license is not None
-        assert block.content is not None
-        release = Release(
-            version=block.version,
-            license=block.license,
-            content=block.content,
-            description=block.description,
-            policy=block.policy or header_policy,
-            dependencies=tuple(Dependency(c, r) for c, (r, _) in block.dependencies.items()),
-            exclusions=frozenset(block.exclusions),
-            preferences=tuple(Preference(c, v) for c, (v, _) in block.preferences.items()),
+def _unique(
+    seen: dict[ArtifactCoordinate, _V], keyword: str, target: ArtifactCoordinate, block: _Block
+) -> None:
+    if target in seen:
+        raise JournalFormatError(
+            f"repeated {keyword} {target} in RELEASE {block.version}: expected one per coordinate"
         )
-        assert self.artifact is not None
-        for keyword, coordinate, problem in release_rule_violations(self.artifact, release):
+
+
+def _finish(block: _Block, artifact: ArtifactCoordinate, header_policy: Policy) -> Release:
+    """The release of a block whose every line passed: its required keywords, then rules 2-4."""
+    for keyword, line in (("LICENSE", block.license_line), ("CONTENT", block.content_line)):
+        if not line:
+            raise JournalFormatError(
+                f"missing {keyword} in RELEASE {block.version}: expected exactly one",
+                line=block.line,
+            )
+    assert block.license is not None
+    assert block.content is not None
+    dependencies = block.dependencies
+    exclusions = block.exclusions
+    preferences = block.preferences
+    release = Release(
+        version=block.version,
+        license=block.license,
+        content=block.content,
+        description=block.description,
+        policy=block.policy or header_policy,
+        dependencies=tuple(Dependency(c, r) for c, (r, _) in dependencies.items()),
+        exclusions=frozenset(exclusions),
+        preferences=tuple(Preference(c, v) for c, (v, _) in preferences.items()),
+    )
+    if _may_break_rules(artifact, dependencies, exclusions, preferences):
+        for keyword, coordinate, problem in release_rule_violations(artifact, release):
             lines = {
-                "DEPENDENCY": {c: n for c, (_, n) in block.dependencies.items()},
-                "EXCLUDE": block.exclusions,
-                "PREFER": {c: n for c, (_, n) in block.preferences.items()},
+                "DEPENDENCY": {c: n for c, (_, n) in dependencies.items()},
+                "EXCLUDE": exclusions,
+                "PREFER": {c: n for c, (_, n) in preferences.items()},
             }[keyword]
             raise JournalValidationError(
                 f"{problem} in RELEASE {block.version}", line=lines[coordinate]
             )
-        return _shared(release)
+    return _shared(release)
+
+
+def _may_break_rules(
+    artifact: ArtifactCoordinate,
+    dependencies: dict[ArtifactCoordinate, tuple[VersionRequirement, int]],
+    exclusions: dict[ArtifactCoordinate, int],
+    preferences: dict[ArtifactCoordinate, tuple[ReleaseVersion, int]],
+) -> bool:
+    """Whether rules 2-4 need checking in full: ``False`` only where no rule can apply
+    (no coordinate is the artifact or named twice across the kinds)."""
+    if artifact in dependencies or artifact in exclusions or artifact in preferences:
+        return True
+    if exclusions and not exclusions.keys().isdisjoint(dependencies):
+        return True
+    return bool(preferences) and not (
+        preferences.keys().isdisjoint(exclusions) and preferences.keys().isdisjoint(dependencies)
+    )
 
 
 def forget_shared_values() -> None:
@@ -431,9 +538,17 @@ def forget_shared_values() -> None:
     shares, and the caches would otherwise hold every distinct value of the
     load for the life of the process (~1.5x the texts of a 10,000-file root).
     """
-    _VALUE_CACHE.clear()
+    for cache in _VALUE_CACHES:
+        cache.clear()
     _RELEASE_CACHE.clear()
     _RECENT.blocks = None
+
+
+def forget_shared_releases() -> None:
+    """Empty the cache that shares equal releases between parsed texts (a bulk load
+    calls it as it goes: each release holds its own content digest, so that cache
+    grows with the load, while the values it shares repeat)."""
+    _RELEASE_CACHE.clear()
 
 
 class _RecentBlocks(threading.local):
@@ -449,25 +564,11 @@ class _RecentBlocks(threading.local):
 _RECENT = _RecentBlocks()
 
 
-def _remember_blocks(document: JournalDocument, blocks: list[_ReleaseBlock]) -> None:
-    context = (document.coordinate, document.policy)
-    _RECENT.blocks = (
-        context,
-        {
-            _block_text(block.source): release
-            for block, release in zip(blocks, document.releases, strict=True)
-        },
-    )
-
-
-def _block_text(segment: str) -> str:
-    """A block's text without the blank lines after it (the separator before the next
-    block, absent after the last one); ``""`` if those hold a lone CR (never reused)."""
-    text = segment.rstrip(" \t\r\n")
-    tail = segment[len(text) :]
-    if "\r" in tail and "\r" in tail.replace("\r\n", ""):
-        return ""
-    return text
+def _block_key(lines: list[str], start: int, end: int) -> str:
+    """A block's lines as text, without the blank lines after it (the separator before
+    the next block, absent after the last one). Lines keep a lone CR (the only CR left
+    after splitting), so a block holding one never equals a block that parsed."""
+    return "\n".join(lines[start:end]).rstrip(" \t\n")
 
 
 def _shared(release: Release) -> Release:
@@ -481,26 +582,49 @@ def _shared(release: Release) -> Release:
     return release
 
 
-def _value(keyword: str, text: str, build: Callable[[str], _V]) -> _V:
-    slot = (build, text)
-    cached = _VALUE_CACHE.get(slot)
-    if cached is not None:
-        return cached  # type: ignore[return-value]  # stored by this same builder
-    try:
-        value = build(text)
-    except InvalidValueError as error:
-        raise JournalFormatError(f"{keyword}: {error.detail}") from None
-    if len(_VALUE_CACHE) >= _VALUE_CACHE_LIMIT:
-        _VALUE_CACHE.clear()
-    _VALUE_CACHE[slot] = value
+class _ValueCache(dict[str, _V]):
+    """Validated values of one kind by their text, and how to build one."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Callable[[str], _V]) -> None:
+        super().__init__()
+        self.build = build
+
+
+def _value(keyword: str, text: str, cache: _ValueCache[_V]) -> _V:
+    """The value ``text`` names, shared with every earlier equal text."""
+    value = cache.get(text)
+    if value is None:
+        value = _build(keyword, text, cache.build)
+        if len(cache) >= _VALUE_CACHE_LIMIT:
+            cache.clear()
+        cache[text] = value
     return value
 
 
-def _one(keyword: str, arguments: str, build: Callable[[str], _V], expected: str) -> _V:
-    parts = _ARGUMENT_SPLIT.split(arguments) if arguments else []
-    if len(parts) != 1:
+def _build(keyword: str, text: str, build: Callable[[str], _V]) -> _V:
+    try:
+        return build(text)
+    except InvalidValueError as error:
+        raise JournalFormatError(f"{keyword}: {error.detail}") from None
+
+
+def _only_argument(keyword: str, arguments: str, expected: str) -> str:
+    # Arguments come stripped: exactly one iff non-empty without a blank inside.
+    if not arguments or " " in arguments or "\t" in arguments:
         raise JournalFormatError(f"{keyword} expects exactly one argument: {expected}")
-    return _value(keyword, parts[0], build)
+    return arguments
+
+
+def _one(keyword: str, arguments: str, cache: _ValueCache[_V], expected: str) -> _V:
+    """The one argument's value, shared (values that repeat across texts)."""
+    return _value(keyword, _only_argument(keyword, arguments, expected), cache)
+
+
+def _single(keyword: str, arguments: str, build: Callable[[str], _V], expected: str) -> _V:
+    """The one argument's value, built afresh (values unique to their text)."""
+    return _build(keyword, _only_argument(keyword, arguments, expected), build)
 
 
 def _pair(keyword: str, arguments: str, expected: str) -> tuple[str, str]:
@@ -591,3 +715,19 @@ def _check_characters(line: str) -> None:
             f"lone surrogate U+{ord(bad.group()):04X} at column {bad.start() + 1}: "
             "expected text encodable as UTF-8"
         )
+
+
+_COORDINATES = _ValueCache(ArtifactCoordinate)
+_REQUIREMENTS = _ValueCache(VersionRequirement)
+_VERSIONS = _ValueCache(ReleaseVersion)
+_LICENSES = _ValueCache(validate_license_expression)
+_POLICIES = _ValueCache(_policy)
+_URIS = _ValueCache(_absolute_uri)
+_VALUE_CACHES: tuple[_ValueCache[Any], ...] = (
+    _COORDINATES,
+    _REQUIREMENTS,
+    _VERSIONS,
+    _LICENSES,
+    _POLICIES,
+    _URIS,
+)

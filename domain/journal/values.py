@@ -281,6 +281,11 @@ class ReleaseVersion(_TextValue):
             )
         return text
 
+    @property
+    def precedence(self) -> tuple[Any, ...]:
+        """A key that orders versions by SemVer precedence (a sort key compared in C)."""
+        return self._key
+
     def __lt__(self, other: ReleaseVersion) -> bool:
         if not isinstance(other, ReleaseVersion):
             return NotImplemented

@@ -17,9 +17,11 @@ from eventsourcing.domain import (
     MutableOrImmutableAggregate,
 )
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
+from eventsourcing.utils import get_topic
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.compact_json import CompactJSONTranscoder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.group_commit import StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
@@ -115,6 +117,8 @@ class LogApplication(Application[UUID]):
         self.location: StoreLocation = resolve_store_url(store)
         self._create = create
         env = dict(self.location.env)
+        # The library's transcoder, encoding through one C encoder (see compact_json).
+        env.setdefault("TRANSCODER_TOPIC", get_topic(CompactJSONTranscoder))
         if schema is not None and self.location.kind == "postgresql":
             env.setdefault("POSTGRES_SCHEMA", schema)
         self._prepare(env)

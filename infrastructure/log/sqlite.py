@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.sqlite import (
@@ -276,24 +277,57 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        ids = super()._insert_events(c, stored_events, **kwargs)
+        if len(stored_events) > 1:
+            ids: Sequence[int] | None = self._insert_many(c, stored_events)
+        else:
+            ids = super()._insert_events(c, stored_events, **kwargs)
         claims: Sequence[Claim] = kwargs.get("claims", ())
-        for claim in claims:
-            # The events' insert took the write lock, so this read-after-write is consistent;
-            # the owner is read back only when the key was taken already.
-            c.execute(
-                f"INSERT INTO {self.claims_table_name} VALUES (?, ?, ?) "
-                "ON CONFLICT (namespace, key) DO NOTHING",
-                (claim.namespace, claim.key, claim.owner),
-            )
-            if c.sqlite_cursor.rowcount == 1:
-                continue
-            holder = self._owner(c, claim.namespace, claim.key)
-            if holder != claim.owner:
-                raise ClaimConflictError(claim, str(holder))
+        if claims:
+            self._insert_claims(c, claims)
         if self.tiles is not None:
             self.tiles.extend(c, ids or (), new_entries(ids, kwargs))
         return ids
+
+    def _insert_many(self, c: SQLiteCursor, stored_events: Sequence[StoredEvent]) -> list[int]:
+        """Insert events in one statement; their notification ids.
+
+        The transaction holds the write lock, and a rowid without AUTOINCREMENT
+        is one above the largest, so the events take the ids that end at the
+        last one inserted.
+        """
+        c.executemany(
+            self.insert_events_statement,
+            [
+                (
+                    s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
+                    s.originator_version,
+                    s.topic,
+                    s.state,
+                )
+                for s in stored_events
+            ],
+        )
+        c.execute("SELECT last_insert_rowid()")
+        last = int(c.fetchone()[0])
+        return list(range(last - len(stored_events) + 1, last + 1))
+
+    def _insert_claims(self, c: SQLiteCursor, claims: Sequence[Claim]) -> None:
+        """Insert claims; a key held already must be held by the same owner.
+
+        The events' insert took the write lock, so this read-after-write is consistent;
+        owners are read back only when a key was taken already.
+        """
+        c.executemany(
+            f"INSERT INTO {self.claims_table_name} VALUES (?, ?, ?) "
+            "ON CONFLICT (namespace, key) DO NOTHING",
+            [(claim.namespace, claim.key, claim.owner) for claim in claims],
+        )
+        if c.sqlite_cursor.rowcount == len(claims):
+            return
+        for claim in claims:
+            holder = self._owner(c, claim.namespace, claim.key)
+            if holder != claim.owner:
+                raise ClaimConflictError(claim, str(holder))
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key."""

@@ -166,6 +166,54 @@ def test_an_error_raised_by_the_batches_leaves_the_log_as_it_was(app: LogApplica
     assert app.claims("name") == []
 
 
+def _items_batch(count: int, *claims: Claim) -> LogBatch:
+    """The creation of ``count`` new items in one batch (one statement writes them on
+    SQLite), with ``claims``."""
+    return LogBatch([event for _ in range(count) for event in Item().collect_events()], claims)
+
+
+def test_batches_of_several_events_get_the_ids_the_log_gave_them(app: LogApplication) -> None:
+    app.append([Item(), Item()])  # the ids go on from what the log holds
+    batches = [_items_batch(3, Claim("name", "a", "x")), _items_batch(1), _items_batch(4)]
+    ids = app.append_batches(batches)
+    stored = app.recorder.select_notifications(start=None, limit=20)
+    assert ids == [3, 4, 5, 6, 7, 8, 9, 10]
+    assert [n.id for n in stored][2:] == ids
+    assert [n.originator_id for n in stored][2:] == [
+        event.originator_id for batch in batches for event in batch.events
+    ]
+    app.append([Item()])
+    assert _events(app) == 11
+
+
+def test_a_batch_of_several_events_claims_all_or_nothing(app: LogApplication) -> None:
+    app.append([Item()], [Claim("name", "taken", "x")])
+    same_owner = _items_batch(2, Claim("name", "k", "me"), Claim("name", "k", "me"))
+    assert app.append_batches([same_owner, _items_batch(2)]) == [2, 3, 4, 5]
+    assert app.claim_owners("name") == {"taken": "x", "k": "me"}
+    clash = _items_batch(3, Claim("name", "new", "y"), Claim("name", "taken", "y"))
+    with pytest.raises(ClaimConflictError) as caught:
+        app.append_batches([_items_batch(2), clash])
+    assert caught.value.claim == Claim("name", "taken", "y")
+    assert caught.value.holder == "x"
+    within = _items_batch(2, Claim("name", "twice", "a"), Claim("name", "twice", "b"))
+    with pytest.raises(ClaimConflictError) as caught:
+        app.append_batches([within, _items_batch(1)])
+    assert caught.value.claim == Claim("name", "twice", "b")
+    assert _events(app) == 5
+    assert app.claim_owners("name") == {"taken": "x", "k": "me"}
+
+
+def test_a_taken_stream_version_in_a_batch_of_several_leaves_the_log_as_it_was(
+    app: LogApplication,
+) -> None:
+    batch = _items_batch(3)
+    with pytest.raises(IntegrityError):
+        app.append_batches([_items_batch(2), LogBatch([*batch.events, batch.events[1]])])
+    assert _events(app) == 0
+    assert app.append_batches([_items_batch(2), _items_batch(2)]) == [1, 2, 3, 4]
+
+
 def test_reopening_a_durable_store_keeps_events_and_claims(durable_store_url: str) -> None:
     store_url = durable_store_url
     first = LogApplication(store_url)

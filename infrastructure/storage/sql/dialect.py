@@ -20,7 +20,6 @@ accepted them, and resource ids only as bound parameters, through
 from __future__ import annotations
 
 import json
-import json.encoder as json_encoder
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -28,6 +27,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from infrastructure.log.compact_json import compact_encoder
 from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
 
 TABLE_NAMES = {
@@ -54,31 +54,7 @@ def check_attribute_name(resource_id: str, name: str) -> str:
     return name
 
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """``json``'s compact encoder, its C part made once.
-
-    ``json.dumps`` with options builds a new ``JSONEncoder`` per call, and
-    ``JSONEncoder.encode`` a new C encoder per call: a third of encoding an
-    event's state. Without the circular-reference check the C encoder keeps
-    no state between calls, so one serves every call and thread; what is
-    encoded here is data the storage built, never cyclic.
-    """
-    python = json.JSONEncoder(
-        ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-    )
-    # Undeclared in the type stubs; None where the C accelerator is missing.
-    make: Callable[..., Callable[[Any, int], Any]] | None = getattr(
-        json_encoder, "c_make_encoder", None
-    )
-    if make is None:
-        return python.encode
-    chunks = make(
-        None, python.default, json_encoder.encode_basestring, None, ":", ",", False, False, False
-    )
-    return lambda value: "".join(chunks(value, 0))
-
-
-dumps: Callable[[Any], str] = _compact_encoder()
+dumps: Callable[[Any], str] = compact_encoder(allow_nan=False)
 """Compact JSON text (non-ASCII kept as is; NaN and infinities refused)."""
 
 

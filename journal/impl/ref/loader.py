@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
-from domain.journal.parser import forget_shared_values
+from domain.journal.parser import forget_shared_releases, forget_shared_values
 from domain.journal.values import ArtifactCoordinate
 from infrastructure.log import LogClosedError
 from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
@@ -21,9 +21,10 @@ from journal.impl.ref.publication import JournalPublisher
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview, StoredRevision
 
-# Files parsed between two emptyings of the parser's sharing caches: the parses are
-# dropped as they are decided, and the caches would keep every value they share.
-_SHARED_VALUES_SPAN = 100
+# Files parsed between two emptyings of the parser's release cache: the parses are
+# dropped as they are decided, and the cache would keep every release of the load
+# (the values the releases are made of repeat, and stay shared until the load ends).
+_SHARED_RELEASES_SPAN = 100
 
 
 class RootLoader:
@@ -191,8 +192,8 @@ def _parse_in_link_order(
             yield parsed.pop(i)
         elif new:
             progress("reading revision files", total - count + following, total)
-            if following % _SHARED_VALUES_SPAN == 0:
-                forget_shared_values()
+            if following % _SHARED_RELEASES_SPAN == 0:
+                forget_shared_releases()
             file = new.pop()
             revision = file.parse()
             parsed[following] = revision
