@@ -153,6 +153,27 @@ def test_a_lone_carriage_return_after_a_reused_block_is_refused() -> None:
     assert result[:3] == ("error", JournalFormatError.__name__, 8)
 
 
+def test_a_block_is_reused_whatever_line_endings_either_text_has() -> None:
+    prior = journal(*HEADER, *BLOCK, "", *LATER)
+    text = prior.replace("\n", "\r\n")  # the same lines, ended with CRLF
+    assert after(prior, text) == alone(text)
+    forget_shared_values()
+    first = parse_journal(prior)
+    again = parse_journal(text)
+    assert all(
+        a is b for a, b in zip(again.document.releases, first.document.releases, strict=True)
+    )
+    assert again.digest != first.digest
+
+
+def test_a_lone_carriage_return_inside_a_block_is_never_taken_for_the_block() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    text = journal(*HEADER, BLOCK[0], BLOCK[1] + "\r ", *BLOCK[2:])
+    result = after(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalFormatError.__name__, 5)
+
+
 def test_a_reused_block_needs_the_header_of_its_own_text() -> None:
     prior = journal(*HEADER, *BLOCK)
     text = journal(*HEADER[:2], *BLOCK)
