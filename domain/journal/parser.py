@@ -15,6 +15,7 @@ each rule once rather than once per line.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable
@@ -168,11 +169,19 @@ def _lone_cr(number: int) -> JournalFormatError:
     )
 
 
-def _is_release_line(line: str) -> bool:
-    """Whether the line's first word is ``RELEASE`` (it opens a release block)."""
-    if _RELEASE not in line:
-        return False
-    word = line.lstrip(" \t")
+def _block_starts(lines: list[str]) -> list[int]:
+    """The indexes of the lines whose first word is ``RELEASE``: each opens a block.
+
+    Most lines do not hold the word at all: a substring test, in C, passes over them.
+    """
+    return [
+        index
+        for index, line in enumerate(lines)
+        if _RELEASE in line and _opens_block(line.lstrip(" \t"))
+    ]
+
+
+def _opens_block(word: str) -> bool:
     return word.startswith(_RELEASE) and (len(word) == 7 or word[7] in " \t")
 
 
@@ -278,20 +287,16 @@ class _Parser:
         """Every line-level rule of every line, block by block: a block equal to one of
         the artifact's previous text (a successor repeats most of them) is taken as
         parsed then, so only new or changed blocks are read line by line."""
-        lines = self._lines
-        count = len(lines)
-        index = 0
-        while index < count and not _is_release_line(lines[index]):
+        count = len(self._lines)
+        starts = _block_starts(self._lines)
+        for index in range(starts[0] if starts else count):
             self._header_line(index)
-            index += 1
+        # A block means the same in another text of the same artifact and header policy.
         recent = _RECENT.blocks
-        while index < count:
-            end = index + 1
-            # Most lines do not hold the word at all: one substring test skips them.
-            while end < count and (_RELEASE not in lines[end] or not _is_release_line(lines[end])):
-                end += 1
-            self._release_block(index, end, recent)
-            index = end
+        context = (self.artifact, self.policy or ACTIVE_POLICY)
+        reusable = recent[1] if recent is not None and recent[0] == context else {}
+        for start, end in itertools.pairwise([*starts, count]):
+            self._release_block(start, end, reusable)
 
     def _directive(self, index: int) -> tuple[str, str] | None:
         """The keyword and arguments of line ``index``, ``None`` for a blank or comment;
@@ -352,40 +357,34 @@ class _Parser:
                 f"repeated {keyword}: expected at most one in the header (first on line {first})"
             )
         if keyword == "ARTIFACT":
-            self.artifact = _one(keyword, arguments, _COORDINATES, "a coordinate")
+            self.artifact = _one_shared(keyword, arguments, _COORDINATES, "a coordinate")
         elif keyword == "JOURNAL_VERSION":
-            self.version = _single(keyword, arguments, JournalVersion, "a journal version")
+            self.version = _one_new(keyword, arguments, JournalVersion, "a journal version")
         elif keyword == "PREDECESSOR":
-            self.predecessor = _single(keyword, arguments, Sha256Digest, "a digest")
+            self.predecessor = _one_new(keyword, arguments, Sha256Digest, "a digest")
         elif keyword == "DESCRIPTION":
             self.description = _quoted(keyword, arguments)
         elif keyword == "INFORMATION":
-            self.information = _one(keyword, arguments, _URIS, "an absolute URI")
+            self.information = _one_shared(keyword, arguments, _URIS, "an absolute URI")
         else:
             self.policy = _value(keyword, arguments, _POLICIES)
         self.header[keyword] = index + 1
 
-    def _release_block(
-        self,
-        start: int,
-        end: int,
-        recent: tuple[tuple[ArtifactCoordinate | None, Policy], dict[str, Release]] | None,
-    ) -> None:
-        """Lines ``start`` (its RELEASE line) to ``end`` (excluded) of one release block."""
+    def _release_block(self, start: int, end: int, reusable: dict[str, Release]) -> None:
+        """Lines ``start`` (its RELEASE line) to ``end`` (excluded) of one release block;
+        ``reusable``: the releases of blocks that may be taken as they are, by their text."""
         directive = self._directive(start)
         assert directive is not None  # before the magic line, _directive raised
         if not self.blocks:
             self._require_header()
         key = _block_key(self._lines, start, end)
         self.keys.append(key)
-        reused = None
-        if recent is not None and recent[0] == (self.artifact, self.policy or ACTIVE_POLICY):
-            reused = recent[1].get(key)
+        reused = reusable.get(key)
         if reused is not None:
             self._new_version(directive[1], reused.version, start + 1)
             self.blocks.append(reused)
             return
-        version = _one(_RELEASE, directive[1], _VERSIONS, "a release version")
+        version = _one_shared(_RELEASE, directive[1], _VERSIONS, "a release version")
         self._new_version(directive[1], version, start + 1)
         block = _Block(start + 1, version)
         self.blocks.append(block)
@@ -418,14 +417,14 @@ class _Parser:
         elif keyword == "CONTENT":
             _not_repeated(block, keyword, block.content_line)
             block.content_line = line
-            block.content = _single(keyword, arguments, Sha256Digest, "a digest")
+            block.content = _one_new(keyword, arguments, Sha256Digest, "a digest")
         elif keyword == "DEPENDENCY":
             coordinate, requirement = _pair(keyword, arguments, "a coordinate and a requirement")
             target = _value(keyword, coordinate, _COORDINATES)
             _unique(block.dependencies, keyword, target, block)
             block.dependencies[target] = (_value(keyword, requirement, _REQUIREMENTS), line)
         elif keyword == "EXCLUDE":
-            target = _one(keyword, arguments, _COORDINATES, "a coordinate")
+            target = _one_shared(keyword, arguments, _COORDINATES, "a coordinate")
             _unique(block.exclusions, keyword, target, block)
             block.exclusions[target] = line
         elif keyword == "PREFER":
@@ -552,7 +551,8 @@ def forget_shared_releases() -> None:
 
 
 class _RecentBlocks(threading.local):
-    """Per thread, the release blocks of the last text parsed, by their exact text.
+    """Per thread, the release blocks of the last text parsed, by their lines' exact text
+    (see :func:`_block_key`), with the artifact and header policy they were read for.
 
     Per thread, so concurrent parsers never share one; one text's worth, since
     a successor is parsed right after its predecessor in a load.
@@ -617,12 +617,12 @@ def _only_argument(keyword: str, arguments: str, expected: str) -> str:
     return arguments
 
 
-def _one(keyword: str, arguments: str, cache: _ValueCache[_V], expected: str) -> _V:
+def _one_shared(keyword: str, arguments: str, cache: _ValueCache[_V], expected: str) -> _V:
     """The one argument's value, shared (values that repeat across texts)."""
     return _value(keyword, _only_argument(keyword, arguments, expected), cache)
 
 
-def _single(keyword: str, arguments: str, build: Callable[[str], _V], expected: str) -> _V:
+def _one_new(keyword: str, arguments: str, build: Callable[[str], _V], expected: str) -> _V:
     """The one argument's value, built afresh (values unique to their text)."""
     return _build(keyword, _only_argument(keyword, arguments, expected), build)
 
