@@ -1,11 +1,21 @@
 """PostgreSQL recorder: one round trip per append, gap-free ids in commit order.
 
 The stock recorder holds ``LOCK TABLE ... EXCLUSIVE`` across two client
-round trips (pipeline sync, then commit). Here one autocommit statement calls
-a plpgsql function that takes the same lock, writes the claims, numbers the
-events ``max(notification_id) + 1 ...`` and inserts them; the statement's
-commit releases the lock. Readers tailing the log therefore never see a later
-id commit before an earlier one, and a rolled-back append consumes no id.
+round trips (pipeline sync, then commit). Here a plpgsql function takes the
+same lock, writes the claims, numbers the events ``max(notification_id) + 1
+...`` and inserts them; the commit releases the lock. Readers tailing the log
+therefore never see a later id commit before an earlier one, and a
+rolled-back append consumes no id.
+
+A log without tiles appends in one autocommit statement. A tiled log's
+transactions are written in pipeline mode, ``BEGIN`` and ``COMMIT`` sent as
+statements, so that nothing waits for an answer it does not need: when this
+process committed the log's last append, the writer knows the ids its batch
+will get and the entries and tiles they make, and sends the whole batch, its
+tiles and the commit in one round trip, each append asking the function to
+refuse it unless the log still ends where this process left it. If anything
+in it is refused, the batch is rolled back and written again the long way
+(each append in a savepoint, answered before the next, then the tiles).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.group_commit import AppendRequest, StoredBatch, commit_group
+from infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
 from infrastructure.log.postgres_tiles import PostgresTiles
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
@@ -33,10 +44,11 @@ from infrastructure.log.schema import (
     SCHEMA_VERSION,
     check_schema_version,
 )
-from infrastructure.log.tiles import Tiling, new_entries
+from infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
 from infrastructure.log.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
+
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
 _DDL_LOCK = 0x6E656E6A696D
 # What the conninfo says; eventsourcing's own keyword arguments would override it.
@@ -111,9 +123,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 version=SCHEMA_VERSION,
             )
         )
-        self._append_sql = SQL(
-            "SELECT * FROM {schema}.{append}(%s, %s, %s, %s, %s, %s, %s)"
-        ).format(**names)
+        self._append_function = SQL("{schema}.{append}").format(**names).as_string(None)
+        self._append_statements: dict[tuple[int, int], bytes] = {}
         self._owner_sql = SQL(
             "SELECT owner FROM {schema}.{claims} WHERE namespace = %s AND key = %s"
         ).format(**names)
@@ -200,33 +211,107 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             return self._commit_group.append(stored_events, kwargs, self._write_batch)
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
-        """Write the batch in one transaction (one commit, the log locked till then).
+        """Write the batch in one transaction (one commit, the log locked till then)."""
+        edge = self._commit_group.committed_edge
+        with self.datastore.get_connection() as conn:
+            if self.tiles is None and len(batch) == 1:  # one autocommit statement
+                only = batch[0]
+                try:
+                    rows = conn.execute(
+                        *self._append_call(only.stored_events, only.kwargs), prepare=True
+                    ).fetchall()
+                except psycopg.IntegrityError as error:
+                    raise _rejection(error) from error
+                only.result = [row["notification_id"] for row in rows]
+            elif not self._write_at_known_end(conn, batch, edge):
+                self._write_each(conn, batch, edge)
 
-        A lone request keeps the shortest path (one or two round trips); in a
-        larger batch each request has a savepoint, so a rejected one is
-        rolled back alone and the others take the ids after the last written.
+    def _write_at_known_end(
+        self,
+        conn: psycopg.Connection[Any],
+        batch: list[AppendRequest[Sequence[int] | None]],
+        edge: CommittedEdge,
+    ) -> bool:
+        """Write the batch in one round trip if this process committed the log's last
+        append; ``False`` (nothing written) when it did not, or when anything was refused.
         """
+        end = edge.end
+        if self.tiles is None or end is None:
+            return False
+        ids: list[list[int]] = []
+        new: list[tuple[int, bytes]] = []
+        last = end.last_id
         try:
-            with (
-                self._commit_group.committed_edge.transaction(),
-                self.datastore.get_connection() as conn,
-            ):
-                if len(batch) == 1:
-                    only = batch[0]
-                    only.result = self._append_alone(conn, only.stored_events, only.kwargs)
-                    return
-                with conn.transaction():
-                    for request in batch:
-                        try:
-                            with conn.transaction():  # a savepoint
-                                request.result = self._append_in_transaction(
-                                    conn, request.stored_events, request.kwargs
-                                )
-                        except psycopg.IntegrityError as error:
-                            request.error = _rejection(error)
-                            self._commit_group.committed_edge.discard()
-        except IntegrityError as error:
-            raise _rejection(error) from error.__cause__
+            with edge.transaction(), conn.pipeline():
+                conn.execute(b"BEGIN")
+                for request in batch:
+                    call = self._append_call(request.stored_events, request.kwargs, after=last)
+                    conn.execute(*call, prepare=True)
+                    appended = list(range(last + 1, last + 1 + len(request.stored_events)))
+                    new.extend(new_entries(appended, request.kwargs))
+                    ids.append(appended)
+                    last += len(appended)
+                self.tiles.extend_at(conn, end, new, last)
+                conn.execute(b"COMMIT")
+        except (psycopg.IntegrityError, psycopg.errors.SerializationFailure):
+            _roll_back(conn)  # a refused append, or the log moved: the long way decides
+            return False
+        except BaseException:
+            _roll_back(conn)
+            raise
+        for request, appended in zip(batch, ids, strict=True):
+            request.result = appended
+        return True
+
+    def _write_each(
+        self,
+        conn: psycopg.Connection[Any],
+        batch: list[AppendRequest[Sequence[int] | None]],
+        edge: CommittedEdge,
+    ) -> None:
+        """Each append in a savepoint, answered before the next (a refused one is rolled
+        back alone and raises its own error); then the tiles of those accepted."""
+        accepted: list[int] = []
+        new: list[tuple[int, bytes]] = []
+        lone = len(batch) == 1
+        edge_rows: psycopg.Cursor[Any] | None = None
+        try:
+            with edge.transaction(), conn.pipeline() as pipeline:
+                conn.execute(b"BEGIN")
+                for request in batch:
+                    if not lone:
+                        conn.execute(b"SAVEPOINT append")
+                    call = self._append_call(request.stored_events, request.kwargs)
+                    appended = conn.execute(*call, prepare=True)
+                    # A lone append's tiles need the edge, read under the function's lock.
+                    edge_rows = self.tiles.edge(conn) if lone and self.tiles else None
+                    try:
+                        pipeline.sync()
+                    except psycopg.IntegrityError as error:
+                        if lone:
+                            raise
+                        request.error = _rejection(error)
+                        conn.execute(b"ROLLBACK TO SAVEPOINT append")
+                        continue
+                    ids = [row["notification_id"] for row in appended.fetchall()]
+                    request.result = ids
+                    accepted.extend(ids)
+                    new.extend(new_entries(ids, request.kwargs))
+                    if not lone:
+                        conn.execute(b"RELEASE SAVEPOINT append")
+                if self.tiles is not None and accepted:
+                    if edge_rows is None:
+                        edge_rows = self.tiles.edge(conn)
+                    self.tiles.extend(
+                        conn, accepted, new, edge_rows.fetchall(), last_id=accepted[-1]
+                    )
+                conn.execute(b"COMMIT")
+        except psycopg.IntegrityError as error:
+            _roll_back(conn)
+            raise _rejection(error) from error
+        except BaseException:
+            _roll_back(conn)
+            raise
 
     def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
         """Insert each batch as it comes, all in one transaction; the notification ids.
@@ -249,32 +334,45 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             raise _rejection(error) from error.__cause__
         return ids
 
-    def _append_alone(
-        self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any
-    ) -> list[int]:
-        params = _append_params(stored_events, kwargs)
-        if self.tiles is None:  # one autocommit statement
-            rows = conn.execute(self._append_sql, params, prepare=True).fetchall()
-        else:  # two round trips: append and read the tree's edge; write it, commit
-            with conn.pipeline(), conn.transaction():
-                appended = conn.execute(self._append_sql, params, prepare=True)
-                edge = self.tiles.edge(conn)  # under the function's lock, till commit
-                rows = appended.fetchall()
-                ids = [row["notification_id"] for row in rows]
-                self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge.fetchall())
-        return [row["notification_id"] for row in rows]
-
     def _append_in_transaction(
         self, conn: psycopg.Connection[Any], stored_events: Sequence[StoredEvent], kwargs: Any
     ) -> list[int]:
-        rows = conn.execute(
-            self._append_sql, _append_params(stored_events, kwargs), prepare=True
-        ).fetchall()
+        rows = conn.execute(*self._append_call(stored_events, kwargs), prepare=True).fetchall()
         ids = [row["notification_id"] for row in rows]
         if self.tiles is not None:
             edge = self.tiles.edge(conn).fetchall()
-            self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge)
+            self.tiles.extend(conn, ids, new_entries(ids, kwargs), edge, last_id=ids[-1])
         return ids
+
+    def _append_call(
+        self, stored_events: Sequence[StoredEvent], kwargs: Any, after: int | None = None
+    ) -> tuple[bytes, list[Any]]:
+        """The statement calling the append function, and its parameters.
+
+        ``after``: refuse the append unless the log's last notification id is this.
+        """
+        claims: Sequence[Claim] = kwargs.get("claims", ())
+        shape = (len(stored_events), len(claims))
+        statement = self._append_statements.get(shape)
+        if statement is None:
+            statement = self._append_statements[shape] = self._append_statement(*shape)
+        columns: list[list[Any]] = [
+            [_uuid(e.originator_id) for e in stored_events],
+            [e.originator_version for e in stored_events],
+            [e.topic for e in stored_events],
+            [e.state for e in stored_events],
+            [c.namespace for c in claims],
+            [c.key for c in claims],
+            [c.owner for c in claims],
+        ]
+        return statement, [*arguments(columns, as_scalars(shape)), after]
+
+    def _append_statement(self, events: int, claims: int) -> bytes:
+        scalars = as_scalars((events, claims))
+        placed = [array_argument(events, kind, scalars) for kind in _EVENT_COLUMNS]
+        placed += [array_argument(claims, "text", scalars)] * 3
+        call = ", ".join([*placed, "%s::bigint"])
+        return f"SELECT notification_id FROM {self._append_function}({call})".encode()
 
     def claims(self, namespace: str) -> list[Claim]:
         """Every claim in ``namespace``, ordered by key."""
@@ -325,17 +423,11 @@ def log_table_statements(env: Mapping[str, str], name: str) -> list[Composed]:
         factory.close()
 
 
-def _append_params(stored_events: Sequence[StoredEvent], kwargs: Any) -> tuple[list[Any], ...]:
-    claims: Sequence[Claim] = kwargs.get("claims", ())
-    return (
-        [_uuid(e.originator_id) for e in stored_events],
-        [e.originator_version for e in stored_events],
-        [e.topic for e in stored_events],
-        [e.state for e in stored_events],
-        [c.namespace for c in claims],
-        [c.key for c in claims],
-        [c.owner for c in claims],
-    )
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
+    """End a failed transaction sent as statements (the pool takes the connection back
+    idle); a broken connection is left to the pool, which discards it."""
+    if not conn.broken:
+        conn.execute(b"ROLLBACK")
 
 
 def _rejection(error: Exception) -> Exception:
@@ -359,6 +451,9 @@ def _uuid(originator_id: UUID | str) -> UUID:
     return originator_id if isinstance(originator_id, UUID) else UUID(originator_id)
 
 
+# The SQL types of the append function's event arrays, in its order.
+_EVENT_COLUMNS = ("uuid", "bigint", "text", "bytea")
+
 _DDL: list[str] = [
     "CREATE TABLE IF NOT EXISTS {schema}.{claims} ("
     "namespace text NOT NULL, key text NOT NULL, owner text NOT NULL, "
@@ -370,7 +465,7 @@ _DDL: list[str] = [
     """
 CREATE OR REPLACE FUNCTION {schema}.{append}(
     ids uuid[], versions bigint[], topics text[], states bytea[],
-    claim_namespaces text[], claim_keys text[], claim_owners text[])
+    claim_namespaces text[], claim_keys text[], claim_owners text[], after bigint)
 RETURNS TABLE (notification_id bigint) LANGUAGE plpgsql AS $fn$
 DECLARE
     last_id bigint;
@@ -378,6 +473,14 @@ DECLARE
 BEGIN
     -- One writer at a time: ids are numbered and committed in the same order.
     LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE;
+    SELECT coalesce(max(e.notification_id), 0) INTO last_id FROM {schema}.{events} AS e;
+    -- A writer that computed its tiles for ids after AFTER: refused if the log moved.
+    IF after IS NOT NULL AND last_id <> after THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            CONSTRAINT = 'nenjim_log_end',
+            MESSAGE = format('the log ends at id %s, not at %s', last_id, after);
+    END IF;
     INSERT INTO {schema}.{claims} AS t (namespace, key, owner)
         SELECT * FROM unnest(claim_namespaces, claim_keys, claim_owners)
         ON CONFLICT (namespace, key) DO NOTHING;
@@ -394,7 +497,6 @@ BEGIN
             DETAIL = json_build_object('namespace', clash.namespace, 'key', clash.key,
                                        'owner', clash.owner, 'holder', clash.holder)::text;
     END IF;
-    SELECT coalesce(max(e.notification_id), 0) INTO last_id FROM {schema}.{events} AS e;
     RETURN QUERY
         INSERT INTO {schema}.{events} AS e
             (originator_id, originator_version, topic, state, notification_id)

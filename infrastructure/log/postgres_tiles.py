@@ -11,8 +11,10 @@ from eventsourcing.persistence import Notification
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
+from infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
 from infrastructure.log.tiles import (
     CommittedEdge,
+    LogEnd,
     StoredTile,
     TileKey,
     TilesMissingError,
@@ -21,6 +23,9 @@ from infrastructure.log.tiles import (
 )
 
 _PAGE = 500
+# The SQL types of the columns of the entries and tiles tables, in their order.
+_ENTRY_COLUMNS = ("bigint", "bigint", "bytea")
+_TILE_COLUMNS = ("integer", "bigint", "bytea")
 Connection = psycopg.Connection[Any]
 
 
@@ -59,6 +64,11 @@ class PostgresTiles:
                 "idx bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (level, idx))",
             )
         ]
+        self._write_into = {
+            "entries": SQL("{schema}.{entries}").format(**names).as_string(None),
+            "tiles": SQL("{schema}.{tiles}").format(**names).as_string(None),
+        }
+        self._writes: dict[tuple[int, int], bytes] = {}
         self.sql = {
             key: SQL(statement).format(**names)
             for key, statement in {
@@ -82,12 +92,6 @@ class PostgresTiles:
                 "tiles": "SELECT k.n, t.data FROM unnest(%s::integer[], %s::bigint[]) "
                 "WITH ORDINALITY AS k(level, idx, n) "
                 "JOIN {schema}.{tiles} AS t USING (level, idx)",
-                # One round trip writes both: the entries in a data-modifying CTE.
-                "write": "WITH entries AS (INSERT INTO {schema}.{entries} "
-                "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[])) "
-                "INSERT INTO {schema}.{tiles} "
-                "SELECT * FROM unnest(%s::integer[], %s::bigint[], %s::bytea[]) "
-                "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data",
                 "entries": "SELECT notification_id, data FROM {schema}.{entries} "
                 "WHERE position >= %s AND position < %s ORDER BY position",
                 "position": "SELECT min(position) AS position FROM {schema}.{entries} "
@@ -112,16 +116,45 @@ class PostgresTiles:
         ids: Sequence[int],
         new: Sequence[tuple[int, bytes]],
         edge: Sequence[Any],
+        *,
+        last_id: int | None = None,
     ) -> None:
         """In the events' transaction: entries for the events before ``ids``, then ``new``.
 
         ``edge`` holds the rows of :meth:`edge`, read after the events were
-        inserted, under the append's lock. Runs inside
-        ``self.committed_edge.transaction()``.
+        inserted, under the append's lock; ``last_id`` is the transaction's
+        last notification id. Runs inside ``self.committed_edge.transaction()``.
         """
         upto = ids[0] - 1 if ids else None
         tx = _Transaction(self, conn, edge)
-        extend_entries(tx, self.tiling, new, upto, self.committed_edge)
+        extend_entries(tx, self.tiling, new, upto, self.committed_edge, last_id=last_id)
+
+    def extend_at(
+        self, conn: Connection, end: LogEnd, new: Sequence[tuple[int, bytes]], last_id: int
+    ) -> None:
+        """The same for appends sent but not yet answered, which the log refuses unless it
+        ends at ``end`` (where this process's last committed append left it): nothing is
+        read for what ``end`` and the kept edge tell."""
+        tx = _Transaction(self, conn, end=(end.size, end.covered))
+        extend_entries(tx, self.tiling, new, end.last_id, self.committed_edge, last_id=last_id)
+
+    def write_statement(self, entries: int, tiles: int) -> bytes:
+        """The statement writing ``entries`` entries and upserting ``tiles`` tiles: one
+        round trip for both (the entries in a data-modifying ``WITH``)."""
+        shape = (entries, tiles)
+        statement = self._writes.get(shape)
+        if statement is None:
+            scalars = as_scalars(shape)
+            entry_columns = [array_argument(entries, kind, scalars) for kind in _ENTRY_COLUMNS]
+            tile_columns = [array_argument(tiles, kind, scalars) for kind in _TILE_COLUMNS]
+            statement = self._writes[shape] = (
+                f"WITH entries AS (INSERT INTO {self._write_into['entries']} "
+                f"SELECT * FROM unnest({', '.join(entry_columns)})) "
+                f"INSERT INTO {self._write_into['tiles']} "
+                f"SELECT * FROM unnest({', '.join(tile_columns)}) "
+                "ON CONFLICT (level, idx) DO UPDATE SET data = excluded.data"
+            ).encode()
+        return statement
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
@@ -156,11 +189,15 @@ class PostgresTiles:
 
 class _Transaction:
     def __init__(
-        self, tables: PostgresTiles, conn: Connection, edge: Sequence[Any] | None = None
+        self,
+        tables: PostgresTiles,
+        conn: Connection,
+        edge: Sequence[Any] | None = None,
+        end: tuple[int, int] | None = None,
     ) -> None:
         self.tables = tables
         self.conn = conn
-        self._end: tuple[int, int] | None = None
+        self._end: tuple[int, int] | None = end
         self._edge: dict[TileKey, bytes] = {}
         if edge is not None:
             self._end = (0, 0)
@@ -210,14 +247,14 @@ class _Transaction:
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]
     ) -> None:
-        self.conn.execute(
-            self.tables.sql["write"],
-            (
-                list(range(first, first + len(entries))),
-                [id_ for id_, _ in entries],
-                [data for _, data in entries],
-                [tile.level for tile in tiles],
-                [tile.index for tile in tiles],
-                [tile.data for tile in tiles],
-            ),
-        )
+        columns: list[list[Any]] = [
+            list(range(first, first + len(entries))),
+            [id_ for id_, _ in entries],
+            [data for _, data in entries],
+            [tile.level for tile in tiles],
+            [tile.index for tile in tiles],
+            [tile.data for tile in tiles],
+        ]
+        params = arguments(columns, as_scalars((len(entries), len(tiles))))
+        statement = self.tables.write_statement(len(entries), len(tiles))
+        self.conn.execute(statement, params, prepare=True)

@@ -102,29 +102,39 @@ class CommittedEdge:
     is handed back only to an append that finds the log at its size: entries
     are never removed, so any other writer's append changes the size. A
     savepoint rolled back inside the transaction :meth:`discard` s it.
+
+    With the edge it keeps where that append left the log (:attr:`end`), so
+    that a writer may compute its next append's entries and tiles before
+    sending anything, provided the log checks, under its lock, that it still
+    ends there.
     """
 
     __slots__ = ("_committed", "_pending")
 
     def __init__(self) -> None:
-        self._committed: tuple[int, object] | None = None
-        self._pending: tuple[int, object] | None = None
+        self._committed: _GrownEdge | None = None
+        self._pending: _GrownEdge | None = None
 
     @property
     def committed(self) -> bool:
         """Whether an edge was committed (for some size)."""
         return self._committed is not None
 
+    @property
+    def end(self) -> LogEnd | None:
+        """Where the last committed append left the log, if this process knows it."""
+        return None if self._committed is None else self._committed.end
+
     def at(self, size: int) -> object | None:
         """The edge of a log of ``size`` entries, if known."""
         for known in (self._pending, self._committed):
-            if known is not None and known[0] == size:
-                return known[1]
+            if known is not None and known.end.size == size:
+                return known.edge
         return None
 
-    def grown(self, size: int, edge: object) -> None:
-        """The open transaction's append left the log at ``size`` entries, with ``edge``."""
-        self._pending = (size, edge)
+    def grown(self, end: LogEnd, edge: object) -> None:
+        """The open transaction's append left the log at ``end``, with ``edge``."""
+        self._pending = _GrownEdge(end, edge)
 
     def discard(self) -> None:
         """The open transaction's last append was rolled back (to a savepoint)."""
@@ -141,6 +151,23 @@ class CommittedEdge:
             raise
         if self._pending is not None:
             self._committed, self._pending = self._pending, None
+
+
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """Where a tiled log ends: its number of entries, the notification id of the last
+    entry, and the notification id of its last event (later than the last entry's
+    when the last events have no entries)."""
+
+    size: int
+    covered: int
+    last_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class _GrownEdge:
+    end: LogEnd
+    edge: object
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +254,14 @@ def extend_entries(
     new: Sequence[tuple[int, bytes]] = (),
     upto: int | None = None,
     edge: CommittedEdge | None = None,
+    *,
+    last_id: int | None = None,
 ) -> None:
     """Inside a writing transaction: catch up the events up to ``upto``, then add ``new``.
 
-    ``edge``: the writer's :class:`CommittedEdge`, inside its ``transaction()``.
+    ``edge``: the writer's :class:`CommittedEdge`, inside its ``transaction()``;
+    ``last_id``: the notification id of the transaction's last event (by
+    default, that of the last entry).
     """
     size, covered = tx.end()
     behind = upto is None or covered < upto  # else nothing to catch up: skip the read
@@ -246,4 +277,6 @@ def extend_entries(
     growth = tiling.tiler.tiles_after(size, [data for _, data in pending], tx, known)
     tx.write(size, pending, growth.tiles)
     if edge is not None:
-        edge.grown(size + len(pending), growth.edge)
+        covered = pending[-1][0]
+        end = LogEnd(size + len(pending), covered, covered if last_id is None else last_id)
+        edge.grown(end, growth.edge)

@@ -1,0 +1,212 @@
+"""The PostgreSQL Journal log's pipelined appends.
+
+A writer that committed the log's last append knows the ids its next batch
+gets, so it sends the batch, its leaves and tiles and the commit in one round
+trip; the append function refuses that batch unless the log still ends where
+the writer left it, and the batch is then written again the long way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, cast
+
+import psycopg
+import pytest
+from eventsourcing.persistence import OperationalError
+
+from domain.journal.chain import JournalChain
+from domain.journal.parser import parse_journal
+from infrastructure.log import LogReader
+from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from journal.impl.ref.transparency import RevisionEvent, revision_leaf
+from journal_texts import Chain, Rel, content, journal_text
+from nenjim.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+HEAD = "20260101T000000Z"
+
+
+def _genesis(name: str) -> JournalChain:
+    return JournalChain.start(parse_journal(journal_text(name, HEAD)))
+
+
+def _recorder(log: JournalLog) -> ClaimingPostgresApplicationRecorder:
+    return cast(ClaimingPostgresApplicationRecorder, log.recorder)
+
+
+def _leaves_match_events(log: JournalLog) -> None:
+    """Entry n is the leaf of the n-th revision event, and names that event's id."""
+    reader = LogReader(log)
+    revisions = [
+        (n.id, reader.event(n))
+        for n in reader.notifications(0)
+        if isinstance(reader.event(n), RevisionEvent)
+    ]
+    tiled = log.tiled_log
+    entries = tiled.read_entries(0, tiled.entry_count())
+    expected = [(id_, revision_leaf(cast(RevisionEvent, event))) for id_, event in revisions]
+    assert entries == expected
+
+
+def _call_append(log: JournalLog, chain: JournalChain, after: int | None) -> list[int]:
+    """Append ``chain``'s events straight through the log's SQL function (no entries)."""
+    recorder = _recorder(log)
+    events = chain.collect_events()
+    stored = [log.mapper.to_stored_event(event) for event in events]
+    revision = next(e for e in events if isinstance(e, RevisionEvent))
+    function = f'"{recorder.datastore.schema}"."{recorder.append_function_name}"'
+    with recorder.datastore.get_connection() as conn:
+        rows = conn.execute(
+            f"SELECT notification_id FROM {function}(%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                [s.originator_id for s in stored],
+                [s.originator_version for s in stored],
+                [s.topic for s in stored],
+                [s.state for s in stored],
+                [DIGEST_NAMESPACE],
+                [str(revision.digest)],
+                [str(revision.coordinate)],
+                after,
+            ),
+        ).fetchall()
+    return [int(row["notification_id"]) for row in rows]
+
+
+def test_the_append_function_refuses_an_append_after_an_id_the_log_does_not_end_at(
+    postgres_schema_url: str,
+) -> None:
+    log = JournalLog(postgres_schema_url)
+    try:
+        log.append_chains([_genesis("org.example.a"), _genesis("org.example.b")])
+        with pytest.raises(OperationalError, match="ends at id 2, not at 1") as refused:
+            _call_append(log, _genesis("org.example.c"), after=1)
+        assert isinstance(refused.value.__cause__, psycopg.errors.SerializationFailure)
+        assert [n.id for n in LogReader(log).notifications(0)] == [1, 2]  # nothing written
+        assert log.digest_owner(parse_journal(journal_text("org.example.c", HEAD)).digest) is None
+        assert _call_append(log, _genesis("org.example.c"), after=2) == [3]
+    finally:
+        log.close()
+
+
+def test_an_append_after_the_writers_own_reads_nothing_before_it_commits(
+    postgres_schema_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = JournalLog(postgres_schema_url)
+    try:
+        log.append_chains([_genesis("org.example.first")])
+        tiles = _recorder(log).tiles
+        assert tiles is not None
+
+        def no_edge_read(conn: Any) -> Any:
+            raise AssertionError("the edge was read: the append took the long way")
+
+        monkeypatch.setattr(tiles, "edge", no_edge_read)
+        ids = log.append_chains([_genesis(f"org.example.n{i}") for i in range(3)])
+        assert ids == [2, 3, 4]
+        _leaves_match_events(log)
+    finally:
+        log.close()
+
+
+def test_an_event_another_writer_appended_without_a_leaf_is_caught_up_first(
+    postgres_schema_url: str,
+) -> None:
+    """The writer's known end is stale: its one-round-trip batch is refused by the log,
+    and the long way gives the other writer's revision its leaf before the writer's own."""
+    log = JournalLog(postgres_schema_url)
+    try:
+        log.append_chains([_genesis("org.example.ours")])
+        assert _call_append(log, _genesis("org.example.foreign"), after=None) == [2]
+        assert log.append_chains([_genesis("org.example.next")]) == [3]
+        _leaves_match_events(log)
+        assert log.append_chains([_genesis("org.example.last")]) == [4]  # one round trip again
+        _leaves_match_events(log)
+    finally:
+        log.close()
+    assert main(["journal", "audit", "--store", postgres_schema_url]) == 0
+
+
+WRITER = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    from domain.journal.parser import parse_journal
+    from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+    from infrastructure.log.postgres_tiles import PostgresTiles
+    from journal.impl.ref.ingestion import JournalIngestion
+    from journal.impl.ref.log import JournalLog
+    from projections.journal_chains import JournalChainsProjection
+
+    texts = sys.stdin.read().split("\\x00")
+    write_batch = ClaimingPostgresApplicationRecorder._write_batch
+    extend_at = PostgresTiles.extend_at
+    lock = threading.Lock()
+    seen = {"batches": 0, "size": 0}
+
+    def counting_batch(self, requests):
+        seen["batches"] += 1  # the leader alone runs this: no lock needed
+        seen["size"] = len(requests)
+        return write_batch(self, requests)
+
+    def dying_extend_at(self, conn, end, new, last_id):
+        # The batch's appends are sent, its commit not yet: die with them in flight.
+        if seen["batches"] >= 20 and seen["size"] >= 2:
+            conn.pgconn.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return extend_at(self, conn, end, new, last_id)
+
+    ClaimingPostgresApplicationRecorder._write_batch = counting_batch
+    PostgresTiles.extend_at = dying_extend_at
+    writers = [
+        JournalIngestion(JournalLog(sys.argv[1]), JournalChainsProjection()) for _ in range(8)
+    ]
+
+    def write(i):
+        for text in texts[i::8]:
+            revision, _ = writers[i].ingest(parse_journal(text))
+            with lock:  # one whole line per acknowledgement
+                sys.stdout.write(f"ack {revision.digest}\\n")
+                sys.stdout.flush()
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    """
+)
+
+
+def test_a_kill_with_a_pipelined_batch_in_flight_loses_no_acknowledged_revision(
+    postgres_schema_url: str,
+) -> None:
+    texts = [Chain(f"com.example.k{i}").add(HEAD, (Rel("1.0.0", content(i)),)) for i in range(400)]
+    killed = subprocess.run(
+        [sys.executable, "-c", WRITER, postgres_schema_url],
+        input="\x00".join(texts),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert killed.returncode == -9, killed.stderr
+    acknowledged = {
+        line.split()[1] for line in killed.stdout.splitlines() if line.startswith("ack")
+    }
+    assert 0 < len(acknowledged) < 400
+    log = JournalLog(postgres_schema_url, create=False)
+    try:
+        stored = set(log.digest_claims())
+        ids = [n.id for n in LogReader(log).notifications(0)]
+        _leaves_match_events(log)
+    finally:
+        log.close()
+    assert acknowledged <= stored  # every acknowledged revision is there
+    assert len(stored) < 400  # the batch in flight is not there, not even in part
+    assert ids == list(range(1, len(stored) + 1))  # one event per stored revision, gap-free
+    assert main(["journal", "audit", "--store", postgres_schema_url]) == 0
