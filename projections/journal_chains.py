@@ -474,9 +474,16 @@ class JournalChainsProjection:
         self._ordered.extend(added)
         return self._view
 
-    def catch_up(self, log: LogReader, parsed: KnownTexts | None = None) -> JournalWorldview:
-        """Apply every notification after :attr:`view`'s position, then publish."""
-        return self.apply(read_after(log, self._view.position), parsed)
+    def catch_up(
+        self, log: LogReader, parsed: KnownTexts | None = None, *, through: int | None = None
+    ) -> JournalWorldview:
+        """Apply every notification after :attr:`view`'s position, then publish.
+
+        ``through``: a position known to be committed; the view then reaches at
+        least it, and maybe not the log's end (see
+        :meth:`~infrastructure.log.LogReader.notifications_through`).
+        """
+        return self.apply(read_after(log, self._view.position, through), parsed)
 
 
 class ChainFold:
@@ -592,9 +599,17 @@ class ChainFold:
         return known
 
 
-def read_after(log: LogReader, position: int) -> Iterator[tuple[int, DomainEventProtocol[UUID]]]:
-    """The log's chain events after ``position``, in notification order."""
-    for notification in log.notifications(position):
+def read_after(
+    log: LogReader, position: int, through: int | None = None
+) -> Iterator[tuple[int, DomainEventProtocol[UUID]]]:
+    """The log's chain events after ``position``, in notification order (with
+    ``through``, at least up to it)."""
+    notifications = (
+        log.notifications(position)
+        if through is None
+        else log.notifications_through(position, through)
+    )
+    for notification in notifications:
         yield notification.id, decode_event(log, notification)
 
 

@@ -26,6 +26,7 @@ from eventsourcing.persistence import (
 )
 
 from infrastructure.log.errors import LogClosedError
+from infrastructure.log.recent_commits import RecentCommits
 
 
 class ClosableRecorder(ApplicationRecorder):
@@ -37,6 +38,8 @@ class ClosableRecorder(ApplicationRecorder):
     """
 
     _closed_as: str | None = None
+    recent_commits: RecentCommits | None = None
+    """The notifications this process committed last (recorders with a commit group)."""
 
     def close_log(self, where: str) -> None:
         """Refuse every later use, naming the store as ``where`` (idempotent)."""

@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from eventsourcing.persistence import StoredEvent
 
+from infrastructure.log.recent_commits import RecentCommits
 from infrastructure.log.tiles import CommittedEdge
 
 T = TypeVar("T")
@@ -48,6 +49,13 @@ class AppendRequest(Generic[T]):
         return self.result
 
 
+def committed_appends(
+    batch: Sequence[AppendRequest[Sequence[int] | None]],
+) -> Iterator[tuple[Sequence[int] | None, Sequence[StoredEvent]]]:
+    """The ids and events of each append of a committed batch that was not refused."""
+    return ((request.result, request.stored_events) for request in batch if request.error is None)
+
+
 StoredBatch = tuple[Sequence[StoredEvent], dict[str, Any]]
 """One batch of an append in several batches: its events, and the recorder's extra
 arguments (claims, entries)."""
@@ -63,6 +71,8 @@ class CommitGroup(Generic[T]):
     ``committed_edge`` is the tiled log's edge as its leaders last committed it
     (see :class:`~infrastructure.log.tiles.CommittedEdge`): shared by every
     recorder of the log in this process, and touched only by the leader.
+    ``recent`` holds the notifications its leaders committed last, which the
+    recorders record after each batch's commit.
     """
 
     def __init__(self) -> None:
@@ -70,6 +80,7 @@ class CommitGroup(Generic[T]):
         self._queue: list[AppendRequest[T]] = []
         self._leading = False
         self.committed_edge = CommittedEdge()
+        self.recent = RecentCommits()
 
     def append(
         self, stored_events: Sequence[StoredEvent], kwargs: dict[str, Any], write: BatchWriter[T]

@@ -35,7 +35,12 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.group_commit import AppendRequest, StoredBatch, commit_group
+from infrastructure.log.group_commit import (
+    AppendRequest,
+    StoredBatch,
+    commit_group,
+    committed_appends,
+)
 from infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
 from infrastructure.log.postgres_tiles import PostgresTiles
 from infrastructure.log.schema import (
@@ -98,6 +103,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 tiling is not None,
             )
         )
+        self.recent_commits = self._commit_group.recent
         schema = Identifier(self.datastore.schema)
         names = {
             "schema": schema,
@@ -225,6 +231,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 only.result = [row["notification_id"] for row in rows]
             elif not self._write_at_known_end(conn, batch, edge):
                 self._write_each(conn, batch, edge)
+        self._commit_group.recent.record(committed_appends(batch))
 
     def _write_at_known_end(
         self,

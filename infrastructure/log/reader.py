@@ -17,6 +17,8 @@ from eventsourcing.application import Application, LocalNotificationLog
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
+from infrastructure.log.recent_commits import RecentCommits
+
 PAGE = 500
 """Notifications read per round trip."""
 
@@ -27,6 +29,8 @@ class LogReader:
     def __init__(self, application: Application[UUID]) -> None:
         self._notifications = LocalNotificationLog(application.recorder, section_size=PAGE)
         self._application = application
+        # What this process committed last to the log, if its recorder keeps it.
+        self._recent: RecentCommits | None = getattr(application.recorder, "recent_commits", None)
 
     def last_position(self) -> int:
         """The id of the last notification (0 for an empty log)."""
@@ -40,6 +44,15 @@ class LogReader:
             if len(page) < PAGE:
                 return
             after = page[-1].id
+
+    def notifications_through(self, after: int, through: int) -> Iterator[Notification]:
+        """The notifications after ``after``, at least up to ``through`` (which the caller
+        knows is committed): from memory when this process committed each of them
+        last, else from the store, to its end."""
+        recent = None if self._recent is None else self._recent.between(after, through)
+        if recent is None:
+            return self.notifications(after)
+        return iter(recent)
 
     def event(self, notification: Notification) -> DomainEventProtocol[UUID]:
         """The domain event a notification stores (its topic resolved to a class)."""

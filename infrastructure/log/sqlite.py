@@ -22,7 +22,12 @@ from eventsourcing.utils import Environment, EnvType
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import LogClosedError, StoreUnavailableError
-from infrastructure.log.group_commit import AppendRequest, StoredBatch, commit_group
+from infrastructure.log.group_commit import (
+    AppendRequest,
+    StoredBatch,
+    commit_group,
+    committed_appends,
+)
 from infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
@@ -135,6 +140,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         self._commit_group = commit_group(
             ("sqlite", database, self.events_table_name, tiling is not None)
         )
+        self.recent_commits = self._commit_group.recent
         self.tiles = (
             None
             if tiling is None
@@ -256,19 +262,25 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             if len(batch) == 1:  # alone: its error is the transaction's, as without grouping
                 only = batch[0]
                 only.result = self._insert_events(c, only.stored_events, **only.kwargs)
-                return
-            for request in batch:
-                c.execute("SAVEPOINT append")
-                try:
-                    request.result = self._insert_events(c, request.stored_events, **request.kwargs)
-                except ClaimConflictError as error:
-                    self._roll_back_append(c)
-                    request.error = error
-                except sqlite3.IntegrityError as error:  # a stream version taken
-                    self._roll_back_append(c)
-                    request.error = IntegrityError(error)
-                    request.error.__cause__ = error
-                c.execute("RELEASE append")
+            else:
+                for request in batch:
+                    self._insert_in_savepoint(c, request)
+        self._commit_group.recent.record(committed_appends(batch))
+
+    def _insert_in_savepoint(
+        self, c: SQLiteCursor, request: AppendRequest[Sequence[int] | None]
+    ) -> None:
+        c.execute("SAVEPOINT append")
+        try:
+            request.result = self._insert_events(c, request.stored_events, **request.kwargs)
+        except ClaimConflictError as error:
+            self._roll_back_append(c)
+            request.error = error
+        except sqlite3.IntegrityError as error:  # a stream version taken
+            self._roll_back_append(c)
+            request.error = IntegrityError(error)
+            request.error.__cause__ = error
+        c.execute("RELEASE append")
 
     def _roll_back_append(self, c: SQLiteCursor) -> None:
         c.execute("ROLLBACK TO append")

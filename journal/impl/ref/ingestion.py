@@ -347,13 +347,14 @@ class JournalIngestion:
 
         When the log gave them the positions right after the view's, they are
         the log's next events and are applied as they are; otherwise another
-        writer interleaved and the projection reads the log.
+        writer interleaved and the projection reads the log up to them (from
+        memory, when this process's other writers committed what lies between).
         """
         start = self._projection.view.position
         if ids == list(range(start + 1, start + 1 + len(ids))):
             self._projection.apply(zip(ids, events, strict=True), known)
         else:
-            self._projection.catch_up(self._reader, known)
+            self._projection.catch_up(self._reader, known, through=ids[-1] if ids else None)
 
 
 class _Decision:

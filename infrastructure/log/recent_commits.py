@@ -1,0 +1,63 @@
+"""The notifications this process committed last to one log, for its own followers.
+
+Writers of one process that each keep a view of the log (independent
+ingestions, say) must read every other writer's events after their own
+append. Those events were committed by this process a moment ago, through
+the log's commit group: :class:`RecentCommits` keeps the last of them, as
+the notifications a read of the log would return, so that such a reader is
+answered from memory when it holds every id it asks for. Ids committed by
+another process are not here; a range that misses any id is read from the
+store, so nothing is ever skipped.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+from eventsourcing.persistence import Notification, StoredEvent
+
+KEPT = 1024
+"""Notifications kept: the newest, about a thousand appends' worth of catch-up."""
+
+
+class RecentCommits:
+    """A bounded map of the newest notification ids this process committed."""
+
+    __slots__ = ("_by_id", "_lock", "_order")
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, Notification] = {}
+        self._order: deque[int] = deque()
+        self._lock = threading.Lock()
+
+    def record(self, appends: Iterable[tuple[Sequence[int] | None, Sequence[StoredEvent]]]) -> None:
+        """A committed batch: each append's ids (``None``: not known) and its events."""
+        pairs = [
+            pair
+            for ids, stored_events in appends
+            if ids is not None and len(ids) == len(stored_events)
+            for pair in zip(ids, stored_events, strict=True)
+        ]
+        with self._lock:
+            for id_, event in pairs:
+                self._by_id[id_] = Notification(
+                    id=id_,
+                    originator_id=event.originator_id,
+                    originator_version=event.originator_version,
+                    topic=event.topic,
+                    state=event.state,
+                )
+                self._order.append(id_)
+            while len(self._order) > KEPT:
+                del self._by_id[self._order.popleft()]
+
+    def between(self, after: int, through: int) -> list[Notification] | None:
+        """Every notification after ``after`` up to ``through``, or ``None`` if any is
+        missing (committed by another process, or no longer kept)."""
+        with self._lock:
+            found = [self._by_id.get(id_) for id_ in range(after + 1, through + 1)]
+        if None in found:
+            return None
+        return [notification for notification in found if notification is not None]

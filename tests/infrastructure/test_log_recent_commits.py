@@ -1,0 +1,119 @@
+"""A reader of a log is answered from memory only for ids this process committed last."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from eventsourcing.persistence import Notification, StoredEvent
+
+from domain.journal.chain import JournalChain
+from domain.journal.parser import parse_journal
+from infrastructure.log import LogReader
+from infrastructure.log.recent_commits import KEPT, RecentCommits
+from journal.impl.ref.log import JournalLog
+from journal_texts import journal_text
+
+REPO = Path(__file__).resolve().parents[2]
+HEAD = "20260101T000000Z"
+
+
+def _stored(version: int) -> StoredEvent:
+    return StoredEvent(
+        originator_id="00000000-0000-0000-0000-000000000001",
+        originator_version=version,
+        topic="example:Event",
+        state=f"{version}".encode(),
+    )
+
+
+def test_a_range_is_answered_only_when_every_id_in_it_is_kept() -> None:
+    recent = RecentCommits()
+    recent.record([([1, 2], [_stored(1), _stored(2)]), ([4], [_stored(4)])])
+    assert [n.id for n in recent.between(0, 2) or []] == [1, 2]
+    assert recent.between(0, 4) is None  # id 3: another process's
+    assert recent.between(3, 4) == [
+        Notification(
+            id=4,
+            originator_id=_stored(4).originator_id,
+            originator_version=4,
+            topic="example:Event",
+            state=b"4",
+        )
+    ]
+    assert recent.between(4, 4) == []  # nothing asked for
+
+
+def test_appends_without_one_id_per_event_are_not_kept() -> None:
+    recent = RecentCommits()
+    recent.record([(None, [_stored(1)]), ([1], [_stored(1), _stored(2)])])
+    assert recent.between(0, 1) is None
+
+
+def test_only_the_newest_notifications_are_kept() -> None:
+    recent = RecentCommits()
+    recent.record([([n], [_stored(n)]) for n in range(1, KEPT + 11)])
+    assert recent.between(0, 10) is None
+    assert recent.between(10, KEPT + 10) is not None
+
+
+def _genesis(name: str) -> JournalChain:
+    return JournalChain.start(parse_journal(journal_text(name, HEAD)))
+
+
+@pytest.fixture
+def no_store_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the reads of notifications that reach a store."""
+    reads: list[int] = []
+    original = LogReader.notifications
+
+    def counted(self: LogReader, after: int) -> Iterator[Notification]:
+        reads.append(after)
+        return original(self, after)
+
+    monkeypatch.setattr(LogReader, "notifications", counted)
+    return reads
+
+
+def test_a_reader_reads_from_memory_what_the_processs_writers_committed(
+    durable_store_url: str, no_store_reads: list[int]
+) -> None:
+    first, second = JournalLog(durable_store_url), JournalLog(durable_store_url)
+    first.append_chains([_genesis("org.example.a")])
+    second.append_chains([_genesis("org.example.b"), _genesis("org.example.c")])
+    reader = LogReader(first)
+    from_memory = list(reader.notifications_through(0, 3))
+    assert no_store_reads == []
+    assert from_memory == list(reader.notifications(0))  # what the store holds, in order
+
+
+_APPEND_ONE = """
+import sys
+from domain.journal.chain import JournalChain
+from domain.journal.parser import parse_journal
+from journal.impl.ref.log import JournalLog
+log = JournalLog(sys.argv[1])
+log.append_chains([JournalChain.start(parse_journal(sys.stdin.read()))])
+log.close()
+"""
+
+
+def test_a_range_holding_another_processs_commit_is_read_from_the_store(
+    durable_store_url: str, no_store_reads: list[int]
+) -> None:
+    ours = JournalLog(durable_store_url)
+    ours.append_chains([_genesis("org.example.a")])
+    subprocess.run(
+        [sys.executable, "-c", _APPEND_ONE, durable_store_url],
+        input=journal_text("org.example.theirs", HEAD),
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    ours.append_chains([_genesis("org.example.c")])
+    read = list(LogReader(ours).notifications_through(0, 3))
+    assert no_store_reads == [0]
+    assert [n.id for n in read] == [1, 2, 3]
