@@ -53,7 +53,6 @@ from infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
 from infrastructure.log.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
-
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
 _DDL_LOCK = 0x6E656E6A696D
 # What the conninfo says; eventsourcing's own keyword arguments would override it.
@@ -217,7 +216,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             return self._commit_group.append(stored_events, kwargs, self._write_batch)
 
     def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
-        """Write the batch in one transaction (one commit, the log locked till then)."""
+        """Write the batch in one transaction (one commit, the log locked till then): in one
+        round trip when this process knows where the log ends, else the long way."""
         edge = self._commit_group.committed_edge
         with self.datastore.get_connection() as conn:
             if self.tiles is None and len(batch) == 1:  # one autocommit statement
