@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from collections.abc import Sequence
@@ -12,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_killed
 from threads import run_together
 
 from domain.journal.chain import JournalChain
@@ -25,7 +23,6 @@ from journal_texts import Chain, Rel, content, journal_text
 from nenjim.cli import main
 from projections.journal_chains import JournalChainsProjection
 
-REPO = Path(__file__).resolve().parents[2]
 HEAD = "20260101T000000Z"
 
 
@@ -265,77 +262,31 @@ class _CapturedError(Exception):
     """Stops an append at the recorder, with its arguments captured."""
 
 
-WRITER = textwrap.dedent(
-    """
-    import os, signal, sys, threading
-    from domain.journal.parser import parse_journal
-    from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
-    from journal.impl.ref.ingestion import JournalIngestion
-    from journal.impl.ref.log import JournalLog
-    from projections.journal_chains import JournalChainsProjection
+_DIE_MID_BATCH = """
+import os, signal
+from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
 
-    texts = sys.stdin.read().split("\\x00")
-    insert, inserted, batch = ClaimingSQLiteApplicationRecorder._insert_events, [], []
-    write_batch = ClaimingSQLiteApplicationRecorder._write_batch
-    lock = threading.Lock()
+insert, inserted, batch = ClaimingSQLiteApplicationRecorder._insert_events, [], []
+write_batch = ClaimingSQLiteApplicationRecorder._write_batch
 
-    def counting_batch(self, requests):
-        batch[:] = [len(requests), 0]
-        return write_batch(self, requests)
+def counting_batch(self, requests):
+    batch[:] = [len(requests), 0]
+    return write_batch(self, requests)
 
-    def dying_insert(self, c, events, **kwargs):
-        ids = insert(self, c, events, **kwargs)
-        inserted.append(1)  # the leader alone runs this: no lock needed
-        batch[1] += 1
-        if len(inserted) >= 40 and batch[1] == 2:  # a batch's second append written
-            os.kill(os.getpid(), signal.SIGKILL)
-        return ids
+def dying_insert(self, c, events, **kwargs):
+    ids = insert(self, c, events, **kwargs)
+    inserted.append(1)  # the leader alone runs this: no lock needed
+    batch[1] += 1
+    if len(inserted) >= 40 and batch[1] == 2:  # a batch's second append written
+        os.kill(os.getpid(), signal.SIGKILL)
+    return ids
 
-    ClaimingSQLiteApplicationRecorder._write_batch = counting_batch
-    ClaimingSQLiteApplicationRecorder._insert_events = dying_insert
-    writers = [
-        JournalIngestion(JournalLog(sys.argv[1]), JournalChainsProjection()) for _ in range(8)
-    ]
-
-    def write(i):
-        for text in texts[i::8]:
-            revision, _ = writers[i].ingest(parse_journal(text))
-            with lock:  # one whole line per acknowledgement
-                sys.stdout.write(f"ack {revision.digest}\\n")
-                sys.stdout.flush()
-
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    """
-)
+ClaimingSQLiteApplicationRecorder._write_batch = counting_batch
+ClaimingSQLiteApplicationRecorder._insert_events = dying_insert
+"""
 
 
 def test_a_kill_in_the_middle_of_a_batch_loses_no_acknowledged_revision(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'log.db'}"
-    texts = [Chain(f"com.example.k{i}").add(HEAD, (Rel("1.0.0", content(i)),)) for i in range(400)]
-    killed = subprocess.run(
-        [sys.executable, "-c", WRITER, url],
-        input="\x00".join(texts),
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-    )
-    assert killed.returncode == -9, killed.stderr
-    acknowledged = {
-        line.split()[1] for line in killed.stdout.splitlines() if line.startswith("ack")
-    }
-    assert 0 < len(acknowledged) < 400
-    log = JournalLog(url, create=False)
-    try:
-        stored = set(log.digest_claims())
-        ids = [n.id for n in LogReader(log).notifications(0)]
-    finally:
-        log.close()
-    assert acknowledged <= stored  # every acknowledged revision is there
-    assert len(stored) < 400  # the batch being written is not there, not even in part
-    assert ids == list(range(1, len(stored) + 1))  # one event per stored revision, gap-free
-    assert main(["journal", "audit", "--store", url]) == 0
+    acknowledged = ingest_until_killed(url, _DIE_MID_BATCH)
+    assert_nothing_lost_nor_half_kept(url, acknowledged)

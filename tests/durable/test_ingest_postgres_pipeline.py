@@ -8,15 +8,12 @@ the writer left it, and the batch is then written again the long way.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 from typing import Any, cast
 
 import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
+from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_killed
 
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
@@ -24,10 +21,9 @@ from infrastructure.log import LogReader
 from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal.impl.ref.transparency import RevisionEvent, revision_leaf
-from journal_texts import Chain, Rel, content, journal_text
+from journal_texts import journal_text
 from nenjim.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
 HEAD = "20260101T000000Z"
 
 
@@ -131,82 +127,39 @@ def test_an_event_another_writer_appended_without_a_leaf_is_caught_up_first(
     assert main(["journal", "audit", "--store", postgres_schema_url]) == 0
 
 
-WRITER = textwrap.dedent(
-    """
-    import os, signal, sys, threading
-    from domain.journal.parser import parse_journal
-    from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-    from infrastructure.log.postgres_tiles import PostgresTiles
-    from journal.impl.ref.ingestion import JournalIngestion
-    from journal.impl.ref.log import JournalLog
-    from projections.journal_chains import JournalChainsProjection
+_DIE_WITH_A_BATCH_IN_FLIGHT = """
+import os, signal
+from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from infrastructure.log.postgres_tiles import PostgresTiles
 
-    texts = sys.stdin.read().split("\\x00")
-    write_batch = ClaimingPostgresApplicationRecorder._write_batch
-    extend_at = PostgresTiles.extend_at
-    lock = threading.Lock()
-    seen = {"batches": 0, "size": 0}
+write_batch = ClaimingPostgresApplicationRecorder._write_batch
+extend_at = PostgresTiles.extend_at
+seen = {"batches": 0, "size": 0}
 
-    def counting_batch(self, requests):
-        seen["batches"] += 1  # the leader alone runs this: no lock needed
-        seen["size"] = len(requests)
-        return write_batch(self, requests)
+def counting_batch(self, requests):
+    seen["batches"] += 1  # the leader alone runs this: no lock needed
+    seen["size"] = len(requests)
+    return write_batch(self, requests)
 
-    def dying_extend_at(self, conn, end, new, last_id):
-        # The batch's appends are sent, its commit not yet: die with them in flight.
-        if seen["batches"] >= 20 and seen["size"] >= 2:
-            conn.pgconn.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
-        return extend_at(self, conn, end, new, last_id)
+def dying_extend_at(self, conn, end, new, last_id):
+    # The batch's appends are sent, its commit not yet: die with them in flight.
+    if seen["batches"] >= 20 and seen["size"] >= 2:
+        conn.pgconn.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return extend_at(self, conn, end, new, last_id)
 
-    ClaimingPostgresApplicationRecorder._write_batch = counting_batch
-    PostgresTiles.extend_at = dying_extend_at
-    writers = [
-        JournalIngestion(JournalLog(sys.argv[1]), JournalChainsProjection()) for _ in range(8)
-    ]
-
-    def write(i):
-        for text in texts[i::8]:
-            revision, _ = writers[i].ingest(parse_journal(text))
-            with lock:  # one whole line per acknowledgement
-                sys.stdout.write(f"ack {revision.digest}\\n")
-                sys.stdout.flush()
-
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    """
-)
+ClaimingPostgresApplicationRecorder._write_batch = counting_batch
+PostgresTiles.extend_at = dying_extend_at
+"""
 
 
 def test_a_kill_with_a_pipelined_batch_in_flight_loses_no_acknowledged_revision(
     postgres_schema_url: str,
 ) -> None:
-    texts = [Chain(f"com.example.k{i}").add(HEAD, (Rel("1.0.0", content(i)),)) for i in range(400)]
-    killed = subprocess.run(
-        [sys.executable, "-c", WRITER, postgres_schema_url],
-        input="\x00".join(texts),
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        timeout=300,
-    )
-    assert killed.returncode == -9, killed.stderr
-    acknowledged = {
-        line.split()[1] for line in killed.stdout.splitlines() if line.startswith("ack")
-    }
-    assert 0 < len(acknowledged) < 400
+    acknowledged = ingest_until_killed(postgres_schema_url, _DIE_WITH_A_BATCH_IN_FLIGHT)
     log = JournalLog(postgres_schema_url, create=False)
     try:
-        stored = set(log.digest_claims())
-        ids = [n.id for n in LogReader(log).notifications(0)]
         _leaves_match_events(log)
     finally:
         log.close()
-    assert acknowledged <= stored  # every acknowledged revision is there
-    assert len(stored) < 400  # the batch in flight is not there, not even in part
-    assert ids == list(range(1, len(stored) + 1))  # one event per stored revision, gap-free
-    assert main(["journal", "audit", "--store", postgres_schema_url]) == 0
+    assert_nothing_lost_nor_half_kept(postgres_schema_url, acknowledged)
