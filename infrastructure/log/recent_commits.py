@@ -28,28 +28,19 @@ class RecentCommits:
     __slots__ = ("_by_id", "_lock", "_order")
 
     def __init__(self) -> None:
-        self._by_id: dict[int, Notification] = {}
+        self._by_id: dict[int, StoredEvent] = {}
         self._order: deque[int] = deque()
         self._lock = threading.Lock()
 
     def record(self, appends: Iterable[tuple[Sequence[int] | None, Sequence[StoredEvent]]]) -> None:
         """A committed batch: each append's ids (``None``: not known) and its events."""
-        pairs = [
-            pair
-            for ids, stored_events in appends
-            if ids is not None and len(ids) == len(stored_events)
-            for pair in zip(ids, stored_events, strict=True)
-        ]
         with self._lock:
-            for id_, event in pairs:
-                self._by_id[id_] = Notification(
-                    id=id_,
-                    originator_id=event.originator_id,
-                    originator_version=event.originator_version,
-                    topic=event.topic,
-                    state=event.state,
-                )
-                self._order.append(id_)
+            for ids, stored_events in appends:
+                if ids is None or len(ids) != len(stored_events):
+                    continue
+                for id_, event in zip(ids, stored_events, strict=True):
+                    self._by_id[id_] = event
+                    self._order.append(id_)
             while len(self._order) > KEPT:
                 del self._by_id[self._order.popleft()]
 
@@ -57,7 +48,18 @@ class RecentCommits:
         """Every notification after ``after`` up to ``through``, or ``None`` if any is
         missing (committed by another process, or no longer kept)."""
         with self._lock:
-            found = [self._by_id.get(id_) for id_ in range(after + 1, through + 1)]
-        if None in found:
-            return None
-        return [notification for notification in found if notification is not None]
+            found = [(id_, self._by_id.get(id_)) for id_ in range(after + 1, through + 1)]
+        notifications = []
+        for id_, event in found:
+            if event is None:
+                return None
+            notifications.append(
+                Notification(
+                    id=id_,
+                    originator_id=event.originator_id,
+                    originator_version=event.originator_version,
+                    topic=event.topic,
+                    state=event.state,
+                )
+            )
+        return notifications

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
@@ -153,8 +153,7 @@ class CommittedEdge:
             self._committed, self._pending = self._pending, None
 
 
-@dataclass(frozen=True, slots=True)
-class LogEnd:
+class LogEnd(NamedTuple):
     """Where a tiled log ends: its number of entries, the notification id of the last
     entry, and the notification id of its last event (later than the last entry's
     when the last events have no entries)."""
@@ -164,8 +163,7 @@ class LogEnd:
     last_id: int
 
 
-@dataclass(frozen=True, slots=True)
-class _GrownEdge:
+class _GrownEdge(NamedTuple):
     end: LogEnd
     edge: object
 
