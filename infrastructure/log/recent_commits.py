@@ -39,6 +39,11 @@ class RecentCommits:
                 if ids is None or len(ids) != len(stored_events):
                     continue
                 for id_, event in zip(ids, stored_events, strict=True):
+                    if self._order and id_ <= self._order[-1]:
+                        # Ids only grow in a log: this one was made anew (a store
+                        # dropped and created again), so nothing kept is its own.
+                        self._by_id.clear()
+                        self._order.clear()
                     self._by_id[id_] = event
                     self._order.append(id_)
             while len(self._order) > KEPT:

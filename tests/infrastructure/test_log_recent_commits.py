@@ -60,6 +60,15 @@ def test_only_the_newest_notifications_are_kept() -> None:
     assert recent.between(10, KEPT + 10) is not None
 
 
+def test_ids_that_do_not_grow_forget_what_was_kept() -> None:
+    """A log made anew numbers from 1 again: what was kept belonged to the old one."""
+    recent = RecentCommits()
+    recent.record([([1, 2, 3], [_stored(1), _stored(2), _stored(3)])])
+    recent.record([([2], [_stored(20)])])
+    assert recent.between(0, 2) is None
+    assert [n.state for n in recent.between(1, 2) or []] == [b"20"]
+
+
 def _genesis(name: str) -> JournalChain:
     return JournalChain.start(parse_journal(journal_text(name, HEAD)))
 
