@@ -21,7 +21,8 @@ in it is refused, the batch is rolled back and written again the long way
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -29,6 +30,7 @@ import psycopg
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
 from eventsourcing.utils import Environment, EnvType
+from psycopg import Pipeline
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
@@ -249,8 +251,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         new: list[tuple[int, bytes]] = []
         last = end.last_id
         try:
-            with edge.transaction(), conn.pipeline():
-                conn.execute(b"BEGIN")
+            with _sent_transaction(conn, edge):
                 for request in batch:
                     call = self._append_call(request.stored_events, request.kwargs, after=last)
                     conn.execute(*call, prepare=True)
@@ -259,13 +260,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                     ids.append(appended)
                     last += len(appended)
                 self.tiles.extend_at(conn, end, new, last)
-                conn.execute(b"COMMIT")
         except (psycopg.IntegrityError, psycopg.errors.SerializationFailure):
-            _roll_back(conn)  # a refused append, or the log moved: the long way decides
-            return False
-        except BaseException:
-            _roll_back(conn)
-            raise
+            return False  # a refused append, or the log moved: the long way decides
         for request, appended in zip(batch, ids, strict=True):
             request.result = appended
         return True
@@ -283,8 +279,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         lone = len(batch) == 1
         edge_rows: psycopg.Cursor[Any] | None = None
         try:
-            with edge.transaction(), conn.pipeline() as pipeline:
-                conn.execute(b"BEGIN")
+            with _sent_transaction(conn, edge) as pipeline:
                 for request in batch:
                     if not lone:
                         conn.execute(b"SAVEPOINT append")
@@ -312,13 +307,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                     self.tiles.extend(
                         conn, accepted, new, edge_rows.fetchall(), last_id=accepted[-1]
                     )
-                conn.execute(b"COMMIT")
         except psycopg.IntegrityError as error:
-            _roll_back(conn)
             raise _rejection(error) from error
-        except BaseException:
-            _roll_back(conn)
-            raise
 
     def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
         """Insert each batch as it comes, all in one transaction; the notification ids.
@@ -430,11 +420,23 @@ def log_table_statements(env: Mapping[str, str], name: str) -> list[Composed]:
         factory.close()
 
 
-def _roll_back(conn: psycopg.Connection[Any]) -> None:
-    """End a failed transaction sent as statements (the pool takes the connection back
-    idle); a broken connection is left to the pool, which discards it."""
-    if not conn.broken:
-        conn.execute(b"ROLLBACK")
+@contextmanager
+def _sent_transaction(conn: psycopg.Connection[Any], edge: CommittedEdge) -> Iterator[Pipeline]:
+    """A transaction in pipeline mode, ``BEGIN`` and ``COMMIT`` sent as statements (so
+    nothing waits for their answers), inside the edge's ``transaction()``.
+
+    On any error it is rolled back, so the pool takes the connection back idle; a
+    broken connection is left to the pool, which discards it.
+    """
+    try:
+        with edge.transaction(), conn.pipeline() as pipeline:
+            conn.execute(b"BEGIN")
+            yield pipeline
+            conn.execute(b"COMMIT")
+    except BaseException:
+        if not conn.broken:
+            conn.execute(b"ROLLBACK")
+        raise
 
 
 def _rejection(error: Exception) -> Exception:
