@@ -23,7 +23,7 @@ from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.compact_json import CompactJSONTranscoder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
-from infrastructure.log.group_commit import StoredBatch
+from infrastructure.log.group_commit import APPENDED, StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
 from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
 
@@ -229,6 +229,8 @@ class LogApplication(Application[UUID]):
         """``Application.save``, collecting the aggregates' events by class."""
         processing_event = _AggregateEvents()
         processing_event.collect_events(*objs, **kwargs)
+        # The objects themselves too: this process's readers take them, not decode them.
+        processing_event.saved_kwargs[APPENDED] = processing_event.events
         recordings = self._record(processing_event)
         self._take_snapshots(processing_event)
         self._notify(recordings)

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from eventsourcing.persistence import StoredEvent
 
-from infrastructure.log.recent_commits import RecentCommits
+from infrastructure.log.recent_commits import CommittedAppend, RecentCommits
 from infrastructure.log.tiles import CommittedEdge
 
 T = TypeVar("T")
@@ -49,11 +49,21 @@ class AppendRequest(Generic[T]):
         return self.result
 
 
+APPENDED = "appended"
+"""The recorder's keyword that gives, beside the stored events, the event objects they
+were encoded from (kept with the notifications this process committed)."""
+
+
 def committed_appends(
     batch: Sequence[AppendRequest[Sequence[int] | None]],
-) -> Iterator[tuple[Sequence[int] | None, Sequence[StoredEvent]]]:
-    """The ids and events of each append of a committed batch that was not refused."""
-    return ((request.result, request.stored_events) for request in batch if request.error is None)
+) -> Iterator[CommittedAppend]:
+    """The ids, stored events and event objects of each append of a committed batch
+    that was not refused."""
+    return (
+        (request.result, request.stored_events, request.kwargs.get(APPENDED))
+        for request in batch
+        if request.error is None
+    )
 
 
 StoredBatch = tuple[Sequence[StoredEvent], dict[str, Any]]

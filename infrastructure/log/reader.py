@@ -11,6 +11,7 @@ decoding imports the class the topic names.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 from uuid import UUID
 
 from eventsourcing.application import Application, LocalNotificationLog
@@ -55,7 +56,13 @@ class LogReader:
         return iter(recent)
 
     def event(self, notification: Notification) -> DomainEventProtocol[UUID]:
-        """The domain event a notification stores (its topic resolved to a class)."""
+        """The domain event a notification stores (its topic resolved to a class); for one
+        this process appended and :meth:`notifications_through` gave from memory, the
+        appended event itself, not decoded again."""
+        if self._recent is not None:
+            appended = self._recent.appended(notification)
+            if appended is not None:
+                return cast(DomainEventProtocol[UUID], appended)
         return self._application.mapper.to_domain_event(notification)
 
     def at(self, position: int) -> Notification | None:

@@ -8,6 +8,11 @@ the notifications a read of the log would return, so that such a reader is
 answered from memory when it holds every id it asks for. Ids committed by
 another process are not here; a range that misses any id is read from the
 store, so nothing is ever skipped.
+
+With each notification it keeps the event object its writer appended, when
+the writer gave it: a reader of this process asks :meth:`RecentCommits.appended`
+for it instead of decoding the stored bytes again. Events are immutable, so
+every reader may share the writer's object.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from eventsourcing.persistence import Notification, StoredEvent
 KEPT = 1024
 """Notifications kept: the newest, about a thousand appends' worth of catch-up."""
 
+CommittedAppend = tuple[Sequence[int] | None, Sequence[StoredEvent], Sequence[object] | None]
+"""One committed append: its ids (``None``: not known), its stored events, and the event
+objects they were encoded from (``None``: not given)."""
+
 
 class RecentCommits:
     """A bounded map of the newest notification ids this process committed."""
@@ -28,23 +37,26 @@ class RecentCommits:
     __slots__ = ("_by_id", "_lock", "_order")
 
     def __init__(self) -> None:
-        self._by_id: dict[int, StoredEvent] = {}
+        self._by_id: dict[int, tuple[StoredEvent, object]] = {}
         self._order: deque[int] = deque()
         self._lock = threading.Lock()
 
-    def record(self, appends: Iterable[tuple[Sequence[int] | None, Sequence[StoredEvent]]]) -> None:
-        """A committed batch: each append's ids (``None``: not known) and its events."""
+    def record(self, appends: Iterable[CommittedAppend]) -> None:
+        """A committed batch: each append's ids, stored events and event objects."""
         with self._lock:
-            for ids, stored_events in appends:
+            for ids, stored_events, given in appends:
                 if ids is None or len(ids) != len(stored_events):
                     continue
-                for id_, event in zip(ids, stored_events, strict=True):
+                objects = (
+                    given if given is not None and len(given) == len(ids) else (None,) * len(ids)
+                )
+                for id_, kept in zip(ids, zip(stored_events, objects, strict=True), strict=True):
                     if self._order and id_ <= self._order[-1]:
                         # Ids only grow in a log: this one was made anew (a store
                         # dropped and created again), so nothing kept is its own.
                         self._by_id.clear()
                         self._order.clear()
-                    self._by_id[id_] = event
+                    self._by_id[id_] = kept
                     self._order.append(id_)
             while len(self._order) > KEPT:
                 del self._by_id[self._order.popleft()]
@@ -55,9 +67,10 @@ class RecentCommits:
         with self._lock:
             found = [(id_, self._by_id.get(id_)) for id_ in range(after + 1, through + 1)]
         notifications = []
-        for id_, event in found:
-            if event is None:
+        for id_, kept in found:
+            if kept is None:
                 return None
+            event = kept[0]
             notifications.append(
                 Notification(
                     id=id_,
@@ -68,3 +81,16 @@ class RecentCommits:
                 )
             )
         return notifications
+
+    def appended(self, notification: Notification) -> object | None:
+        """The event object the writer of ``notification`` appended, if :meth:`between`
+        gave that notification and the writer gave the object; else ``None`` (decode it).
+
+        A notification read from a store holds bytes of its own, never the very
+        bytes kept here, so it is never answered for.
+        """
+        with self._lock:
+            kept = self._by_id.get(notification.id)
+        if kept is None or kept[0].state is not notification.state:
+            return None
+        return kept[1]

@@ -1,4 +1,5 @@
-"""A reader of a log is answered from memory only for ids this process committed last."""
+"""A reader of a log is answered from memory only for ids this process committed last,
+and takes the event objects this process appended instead of decoding them again."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _stored(version: int) -> StoredEvent:
 
 def test_a_range_is_answered_only_when_every_id_in_it_is_kept() -> None:
     recent = RecentCommits()
-    recent.record([([1, 2], [_stored(1), _stored(2)]), ([4], [_stored(4)])])
+    recent.record([([1, 2], [_stored(1), _stored(2)], None), ([4], [_stored(4)], None)])
     assert [n.id for n in recent.between(0, 2) or []] == [1, 2]
     assert recent.between(0, 4) is None  # id 3: another process's
     assert recent.between(3, 4) == [
@@ -49,13 +50,13 @@ def test_a_range_is_answered_only_when_every_id_in_it_is_kept() -> None:
 
 def test_appends_without_one_id_per_event_are_not_kept() -> None:
     recent = RecentCommits()
-    recent.record([(None, [_stored(1)]), ([1], [_stored(1), _stored(2)])])
+    recent.record([(None, [_stored(1)], None), ([1], [_stored(1), _stored(2)], None)])
     assert recent.between(0, 1) is None
 
 
 def test_only_the_newest_notifications_are_kept() -> None:
     recent = RecentCommits()
-    recent.record([([n], [_stored(n)]) for n in range(1, KEPT + 11)])
+    recent.record([([n], [_stored(n)], None) for n in range(1, KEPT + 11)])
     assert recent.between(0, 10) is None
     assert recent.between(10, KEPT + 10) is not None
 
@@ -63,10 +64,40 @@ def test_only_the_newest_notifications_are_kept() -> None:
 def test_ids_that_do_not_grow_forget_what_was_kept() -> None:
     """A log made anew numbers from 1 again: what was kept belonged to the old one."""
     recent = RecentCommits()
-    recent.record([([1, 2, 3], [_stored(1), _stored(2), _stored(3)])])
-    recent.record([([2], [_stored(20)])])
+    recent.record([([1, 2, 3], [_stored(1), _stored(2), _stored(3)], None)])
+    recent.record([([2], [_stored(20)], None)])
     assert recent.between(0, 2) is None
     assert [n.state for n in recent.between(1, 2) or []] == [b"20"]
+
+
+def test_a_notification_given_from_memory_brings_the_object_its_writer_appended() -> None:
+    recent = RecentCommits()
+    first, second = object(), object()
+    recent.record([([1, 2], [_stored(1), _stored(2)], [first, second]), ([3], [_stored(3)], None)])
+    given = recent.between(0, 3)
+    assert given is not None
+    assert [recent.appended(n) for n in given] == [first, second, None]  # 3: none given
+
+
+def test_a_notification_read_elsewhere_brings_no_object() -> None:
+    """Equal to the one kept, but with bytes of its own: as a store's read gives it."""
+    recent = RecentCommits()
+    recent.record([([1], [_stored(1)], [object()])])
+    read = Notification(
+        id=1,
+        originator_id=_stored(1).originator_id,
+        originator_version=1,
+        topic="example:Event",
+        state=bytes(bytearray(b"1")),
+    )
+    assert read == (recent.between(0, 1) or [])[0]
+    assert recent.appended(read) is None
+
+
+def test_objects_that_do_not_match_the_events_are_not_kept() -> None:
+    recent = RecentCommits()
+    recent.record([([1, 2], [_stored(1), _stored(2)], [object()])])
+    assert [recent.appended(n) for n in recent.between(0, 2) or []] == [None, None]
 
 
 def _genesis(name: str) -> JournalChain:
@@ -97,6 +128,23 @@ def test_a_reader_reads_from_memory_what_the_processs_writers_committed(
     from_memory = list(reader.notifications_through(0, 3))
     assert no_store_reads == []
     assert from_memory == list(reader.notifications(0))  # what the store holds, in order
+
+
+def test_a_reader_takes_the_events_the_processs_writers_appended(
+    durable_store_url: str,
+) -> None:
+    """No decoding of what this process encoded: the writer's own (immutable) objects."""
+    first, second = JournalLog(durable_store_url), JournalLog(durable_store_url)
+    first.append_chains([_genesis("org.example.a")])
+    appended = _genesis("org.example.b").collect_events()
+    second.append_events(appended)
+    reader = LogReader(first)
+    from_memory = list(reader.notifications_through(0, 2))
+    assert reader.event(from_memory[1]) is appended[0]
+    from_store = list(reader.notifications(0))
+    decoded = reader.event(from_store[1])
+    assert decoded is not appended[0]
+    assert vars(decoded) == vars(appended[0])  # what the stored bytes decode to
 
 
 _APPEND_ONE = """
