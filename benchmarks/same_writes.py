@@ -3,10 +3,12 @@
 One ``JournalIngestion.ingest`` of a successor writes, in one transaction,
 the revision event, its digest claim, the transparency log's entry (leaf)
 and the stored tiles the leaf changes (a tile that fills, and the levels
-above it), after reading the tree's end; the writer holds the tree's right
-edge from its previous commit. :func:`capture_ingest` records the statements a real ingest runs on
-SQLite (from the connections' trace callback); the writers here replay the
-same statements with fresh keys, payloads of the same sizes, and none of the
+above it). The writer holds the tree's right edge and where the entries end
+from the process's previous commit: on SQLite it reads that end again only
+when the event's id shows that another writer appended since (:class:`KnownEnd`).
+:func:`capture_ingest` records the statements a real ingest runs on SQLite
+(from the connections' trace callback); the writers here replay the same
+statements with fresh keys, payloads of the same sizes, and none of the
 engine's Python (no decision, no tree hashing, no projection, no
 ``eventsourcing`` application). On PostgreSQL they are plain statements, not
 the engine's append function, but take the same table lock and number ids
@@ -247,15 +249,40 @@ def sqlite_connection(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
 
 
+class KnownEnd:
+    """Where the entries end after the last commit of a store's writers in this process
+    (the number of entries, and the id of the last event), as the engine keeps it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.end: tuple[int, int] | None = None
+        self.end = self.read(conn)
+
+    @staticmethod
+    def read(conn: sqlite3.Connection) -> tuple[int, int]:
+        """The end as stored: entries, and the notification id of the last one."""
+        row = conn.execute(_SQLITE["end"]).fetchone()
+        return (0, 0) if row is None else (int(row[0]) + 1, int(row[1]))
+
+    def size_before(self, conn: sqlite3.Connection, row_id: int) -> int:
+        """The entries before event ``row_id``: known if the last commit ended right
+        before it, else read."""
+        end = self.end
+        if end is not None and end[1] == row_id - 1:
+            return end[0]
+        return self.read(conn)[0]
+
+
 def sqlite_same_writes_step(
     conn: sqlite3.Connection,
     writes: IngestWrites,
     writer: int,
+    known: KnownEnd,
     *,
     artifacts: int = 1,
     first_version: int = 1,
 ) -> Step:
-    """One ingest's statements per call, in one transaction, over ``artifacts`` new streams."""
+    """One ingest's statements per call, in one transaction, over ``artifacts`` new streams;
+    ``known`` is shared by the store's writers."""
     rows = _Rows(writes, writer, artifacts, first_version)
     state = {"done": 0}
 
@@ -272,15 +299,16 @@ def sqlite_same_writes_step(
             claim = (writes.claim_namespace, rows.claim_key(done), writes.claim_owner)
             if conn.execute(_SQLITE["claim"], claim).rowcount != 1:
                 raise RuntimeError(f"claim {claim} was taken")
-            end = conn.execute(_SQLITE["end"]).fetchone()
-            size = 0 if end is None else int(end[0]) + 1
+            size = known.size_before(conn, row_id)
             conn.execute(_SQLITE["entry"], (size, row_id, rows.entry(done)))
             for level, index, width in stored_tiles_after(size):
                 conn.execute(_SQLITE["grow"], (level, index, rows.tile_data(width)))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
+            known.end = None
             raise
+        known.end = (size + 1, row_id)
         state["done"] = done + 1
         return True
 
@@ -297,8 +325,9 @@ def sqlite_same_writes(
     try:
         for _ in range(threads):
             connections.append(sqlite_connection(path))
+        known = KnownEnd(connections[0])  # as the engine's writer knows it from its own commit
         yield [
-            sqlite_same_writes_step(c, writes, i, artifacts=artifacts)
+            sqlite_same_writes_step(c, writes, i, known, artifacts=artifacts)
             for i, c in enumerate(connections)
         ]
     finally:

@@ -56,9 +56,12 @@ class SQLiteTiles:
 
     def extend(self, c: SQLiteCursor, ids: Sequence[int], new: Sequence[tuple[int, bytes]]) -> None:
         """In the events' transaction: entries for the events before ``ids``, then ``new``
-        (inside ``self.committed_edge.transaction()``)."""
+        (inside ``self.committed_edge.transaction()``). Where the entries end is not read
+        when this process's last append left the log right before ``ids``."""
         upto = ids[0] - 1 if ids else None
-        extend_entries(self.transaction(c), self.tiling, new, upto, self.committed_edge)
+        end = None if upto is None else self.committed_edge.end_before(upto + 1)
+        tx = _Transaction(self, c, None if end is None else (end.size, end.covered))
+        extend_entries(tx, self.tiling, new, upto, self.committed_edge)
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
@@ -104,11 +107,16 @@ class SQLiteTiles:
 
 
 class _Transaction:
-    def __init__(self, tables: SQLiteTiles, c: SQLiteCursor) -> None:
+    def __init__(
+        self, tables: SQLiteTiles, c: SQLiteCursor, end: tuple[int, int] | None = None
+    ) -> None:
         self.tables = tables
         self.c = c
+        self._end = end
 
     def end(self) -> tuple[int, int]:
+        if self._end is not None:
+            return self._end
         self.c.execute(
             f"SELECT position, notification_id FROM {self.tables.entries_table} "
             "ORDER BY position DESC LIMIT 1"

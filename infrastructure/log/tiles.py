@@ -125,6 +125,18 @@ class CommittedEdge:
         """Where the last committed append left the log, if this process knows it."""
         return None if self._committed is None else self._committed.end
 
+    def end_before(self, first_id: int) -> LogEnd | None:
+        """Where the log ended when an append was numbered from ``first_id``, if this
+        process's last append (committed, or earlier in the open transaction) left it
+        there with an entry for every event: the log numbers an event one past the last
+        stored, so ``first_id`` right after that append's last event means nobody
+        appended between them."""
+        for known in (self._pending, self._committed):
+            if known is not None:
+                end = known.end
+                return end if first_id == end.last_id + 1 and end.covered == end.last_id else None
+        return None
+
     def at(self, size: int) -> object | None:
         """The edge of a log of ``size`` entries, if known."""
         for known in (self._pending, self._committed):

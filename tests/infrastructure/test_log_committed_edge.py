@@ -77,3 +77,26 @@ def test_the_end_a_committed_append_left_is_known_until_a_later_one_commits() ->
     with pytest.raises(RuntimeError):
         failed_commit()
     assert edge.end == LogEnd(size=3, covered=3, last_id=5)
+
+
+def test_the_end_before_an_append_is_known_only_right_after_this_processs_last() -> None:
+    edge = CommittedEdge()
+    assert edge.end_before(1) is None  # nothing committed here
+    with edge.transaction():
+        edge.grown(_end(3), "after 3")
+    assert edge.end_before(4) == _end(3)
+    assert edge.end_before(5) is None  # event 4 came from another writer
+    with edge.transaction():
+        edge.grown(_end(4), "after 4")
+        assert edge.end_before(5) == _end(4)  # the open transaction's earlier append
+        assert edge.end_before(4) is None
+        edge.discard()  # that append was rolled back to its savepoint
+        assert edge.end_before(4) == _end(3)
+
+
+def test_no_end_is_known_before_events_that_lack_their_entries() -> None:
+    """Events without entries (an older build's) must be caught up: read what is stored."""
+    edge = CommittedEdge()
+    with edge.transaction():
+        edge.grown(LogEnd(size=3, covered=3, last_id=5), "after 3 entries, 5 events")
+    assert edge.end_before(6) is None
