@@ -511,7 +511,8 @@ class ChainFold:
         self._added: dict[str, list[StoredRevision]] = {}
         # Per artifact: revisions so far, and the head's version and digest.
         self._heads: dict[str, tuple[int, str, str]] = {}
-        self._streams: dict[str, tuple[ArtifactCoordinate, UUID]] = {}
+        # Per artifact: its coordinate, its stream's id, and its chain in the view.
+        self._streams: dict[str, tuple[ArtifactCoordinate, UUID, ChainSnapshot | None]] = {}
 
     def add(self, position: int, event: object) -> StoredRevision:
         """Check one event against the chains so far and fold it; its stored revision."""
@@ -543,8 +544,7 @@ class ChainFold:
                 f"{_where(position, accepted)}: stored on another artifact's stream"
             )
         if known is None:
-            coordinate = streams[0]
-            chain = self._base.chains.get(coordinate)
+            chain = streams[2]
             if chain is None:
                 known = (0, "", "")
             else:
@@ -584,18 +584,25 @@ class ChainFold:
             )
         return JournalWorldview(_updated(self._base.chains, changed), self._position)
 
-    def _stream(self, position: int, event: _AcceptedEvent) -> tuple[ArtifactCoordinate, UUID]:
-        """The artifact an event names, and the id of its stream."""
+    def _stream(
+        self, position: int, event: _AcceptedEvent
+    ) -> tuple[ArtifactCoordinate, UUID, ChainSnapshot | None]:
+        """The artifact an event names, the id of its stream, and its chain in the view
+        (found by the coordinate's text: an artifact the view holds needs no new value)."""
         name = event.coordinate
         known = self._streams.get(name)
         if known is None:
-            try:
-                coordinate = ArtifactCoordinate(name)
-            except InvalidValueError as error:
-                raise ProjectionIntegrityError(
-                    f"{_where(position, event)}: {error.detail}"
-                ) from error
-            known = self._streams[name] = (coordinate, chain_id(coordinate))
+            chain = self._base.chain_named(name)
+            if chain is not None:
+                coordinate = chain.coordinate
+            else:
+                try:
+                    coordinate = ArtifactCoordinate(name)
+                except InvalidValueError as error:
+                    raise ProjectionIntegrityError(
+                        f"{_where(position, event)}: {error.detail}"
+                    ) from error
+            known = self._streams[name] = (coordinate, chain_id(name), chain)
         return known
 
 
