@@ -11,6 +11,7 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.tiles import (
     CommittedEdge,
+    LogEnd,
     StoredTile,
     TileKey,
     TilesMissingError,
@@ -50,9 +51,10 @@ class SQLiteTiles:
             "PRIMARY KEY (level, idx)) WITHOUT ROWID",
         ]
 
-    def transaction(self, c: SQLiteCursor) -> _Transaction:
-        """The tables as seen by the open writing transaction of cursor ``c``."""
-        return _Transaction(self, c)
+    def transaction(self, c: SQLiteCursor, end: LogEnd | None = None) -> _Transaction:
+        """The tables as seen by the open writing transaction of cursor ``c``; ``end``:
+        where the entries end, if known (else read when asked)."""
+        return _Transaction(self, c, None if end is None else (end.size, end.covered))
 
     def extend(self, c: SQLiteCursor, ids: Sequence[int], new: Sequence[tuple[int, bytes]]) -> None:
         """In the events' transaction: entries for the events before ``ids``, then ``new``
@@ -60,8 +62,7 @@ class SQLiteTiles:
         when this process's last append left the log right before ``ids``."""
         upto = ids[0] - 1 if ids else None
         end = None if upto is None else self.committed_edge.end_before(upto + 1)
-        tx = _Transaction(self, c, None if end is None else (end.size, end.covered))
-        extend_entries(tx, self.tiling, new, upto, self.committed_edge)
+        extend_entries(self.transaction(c, end), self.tiling, new, upto, self.committed_edge)
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
