@@ -254,8 +254,7 @@ class KnownEnd:
     (the number of entries, and the id of the last event), as the engine keeps it."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self.end: tuple[int, int] | None = None
-        self.end = self.read(conn)
+        self.end: tuple[int, int] | None = self.read(conn)
 
     @staticmethod
     def read(conn: sqlite3.Connection) -> tuple[int, int]:
