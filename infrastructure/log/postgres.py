@@ -282,7 +282,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             with _sent_transaction(conn, edge) as pipeline:
                 for request in batch:
                     if not lone:
-                        conn.execute(b"SAVEPOINT append")
+                        conn.execute(b"SAVEPOINT append", prepare=False)
                     call = self._append_call(request.stored_events, request.kwargs)
                     appended = conn.execute(*call, prepare=True)
                     # A lone append's tiles need the edge, read under the function's lock.
@@ -293,14 +293,14 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                         if lone:
                             raise
                         request.error = _rejection(error)
-                        conn.execute(b"ROLLBACK TO SAVEPOINT append")
+                        conn.execute(b"ROLLBACK TO SAVEPOINT append", prepare=False)
                         continue
                     ids = [row["notification_id"] for row in appended.fetchall()]
                     request.result = ids
                     accepted.extend(ids)
                     new.extend(new_entries(ids, request.kwargs))
                     if not lone:
-                        conn.execute(b"RELEASE SAVEPOINT append")
+                        conn.execute(b"RELEASE SAVEPOINT append", prepare=False)
                 if self.tiles is not None and accepted:
                     if edge_rows is None:
                         edge_rows = self.tiles.edge(conn)
@@ -427,15 +427,22 @@ def _sent_transaction(conn: psycopg.Connection[Any], edge: CommittedEdge) -> Ite
 
     On any error it is rolled back, so the pool takes the connection back idle; a
     broken connection is left to the pool, which discards it.
+
+    Transaction control is never prepared, and the rollback is the driver's own,
+    which also forgets every statement psycopg prepared on the connection. An
+    error skips the rest of a pipeline, including a ``Parse`` psycopg sent when
+    a statement's use count reached its threshold; psycopg records such a
+    statement as prepared without looking at its answer, and would name it in
+    every later use ("prepared statement ... does not exist").
     """
     try:
         with edge.transaction(), conn.pipeline() as pipeline:
-            conn.execute(b"BEGIN")
+            conn.execute(b"BEGIN", prepare=False)
             yield pipeline
-            conn.execute(b"COMMIT")
+            conn.execute(b"COMMIT", prepare=False)
     except BaseException:
         if not conn.broken:
-            conn.execute(b"ROLLBACK")
+            conn.rollback()
         raise
 
 

@@ -17,7 +17,7 @@ from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_kille
 
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader
+from infrastructure.log import ClaimConflictError, LogReader
 from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal.impl.ref.transparency import RevisionEvent, revision_leaf
@@ -163,3 +163,52 @@ def test_a_kill_with_a_pipelined_batch_in_flight_loses_no_acknowledged_revision(
     finally:
         log.close()
     assert_nothing_lost_nor_half_kept(postgres_schema_url, acknowledged)
+
+
+def _claimed_elsewhere(url: str, log: JournalLog, name: str) -> None:
+    """Another writer claims the digest of ``name``'s genesis behind this writer's back
+    (the log's end stays where this writer left it, so its next append of that genesis
+    takes the one round trip and is refused there)."""
+    digest = parse_journal(journal_text(name, HEAD)).digest
+    schema = _recorder(log).datastore.schema
+    with psycopg.connect(url.split("?", 1)[0], autocommit=True) as other:
+        other.execute(
+            f'INSERT INTO "{schema}".journal_claims VALUES (%s, %s, %s)',
+            (DIGEST_NAMESPACE, str(digest), "org.example.elsewhere"),
+        )
+
+
+def test_refused_appends_never_leave_a_statement_the_server_does_not_hold(
+    postgres_schema_url: str,
+) -> None:
+    """On one connection, refusals in every position among accepted appends: an accepted
+    append after any of them commits (the driver's memory of prepared statements must
+    not name one that a refused round trip never made)."""
+    url = postgres_schema_url.replace("max_overflow=7", "max_overflow=0")
+    log = JournalLog(url)
+    n = 0
+
+    def accepted() -> None:
+        nonlocal n
+        n += 1
+        log.append_chains([_genesis(f"org.example.n{n}")])
+
+    def refused() -> None:
+        nonlocal n
+        n += 1
+        _claimed_elsewhere(url, log, f"org.example.n{n}")
+        with pytest.raises(ClaimConflictError):
+            log.append_chains([_genesis(f"org.example.n{n}")])
+
+    try:
+        accepted()
+        for round_ in range(8):
+            refused()
+            refused()
+            for _ in range(round_):
+                accepted()
+            refused()
+            accepted()
+        _leaves_match_events(log)
+    finally:
+        log.close()

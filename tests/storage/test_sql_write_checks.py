@@ -121,3 +121,44 @@ def test_a_refused_append_reports_its_conflict_and_writes_nothing(
     # The stream takes the next append where it stood.
     journal.append(stream=OWNER, expected_head=2, entries=[AppendEntry("c", _record("c"))])
     assert [entry.position for entry in journal.read(stream=OWNER)] == [1, 2, 3]
+
+
+def test_refusals_in_every_position_among_accepted_writes_leave_later_writes_working(
+    backend: Backend, durable_store_url: str
+) -> None:
+    """A refused write aborts its round trip on PostgreSQL, skipping whatever was sent after
+    the refused statement. Refusals twice in a row, then after 0 to 7 accepted writes:
+    every accepted write afterwards commits, on the same connection."""
+    executions = backend.view.records(EXECUTIONS)
+    revision = 0
+
+    def accepted() -> None:
+        nonlocal revision
+        executions.replace(
+            key="idle",
+            expected_revision=revision,
+            next_revision=revision + 1,
+            attributes=INACTIVE,
+            record=_record(f"r{revision + 1}"),
+        )
+        revision += 1
+
+    def refused() -> None:
+        with pytest.raises(UniqueConstraintError, match="one_active_owner"):
+            executions.replace(
+                key="idle",
+                expected_revision=revision,
+                next_revision=revision + 1,
+                attributes=ACTIVE,
+                record=_record("refused"),
+            )
+
+    for round_ in range(8):
+        refused()
+        refused()
+        for _ in range(round_):
+            accepted()
+        refused()
+        accepted()
+    assert len(executions.history("idle")) == revision + 1 == 37
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
