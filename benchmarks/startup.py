@@ -58,7 +58,7 @@ StoresReady = Callable[[Mapping[str, str], int], None]
 """Called with ``{backend: store URL}`` of freshly loaded stores and their revision count."""
 
 
-def _file_bytes(root: Path) -> Iterator[bytes]:
+def revision_file_bytes(root: Path) -> Iterator[bytes]:
     """The bytes of every revision file under ``root``, artifact by artifact, in name order."""
     for directory in sorted(os.scandir(root), key=lambda e: e.name):
         for entry in sorted(os.scandir(directory.path), key=lambda e: e.name):
@@ -69,7 +69,7 @@ def _file_bytes(root: Path) -> Iterator[bytes]:
 def read_and_hash(root: Path) -> int:
     """The floor: read every revision file under ``root`` and SHA-256 it; returns the count."""
     count = 0
-    for data in _file_bytes(root):
+    for data in revision_file_bytes(root):
         hashlib.sha256(data).digest()
         count += 1
     return count
@@ -94,7 +94,7 @@ def load(root: Path, url: str, expected: int) -> float:
 @contextmanager
 def parsed_beforehand(root: Path) -> Iterator[None]:
     """Every file under ``root`` parsed now; inside the block a file's parse is a lookup."""
-    ready = {data: parse_journal(decode_journal_bytes(data)) for data in _file_bytes(root)}
+    ready = {data: parse_journal(decode_journal_bytes(data)) for data in revision_file_bytes(root)}
     original = JournalFile.parse
 
     def looked_up(self: JournalFile) -> JournalRevision:
