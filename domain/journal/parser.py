@@ -67,7 +67,9 @@ _ARGUMENT_SPLIT = re.compile(r"[ \t]+")
 _VALUE_CACHE_LIMIT = 65536
 # A successor repeats most of its predecessor's releases: equal releases share
 # one instance, so a long chain holds each release once, not once per revision.
-_RELEASE_CACHE: dict[Release, Release] = {}
+# Looked up by content digest and version (equal releases have equal ones), which
+# hash in two calls; hashing a whole release hashes every value it holds.
+_RELEASE_CACHE: dict[tuple[Sha256Digest, ReleaseVersion], Release] = {}
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
 _SUB_DELIMS = r"!$&'()*+,;="
@@ -573,12 +575,13 @@ def _block_key(lines: list[str], start: int, end: int) -> str:
 
 def _shared(release: Release) -> Release:
     """The instance already held for a release equal to ``release``, else ``release``."""
-    held = _RELEASE_CACHE.get(release)
-    if held is not None:
+    key = (release.content, release.version)
+    held = _RELEASE_CACHE.get(key)
+    if held is not None and held == release:
         return held
     if len(_RELEASE_CACHE) >= _VALUE_CACHE_LIMIT:
         _RELEASE_CACHE.clear()
-    _RELEASE_CACHE[release] = release
+    _RELEASE_CACHE[key] = release
     return release
 
 

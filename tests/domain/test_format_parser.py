@@ -1076,3 +1076,24 @@ def test_a_release_repeated_by_a_successor_is_held_once() -> None:
         journal(*HEADER, "RELEASE 1.0.0", "  LICENSE MIT", f"  CONTENT {PREDECESSOR}")
     )
     assert other.document.releases[0] != first.document.releases[0]
+
+
+def test_an_equal_release_written_another_way_is_held_once() -> None:
+    """Not the same block text (so not taken from the previous text as it is), an equal
+    release all the same: one instance. Same content and version, another licence: not
+    equal, not shared."""
+    first = parse_journal(journal(*HEADER, *RELEASE))
+    parse_journal(journal(*HEADER, "RELEASE 2.0.0", "  LICENSE MIT", f"  CONTENT {PREDECESSOR}"))
+    reordered = parse_journal(
+        journal(*HEADER, "RELEASE 1.0.0", f"  CONTENT {CONTENT}", "# reviewed", "  LICENSE MIT")
+    )
+    assert reordered.document.releases[0] is first.document.releases[0]
+    relicensed = parse_journal(
+        journal(*HEADER, "RELEASE 1.0.0", "  LICENSE Apache-2.0", f"  CONTENT {CONTENT}")
+    )
+    assert relicensed.document.releases[0].license == "Apache-2.0"
+    assert relicensed.document.releases[0] is not first.document.releases[0]
+    again = parse_journal(
+        journal(*HEADER, "RELEASE 1.0.0", f"  CONTENT {CONTENT}", "  LICENSE MIT")
+    )
+    assert again.document.releases[0] == first.document.releases[0]
