@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
 from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_killed
+from refusals import refusals_in_every_position
 
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
@@ -202,13 +203,7 @@ def test_refused_appends_never_leave_a_statement_the_server_does_not_hold(
 
     try:
         accepted()
-        for round_ in range(8):
-            refused()
-            refused()
-            for _ in range(round_):
-                accepted()
-            refused()
-            accepted()
+        refusals_in_every_position(accepted, refused)
         _leaves_match_events(log)
     finally:
         log.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from refusals import refusals_in_every_position
 
 from infrastructure.storage import (
     AppendEntry,
@@ -126,9 +127,8 @@ def test_a_refused_append_reports_its_conflict_and_writes_nothing(
 def test_refusals_in_every_position_among_accepted_writes_leave_later_writes_working(
     backend: Backend, durable_store_url: str
 ) -> None:
-    """A refused write aborts its round trip on PostgreSQL, skipping whatever was sent after
-    the refused statement. Refusals twice in a row, then after 0 to 7 accepted writes:
-    every accepted write afterwards commits, on the same connection."""
+    """Refused replaces in every position among accepted ones: every accepted replace
+    commits, on the same connection."""
     executions = backend.view.records(EXECUTIONS)
     revision = 0
 
@@ -153,12 +153,6 @@ def test_refusals_in_every_position_among_accepted_writes_leave_later_writes_wor
                 record=_record("refused"),
             )
 
-    for round_ in range(8):
-        refused()
-        refused()
-        for _ in range(round_):
-            accepted()
-        refused()
-        accepted()
+    refusals_in_every_position(accepted, refused)
     assert len(executions.history("idle")) == revision + 1 == 37
     assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
