@@ -76,7 +76,7 @@ class Dialect(ABC):
     append_event_at_row: str
     """Insert one event at the ``log_version`` of the records row ``(resource, key)``;
     affects no row when that (originator, version) exists. Needed only where
-    :attr:`insert_row` is ``None``."""
+    :attr:`insert_row` and :attr:`replace_row` are ``None``."""
 
     insert_row: str | None
     """Insert a records row (``resource, key, revision, attributes, record_type,
@@ -86,6 +86,12 @@ class Dialect(ABC):
     the key is taken) and the events written (0 when that version exists). ``None`` where
     the database cannot (then the row and :attr:`append_event_at_row` run one after the
     other)."""
+
+    insert_guarded_row: str | None
+    """:attr:`insert_row` under the lock of its anchor: the anchor's resource and key come
+    first and are locked before the row goes in, which it does only if the anchor is
+    there. One row: as :attr:`insert_row`'s, then whether the anchor was found (1 or 0).
+    ``None`` where :attr:`insert_row` is."""
 
     replace_row: str | None
     """A replace's writes in one statement, whatever the row holds: only if the records
@@ -164,6 +170,12 @@ class Dialect(ABC):
     @abstractmethod
     def attribute(self, name: str) -> str:
         """The SQL expression reading attribute ``name`` from ``attributes`` (NULL for null)."""
+
+    @abstractmethod
+    def attribute_equals_json(self, name: str) -> str:
+        """A term true where attribute ``name`` holds the JSON value of one parameter, the
+        text :func:`dumps` writes (of the same type: ``true`` is not ``1``); not true where
+        the attribute is absent."""
 
     @abstractmethod
     def bind(self, value: Scalar) -> object:

@@ -50,6 +50,20 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
+    # HAVING, not WHERE: the aggregate yields its one row whatever WHERE leaves.
+    insert_guarded_row = (
+        "WITH g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "
+        "r AS (INSERT INTO {records} (resource, key, revision, attributes, record_type, "
+        "format_version, payload, log_version) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, coalesce(max(originator_version), 0) + 1 "
+        "FROM {events} WHERE originator_id = ? HAVING EXISTS (SELECT 1 FROM g) "
+        "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM g)"
+    )
+
     # A data-modifying CTE: one statement, so one execution on the client. It reads
     # the row it writes, so it can be sent with the row's lock, before its answer.
     replace_row = (
@@ -114,6 +128,9 @@ class PostgresDialect(Dialect):
 
     def attribute(self, name: str) -> str:
         return f"(attributes->>'{name}')"
+
+    def attribute_equals_json(self, name: str) -> str:
+        return f"(attributes -> '{name}') = CAST(? AS jsonb)"
 
     def bind(self, value: Scalar) -> object:
         # ->> yields text: JSON true/false read as 'true'/'false', integers in decimal.

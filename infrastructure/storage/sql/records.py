@@ -23,7 +23,7 @@ from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueCo
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events, schema
-from infrastructure.storage.sql.dialect import check_attribute_name
+from infrastructure.storage.sql.dialect import Dialect, check_attribute_name, dumps
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
 
@@ -146,6 +146,17 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
     row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
     event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
+    anchor = _one_anchor(session)
+    if anchor and dialect.insert_guarded_row is not None:
+        # One statement, not a pipeline: the anchor's lock goes in with the row.
+        session.guards = []
+        with _UniqueViolations(layout, resource):
+            found = session.all(dialect.insert_guarded_row, (*anchor, *row, *event))
+        ((inserted, written, anchored),) = found
+        if not anchored:
+            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+        _inserted(resource, entry, inserted, written)
+        return entry
     with _UniqueViolations(layout, resource), session.pipeline():
         guards = send_guards(session)
         if dialect.insert_row is not None:  # the row and its event in one statement
@@ -159,13 +170,28 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         inserted, written = both.fetchone()
     else:
         inserted, written = inserted_row.rowcount, logged.rowcount
+    _inserted(resource, entry, inserted, written)
+    return entry
+
+
+def _one_anchor(session: Session) -> tuple[str, ...] | None:
+    """The anchor the guards queued for an insert lock, as ``(resource, key)`` (``()`` if
+    none); ``None`` if there are several, or one named by a stored row."""
+    guards = session.guards
+    if len(guards) != 1:
+        return () if not guards else None
+    (guard,) = guards
+    return None if isinstance(guard, RecordGuard) else guard
+
+
+def _inserted(resource: Resource, entry: RecordEntry, inserted: int, written: int) -> None:
+    """A conflict unless the row went in (``inserted``) and its event did (``written``)."""
     if inserted != 1:
         raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}")
     if written != 1:
         # Another writer took this version since we looked (on PostgreSQL it
         # committed while this insert waited for it).
         raise ConflictError(f"record insert conflicted: {resource.id}/{entry.key}")
-    return entry
 
 
 def replace(
@@ -191,6 +217,18 @@ def replace(
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
     state = events.record_state(resource.id, entry).encode("utf-8")
     values = (entry.revision, *_values(session, entry))
+    event = (originator, events.RECORD_REPLACED, state)
+    if _replace_in_place(
+        session,
+        layout,
+        resource,
+        entry,
+        expected_revision=expected_revision,
+        expected_attributes=expected_attributes,
+        event=event,
+        write=values,
+    ):
+        return entry
     failed: Exception | None = None
     try:
         with session.pipeline():
@@ -230,14 +268,126 @@ def replace(
     if dialect.replace_row is not None:
         written = replaced.rowcount == 1
     else:
-        event = (originator, log_version + 1, events.RECORD_REPLACED, state)
+        versioned = (originator, log_version + 1, events.RECORD_REPLACED, state)
         with _UniqueViolations(layout, resource):
-            written = session.execute(dialect.append_event, event) == 1
+            written = session.execute(dialect.append_event, versioned) == 1
             if written:
                 session.execute(_UPDATE_ROW, (*values, log_version + 1, resource.id, entry.key))
     if not written:
         raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
     return entry
+
+
+def _replace_in_place(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    entry: RecordEntry,
+    *,
+    expected_revision: int,
+    expected_attributes: AttributeValues,
+    event: tuple[object, str, bytes],
+    write: tuple[object, ...],
+) -> bool:
+    """A replace written by the statement that checks it; ``False`` if a check failed (or
+    could not be written into it), with nothing written.
+
+    The usual replace passes every check, so it is written at once, without reading
+    the row first: the ``UPDATE`` holds the checks in its ``WHERE`` (the revision;
+    each immutable attribute and each expected one, compared as JSON values; the
+    anchor of the guard, locked first where the database locks rows) and the event
+    (originator, topic, state) goes in at the row's next log version; ``write`` is the
+    row's new revision, attributes, record type, format version and payload. A ``False``
+    sends the replace down the full path, which reads the row and reports the first
+    check that fails. A unique constraint is left to its generated index: the other
+    checks passed, so its violation is the first conflict.
+    """
+    anchor = _anchor(session, resource, entry)
+    if anchor is None:
+        return False
+    dialect = session.dialect
+    shape = ("replace", resource.id, tuple(expected_attributes), bool(anchor))
+    query = dialect.statements.get(shape)
+    if query is None:
+        query = dialect.statements[shape] = _in_place_replace(
+            dialect, resource, tuple(expected_attributes), bool(anchor)
+        )
+    where = (resource.id, entry.key)
+    checked: list[object] = [*where, expected_revision]
+    checked += (dumps(entry.attributes[name]) for name in resource.immutable_attributes)
+    checked += (dumps(value) for value in expected_attributes.values())
+    with _UniqueViolations(layout, resource):
+        if dialect.replace_row is None:  # the row, then its event at the row's version
+            if session.execute(query, (*write, *checked, *anchor)) != 1:
+                return False
+            written = session.execute(dialect.append_event_at_row, (*event, *where)) == 1
+        else:  # the anchor's lock, the checked row, its event and the write: one statement
+            if session.execute(query, (*anchor, *checked, *event, *write, *where)) != 1:
+                return False
+            written = True
+    session.guards = []
+    if not written:
+        raise ConflictError(f"record revision conflict: {resource.id}/{entry.key} changed")
+    return True
+
+
+def _anchor(session: Session, resource: Resource, entry: RecordEntry) -> tuple[str, ...] | None:
+    """The anchor the guards queued for a replace of ``entry`` lock, as ``(resource, key)``
+    (``()`` if there is none to lock); ``None`` if they are not the replace's own."""
+    guards = session.guards
+    if not guards:
+        return ()
+    if len(guards) > 1:
+        return None
+    (guard,) = guards
+    if not isinstance(guard, RecordGuard):
+        return guard
+    if (guard.resource, guard.key) != (resource.id, entry.key):
+        return None
+    # The attribute is immutable: the row holds the value the replace writes, or the
+    # statement's check of it refuses the write.
+    named = entry.attributes[guard.via]
+    return () if named is None else (guard.anchor, str(named))
+
+
+def _in_place_replace(
+    dialect: Dialect, resource: Resource, expected: tuple[str, ...], guarded: bool
+) -> str:
+    """The template of :func:`_replace_in_place` for one shape of its checks."""
+    terms = "".join(
+        " AND " + dialect.attribute_equals_json(check_attribute_name(resource.id, name))
+        for name in (*resource.immutable_attributes, *expected)
+    )
+    checks = "resource = ? AND key = ? AND revision = ?" + terms
+    if dialect.replace_row is None:
+        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+        return (
+            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+            "format_version = ?, payload = ?, log_version = log_version + 1 WHERE "
+            + checks
+            + (anchor if guarded else "")
+        )
+    # The anchor's lock is taken when the row's checks read it, before the row's own.
+    lock = dialect.for_update
+    return (
+        "WITH "
+        + (
+            "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ?" + lock + "), "
+            if guarded
+            else ""
+        )
+        + "r AS (SELECT log_version + 1 AS version FROM {records} WHERE "
+        + checks
+        + (" AND EXISTS (SELECT 1 FROM g)" if guarded else "")
+        + lock
+        + "), e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
+        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
+        "record_type = ?, format_version = ?, payload = ?, "
+        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
+        "AND EXISTS (SELECT 1 FROM e)"
+    )
 
 
 _INSERT_ROW = (

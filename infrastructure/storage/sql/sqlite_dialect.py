@@ -46,6 +46,7 @@ class SQLiteDialect(Dialect):
     )
 
     insert_row = None  # SQLite has no INSERT inside WITH
+    insert_guarded_row = None
     replace_row = None
     append_rows = None
 
@@ -78,6 +79,11 @@ class SQLiteDialect(Dialect):
 
     def attribute(self, name: str) -> str:
         return f"json_extract(attributes, '$.{name}')"
+
+    def attribute_equals_json(self, name: str) -> str:
+        # '->' renders a value as its stored text, which the same encoder wrote: equal
+        # text is an equal value of one type (text written another way is not equal).
+        return f"(attributes -> '$.{name}') = ?"
 
     def bind(self, value: Scalar) -> object:
         # json_extract yields 1/0 for true/false, so booleans compare as integers.

@@ -1,0 +1,193 @@
+"""Writes sent as the statement that checks them. A replace is an ``UPDATE`` whose
+``WHERE`` holds the revision, the immutable and expected attributes (compared as JSON
+values) and the guard's anchor, with its event: it reads nothing first, and one that
+finds no row falls to the full path, which reads the row and reports the first check
+that fails. On PostgreSQL an insert takes its anchor's lock in the statement that
+inserts the row and its event."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from infrastructure.storage import Backend, DurableRecord, NotFoundError, SerializationError
+from infrastructure.storage.audit import audit_store
+from infrastructure.storage.opening import open_backend
+from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sqlite import SQLiteDriver
+from infrastructure.storage.testing.resources import (
+    EXECUTIONS,
+    EXECUTIONS_ID,
+    FIXTURE_RESOURCES,
+    ROOTS,
+    ROOTS_ID,
+)
+
+# Keys as the SPI takes them: no NUL, no lone surrogate; quotes, backslashes, control and
+# non-ASCII characters included, each of which JSON text may write another way.
+KEYS = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1
+).filter(lambda key: len(key.encode("utf-8")) <= 240)
+RUNS = itertools.count()
+
+
+def _record(value: str) -> DurableRecord:
+    return DurableRecord("test.replace", "0.1", {"value": value})
+
+
+@pytest.fixture
+def statements() -> list[str]:
+    """The statements the backend sends (filled by the ``backend`` fixture): every one on
+    SQLite, transaction control included; on PostgreSQL those of its cursors."""
+    return []
+
+
+@pytest.fixture
+def backend(
+    durable_store_url: str, statements: list[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Backend]:
+    if durable_store_url.startswith("sqlite"):
+        connect = SQLiteDriver._connect
+
+        def traced(driver: SQLiteDriver) -> Any:
+            connection = connect(driver)
+            connection.set_trace_callback(statements.append)
+            return connection
+
+        monkeypatch.setattr(SQLiteDriver, "_connect", traced)
+    else:
+        execute = psycopg.Cursor.execute
+
+        def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            statements.append(str(query))
+            return execute(cursor, query, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    opened = open_backend(durable_store_url, FIXTURE_RESOURCES)
+    yield opened
+    opened.close()
+
+
+def _run(backend: Backend, template: str, params: tuple[object, ...]) -> None:
+    """Change a row behind the SPI's back, through the backend's own session."""
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        session: Session = scope.context
+        session.execute(template, params)
+
+
+def _owned_execution(backend: Backend, owner: str, key: str) -> None:
+    roots = backend.view.records(ROOTS)
+    if roots.read(owner) is None:
+        roots.insert(key=owner, revision=0, attributes={}, record=_record(owner))
+    backend.view.records(EXECUTIONS).insert(
+        key=key, revision=0, attributes={"owner": owner, "active": False}, record=_record("0")
+    )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(owner=KEYS, expect=st.booleans())
+def test_a_replace_whose_checks_hold_reads_nothing(
+    backend: Backend, statements: list[str], durable_store_url: str, owner: str, expect: bool
+) -> None:
+    run = next(RUNS)
+    key, owner = f"run-{run}", f"{owner}/{run}"  # one active execution per owner
+    _owned_execution(backend, owner, key)
+    statements.clear()
+    backend.view.records(EXECUTIONS).replace(
+        key=key,
+        expected_revision=0,
+        next_revision=1,
+        attributes={"owner": owner, "active": True},
+        record=_record("1"),
+        expected_attributes={"active": False} if expect else None,
+    )
+    sent = [statement.split()[0] for statement in statements]
+    if durable_store_url.startswith("sqlite"):
+        assert sent == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+    else:
+        assert sent == ["WITH"]
+    executions = backend.view.records(EXECUTIONS)
+    assert executions.fetch(key).revision == 1
+    assert executions.fetch(key).attributes == {"owner": owner, "active": True}
+    assert [entry.revision for entry in executions.history(key)] == [0, 1]
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
+def test_a_replace_whose_anchor_went_missing_is_refused_by_the_full_path(
+    backend: Backend,
+) -> None:
+    _owned_execution(backend, "owner", "run")
+    _run(backend, "DELETE FROM {records} WHERE resource = ? AND key = ?", (ROOTS_ID, "owner"))
+    with pytest.raises(NotFoundError, match=r"guard record not found: agent\.roots/owner"):
+        backend.view.records(EXECUTIONS).replace(
+            key="run",
+            expected_revision=0,
+            next_revision=1,
+            attributes={"owner": "owner", "active": True},
+            record=_record("1"),
+        )
+    assert backend.view.records(EXECUTIONS).fetch("run").revision == 0
+    assert len(backend.view.records(EXECUTIONS).history("run")) == 1
+
+
+def test_a_tampered_checked_attribute_is_reported_and_an_unchecked_one_replaced(
+    backend: Backend, durable_store_url: str
+) -> None:
+    """A replace reads only what it checks: a stored attribute of the wrong type that it
+    compares is a ``SerializationError``; one it neither compares nor keeps is replaced."""
+    _owned_execution(backend, "owner", "tampered")
+    json_param = "CAST(? AS jsonb)" if durable_store_url.startswith("postgresql") else "?"
+    _run(
+        backend,
+        "UPDATE {records} SET attributes = " + json_param + " WHERE resource = ? AND key = ?",
+        ('{"owner": "owner", "active": 1}', EXECUTIONS_ID, "tampered"),
+    )
+    executions = backend.view.records(EXECUTIONS)
+    changes: dict[str, Any] = {
+        "key": "tampered",
+        "expected_revision": 0,
+        "next_revision": 1,
+        "attributes": {"owner": "owner", "active": True},
+        "record": _record("1"),
+    }
+    with pytest.raises(SerializationError, match=r"stored attributes of agent\.executions"):
+        executions.replace(expected_attributes={"active": False}, **changes)
+    executions.replace(**changes)
+    assert executions.fetch("tampered").attributes == {"owner": "owner", "active": True}
+
+
+def test_an_insert_sends_its_anchor_with_its_row(
+    backend: Backend, statements: list[str], durable_store_url: str
+) -> None:
+    backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
+    executions = backend.view.records(EXECUTIONS)
+    statements.clear()
+    executions.insert(
+        key="run", revision=0, attributes={"owner": "owner", "active": False}, record=_record("0")
+    )
+    sent = [statement.split()[0] for statement in statements]
+    if durable_store_url.startswith("sqlite"):  # no round trip to save: the lock comes first
+        assert sent == ["BEGIN", "SELECT", "INSERT", "INSERT", "COMMIT"]
+    else:
+        assert sent == ["WITH"]
+    with pytest.raises(NotFoundError, match=r"guard record not found: agent\.roots/nobody"):
+        executions.insert(
+            key="orphan",
+            revision=0,
+            attributes={"owner": "nobody", "active": False},
+            record=_record("0"),
+        )
+    assert executions.read("orphan") is None
+    assert not executions.history("orphan")
+    assert [entry.revision for entry in executions.history("run")] == [0]
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
