@@ -178,6 +178,18 @@ class Dialect(ABC):
         the attribute is absent."""
 
     @abstractmethod
+    def checked_replace(self, terms: str, *, guarded: bool) -> str:
+        """A replace written by the statement that checks it: the row ``(resource, key)``
+        at ``revision`` and holding ``terms`` (more `` AND`` checks, one parameter each)
+        and, if ``guarded``, the anchor ``(resource, key)`` there, is written with its
+        next event; it affects no row otherwise. Parameters, where :attr:`replace_row`
+        is ``None``: the write (``revision, attributes, record_type, format_version,
+        payload``), then ``resource, key, revision``, the terms' and the anchor's; its
+        event then goes in by :attr:`append_event_at_row`. Elsewhere the statement
+        writes the event too: the anchor's, ``resource, key, revision``, the terms', the
+        event's (``originator, topic, state``), the write's, then ``resource, key``."""
+
+    @abstractmethod
     def bind(self, value: Scalar) -> object:
         """A parameter comparing equal to :meth:`attribute` exactly when the values are equal."""
 

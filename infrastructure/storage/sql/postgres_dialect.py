@@ -26,6 +26,30 @@ def _unicode_escape(character: str) -> str:
     return f"\\{code:04X}" if code <= 0xFFFF else f"\\+{code:06X}"
 
 
+def _checked_replace(terms: str, *, guarded: bool) -> str:
+    """A data-modifying CTE: one statement, so one execution on the client. It reads the
+    row it writes, so it can be sent with the row's lock, before its answer; the
+    anchor's lock (``guarded``) is taken when the row's checks read it, before the
+    row's own."""
+    anchor = "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "
+    return (
+        "WITH "
+        + (anchor if guarded else "")
+        + "r AS (SELECT log_version + 1 AS version FROM {records} "
+        "WHERE resource = ? AND key = ? AND revision = ?"
+        + terms
+        + (" AND EXISTS (SELECT 1 FROM g)" if guarded else "")
+        + " FOR UPDATE), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.version, ?, ? FROM r "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
+        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
+        "record_type = ?, format_version = ?, payload = ?, "
+        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
+        "AND EXISTS (SELECT 1 FROM e)"
+    )
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
 
@@ -64,19 +88,7 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM g)"
     )
 
-    # A data-modifying CTE: one statement, so one execution on the client. It reads
-    # the row it writes, so it can be sent with the row's lock, before its answer.
-    replace_row = (
-        "WITH r AS (SELECT log_version + 1 AS version FROM {records} "
-        "WHERE resource = ? AND key = ? AND revision = ?), "
-        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.version, ?, ? FROM r "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
-        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
-        "record_type = ?, format_version = ?, payload = ?, "
-        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
-        "AND EXISTS (SELECT 1 FROM e)"
-    )
+    replace_row = _checked_replace("", guarded=False)
 
     # The entry ids, the events and the head's move of an append, as one statement
     # whatever the batch size (arrays, in order), all only if the head is where the
@@ -131,6 +143,9 @@ class PostgresDialect(Dialect):
 
     def attribute_equals_json(self, name: str) -> str:
         return f"(attributes -> '{name}') = CAST(? AS jsonb)"
+
+    def checked_replace(self, terms: str, *, guarded: bool) -> str:
+        return _checked_replace(terms, guarded=guarded)
 
     def bind(self, value: Scalar) -> object:
         # ->> yields text: JSON true/false read as 'true'/'false', integers in decimal.

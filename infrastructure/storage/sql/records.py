@@ -358,36 +358,7 @@ def _in_place_replace(
         " AND " + dialect.attribute_equals_json(check_attribute_name(resource.id, name))
         for name in (*resource.immutable_attributes, *expected)
     )
-    checks = "resource = ? AND key = ? AND revision = ?" + terms
-    if dialect.replace_row is None:
-        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
-        return (
-            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
-            "format_version = ?, payload = ?, log_version = log_version + 1 WHERE "
-            + checks
-            + (anchor if guarded else "")
-        )
-    # The anchor's lock is taken when the row's checks read it, before the row's own.
-    lock = dialect.for_update
-    return (
-        "WITH "
-        + (
-            "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ?" + lock + "), "
-            if guarded
-            else ""
-        )
-        + "r AS (SELECT log_version + 1 AS version FROM {records} WHERE "
-        + checks
-        + (" AND EXISTS (SELECT 1 FROM g)" if guarded else "")
-        + lock
-        + "), e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.version, ?, ? FROM r "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING "
-        "RETURNING originator_version) UPDATE {records} SET revision = ?, attributes = ?, "
-        "record_type = ?, format_version = ?, payload = ?, "
-        "log_version = (SELECT originator_version FROM e) WHERE resource = ? AND key = ? "
-        "AND EXISTS (SELECT 1 FROM e)"
-    )
+    return dialect.checked_replace(terms, guarded=guarded)
 
 
 _INSERT_ROW = (

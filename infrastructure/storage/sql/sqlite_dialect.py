@@ -85,6 +85,14 @@ class SQLiteDialect(Dialect):
         # text is an equal value of one type (text written another way is not equal).
         return f"(attributes -> '$.{name}') = ?"
 
+    def checked_replace(self, terms: str, *, guarded: bool) -> str:
+        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+        return (
+            "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
+            "format_version = ?, payload = ?, log_version = log_version + 1 "
+            "WHERE resource = ? AND key = ? AND revision = ?" + terms + (anchor if guarded else "")
+        )
+
     def bind(self, value: Scalar) -> object:
         # json_extract yields 1/0 for true/false, so booleans compare as integers.
         return int(value) if isinstance(value, bool) else value
