@@ -91,7 +91,7 @@ class Dialect(ABC):
     """:attr:`insert_row` under the lock of its anchor: the anchor's resource and key come
     first and are locked before the row goes in, which it does only if the anchor is
     there. One row: as :attr:`insert_row`'s, then whether the anchor was found (1 or 0).
-    ``None`` where :attr:`insert_row` is."""
+    ``None`` where :attr:`insert_row` is, and only there."""
 
     replace_row: str | None
     """A replace's writes in one statement, whatever the row holds: only if the records

@@ -146,14 +146,15 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
     row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
     event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
-    anchor = _one_anchor(session)
-    if anchor and dialect.insert_guarded_row is not None:
-        # One statement, not a pipeline: the anchor's lock goes in with the row.
+    anchor = _anchor(session, resource, entry)
+    guarded, unguarded = dialect.insert_guarded_row, dialect.insert_row
+    if anchor is not None and guarded is not None and unguarded is not None:
+        # One statement, not a pipeline: the anchor's lock, if any, goes in with the row.
         session.guards = []
+        template = guarded if anchor else unguarded
         with _UniqueViolations(layout, resource):
-            found = session.all(dialect.insert_guarded_row, (*anchor, *row, *event))
-        ((inserted, written, anchored),) = found
-        if not anchored:
+            ((inserted, written, *anchored),) = session.all(template, (*anchor, *row, *event))
+        if anchored and not anchored[0]:
             raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
         _inserted(resource, entry, inserted, written)
         return entry
@@ -172,16 +173,6 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         inserted, written = inserted_row.rowcount, logged.rowcount
     _inserted(resource, entry, inserted, written)
     return entry
-
-
-def _one_anchor(session: Session) -> tuple[str, ...] | None:
-    """The anchor the guards queued for an insert lock, as ``(resource, key)`` (``()`` if
-    none); ``None`` if there are several, or one named by a stored row."""
-    guards = session.guards
-    if len(guards) != 1:
-        return () if not guards else None
-    (guard,) = guards
-    return None if isinstance(guard, RecordGuard) else guard
 
 
 def _inserted(resource: Resource, entry: RecordEntry, inserted: int, written: int) -> None:
@@ -332,8 +323,9 @@ def _replace_in_place(
 
 
 def _anchor(session: Session, resource: Resource, entry: RecordEntry) -> tuple[str, ...] | None:
-    """The anchor the guards queued for a replace of ``entry`` lock, as ``(resource, key)``
-    (``()`` if there is none to lock); ``None`` if they are not the replace's own."""
+    """The anchor the guards queued for a write of ``entry`` lock, as ``(resource, key)``
+    (``()`` if there is none to lock); ``None`` if they are not the write's own (several,
+    or a row's other than ``entry``'s)."""
     guards = session.guards
     if not guards:
         return ()
