@@ -3,7 +3,8 @@
 values) and the guard's anchor, with its event: it reads nothing first, and one that
 finds no row falls to the full path, which reads the row and reports the first check
 that fails. On PostgreSQL an insert takes its anchor's lock in the statement that
-inserts the row and its event."""
+inserts the row and its event, and an append its anchor's and its head's locks in the
+statement that moves the head and writes the entries."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infrastructure.storage import Backend, DurableRecord, NotFoundError, SerializationError
+from infrastructure.storage import (
+    AppendEntry,
+    Backend,
+    ConflictError,
+    DurableRecord,
+    NotFoundError,
+    SerializationError,
+)
 from infrastructure.storage.audit import audit_store
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql.session import Session
@@ -25,6 +33,7 @@ from infrastructure.storage.testing.resources import (
     EXECUTIONS,
     EXECUTIONS_ID,
     FIXTURE_RESOURCES,
+    JOURNAL,
     ROOTS,
     ROOTS_ID,
 )
@@ -195,3 +204,64 @@ def test_an_insert_is_one_statement_with_its_anchor_on_postgresql(
     assert not executions.history("orphan")
     assert [entry.revision for entry in executions.history("run")] == [0]
     assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
+def _entries(*ids: str) -> list[AppendEntry]:
+    return [AppendEntry(entry_id, _record(entry_id)) for entry_id in ids]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(owner=KEYS, sizes=st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_an_append_is_one_statement_on_postgresql(
+    backend: Backend, statements: list[str], durable_store_url: str, owner: str, sizes: list[int]
+) -> None:
+    """The anchor's lock, the head's move (the stream's first append creates its head)
+    and every entry: one statement on PostgreSQL, whatever the batch, for streams of any
+    name; on SQLite the head's move and the entries follow the anchor's lock."""
+    owner = f"{owner}/{next(RUNS)}"
+    backend.view.records(ROOTS).insert(key=owner, revision=0, attributes={}, record=_record("o"))
+    journal = backend.view.streams(JOURNAL)
+    head = 0
+    for size in sizes:
+        ids = [f"e{head + n}" for n in range(1, size + 1)]
+        statements.clear()
+        stored = journal.append(stream=owner, expected_head=head, entries=_entries(*ids))
+        sent = [statement.split()[0] for statement in statements]
+        if durable_store_url.startswith("sqlite"):
+            assert sent == ["BEGIN", "SELECT", "INSERT", "INSERT", "INSERT", "COMMIT"]
+        else:
+            assert sent == ["WITH"]
+        assert [(entry.position, entry.id) for entry in stored] == [
+            (head + n, entry_id) for n, entry_id in enumerate(ids, start=1)
+        ]
+        head += size
+    assert journal.head(stream=owner) == head
+    assert [entry.id for entry in journal.read(stream=owner)] == [
+        f"e{n}" for n in range(1, head + 1)
+    ]
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
+def test_a_refused_append_writes_nothing_and_names_what_refused_it(backend: Backend) -> None:
+    """Every refusal the one statement can meet, each reported as the full path did: a
+    missing anchor, a new stream expected above 0, an existing one at another head (the
+    head it is at), an id already in the live stream."""
+    journal = backend.view.streams(JOURNAL)
+    with pytest.raises(NotFoundError, match=r"guard record not found: agent\.roots/nobody"):
+        journal.append(stream="nobody", expected_head=0, entries=_entries("e1"))
+    backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
+    with pytest.raises(ConflictError, match=r"agent\.journal/owner is at 0, expected 2"):
+        journal.append(stream="owner", expected_head=2, entries=_entries("e1"))
+    assert journal.head(stream="owner") == 0
+    journal.append(stream="owner", expected_head=0, entries=_entries("e1", "e2"))
+    for stale in (0, 1, 3):
+        with pytest.raises(ConflictError, match=rf"agent\.journal/owner is at 2, expected {stale}"):
+            journal.append(stream="owner", expected_head=stale, entries=_entries("e9"))
+    with pytest.raises(ConflictError, match=r"duplicate stream entry identity: .*/owner/e2"):
+        journal.append(stream="owner", expected_head=2, entries=_entries("e3", "e2"))
+    assert journal.head(stream="owner") == 2
+    assert [entry.id for entry in journal.read(stream="owner")] == ["e1", "e2"]
+    assert journal.head(stream="nobody") == 0
+    assert journal.read(stream="nobody") == ()

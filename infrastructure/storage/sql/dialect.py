@@ -103,14 +103,23 @@ class Dialect(ABC):
     the event and the row are written one after the other, after the checks)."""
 
     append_rows: str | None
-    """An append's writes in one statement, only if the head row ``(resource, stream)`` is
-    at ``head`` (those three first): its entry ids (resource, stream, an array of ids), its
-    events (originator, topic, arrays of positions and of states; each event's version is
-    the stream's base plus its position) and the head's move (the new head, resource,
-    stream, the expected head). One row: the array of ids that went in (an id already in
-    the live stream does not) and the number of events written. It can go out with the
-    head row's lock, ahead of its answer. ``None`` where the database cannot (then they
-    are sent as statements of their own)."""
+    """An append in one statement: the head row ``(resource, stream)`` is created at the
+    new head if the append expects 0, or moved from the expected head to the new one
+    (resource, stream, the expected head, the new head, the new head, the expected
+    head); only if it moved do its entry ids go in (resource, stream, an array of ids,
+    the new head) and its events (originator, topic, arrays of positions and of states,
+    the new head; each event's version is the stream's base plus its position). One
+    row: the head the row was created or moved to (``NULL`` when it is at another head:
+    the row is locked and left as it is), the array of ids that went in (an id already
+    in the live stream does not) and the number of events written. ``None`` where the
+    database cannot (then the head's move, the ids and the events are statements of
+    their own)."""
+
+    append_guarded_rows: str | None
+    """:attr:`append_rows` under the lock of its anchor: the anchor's resource and key
+    come first and are locked before the head row, which is created or moved only if
+    the anchor is there. One row: as :attr:`append_rows`' then whether the anchor was
+    found (1 or 0). ``None`` where :attr:`append_rows` is, and only there."""
 
     index_names: str
     """Select the name of every index on the storage tables (one column)."""

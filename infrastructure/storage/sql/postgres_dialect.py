@@ -50,6 +50,34 @@ def _checked_replace(terms: str, *, guarded: bool) -> str:
     )
 
 
+def _append_rows(*, guarded: bool) -> str:
+    """An append as one statement whatever the batch size (arrays, in order): the head
+    row is created, or locked, by the upsert that moves it, and only if it moved do the
+    entry ids and the events go in. A head row at another head is locked and left as it
+    is (``ON CONFLICT ... DO UPDATE ... WHERE`` locks the rows it does not update), and
+    the statement returns no head. The anchor's lock (``guarded``) is taken before the
+    head row's, the order every writer takes, and a missing anchor writes nothing."""
+    anchor = "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "
+    return (
+        "WITH "
+        + (anchor if guarded else "")
+        + "hd AS (INSERT INTO {heads} AS h (resource, stream, head, base) "
+        "SELECT ?, ?, CASE WHEN ? = 0 THEN ? ELSE 0 END, 0"
+        + (" WHERE EXISTS (SELECT 1 FROM g)" if guarded else "")
+        + " ON CONFLICT (resource, stream) DO UPDATE SET head = ? WHERE h.head = ? "
+        "RETURNING head, base), "
+        "i AS (INSERT INTO {ids} (resource, stream, entry_id) "
+        "SELECT ?, ?, unnest(?::text[]) FROM hd WHERE hd.head = ? "
+        "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, unnest(?::bigint[], ?::bytea[]) "
+        "WITH ORDINALITY AS u(pos, state, n) WHERE hd.head = ? ORDER BY u.n "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT (SELECT head FROM hd), ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
+        + (", (SELECT count(*) FROM g)" if guarded else "")
+    )
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
 
@@ -90,24 +118,8 @@ class PostgresDialect(Dialect):
 
     replace_row = _checked_replace("", guarded=False)
 
-    # The entry ids, the events and the head's move of an append, as one statement
-    # whatever the batch size (arrays, in order), all only if the head is where the
-    # append expects it: it can go out with the head row's lock, before its answer.
-    # A data-modifying WITH runs whether or not it is read: the head moves without
-    # being asked for.
-    append_rows = (
-        "WITH hd AS (SELECT base FROM {heads} WHERE resource = ? AND stream = ? "
-        "AND head = ?), "
-        "i AS (INSERT INTO {ids} (resource, stream, entry_id) "
-        "SELECT ?, ?, unnest(?::text[]) FROM hd "
-        "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
-        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, unnest(?::bigint[], ?::bytea[]) "
-        "WITH ORDINALITY AS u(pos, state, n) ORDER BY u.n "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1), "
-        "h AS (UPDATE {heads} SET head = ? WHERE resource = ? AND stream = ? AND head = ?) "
-        "SELECT ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
-    )
+    append_rows = _append_rows(guarded=False)
+    append_guarded_rows = _append_rows(guarded=True)
 
     def __init__(self, schema: str) -> None:
         self.schema = schema

@@ -49,6 +49,7 @@ class SQLiteDialect(Dialect):
     insert_guarded_row = None
     replace_row = None
     append_rows = None
+    append_guarded_rows = None
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "

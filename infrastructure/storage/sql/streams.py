@@ -6,7 +6,7 @@ version - base, and the live entries are the versions ``base+1 ..
 base+head``. ``storage_stream_ids`` holds the entry ids of the live stream
 (cleared on delete), so a duplicate id is found by one indexed query and a
 racing duplicate fails on its primary key. An append locks the head row
-(``FOR UPDATE`` on PostgreSQL) after the SPI core locked the guard.
+(on PostgreSQL in the statement that moves it) after the guard's anchor.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from infrastructure.storage.entries import AppendEntry, StreamEntry
-from infrastructure.storage.errors import ConflictError
+from infrastructure.storage.errors import ConflictError, NotFoundError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events, records
-from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.session import RecordGuard, Session
 
 IDS_PER_STATEMENT = 500
 """The most entry ids one multi-row ``INSERT`` carries."""
@@ -42,13 +42,12 @@ def append(
     """Append at ``expected_head`` as the next events of the stream's log stream.
 
     Where the dialect has :attr:`~Dialect.append_rows` (PostgreSQL), one
-    round trip: lock (creating) the head row and read it, and, only if the
-    head is where the append expects it, the entry ids, the events and the
-    head's move in one statement, whatever the batch size. Elsewhere (SQLite)
-    the head is read, checked and moved by one statement, then the ids and
-    the events go in as multi-row ``INSERT``\\ s. Their results are checked
-    afterwards: a conflict found after a write needs no undo, it fails the
-    scope, which rolls back.
+    statement, whatever the batch size: the anchor's lock, the head row's move
+    (creating it for a new stream), and, only if it moved, the entry ids and
+    the events. Elsewhere (SQLite) the head is read, checked and moved by one
+    statement, then the ids and the events go in as multi-row ``INSERT``\\ s.
+    Their results are checked afterwards: a conflict found after a write
+    needs no undo, it fails the scope, which rolls back.
     """
     if not entries:
         records.lock_guards(session)
@@ -65,25 +64,35 @@ def append(
     originator = dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
     topic = events.STREAM_ENTRY_APPENDED
-    if dialect.append_rows is not None:
+    if dialect.append_rows is not None and dialect.append_guarded_rows is not None:
+        anchor = _own_anchor(session)
+        template = dialect.append_guarded_rows if anchor else dialect.append_rows
         where = (resource.id, stream)
         positions = [added.position for added in stored]
         states = [state(added).encode("utf-8") for added in stored]
-        writes = (*where, ids, originator, topic, positions, states, moved, *where, expected_head)
-        with session.pipeline():
-            guards = records.send_guards(session)  # parent lock, then child
-            # Creates the row of a new stream, and locks it either way (a concurrent
-            # appender waits here); the no-op update makes RETURNING give the row.
-            upsert = session.send(
-                "INSERT INTO {heads} AS h (resource, stream, head, base) VALUES (?, ?, 0, 0) "
-                "ON CONFLICT (resource, stream) DO UPDATE SET head = h.head RETURNING head, base",
-                where,
-            )
-            written_rows = session.send(dialect.append_rows, (*where, expected_head, *writes))
-        records.check_guards(guards)
-        current, _ = upsert.fetchall()[0]
-        _expect_head(resource, stream, int(current), expected_head)
-        entered, written = written_rows.fetchall()[0]
+        params = (
+            *anchor,
+            *where,
+            expected_head,
+            moved,
+            moved,
+            expected_head,
+            *where,
+            ids,
+            moved,
+            originator,
+            topic,
+            positions,
+            states,
+            moved,
+        )
+        ((current, entered, written, *anchored),) = session.all(template, params)
+        if anchored and not anchored[0]:
+            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+        if current is None:  # the row is there, at another head (and locked)
+            _expect_head(resource, stream, head(session, resource, stream), expected_head)
+        elif int(current) != moved:  # a new stream expected above 0: created at 0
+            _expect_head(resource, stream, int(current), expected_head)
     else:
         base = _move_head(session, resource, stream, expected_head, moved)
         rows = [(base + added.position, state(added)) for added in stored]
@@ -96,6 +105,17 @@ def append(
     if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
+
+
+def _own_anchor(session: Session) -> tuple[str, ...]:
+    """The anchor queued for an append, taken off the queue to be locked by its statement
+    (``()`` if none is queued); anything else queued is locked here and now."""
+    guards = session.guards
+    if len(guards) == 1 and not isinstance(guards[0], RecordGuard):
+        session.guards = []
+        return guards[0]
+    records.lock_guards(session)
+    return ()
 
 
 def _move_head(
