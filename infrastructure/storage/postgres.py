@@ -12,7 +12,11 @@ unknown commit outcome surfaces as the raw ``psycopg`` error. A connection
 that broke is discarded when its scope ends. A transaction's ``BEGIN`` is
 also the check of the connection it took, at no extra round trip: if the
 connection is dead, nothing has run on it yet, so it goes back to the pool,
-which replaces it, and the next idle one is tried at once. (The pool's own
+which replaces it, and the next idle one is tried at once. A root-view
+operation whose one statement is all it writes sends that statement alone,
+as a transaction of its own (no ``BEGIN``, no ``COMMIT``), on a connection
+the server has said nothing on since its last answer; otherwise it begins
+a transaction as every other operation does. (The pool's own
 ``check=`` hook is not used: it costs a round trip per checkout, and after a
 failed check it sleeps with exponential backoff, 1 s, 2 s, 4 s, ..., before
 looking again, so a burst of dropped connections stalled every writer for
@@ -27,9 +31,10 @@ once with libpq's reason (``StoreUnavailableError``).
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -43,9 +48,10 @@ from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import SqlDriver, schema
+from infrastructure.storage.sql.dialect import Dialect
 from infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from infrastructure.storage.sql.session import Row, Session
 
 _T = TypeVar("_T")
 
@@ -104,23 +110,27 @@ class PostgresDriver(SqlDriver):
             with outer.connection.transaction():
                 yield outer.nested()
             return
-        with ExitStack() as transaction:
-            yield self._begin(transaction)
+        with ExitStack() as ending:
+            session = _PooledSession(self._checked_pool(), self.dialect, ending)
+            session.begin()
+            yield session
 
     def run_one(self, operation: Callable[[Session], _T]) -> _T:
         """``operation`` in a transaction of its own, committed (a root-view operation).
 
-        :meth:`transaction` unrolled: no generator around the one ``Session``.
+        The transaction begins with the operation's first statement, unless that
+        statement is all the operation writes (:meth:`Session.alone`): then it is
+        sent alone, as a transaction of its own, and ``BEGIN`` and ``COMMIT`` are
+        not sent at all.
         """
-        with ExitStack() as transaction:
-            return operation(self._begin(transaction))
+        with ExitStack() as ending:
+            return operation(_PooledSession(self._checked_pool(), self.dialect, ending))
 
-    def _begin(self, transaction: ExitStack) -> Session:
-        """A session on a pooled connection with a transaction begun (``transaction`` ends it)."""
+    def _checked_pool(self) -> ConnectionPool[Any]:
         pool = self._pool
         if pool is None:
             raise BackendClosedError("PostgreSQL storage used before open() or after close()")
-        return Session(_begun(pool, transaction), self.dialect)
+        return pool
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -187,41 +197,108 @@ class PostgresBackend(Backend):
         return self._postgres.settings.schema
 
 
-def _begun(pool: ConnectionPool[Any], transaction: ExitStack) -> psycopg.Connection[Any]:
-    """A pooled connection with a transaction begun on it (``transaction`` ends both).
+class _PooledSession(Session):
+    """A session on a pooled connection whose transaction begins with its first statement
+    (or at :meth:`begin`); ``ending`` commits it (rolls it back on an error) and gives
+    the connection back.
 
-    ``BEGIN`` is the first round trip on the connection, so a dead one fails
-    there before anything ran: it goes back to the pool to be replaced and
-    the next is tried at once, without sleeping. Waits at most the pool's
-    ``timeout`` in all (then ``PoolTimeout``).
+    ``BEGIN`` is the first round trip on the connection, so a dead one fails there
+    before anything ran: it goes back to the pool to be replaced and the next is tried
+    at once, without sleeping, within the pool's ``timeout`` in all (then
+    ``PoolTimeout``). A statement sent alone (:meth:`alone`) before the transaction
+    began is a transaction of its own (the connection is in autocommit mode): it is
+    sent so only on a connection that is quiet, i.e. the server sent nothing since its
+    last answer (a server that ended the session sends its reason, then closes; both
+    make the socket readable). Any other goes through ``BEGIN`` first.
     """
-    deadline = time.monotonic() + pool.timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise PoolTimeout(f"couldn't get a working connection after {pool.timeout:.2f} sec")
-        try:
-            connection: psycopg.Connection[Any] = pool.getconn(timeout=remaining)
-        except PoolClosed as error:
-            raise BackendClosedError("PostgreSQL storage used after close()") from error
-        try:
-            began = connection.transaction()
-            began.__enter__()
-        except psycopg.OperationalError:
-            if not connection.broken:
-                pool.putconn(connection)
-                raise
-            pool.putconn(connection)
-            continue
-        except BaseException:
-            pool.putconn(connection)
-            raise
-        # A broken connection is discarded and replaced by the pool; one
-        # returned to a closed pool is closed. Unwound last in, first out:
-        # the transaction ends before the connection goes back.
-        transaction.callback(pool.putconn, connection)
-        transaction.push(began)
-        return connection
+
+    def __init__(self, pool: ConnectionPool[Any], dialect: Dialect, ending: ExitStack) -> None:
+        self._pool = pool
+        self._deadline = time.monotonic() + pool.timeout
+        self._began: Any = None
+        super().__init__(_checked_out(pool, self._deadline), dialect)
+        # Unwound last in, first out: the transaction ends before the connection goes back.
+        ending.callback(self._give_back)
+        self._ending = ending
+
+    def begin(self) -> None:
+        """Begin the transaction (on the next pooled connection if this one is dead)."""
+        while True:
+            connection = self.connection
+            try:
+                began = connection.transaction()
+                began.__enter__()
+            except psycopg.OperationalError:
+                if not connection.broken:
+                    raise
+                # The pool discards a broken connection and opens another.
+                self.connection = None
+                self._pool.putconn(connection)
+                self.connection = _checked_out(self._pool, self._deadline)
+                continue
+            self._began = began
+            self._ending.push(began)
+            return
+
+    def execute(self, template: str, params: Sequence[object] = ()) -> int:
+        if self._began is None:
+            self.begin()
+        return super().execute(template, params)
+
+    def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
+        if self._began is None:
+            self.begin()
+        return super().one(template, params)
+
+    def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
+        if self._began is None:
+            self.begin()
+        return super().all(template, params)
+
+    def pipeline(self) -> AbstractContextManager[Any]:
+        if self._began is None:
+            self.begin()
+        return super().pipeline()
+
+    def send(self, template: str, params: Sequence[object] = ()) -> Any:
+        if self._began is None:
+            self.begin()
+        return super().send(template, params)
+
+    def execute_ddl(self, statement: str) -> None:
+        if self._began is None:
+            self.begin()
+        super().execute_ddl(statement)
+
+    def alone(self, template: str, params: Sequence[object] = ()) -> Any:
+        if self._began is None and not _quiet(self.connection):
+            self.begin()
+        return super().alone(template, params)
+
+    def _give_back(self) -> None:
+        if self.connection is not None:
+            self._pool.putconn(self.connection)
+
+
+def _checked_out(pool: ConnectionPool[Any], deadline: float) -> psycopg.Connection[Any]:
+    """A connection from ``pool``, waiting until ``deadline`` at most."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise PoolTimeout(f"couldn't get a working connection after {pool.timeout:.2f} sec")
+    try:
+        connection: psycopg.Connection[Any] = pool.getconn(timeout=remaining)
+    except PoolClosed as error:
+        raise BackendClosedError("PostgreSQL storage used after close()") from error
+    return connection
+
+
+def _quiet(connection: psycopg.Connection[Any]) -> bool:
+    """Whether the server sent nothing on ``connection`` since its last answer."""
+    if connection.broken or connection.closed:
+        return False
+    poll = select.poll()
+    poll.register(connection.fileno(), select.POLLIN)
+    return not poll.poll(0)
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:

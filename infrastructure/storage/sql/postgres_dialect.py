@@ -89,7 +89,9 @@ class PostgresDialect(Dialect):
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
-    # The row, numbered with its log stream's next version, and its event at that version.
+    # The row, numbered with its log stream's next version, and its event at that version:
+    # a version taken since fails the statement (the key of the log), so the row never
+    # goes in without its event, inside a transaction or as one of its own.
     insert_row = (
         "WITH r AS (INSERT INTO {records} (resource, key, revision, attributes, record_type, "
         "format_version, payload, log_version) "
@@ -97,8 +99,7 @@ class PostgresDialect(Dialect):
         "FROM {events} WHERE originator_id = ? "
         "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version), "
         "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.log_version, ?, ? FROM r "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT ?, r.log_version, ?, ? FROM r RETURNING 1) "
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
@@ -111,8 +112,7 @@ class PostgresDialect(Dialect):
         "FROM {events} WHERE originator_id = ? HAVING EXISTS (SELECT 1 FROM g) "
         "ON CONFLICT (resource, key) DO NOTHING RETURNING log_version), "
         "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, r.log_version, ?, ? FROM r "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "SELECT ?, r.log_version, ?, ? FROM r RETURNING 1) "
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM g)"
     )
 

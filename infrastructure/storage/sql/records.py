@@ -23,11 +23,15 @@ from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueCo
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events, schema
-from infrastructure.storage.sql.dialect import Dialect, check_attribute_name, dumps
+from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, check_attribute_name, dumps
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
 
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
+
+_EVENTS_KEY = f"{TABLE_NAMES['events']}_pkey"
+"""The log's key (originator, version) where PostgreSQL names it: an insert's one statement
+fails on it when the row's version was taken after the statement's snapshot."""
 
 
 _LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
@@ -152,8 +156,16 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         # One statement, not a pipeline: the anchor's lock, if any, goes in with the row.
         session.guards = []
         template = guarded if anchor else unguarded
-        with _UniqueViolations(layout, resource):
-            ((inserted, written, *anchored),) = session.all(template, (*anchor, *row, *event))
+        try:
+            with _UniqueViolations(layout, resource):
+                cursor = session.alone(template, (*anchor, *row, *event))
+        except Exception as error:
+            if dialect.violated_index(error) == _EVENTS_KEY:  # the version: taken since
+                raise ConflictError(
+                    f"record insert conflicted: {resource.id}/{entry.key}"
+                ) from error
+            raise
+        ((inserted, written, *anchored),) = cursor.fetchall()
         if anchored and not anchored[0]:
             raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
         _inserted(resource, entry, inserted, written)
@@ -313,7 +325,7 @@ def _replace_in_place(
                 return False
             written = session.execute(dialect.append_event_at_row, (*event, *where)) == 1
         else:  # the anchor's lock, the checked row, its event and the write: one statement
-            if session.execute(query, (*anchor, *checked, *event, *write, *where)) != 1:
+            if session.alone(query, (*anchor, *checked, *event, *write, *where)).rowcount != 1:
                 return False
             written = True
     session.guards = []

@@ -79,6 +79,15 @@ class Session:
             self._texts.get(template) or self.dialect.sql(template), params
         )
 
+    def alone(self, template: str, params: Sequence[object] = ()) -> Any:
+        """Run the one statement that is all of an operation's writes and checks, all or
+        nothing whatever it meets; its cursor (``rowcount``, ``fetchall()``). Here it is
+        one more statement of the open transaction; a session whose transaction has not
+        begun yet may run it as a transaction of its own."""
+        return self.connection.execute(
+            self._texts.get(template) or self.dialect.sql(template), params
+        )
+
     def execute_ddl(self, statement: str) -> None:
         """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""
         self.connection.execute(statement)

@@ -1,0 +1,178 @@
+"""Root-view writes on PostgreSQL that are one statement run it as a transaction of its
+own: no ``BEGIN``, no ``COMMIT``. The statement must then be all or nothing whatever it
+meets, must not go out on a connection the server already ended, and every operation
+of more than one statement still runs in one transaction."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from infrastructure.storage import ConflictError, DurableRecord
+from infrastructure.storage.conditions import GuardRef
+from infrastructure.storage.postgres import PostgresBackend
+from infrastructure.storage.testing.resources import (
+    EXECUTIONS,
+    FIXTURE_RESOURCES,
+    ROOTS,
+    WORKFLOW_STATES,
+)
+
+TIMEOUT = 20.0
+
+
+def _record(value: str) -> DurableRecord:
+    return DurableRecord("test.lone", "0.1", {"value": value})
+
+
+@pytest.fixture
+def backend(postgres_schema_url: str) -> Iterator[PostgresBackend]:
+    opened = PostgresBackend(FIXTURE_RESOURCES, postgres_schema_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The first word of every statement a cursor sends, and ``BEGIN`` for every
+    transaction a connection begins."""
+    words: list[str] = []
+    execute, transaction = psycopg.Cursor.execute, psycopg.Connection.transaction
+
+    def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        words.append(str(query).split()[0])
+        return execute(cursor, query, *args, **kwargs)
+
+    def begun(connection: Any, *args: Any, **kwargs: Any) -> Any:
+        words.append("BEGIN")
+        return transaction(connection, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    monkeypatch.setattr(psycopg.Connection, "transaction", begun)
+    return words
+
+
+def test_a_lone_insert_or_replace_is_one_statement_and_no_transaction(
+    backend: PostgresBackend, sent: list[str]
+) -> None:
+    states = backend.view.records(WORKFLOW_STATES)
+    states.insert(key="k", revision=0, attributes={}, record=_record("0"))
+    assert sent == ["WITH"]
+    sent.clear()
+    states.replace(
+        key="k", expected_revision=0, next_revision=1, attributes={}, record=_record("1")
+    )
+    assert sent == ["WITH"]
+    assert states.fetch("k").revision == 1
+    assert [entry.revision for entry in states.history("k")] == [0, 1]
+
+
+def test_operations_of_several_statements_still_run_in_one_transaction(
+    backend: PostgresBackend, sent: list[str]
+) -> None:
+    backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
+    sent.clear()
+    backend.view.check(guards=[GuardRef(ROOTS, "owner")], conditions=[])
+    assert sent == ["BEGIN", "SELECT"]
+    sent.clear()
+    with backend.transaction() as view:  # a write of a scope is one of its statements
+        view.records(WORKFLOW_STATES).insert(
+            key="k", revision=0, attributes={}, record=_record("0")
+        )
+    assert sent == ["BEGIN", "WITH"]
+
+
+def _pool_sessions(admin: psycopg.Connection[Any], backend: PostgresBackend) -> set[int]:
+    rows = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+        (f"nenjim-storage:{backend.schema}",),
+    ).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def test_a_lone_write_does_not_go_out_on_a_connection_the_server_ended(
+    backend: PostgresBackend, postgres_url: str
+) -> None:
+    """Its statement would fail there (having written nothing, or having written it:
+    the client cannot tell); it goes through ``BEGIN``, which finds the connection dead
+    before anything ran, and the pool's next connection takes it."""
+    states = backend.view.records(WORKFLOW_STATES)
+    states.insert(key="before", revision=0, attributes={}, record=_record("0"))
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        ended = _pool_sessions(admin, backend)
+        assert ended
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (list(ended),)
+        )
+        deadline = time.monotonic() + TIMEOUT
+        while _pool_sessions(admin, backend) & ended:
+            assert time.monotonic() < deadline, "terminated sessions did not go away"
+            time.sleep(0.01)
+    states.insert(key="after", revision=0, attributes={}, record=_record("0"))
+    states.replace(
+        key="before", expected_revision=0, next_revision=1, attributes={}, record=_record("1")
+    )
+    assert states.fetch("after").revision == 0
+    assert states.fetch("before").revision == 1
+
+
+def test_an_insert_whose_version_a_racing_delete_took_is_refused_whole(
+    backend: PostgresBackend, postgres_url: str
+) -> None:
+    """A delete holds the anchor when the insert starts: the insert waits for it, and its
+    event's version, counted by the statement's snapshot before the delete committed,
+    is the delete's. Sent alone, the insert must not commit its row without its event.
+    (No unique constraint applies to the row: one that does locks the anchor first.)"""
+    executions = backend.view.records(EXECUTIONS)
+    backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
+    executions.insert(
+        key="run", revision=0, attributes={"owner": "owner", "active": False}, record=_record("0")
+    )
+    deleted, release = threading.Event(), threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def delete() -> None:
+        with backend.transaction() as view:
+            view.records(EXECUTIONS).delete(key="run")
+            deleted.set()
+            assert release.wait(TIMEOUT)
+
+    def insert() -> None:
+        try:
+            executions.insert(
+                key="run",
+                revision=0,
+                attributes={"owner": "owner", "active": False},
+                record=_record("again"),
+            )
+            outcome.append(None)
+        except BaseException as error:
+            outcome.append(error)
+
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    assert deleted.wait(TIMEOUT)
+    inserter = threading.Thread(target=insert)
+    inserter.start()
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        deadline = time.monotonic() + TIMEOUT
+        while not admin.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s "
+            "AND wait_event_type = 'Lock'",
+            (f"nenjim-storage:{backend.schema}",),
+        ).fetchone():
+            assert time.monotonic() < deadline, "the insert did not wait for the delete"
+            time.sleep(0.01)
+    release.set()
+    deleter.join(TIMEOUT)
+    inserter.join(TIMEOUT)
+    (error,) = outcome
+    assert isinstance(error, ConflictError)
+    assert "record insert conflicted: agent.executions/run" in str(error)
+    assert executions.read("run") is None
+    assert [entry.revision for entry in executions.history("run")] == [0]
