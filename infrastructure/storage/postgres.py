@@ -270,6 +270,14 @@ class _PooledSession(Session):
             self.begin()
         super().execute_ddl(statement)
 
+    def sends_alone(self) -> bool:
+        if self._began is not None:
+            return False
+        if _quiet(self.connection):
+            return True
+        self.begin()
+        return False
+
     def alone(self, template: str, params: Sequence[object] = ()) -> Any:
         if self._began is None and not _quiet(self.connection):
             self.begin()

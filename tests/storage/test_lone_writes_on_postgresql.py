@@ -13,12 +13,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from infrastructure.storage import ConflictError, DurableRecord
+from infrastructure.storage import AppendEntry, ConflictError, DurableRecord
 from infrastructure.storage.conditions import GuardRef
 from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
+    JOURNAL,
     ROOTS,
     WORKFLOW_STATES,
 )
@@ -70,6 +71,35 @@ def test_a_lone_insert_or_replace_is_one_statement_and_no_transaction(
     assert sent == ["WITH"]
     assert states.fetch("k").revision == 1
     assert [entry.revision for entry in states.history("k")] == [0, 1]
+
+
+def test_a_lone_append_is_one_statement_and_a_refused_one_writes_nothing(
+    backend: PostgresBackend, sent: list[str], postgres_url: str
+) -> None:
+    """Refused, it leaves no trace, not even the head row of a stream it would create."""
+    for owner in ("owner", "other"):
+        backend.view.records(ROOTS).insert(
+            key=owner, revision=0, attributes={}, record=_record(owner)
+        )
+    journal = backend.view.streams(JOURNAL)
+    entries = [AppendEntry(f"e{n}", _record(str(n))) for n in range(1, 4)]
+    sent.clear()
+    journal.append(stream="owner", expected_head=0, entries=entries[:2])
+    assert sent == ["WITH"]
+    for expected, batch in ((1, entries[2:]), (2, [entries[2], entries[0]])):
+        with pytest.raises(ConflictError):
+            journal.append(stream="owner", expected_head=expected, entries=batch)
+    with pytest.raises(ConflictError, match=r"is at 0, expected 1"):
+        journal.append(stream="other", expected_head=1, entries=entries[:1])
+    assert [entry.id for entry in journal.read(stream="owner")] == ["e1", "e2"]
+    schema = backend.schema
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        rows = admin.execute(
+            f'SELECT stream, head FROM "{schema}".storage_stream_heads ORDER BY stream'
+        ).fetchall()
+        ids = admin.execute(f'SELECT count(*) FROM "{schema}".storage_stream_ids').fetchone()
+    assert rows == [("owner", 2)]
+    assert ids == (2,)
 
 
 def test_operations_of_several_statements_still_run_in_one_transaction(

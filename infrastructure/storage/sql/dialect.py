@@ -121,6 +121,16 @@ class Dialect(ABC):
     the anchor is there. One row: as :attr:`append_rows`' then whether the anchor was
     found (1 or 0). ``None`` where :attr:`append_rows` is, and only there."""
 
+    append_rows_alone: str | None
+    """:attr:`append_rows` sent as a transaction of its own, all or nothing: a missing head
+    row is created only by an append that expects 0, and an id already in the live
+    stream or a version taken fails the statement on its key (the ids' or the log's).
+    ``None`` where :attr:`append_rows` is, and only there."""
+
+    append_guarded_rows_alone: str | None
+    """:attr:`append_guarded_rows` sent as a transaction of its own, all or nothing as
+    :attr:`append_rows_alone` is. ``None`` where :attr:`append_rows` is, and only there."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 

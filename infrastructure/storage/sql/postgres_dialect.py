@@ -50,29 +50,46 @@ def _checked_replace(terms: str, *, guarded: bool) -> str:
     )
 
 
-def _append_rows(*, guarded: bool) -> str:
+def _append_rows(*, guarded: bool, alone: bool) -> str:
     """An append as one statement whatever the batch size (arrays, in order): the head
     row is created, or locked, by the upsert that moves it, and only if it moved do the
     entry ids and the events go in. A head row at another head is locked and left as it
     is (``ON CONFLICT ... DO UPDATE ... WHERE`` locks the rows it does not update), and
     the statement returns no head. The anchor's lock (``guarded``) is taken before the
-    head row's, the order every writer takes, and a missing anchor writes nothing."""
+    head row's, the order every writer takes, and a missing anchor writes nothing.
+
+    Sent ``alone`` (a transaction of its own) it writes all or nothing: a new head row
+    is proposed only by an append that expects 0 (a stream missing from the statement's
+    snapshot is not created at 0), and an id already in the live stream, or a version
+    taken, fails the whole statement on its key. Inside a transaction, those go by (the
+    ids that went in are returned) and the error that reports them rolls it back."""
     anchor = "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "
+    proposed = []
+    if alone:
+        proposed.append(
+            "(p.expected = 0 OR EXISTS (SELECT 1 FROM {heads} "
+            "WHERE resource = p.resource AND stream = p.stream))"
+        )
+    if guarded:
+        proposed.append("EXISTS (SELECT 1 FROM g)")
+    skip = "" if alone else " ON CONFLICT (resource, stream, entry_id) DO NOTHING"
+    skip_event = "" if alone else " ON CONFLICT (originator_id, originator_version) DO NOTHING"
     return (
         "WITH "
         + (anchor if guarded else "")
         + "hd AS (INSERT INTO {heads} AS h (resource, stream, head, base) "
-        "SELECT ?, ?, CASE WHEN ? = 0 THEN ? ELSE 0 END, 0"
-        + (" WHERE EXISTS (SELECT 1 FROM g)" if guarded else "")
+        "SELECT p.resource, p.stream, CASE WHEN p.expected = 0 THEN p.moved ELSE 0 END, 0 "
+        "FROM (VALUES (?, ?, ?::bigint, ?::bigint)) AS p(resource, stream, expected, moved)"
+        + (" WHERE " + " AND ".join(proposed) if proposed else "")
         + " ON CONFLICT (resource, stream) DO UPDATE SET head = ? WHERE h.head = ? "
         "RETURNING head, base), "
         "i AS (INSERT INTO {ids} (resource, stream, entry_id) "
-        "SELECT ?, ?, unnest(?::text[]) FROM hd WHERE hd.head = ? "
-        "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id), "
+        "SELECT ?, ?, unnest(?::text[]) FROM hd WHERE hd.head = ?" + skip + " RETURNING entry_id), "
         "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, unnest(?::bigint[], ?::bytea[]) "
-        "WITH ORDINALITY AS u(pos, state, n) WHERE hd.head = ? ORDER BY u.n "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING RETURNING 1) "
+        "WITH ORDINALITY AS u(pos, state, n) WHERE hd.head = ? ORDER BY u.n"
+        + skip_event
+        + " RETURNING 1) "
         "SELECT (SELECT head FROM hd), ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
         + (", (SELECT count(*) FROM g)" if guarded else "")
     )
@@ -118,8 +135,10 @@ class PostgresDialect(Dialect):
 
     replace_row = _checked_replace("", guarded=False)
 
-    append_rows = _append_rows(guarded=False)
-    append_guarded_rows = _append_rows(guarded=True)
+    append_rows = _append_rows(guarded=False, alone=False)
+    append_guarded_rows = _append_rows(guarded=True, alone=False)
+    append_rows_alone = _append_rows(guarded=False, alone=True)
+    append_guarded_rows_alone = _append_rows(guarded=True, alone=True)
 
     def __init__(self, schema: str) -> None:
         self.schema = schema

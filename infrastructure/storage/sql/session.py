@@ -79,6 +79,12 @@ class Session:
             self._texts.get(template) or self.dialect.sql(template), params
         )
 
+    def sends_alone(self) -> bool:
+        """Whether :meth:`alone` sends its statement as a transaction of its own (then it
+        must write all or nothing; errors it meets end nothing but that statement). Here
+        it does not: the transaction is open."""
+        return False
+
     def alone(self, template: str, params: Sequence[object] = ()) -> Any:
         """Run the one statement that is all of an operation's writes and checks, all or
         nothing whatever it meets; its cursor (``rowcount``, ``fetchall()``). Here it is

@@ -50,6 +50,8 @@ class SQLiteDialect(Dialect):
     replace_row = None
     append_rows = None
     append_guarded_rows = None
+    append_rows_alone = None
+    append_guarded_rows_alone = None
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "

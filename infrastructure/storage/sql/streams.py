@@ -18,7 +18,12 @@ from infrastructure.storage.entries import AppendEntry, StreamEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events, records
+from infrastructure.storage.sql.dialect import TABLE_NAMES
 from infrastructure.storage.sql.session import RecordGuard, Session
+
+_APPEND_KEYS = frozenset(f"{TABLE_NAMES[table]}_pkey" for table in ("ids", "events"))
+"""The keys an append sent alone fails on when an id or a version is taken (PostgreSQL
+names a primary key ``<table>_pkey``)."""
 
 IDS_PER_STATEMENT = 500
 """The most entry ids one multi-row ``INSERT`` carries."""
@@ -66,32 +71,39 @@ def append(
     topic = events.STREAM_ENTRY_APPENDED
     if dialect.append_rows is not None and dialect.append_guarded_rows is not None:
         anchor = _own_anchor(session)
-        template = dialect.append_guarded_rows if anchor else dialect.append_rows
+        alone = session.sends_alone()
+        if alone:
+            template = dialect.append_guarded_rows_alone if anchor else dialect.append_rows_alone
+        else:
+            template = dialect.append_guarded_rows if anchor else dialect.append_rows
+        assert template is not None  # as append_rows is
         where = (resource.id, stream)
         positions = [added.position for added in stored]
         states = [state(added).encode("utf-8") for added in stored]
         params = (
             *anchor,
-            *where,
-            expected_head,
-            moved,
-            moved,
-            expected_head,
-            *where,
-            ids,
-            moved,
-            originator,
-            topic,
-            positions,
-            states,
-            moved,
+            *(*where, expected_head, moved, moved, expected_head),
+            *(*where, ids, moved),
+            *(originator, topic, positions, states, moved),
         )
-        ((current, entered, written, *anchored),) = session.all(template, params)
+        try:
+            cursor = session.alone(template, params) if alone else session.send(template, params)
+            ((current, entered, written, *anchored),) = cursor.fetchall()
+        except Exception as error:
+            if not alone or dialect.violated_index(error) not in _APPEND_KEYS:
+                raise
+            # The head moved, so the ids or the versions were taken: nothing was written.
+            entered = [
+                entry_id for entry_id in ids if not _known(session, resource, stream, entry_id)
+            ]
+            _check_ids(resource, stream, ids, entered)
+            raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed") from error
         if anchored and not anchored[0]:
             raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
-        if current is None:  # the row is there, at another head (and locked)
+        if current is None:  # the row is missing or at another head (and locked)
             _expect_head(resource, stream, head(session, resource, stream), expected_head)
-        elif int(current) != moved:  # a new stream expected above 0: created at 0
+            raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
+        if int(current) != moved:  # a new stream expected above 0: created at 0
             _expect_head(resource, stream, int(current), expected_head)
     else:
         base = _move_head(session, resource, stream, expected_head, moved)
@@ -105,6 +117,17 @@ def append(
     if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
+
+
+def _known(session: Session, resource: Resource, stream: str, entry_id: str) -> bool:
+    """Whether ``entry_id`` is in the live stream."""
+    return (
+        session.one(
+            "SELECT 1 FROM {ids} WHERE resource = ? AND stream = ? AND entry_id = ?",
+            (resource.id, stream, entry_id),
+        )
+        is not None
+    )
 
 
 def _own_anchor(session: Session) -> tuple[str, ...]:
