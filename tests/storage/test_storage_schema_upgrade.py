@@ -181,15 +181,15 @@ def test_a_store_of_a_later_version_is_refused_in_one_line(tmp_path: Path) -> No
     path = tmp_path / "s.db"
     open_backend(f"sqlite://{path}", [NOTES]).close()
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE nenjim_schema SET version = 4 WHERE component = 'storage'")
+        connection.execute("UPDATE nenjim_schema SET version = 5 WHERE component = 'storage'")
     with pytest.raises(IncompatibleStoreError) as refused:
         open_backend(f"sqlite://{path}", [NOTES])
     message = str(refused.value)
     assert message == (
-        f"SQLite database {path} holds nenjim storage of schema version 4; this build reads "
-        "versions 1 to 3 only. Use a matching nenjim release or a new database."
+        f"SQLite database {path} holds nenjim storage of schema version 5; this build reads "
+        "versions 1 to 4 only. Use a matching nenjim release or a new database."
     )
-    assert versions(path)["storage"] == 4
+    assert versions(path)["storage"] == 5
 
 
 def test_a_version_1_postgres_store_gets_transaction_ids_and_old_rows_come_first(

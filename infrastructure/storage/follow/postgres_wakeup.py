@@ -9,14 +9,15 @@ from typing import Any
 import psycopg
 
 from infrastructure.storage.backend import Backend
-from infrastructure.storage.follow.schema import CHANNEL
+from infrastructure.storage.follow.schema import CHANNEL, listening_lock
 from infrastructure.storage.postgres import PostgresDriver
 
 _SLICE = 0.25  # how often a wait looks at its stop event
 
 
 class Listening:
-    """A connection of its own that ``LISTEN``s for commits that append to this schema's log."""
+    """A connection of its own that ``LISTEN``s for commits that append to this schema's log
+    and holds the lock that makes writers notify them."""
 
     def __init__(self, backend: Backend, stop: threading.Event) -> None:
         driver = backend.driver
@@ -27,6 +28,10 @@ class Listening:
             driver.settings.conninfo, autocommit=True
         )
         self._connection.execute(f"LISTEN {CHANNEL}")
+        # Writers notify only while a follower holds this lock (released with the
+        # connection): held from here, before the follower's first read.
+        key, params = listening_lock(self._schema)
+        self._connection.execute(f"SELECT pg_advisory_lock_shared({key})", params)
 
     def wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

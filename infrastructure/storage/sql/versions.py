@@ -6,7 +6,9 @@ the writing transaction to each event (``storage_events.transaction_id``,
 what followers of the log need (:mod:`infrastructure.storage.follow`); on
 SQLite the tables are unchanged. Version 3 keys SQLite's ``storage_events``
 by its notification id (one b-tree fewer written per event); on PostgreSQL
-nothing changes. An older store is upgraded in place on open; a store of a
+nothing changes. Version 4 notifies, on PostgreSQL, only while a follower
+listens (the trigger's function is replaced); on SQLite nothing changes. An
+older store is upgraded in place on open; a store of a
 later version than this build's is refused.
 
 The rows of ``storage_events`` that the log transfer reads and writes did
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from infrastructure.log.schema import IncompatibleStoreError
 
-STORAGE_SCHEMA_VERSION = 3
+STORAGE_SCHEMA_VERSION = 4
 """The version a store has once this build opened it."""
 
 FOLLOWED_SINCE = 2
