@@ -34,7 +34,7 @@ from __future__ import annotations
 import select
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -110,10 +110,14 @@ class PostgresDriver(SqlDriver):
             with outer.connection.transaction():
                 yield outer.nested()
             return
-        with ExitStack() as ending:
-            session = _PooledSession(self._checked_pool(), self.dialect, ending)
+        session = _PooledSession(self._checked_pool(), self.dialect)
+        try:
             session.begin()
             yield session
+        except BaseException as error:
+            session.end(error)
+            raise
+        session.end(None)
 
     def run_one(self, operation: Callable[[Session], _T]) -> _T:
         """``operation`` in a transaction of its own, committed (a root-view operation).
@@ -123,8 +127,14 @@ class PostgresDriver(SqlDriver):
         sent alone, as a transaction of its own, and ``BEGIN`` and ``COMMIT`` are
         not sent at all.
         """
-        with ExitStack() as ending:
-            return operation(_PooledSession(self._checked_pool(), self.dialect, ending))
+        session = _PooledSession(self._checked_pool(), self.dialect)
+        try:
+            result = operation(session)
+        except BaseException as error:
+            session.end(error)
+            raise
+        session.end(None)
+        return result
 
     def _checked_pool(self) -> ConnectionPool[Any]:
         pool = self._pool
@@ -199,8 +209,8 @@ class PostgresBackend(Backend):
 
 class _PooledSession(Session):
     """A session on a pooled connection whose transaction begins with its first statement
-    (or at :meth:`begin`); ``ending`` commits it (rolls it back on an error) and gives
-    the connection back.
+    (or at :meth:`begin`); :meth:`end` commits it (rolls it back after an error) and
+    gives the connection back.
 
     ``BEGIN`` is the first round trip on the connection, so a dead one fails there
     before anything ran: it goes back to the pool to be replaced and the next is tried
@@ -212,14 +222,11 @@ class _PooledSession(Session):
     make the socket readable). Any other goes through ``BEGIN`` first.
     """
 
-    def __init__(self, pool: ConnectionPool[Any], dialect: Dialect, ending: ExitStack) -> None:
+    def __init__(self, pool: ConnectionPool[Any], dialect: Dialect) -> None:
         self._pool = pool
         self._deadline = time.monotonic() + pool.timeout
         self._began: Any = None
         super().__init__(_checked_out(pool, self._deadline), dialect)
-        # Unwound last in, first out: the transaction ends before the connection goes back.
-        ending.callback(self._give_back)
-        self._ending = ending
 
     def begin(self) -> None:
         """Begin the transaction (on the next pooled connection if this one is dead)."""
@@ -237,8 +244,20 @@ class _PooledSession(Session):
                 self.connection = _checked_out(self._pool, self._deadline)
                 continue
             self._began = began
-            self._ending.push(began)
             return
+
+    def end(self, error: BaseException | None) -> None:
+        """Commit the transaction if it began (roll it back after ``error``), then give the
+        connection back (a broken one is discarded by the pool)."""
+        try:
+            if self._began is not None:
+                if error is None:
+                    self._began.__exit__(None, None, None)
+                else:
+                    self._began.__exit__(type(error), error, error.__traceback__)
+        finally:
+            if self.connection is not None:
+                self._pool.putconn(self.connection)
 
     def execute(self, template: str, params: Sequence[object] = ()) -> int:
         if self._began is None:
@@ -282,10 +301,6 @@ class _PooledSession(Session):
         if self._began is None and not _quiet(self.connection):
             self.begin()
         return super().alone(template, params)
-
-    def _give_back(self) -> None:
-        if self.connection is not None:
-            self._pool.putconn(self.connection)
 
 
 def _checked_out(pool: ConnectionPool[Any], deadline: float) -> psycopg.Connection[Any]:

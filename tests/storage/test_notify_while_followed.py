@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from infrastructure.storage import Backend, DurableRecord
 from infrastructure.storage.follow import follower
-from infrastructure.storage.follow.schema import CHANNEL
+from infrastructure.storage.follow.schema import CHANNEL, listening_lock
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES, WORKFLOW_STATES
@@ -22,6 +23,7 @@ from infrastructure.storage.testing.resources import FIXTURE_RESOURCES, WORKFLOW
 KEYS = itertools.count()
 QUIET = 0.5
 """Seconds a bare listener waits to conclude that no notification comes."""
+TIMEOUT = 20.0
 
 
 @pytest.fixture
@@ -67,8 +69,20 @@ def test_writers_notify_only_while_a_follower_listens(
     finally:
         stop.set()
         wakeup.close()
+    _until_released(listener, backend)  # the server ends the follower's session after close
     _write(backend)
     assert not _heard(listener, backend)
+
+
+def _until_released(connection: psycopg.Connection[Any], backend: Backend) -> None:
+    """Wait until no follower of ``backend``'s schema holds the listening lock."""
+    assert isinstance(backend, PostgresBackend)
+    key, params = listening_lock(backend.schema)
+    deadline = time.monotonic() + TIMEOUT
+    while connection.execute(f"SELECT pg_try_advisory_lock({key})", params).fetchone() != (True,):
+        assert time.monotonic() < deadline, "the follower's lock was not released"
+        time.sleep(0.01)
+    connection.execute(f"SELECT pg_advisory_unlock({key})", params)
 
 
 def test_a_store_of_version_3_stops_notifying_unfollowed_commits_once_opened(
