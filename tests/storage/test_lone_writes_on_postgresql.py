@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -18,7 +17,6 @@ from infrastructure.storage.conditions import GuardRef
 from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing.resources import (
     EXECUTIONS,
-    FIXTURE_RESOURCES,
     JOURNAL,
     ROOTS,
     WORKFLOW_STATES,
@@ -32,10 +30,8 @@ def _record(value: str) -> DurableRecord:
 
 
 @pytest.fixture
-def backend(postgres_schema_url: str) -> Iterator[PostgresBackend]:
-    opened = PostgresBackend(FIXTURE_RESOURCES, postgres_schema_url)
-    yield opened
-    opened.close()
+def backend(postgres_backend: PostgresBackend) -> PostgresBackend:
+    return postgres_backend
 
 
 @pytest.fixture

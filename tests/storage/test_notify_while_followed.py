@@ -27,10 +27,8 @@ TIMEOUT = 20.0
 
 
 @pytest.fixture
-def backend(postgres_schema_url: str) -> Iterator[Backend]:
-    opened = open_backend(postgres_schema_url, FIXTURE_RESOURCES)
-    yield opened
-    opened.close()
+def backend(postgres_backend: PostgresBackend) -> Backend:
+    return postgres_backend
 
 
 @pytest.fixture
