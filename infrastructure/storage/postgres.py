@@ -51,7 +51,7 @@ from infrastructure.storage.sql import SqlDriver, schema
 from infrastructure.storage.sql.dialect import Dialect
 from infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Row, Session
+from infrastructure.storage.sql.session import Session
 
 _T = TypeVar("_T")
 
@@ -259,30 +259,15 @@ class _PooledSession(Session):
             if self.connection is not None:
                 self._pool.putconn(self.connection)
 
-    def execute(self, template: str, params: Sequence[object] = ()) -> int:
+    def send(self, template: str, params: Sequence[object] = ()) -> Any:
         if self._began is None:
             self.begin()
-        return super().execute(template, params)
-
-    def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
-        if self._began is None:
-            self.begin()
-        return super().one(template, params)
-
-    def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
-        if self._began is None:
-            self.begin()
-        return super().all(template, params)
+        return super().send(template, params)
 
     def pipeline(self) -> AbstractContextManager[Any]:
         if self._began is None:
             self.begin()
         return super().pipeline()
-
-    def send(self, template: str, params: Sequence[object] = ()) -> Any:
-        if self._began is None:
-            self.begin()
-        return super().send(template, params)
 
     def execute_ddl(self, statement: str) -> None:
         if self._began is None:
@@ -298,9 +283,9 @@ class _PooledSession(Session):
         return False
 
     def alone(self, template: str, params: Sequence[object] = ()) -> Any:
-        if self._began is None and not _quiet(self.connection):
-            self.begin()
-        return super().alone(template, params)
+        if self._began is None and _quiet(self.connection):
+            return Session.send(self, template, params)  # autocommit: its own transaction
+        return self.send(template, params)
 
 
 def _checked_out(pool: ConnectionPool[Any], deadline: float) -> psycopg.Connection[Any]:

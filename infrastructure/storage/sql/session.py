@@ -48,23 +48,17 @@ class Session:
 
     def execute(self, template: str, params: Sequence[object] = ()) -> int:
         """Run a statement template; the number of rows it changed."""
-        rowcount: int = self.connection.execute(
-            self._texts.get(template) or self.dialect.sql(template), params
-        ).rowcount
+        rowcount: int = self.send(template, params).rowcount
         return rowcount
 
     def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
         """The first row of a query template, or ``None``."""
-        row: Row | None = self.connection.execute(
-            self._texts.get(template) or self.dialect.sql(template), params
-        ).fetchone()
+        row: Row | None = self.send(template, params).fetchone()
         return row
 
     def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
         """Every row of a query template."""
-        rows: list[Row] = self.connection.execute(
-            self._texts.get(template) or self.dialect.sql(template), params
-        ).fetchall()
+        rows: list[Row] = self.send(template, params).fetchall()
         return rows
 
     def pipeline(self) -> AbstractContextManager[Any]:
@@ -73,8 +67,8 @@ class Session:
         return self.dialect.pipeline(self.connection)
 
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
-        """Run a statement template inside :meth:`pipeline`; its cursor, read after the block
-        (``rowcount``, ``fetchall()``)."""
+        """Run a statement template; its cursor (``rowcount``, ``fetchall()``), read after
+        the block when sent inside :meth:`pipeline`. Every statement goes through here."""
         return self.connection.execute(
             self._texts.get(template) or self.dialect.sql(template), params
         )
@@ -90,9 +84,7 @@ class Session:
         nothing whatever it meets; its cursor (``rowcount``, ``fetchall()``). Here it is
         one more statement of the open transaction; a session whose transaction has not
         begun yet may run it as a transaction of its own."""
-        return self.connection.execute(
-            self._texts.get(template) or self.dialect.sql(template), params
-        )
+        return self.send(template, params)
 
     def execute_ddl(self, statement: str) -> None:
         """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""
