@@ -274,18 +274,12 @@ class _PooledSession(Session):
             self.begin()
         super().execute_ddl(statement)
 
-    def sends_alone(self) -> bool:
-        if self._began is not None:
-            return False
-        if _quiet(self.connection):
-            return True
-        self.begin()
-        return False
-
-    def alone(self, template: str, params: Sequence[object] = ()) -> Any:
+    def alone(
+        self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
+    ) -> Any:
         if self._began is None and _quiet(self.connection):
             return Session.send(self, template, params)  # autocommit: its own transaction
-        return self.send(template, params)
+        return self.send(in_transaction or template, params)
 
 
 def _checked_out(pool: ConnectionPool[Any], deadline: float) -> psycopg.Connection[Any]:

@@ -73,18 +73,16 @@ class Session:
             self._texts.get(template) or self.dialect.sql(template), params
         )
 
-    def sends_alone(self) -> bool:
-        """Whether :meth:`alone` sends its statement as a transaction of its own (then it
-        must write all or nothing; errors it meets end nothing but that statement). Here
-        it does not: the transaction is open."""
-        return False
-
-    def alone(self, template: str, params: Sequence[object] = ()) -> Any:
-        """Run the one statement that is all of an operation's writes and checks, all or
-        nothing whatever it meets; its cursor (``rowcount``, ``fetchall()``). Here it is
-        one more statement of the open transaction; a session whose transaction has not
-        begun yet may run it as a transaction of its own."""
-        return self.send(template, params)
+    def alone(
+        self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
+    ) -> Any:
+        """Run the one statement that is all of an operation's writes and checks; its cursor
+        (``rowcount``, ``fetchall()``). A session whose transaction has not begun yet may
+        send ``template`` as a transaction of its own, so it must write all or nothing
+        whatever it meets. Here the transaction is open: ``in_transaction`` (a statement of
+        the same parameters that may leave misses to the transaction's rollback; by default
+        ``template``) is one more of its statements."""
+        return self.send(in_transaction or template, params)
 
     def execute_ddl(self, statement: str) -> None:
         """Run finished DDL text as is (it may quote literals holding ``?`` or braces)."""

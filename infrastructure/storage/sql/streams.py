@@ -71,12 +71,9 @@ def append(
     topic = events.STREAM_ENTRY_APPENDED
     if dialect.append_rows is not None and dialect.append_guarded_rows is not None:
         anchor = _own_anchor(session)
-        alone = session.sends_alone()
-        if alone:
-            template = dialect.append_guarded_rows_alone if anchor else dialect.append_rows_alone
-        else:
-            template = dialect.append_guarded_rows if anchor else dialect.append_rows
-        assert template is not None  # as append_rows is
+        alone = dialect.append_guarded_rows_alone if anchor else dialect.append_rows_alone
+        inside = dialect.append_guarded_rows if anchor else dialect.append_rows
+        assert alone is not None  # as append_rows is
         where = (resource.id, stream)
         positions = [added.position for added in stored]
         states = [state(added).encode("utf-8") for added in stored]
@@ -87,12 +84,13 @@ def append(
             *(originator, topic, positions, states, moved),
         )
         try:
-            cursor = session.alone(template, params) if alone else session.send(template, params)
+            cursor = session.alone(alone, params, in_transaction=inside)
             ((current, entered, written, *anchored),) = cursor.fetchall()
         except Exception as error:
-            if not alone or dialect.violated_index(error) not in _APPEND_KEYS:
+            if dialect.violated_index(error) not in _APPEND_KEYS:
                 raise
-            # The head moved, so the ids or the versions were taken: nothing was written.
+            # Sent alone (inside a transaction these go by): the head moved, so the ids or
+            # the versions were taken, and nothing was written.
             entered = [
                 entry_id for entry_id in ids if not _known(session, resource, stream, entry_id)
             ]
