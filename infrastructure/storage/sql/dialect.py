@@ -44,6 +44,12 @@ _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 Scalar = str | int | bool
 
 
+def primary_key(table: str) -> str:
+    """The name PostgreSQL gives the primary key of storage table ``table`` (a key of
+    :data:`TABLE_NAMES`), as :meth:`Dialect.violated_index` reports it."""
+    return f"{TABLE_NAMES[table]}_pkey"
+
+
 def check_attribute_name(resource_id: str, name: str) -> str:
     """``name`` if it may appear in SQL text (indexed or constrained attributes only)."""
     if not _ATTRIBUTE_NAME.fullmatch(name):

@@ -23,15 +23,20 @@ from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueCo
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events, schema
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, check_attribute_name, dumps
+from infrastructure.storage.sql.dialect import (
+    Dialect,
+    check_attribute_name,
+    dumps,
+    primary_key,
+)
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
 
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
 
-_EVENTS_KEY = f"{TABLE_NAMES['events']}_pkey"
-"""The log's key (originator, version) where PostgreSQL names it: an insert's one statement
-fails on it when the row's version was taken after the statement's snapshot."""
+_EVENTS_KEY = primary_key("events")
+"""The log's key (originator, version): an insert's one statement fails on it when the
+row's version was taken after the statement's snapshot."""
 
 
 _LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"

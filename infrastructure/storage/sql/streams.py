@@ -18,12 +18,11 @@ from infrastructure.storage.entries import AppendEntry, StreamEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events, records
-from infrastructure.storage.sql.dialect import TABLE_NAMES
+from infrastructure.storage.sql.dialect import primary_key
 from infrastructure.storage.sql.session import RecordGuard, Session
 
-_APPEND_KEYS = frozenset(f"{TABLE_NAMES[table]}_pkey" for table in ("ids", "events"))
-"""The keys an append sent alone fails on when an id or a version is taken (PostgreSQL
-names a primary key ``<table>_pkey``)."""
+_APPEND_KEYS = frozenset((primary_key("ids"), primary_key("events")))
+"""The keys an append sent alone fails on when an id or a version is taken."""
 
 IDS_PER_STATEMENT = 500
 """The most entry ids one multi-row ``INSERT`` carries."""
