@@ -132,7 +132,11 @@ class StorageDriver(ABC, Generic[ContextT]):
         expected_head: int,
         entries: Sequence[AppendEntry],
     ) -> Sequence[StreamEntry]:
-        """Append at ``expected_head``: head mismatch or known id → ConflictError."""
+        """Append at ``expected_head``: head mismatch or known id → ConflictError.
+
+        The entries returned are the caller's to keep: their records are copies that
+        neither the store nor the caller's ``entries`` hold (a 100-entry append builds
+        them once, not once here and again in the view)."""
 
     @abstractmethod
     def read_stream(

@@ -282,7 +282,7 @@ class InMemoryDriver(StorageDriver[_State]):
             (events.STREAM_ENTRY_APPENDED, events.entry_state(resource.id, stream, entry))
             for entry in added
         )
-        return added
+        return [entry.fresh() for entry in added]
 
     def read_stream(
         self, ctx: _State, resource: Resource, stream: str, after: int, limit: int | None

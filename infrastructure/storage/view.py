@@ -439,8 +439,7 @@ class Streams(_Handle):
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> tuple[StreamEntry, ...]:
             self._guard(ctx, driver, self._anchor_key(stream, {}))
-            stored = driver.append_stream(ctx, self.resource, stream, expected_head, batch)
-            return tuple(entry.fresh() for entry in stored)
+            return tuple(driver.append_stream(ctx, self.resource, stream, expected_head, batch))
 
         return self._view.run(operation)
 

@@ -678,16 +678,16 @@ def test_insert_racing_a_committed_insert_of_the_same_key_conflicts_on_postgresq
         write = UNGUARDED_INSERTS[operation]
         b_checked, a_committed = threading.Event(), threading.Event()
         b_thread: list[int] = []
-        original = records._check_unique
+        original = records._send_unique
 
-        def check_unique(session: Any, resource: Any, entry: Any) -> None:
+        def send_unique(session: Any, resource: Any, entry: Any, covering: Any) -> Any:
             if b_thread and threading.get_ident() == b_thread[0] and not b_checked.is_set():
                 b_checked.set()  # B is about to insert its row and pick its log version
                 # A fix that makes A wait for B (a lock) is fine: B then goes on alone.
                 a_committed.wait(timeout=5)
-            original(session, resource, entry)
+            return original(session, resource, entry, covering)
 
-        monkeypatch.setattr(records, "_check_unique", check_unique)
+        monkeypatch.setattr(records, "_send_unique", send_unique)
 
         def writer_b() -> object:
             b_thread.append(threading.get_ident())

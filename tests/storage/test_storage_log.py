@@ -6,14 +6,22 @@ backend's own session, so table names and placeholders follow the dialect.
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from infrastructure.storage import AppendEntry, Backend, DurableRecord
+from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql import events
+from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
@@ -245,3 +253,57 @@ def test_awkward_keys_round_trip_everywhere_and_scan_in_utf8_byte_order(
         assert (entry.position, entry.id) == (1, key)
         assert backend.view.blobs(CONTENT_BLOBS).fetch(key).data == key.encode()
         assert [e.key for e in records.history(key)] == [key]
+
+
+@given(name=st.text())
+def test_log_stream_ids_are_the_uuidv5_of_their_names(name: str) -> None:
+    """A stored log stream's id is the RFC 9562 UUIDv5 of its name: the same value,
+    text, hash and version as the standard library's, so stores written before keep
+    their streams. Lone surrogates, which UTF-8 cannot encode, never reach it (keys are
+    validated first)."""
+    assume(all(not 0xD800 <= ord(character) <= 0xDFFF for character in name))
+    made, standard = events.name_based(name), uuid.uuid5(events.NAMESPACE, name)
+    assert (made, str(made), hash(made), made.version) == (
+        standard,
+        str(standard),
+        hash(standard),
+        5,
+    )
+    assert made.variant == uuid.RFC_4122
+    assert events.record_stream("r", name) == uuid.uuid5(events.NAMESPACE, f"records\0r\0{name}")
+
+
+_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\0"), min_size=1, max_size=12
+)
+
+
+@given(
+    key=_TEXT,
+    revision=st.integers(0, 2**63 - 1),
+    owner=_TEXT,
+    active=st.booleans(),
+    payload=st.dictionaries(_TEXT, st.integers(-(2**53), 2**53) | _TEXT | st.none(), max_size=3),
+)
+def test_a_record_writes_state_is_the_json_text_of_its_row(
+    key: str, revision: int, owner: str, active: bool, payload: dict[str, Any]
+) -> None:
+    """The state text assembled from pieces is the text the log's encoder writes for the
+    row as one object, with the payload's Canonical JSON in it, for keys and values that
+    JSON escapes (quotes, backslashes, control and non-ASCII characters)."""
+    record = DurableRecord("test.state", "0.1", payload)
+    entry = RecordEntry(key, revision, {"owner": owner, "active": active}, record)
+    text = events.record_state(EXECUTIONS.id, entry)
+    recorded_at = json.loads(text)["recorded_at"]
+    whole = {
+        "resource": EXECUTIONS.id,
+        "key": key,
+        "revision": revision,
+        "attributes": {"owner": owner, "active": active},
+        "recorded_at": recorded_at,
+        "record_type": "test.state",
+        "format_version": "0.1",
+        "payload": None,
+    }
+    assert text == dumps(whole)[: -len("null}")] + record.payload_json + "}"
+    assert datetime.fromisoformat(recorded_at).tzinfo is not None

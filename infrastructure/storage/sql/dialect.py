@@ -155,23 +155,20 @@ class Dialect(ABC):
         call: a condition or constraint checked again and again reuses its text."""
 
     def append_events(self, count: int) -> str:
-        """Insert ``count`` events in one statement (rows from :meth:`event_row`); skips
-        a row whose (originator, version) exists."""
+        """Insert ``count`` events of one log stream at consecutive versions in one
+        statement; skips a row whose (originator, version) exists. Parameters: the
+        originator, the version before the first event's, the topic, then each event's
+        state (one parameter an event). Needed only where :attr:`append_rows` is
+        ``None``."""
         key = f"append_events:{count}"
         text = self.texts.get(key)
         if text is None:
             text = self.texts[key] = self.sql(self._append_events(count))
         return text
 
-    @abstractmethod
     def _append_events(self, count: int) -> str:
-        """The template of :meth:`append_events`."""
-
-    @abstractmethod
-    def event_row(
-        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
-    ) -> tuple[object, ...]:
-        """The parameters of one row of :meth:`append_events` (``ordinal`` counts from 1)."""
+        """The template of :meth:`append_events`, where it is needed."""
+        raise NotImplementedError(f"{type(self).__name__} appends in one statement")
 
     def sql(self, template: str) -> str:
         """``template`` with this database's table names and placeholders."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,6 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
-from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import dumps
@@ -49,23 +49,42 @@ EVENTS_PER_STATEMENT = 500
 databases' limits on parameters per statement)."""
 
 
-# The stream ids are cached: UUIDv5 (a SHA-1 and a UUID object) is a tenth of an
-# append's Python, and a record replaced or a stream appended to is usually written again.
+_NAMESPACE_BYTES = NAMESPACE.bytes
+_KEEP = ~((0xF000 << 64) | (0xC000 << 48))
+"""Every bit of a SHA-1's first 16 bytes but the version's four and the variant's two."""
+_VERSION_5 = (5 << 76) | (0x8000 << 48)
+"""The version (5) and the variant (RFC 9562) bits of a UUIDv5."""
+
+
+def name_based(name: str) -> uuid.UUID:
+    """``uuid.uuid5(NAMESPACE, name)``, without the constructor's parsing of its arguments:
+    the first 16 bytes of the SHA-1 of the namespace's bytes and the name's UTF-8, with
+    the version and variant bits set. A new record key pays this on every insert."""
+    data = _NAMESPACE_BYTES + name.encode("utf-8")
+    digest = hashlib.sha1(data, usedforsecurity=False).digest()
+    made = object.__new__(uuid.UUID)
+    object.__setattr__(made, "int", (int.from_bytes(digest[:16]) & _KEEP) | _VERSION_5)
+    object.__setattr__(made, "is_safe", uuid.SafeUUID.unknown)
+    return made
+
+
+# The stream ids are cached: a record replaced or a stream appended to is usually
+# written again.
 @functools.lru_cache(maxsize=4096)
 def record_stream(resource_id: str, key: str) -> uuid.UUID:
     """The log stream of record ``key``."""
-    return uuid.uuid5(NAMESPACE, f"records\0{resource_id}\0{key}")
+    return name_based(f"records\0{resource_id}\0{key}")
 
 
 @functools.lru_cache(maxsize=4096)
 def entry_stream(resource_id: str, stream: str) -> uuid.UUID:
     """The log stream of SPI stream ``stream``."""
-    return uuid.uuid5(NAMESPACE, f"streams\0{resource_id}\0{stream}")
+    return name_based(f"streams\0{resource_id}\0{stream}")
 
 
 def blob_stream(resource_id: str, key: str) -> uuid.UUID:
     """The log stream of blob ``key`` (one event: blobs are written once)."""
-    return uuid.uuid5(NAMESPACE, f"blobs\0{resource_id}\0{key}")
+    return name_based(f"blobs\0{resource_id}\0{key}")
 
 
 def append(
@@ -83,19 +102,18 @@ def append(
 
 
 def send_many(
-    session: Session, originator: object, topic: str, versions_and_states: Sequence[tuple[int, str]]
+    session: Session, originator: object, topic: str, after: int, states: Sequence[bytes]
 ) -> list[Any]:
-    """Insert one event per ``(version, state JSON text)`` in as few statements as the
-    database allows, inside :meth:`Session.pipeline`; their cursors. Together their
-    ``rowcount``\\ s fall short of the events if any of those versions already existed."""
+    """Insert one event per state (its JSON, UTF-8) at the versions following ``after``,
+    in as few statements as the database allows, inside :meth:`Session.pipeline`; their
+    cursors. Together their ``rowcount``\\ s fall short of the events if any of those
+    versions already existed."""
     dialect = session.dialect
     cursors = []
-    for start in range(0, len(versions_and_states), EVENTS_PER_STATEMENT):
-        chunk = versions_and_states[start : start + EVENTS_PER_STATEMENT]
-        params: list[object] = []
-        for ordinal, (version, state) in enumerate(chunk, start=1):
-            params += dialect.event_row(originator, version, topic, state.encode("utf-8"), ordinal)
-        cursors.append(session.send(dialect.append_events(len(chunk)), params))
+    for start in range(0, len(states), EVENTS_PER_STATEMENT):
+        chunk = states[start : start + EVENTS_PER_STATEMENT]
+        template = dialect.append_events(len(chunk))
+        cursors.append(session.send(template, (originator, after + start, topic, *chunk)))
     return cursors
 
 
@@ -120,15 +138,35 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
 
 
 def record_state(resource_id: str, entry: RecordEntry) -> str:
-    """The state of a record write, as JSON text: the whole stored row."""
-    head = {
-        "resource": resource_id,
-        "key": entry.key,
-        "revision": entry.revision,
-        "attributes": dict(entry.attributes),
-        "recorded_at": datetime.now(UTC).isoformat(),
-    }
-    return _with_envelope(head, entry.record)
+    """The state of a record write, as JSON text: the whole stored row.
+
+    The text :func:`dumps` would write for ``{resource, key, revision, attributes,
+    recorded_at, record_type, format_version, payload}``, assembled from pieces (each
+    string escaped as ``dumps`` escapes it), with the payload's Canonical JSON text
+    spliced in: every record write builds one.
+    """
+    record = entry.record
+    return "".join(
+        (
+            '{"resource":',
+            _string(resource_id),
+            ',"key":',
+            _string(entry.key),
+            ',"revision":',
+            str(entry.revision),
+            ',"attributes":',
+            dumps(dict(entry.attributes)),
+            ',"recorded_at":"',
+            datetime.now(UTC).isoformat(),
+            '","record_type":',
+            _string(record.record_type),
+            ',"format_version":',
+            _string(record.format_version),
+            ',"payload":',
+            record.payload_json,
+            "}",
+        )
+    )
 
 
 def tombstone_state(resource_id: str, key: str, revision: int) -> dict[str, Any]:
@@ -188,16 +226,3 @@ def blob_state(resource_id: str, blob: BlobEntry) -> dict[str, Any]:
         "attributes": dict(blob.attributes),
         "data": base64.b64encode(blob.data).decode("ascii"),
     }
-
-
-def _with_envelope(head: dict[str, Any], record: DurableRecord) -> str:
-    """``head`` and the envelope's fields as one JSON object, the payload last.
-
-    The payload goes in as its stored Canonical JSON text, spliced in rather
-    than parsed and written again: the same JSON value, at no per-write cost.
-    """
-    head["record_type"] = record.record_type
-    head["format_version"] = record.format_version
-    head["payload"] = None
-    text = dumps(head)
-    return text[: -len("null}")] + record.payload_json + "}"

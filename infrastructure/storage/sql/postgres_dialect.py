@@ -148,18 +148,6 @@ class PostgresDialect(Dialect):
         ).as_string(None)
         super().__init__({key: f"{self._schema_sql}.{name}" for key, name in TABLE_NAMES.items()})
 
-    def _append_events(self, count: int) -> str:
-        rows = ", ".join(["(?, ?, ?, ?)"] * count)
-        return (
-            "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-            f"VALUES {rows} ON CONFLICT (originator_id, originator_version) DO NOTHING"
-        )
-
-    def event_row(
-        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
-    ) -> tuple[object, ...]:
-        return (originator, version, topic, state)
-
     def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
         # psycopg's pipeline mode: one network flush and one sync for the block.
         pipeline: AbstractContextManager[Any] = connection.pipeline()

@@ -143,10 +143,11 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
     takes that version. A conflict raised after a write needs no undo: it
     fails the scope, which rolls back.
     """
-    if _unique_applies(resource, entry):
+    covering = _covering(resource, entry)
+    if covering:
         lock_guards(session)  # the anchor before the rows it guards
     try:
-        _check_unique(session, resource, entry)
+        _raise_unique(resource, _send_unique(session, resource, entry, covering))
     except UniqueConstraintError:
         if _exists(session, resource, entry.key):  # a duplicate key is the first conflict
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
@@ -246,7 +247,7 @@ def replace(
                 "AND key = ?" + dialect.for_update,
                 (resource.id, entry.key),
             )
-            clashes = _send_unique(session, resource, entry)
+            clashes = _send_unique(session, resource, entry, _covering(resource, entry))
             if dialect.replace_row is not None:
                 where = (resource.id, entry.key)
                 checked = (*where, expected_revision, originator, events.RECORD_REPLACED, state)
@@ -551,30 +552,26 @@ def _matching(
     return "".join(terms), params
 
 
-def _unique_applies(resource: Resource, entry: RecordEntry) -> bool:
-    """Whether some unique constraint of ``resource`` covers ``entry``."""
-    return any(
-        not any(entry.attributes[name] is None for name in constraint["fields"])
-        and attributes_match(entry.attributes, constraint["where"])
+def _covering(resource: Resource, entry: RecordEntry) -> list[Mapping[str, Any]]:
+    """The unique constraints of ``resource`` that cover ``entry``: its row matches their
+    ``where`` and holds no null in their fields (nulls are distinct)."""
+    attributes = entry.attributes
+    return [
+        constraint
         for constraint in resource.unique
-    )
+        if not any(attributes[name] is None for name in constraint["fields"])
+        and attributes_match(attributes, constraint["where"])
+    ]
 
 
-def _check_unique(session: Session, resource: Resource, entry: RecordEntry) -> None:
-    """UniqueConstraintError if another row holds what a constraint lets only ``entry`` hold."""
-    _raise_unique(resource, _send_unique(session, resource, entry))
-
-
-def _send_unique(session: Session, resource: Resource, entry: RecordEntry) -> list[tuple[str, Any]]:
-    """Send one query per unique constraint covering ``entry`` (together, inside
+def _send_unique(
+    session: Session, resource: Resource, entry: RecordEntry, covering: list[Mapping[str, Any]]
+) -> list[tuple[str, Any]]:
+    """Send one query per unique constraint in ``covering`` (together, inside
     :meth:`Session.pipeline`): its name and the cursor of the clashing row."""
     sent = []
-    for constraint in resource.unique:
+    for constraint in covering:
         fields, where = constraint["fields"], constraint["where"]
-        if any(entry.attributes[name] is None for name in fields):
-            continue  # nulls are distinct
-        if not attributes_match(entry.attributes, where):
-            continue
         values = {**where, **{name: entry.attributes[name] for name in fields}}
         shape, bound = _shaped(session, values)
         key = ("unique", resource.id, constraint["name"], *shape)

@@ -64,21 +64,25 @@ class SQLiteDialect(Dialect):
         super().__init__(TABLE_NAMES)
 
     def _append_events(self, count: int) -> str:
-        # The uncorrelated max() is computed once, before any row goes in, so the
-        # rows take the next ``count`` notification ids in order.
-        rows = ", ".join(["(?, ?, ?, ?, ?)"] * count)
+        # One parameter a row, its state: each row's ordinal is in the text, and gives
+        # its version (after the one before the first) and its notification id. The
+        # uncorrelated max() is computed once, before any row goes in, so the rows take
+        # the next ``count`` notification ids in order.
+        if count == 1:  # no rows to join: a plain row is less work for SQLite
+            return (
+                "INSERT INTO {events} (originator_id, originator_version, topic, state, "
+                "notification_id) SELECT ?, ? + 1, ?, ?, "
+                "(SELECT coalesce(max(notification_id), 0) + 1 FROM {events}) WHERE true "
+                "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+            )
+        rows = ", ".join(f"(?, {ordinal})" for ordinal in range(1, count + 1))
         return (
             "INSERT INTO {events} (originator_id, originator_version, topic, state, "
-            "notification_id) SELECT v.column1, v.column2, v.column3, v.column4, "
-            "(SELECT coalesce(max(notification_id), 0) FROM {events}) + v.column5 "
+            "notification_id) SELECT ?, ? + v.column2, ?, v.column1, "
+            "(SELECT coalesce(max(notification_id), 0) FROM {events}) + v.column2 "
             f"FROM (VALUES {rows}) AS v WHERE true "
             "ON CONFLICT (originator_id, originator_version) DO NOTHING"
         )
-
-    def event_row(
-        self, originator: object, version: int, topic: str, state: bytes, ordinal: int
-    ) -> tuple[object, ...]:
-        return (originator, version, topic, state, ordinal)
 
     def attribute(self, name: str) -> str:
         return f"json_extract(attributes, '$.{name}')"

@@ -60,8 +60,9 @@ def append(
         return []
     dialect = session.dialect
     moved = expected_head + len(entries)
+    # What the caller gets back: records of their own, not the caller's.
     stored = [
-        StreamEntry.checked(position, entry.id, entry.record)
+        StreamEntry.checked(position, entry.id, entry.record.copy())
         for position, entry in enumerate(entries, start=expected_head + 1)
     ]
     state = events.entry_states(resource.id, stream)
@@ -104,10 +105,12 @@ def append(
             _expect_head(resource, stream, int(current), expected_head)
     else:
         base = _move_head(session, resource, stream, expected_head, moved)
-        rows = [(base + added.position, state(added)) for added in stored]
+        states = [state(added).encode("utf-8") for added in stored]
         with session.pipeline():
             id_cursors = _send_ids(session, resource, stream, ids)
-            event_cursors = events.send_many(session, originator, topic, rows)
+            event_cursors = events.send_many(
+                session, originator, topic, base + expected_head, states
+            )
         entered = [row[0] for cursor in id_cursors for row in cursor.fetchall()]
         written = sum(cursor.rowcount for cursor in event_cursors)
     _check_ids(resource, stream, ids, entered)
@@ -182,21 +185,26 @@ def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str])
     cursors = []
     for start in range(0, len(ids), IDS_PER_STATEMENT):
         chunk = ids[start : start + IDS_PER_STATEMENT]
-        params: list[object] = []
-        for entry_id in chunk:
-            params += (resource.id, stream, entry_id)
-        cursors.append(session.send(_ids_template(session, len(chunk)), params))
+        template = _ids_template(session, len(chunk))
+        cursors.append(session.send(template, (resource.id, stream, *chunk)))
     return cursors
 
 
 def _ids_template(session: Session, count: int) -> str:
-    """The template of :func:`_send_ids`' statement for ``count`` ids, built once."""
+    """The template of :func:`_send_ids`' statement for ``count`` ids, built once:
+    parameters the resource, the stream, then each id (one parameter an id)."""
     statements = session.dialect.statements
     template = statements.get(("entry_ids", count))
     if template is None:
-        rows = ", ".join(["(?, ?, ?)"] * count)
+        rows = ", ".join(["(?)"] * count)
+        # One id is a plain row: less work for the database than a join with one row.
+        source = (
+            "VALUES (?, ?, ?)"
+            if count == 1
+            else f"SELECT ?, ?, v.column1 FROM (VALUES {rows}) AS v WHERE true"
+        )
         template = statements["entry_ids", count] = (
-            f"INSERT INTO {{ids}} (resource, stream, entry_id) VALUES {rows} "
+            f"INSERT INTO {{ids}} (resource, stream, entry_id) {source} "
             "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id"
         )
     return template
