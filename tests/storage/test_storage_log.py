@@ -17,7 +17,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from infrastructure.storage import AppendEntry, Backend, DurableRecord
+from infrastructure.storage import AppendEntry, Backend, ConflictError, DurableRecord
 from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.opening import open_backend
 from infrastructure.storage.sql import events
@@ -205,6 +205,24 @@ def test_deleted_stream_restarts_at_one_while_the_log_keeps_old_entries(
     assert [tuple(row) for row in heads] == [(1, 3)]
 
 
+def test_a_restarted_stream_refuses_only_the_ids_of_its_live_entries(backend: Backend) -> None:
+    """An id from before the stream's delete goes in again; one of the live stream is
+    refused and named, the first of the batch that is, and nothing of the batch stays."""
+    journal = backend.view.streams(JOURNAL)
+    journal.append(stream=OWNER, expected_head=0, entries=_entries("a", "b", "c"))
+    journal.delete(stream=OWNER)
+    journal.append(stream=OWNER, expected_head=0, entries=_entries("c", "a"))
+    with pytest.raises(ConflictError, match=r"duplicate stream entry identity: .*/owner-1/a$"):
+        journal.append(stream=OWNER, expected_head=2, entries=_entries("b", "a", "c"))
+    assert [entry.id for entry in journal.read(stream=OWNER)] == ["c", "a"]
+    stored = journal.append(stream=OWNER, expected_head=2, entries=_entries("b"))
+    assert [(entry.position, entry.id) for entry in stored] == [(3, "b")]
+
+
+def _entries(*ids: str) -> list[AppendEntry]:
+    return [AppendEntry(entry_id, _record(entry_id)) for entry_id in ids]
+
+
 def test_a_rolled_back_transaction_leaves_nothing_in_the_log(backend: Backend) -> None:
     before = sql_rows(backend, "SELECT count(*) FROM {events}")[0][0]
 
@@ -283,7 +301,9 @@ _TEXT = st.text(
     revision=st.integers(0, 2**63 - 1),
     owner=_TEXT,
     active=st.booleans(),
-    payload=st.dictionaries(_TEXT, st.integers(-(2**53), 2**53) | _TEXT | st.none(), max_size=3),
+    payload=st.dictionaries(
+        _TEXT, st.integers(-(2**53) + 1, 2**53 - 1) | _TEXT | st.none(), max_size=3
+    ),
 )
 def test_a_record_writes_state_is_the_json_text_of_its_row(
     key: str, revision: int, owner: str, active: bool, payload: dict[str, Any]

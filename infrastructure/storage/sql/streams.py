@@ -103,6 +103,7 @@ def append(
             raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
         if int(current) != moved:  # a new stream expected above 0: created at 0
             _expect_head(resource, stream, int(current), expected_head)
+        _check_ids(resource, stream, ids, entered)
     else:
         base = _move_head(session, resource, stream, expected_head, moved)
         states = [state(added).encode("utf-8") for added in stored]
@@ -111,9 +112,12 @@ def append(
             event_cursors = events.send_many(
                 session, originator, topic, base + expected_head, states
             )
-        entered = [row[0] for cursor in id_cursors for row in cursor.fetchall()]
+        if sum(cursor.rowcount for cursor in id_cursors) != len(ids):
+            known = _live_ids(session, resource, stream, base, expected_head)
+            _check_ids(
+                resource, stream, ids, [entry_id for entry_id in ids if entry_id not in known]
+            )
         written = sum(cursor.rowcount for cursor in event_cursors)
-    _check_ids(resource, stream, ids, entered)
     if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
@@ -128,6 +132,17 @@ def _known(session: Session, resource: Resource, stream: str, entry_id: str) -> 
         )
         is not None
     )
+
+
+def _live_ids(session: Session, resource: Resource, stream: str, base: int, live: int) -> set[str]:
+    """The ids of the ``live`` entries a stream had before an append (read from their
+    events: the ids table holds the append's own by now). Only a refused append asks."""
+    rows = session.all(
+        "SELECT state FROM {events} WHERE originator_id = ? AND originator_version > ? "
+        "AND originator_version <= ?",
+        (session.dialect.originator(events.entry_stream(resource.id, stream)), base, base + live),
+    )
+    return {str(events.decode(state)["id"]) for (state,) in rows}
 
 
 def _own_anchor(session: Session) -> tuple[str, ...]:
@@ -179,8 +194,8 @@ def _expect_head(resource: Resource, stream: str, current: int, expected_head: i
 def _send_ids(session: Session, resource: Resource, stream: str, ids: list[str]) -> list[Any]:
     """Enter ``ids`` in the live stream's id table, inside :meth:`Session.pipeline`.
 
-    The head row is locked, so the table is ours to check by inserting: an id
-    the insert skipped (not returned) was already in the live stream.
+    The head row is locked, so the table is ours to check by inserting: the
+    ``rowcount``\\ s fall short of the ids if one was already in the live stream.
     """
     cursors = []
     for start in range(0, len(ids), IDS_PER_STATEMENT):
@@ -205,7 +220,7 @@ def _ids_template(session: Session, count: int) -> str:
         )
         template = statements["entry_ids", count] = (
             f"INSERT INTO {{ids}} (resource, stream, entry_id) {source} "
-            "ON CONFLICT (resource, stream, entry_id) DO NOTHING RETURNING entry_id"
+            "ON CONFLICT (resource, stream, entry_id) DO NOTHING"
         )
     return template
 
