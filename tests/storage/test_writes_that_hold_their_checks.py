@@ -24,6 +24,7 @@ from infrastructure.storage import (
     DurableRecord,
     NotFoundError,
     SerializationError,
+    UniqueConstraintError,
 )
 from infrastructure.storage.audit import audit_store
 from infrastructure.storage.opening import open_backend
@@ -121,14 +122,58 @@ def test_a_replace_whose_checks_hold_reads_nothing(
         expected_attributes={"active": False} if expect else None,
     )
     sent = [statement.split()[0] for statement in statements]
-    if durable_store_url.startswith("sqlite"):
-        assert sent == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+    if durable_store_url.startswith("sqlite"):  # the first UPDATE keeps the attributes
+        assert sent == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"]
     else:
         assert sent == ["WITH"]
     executions = backend.view.records(EXECUTIONS)
     assert executions.fetch(key).revision == 1
     assert executions.fetch(key).attributes == {"owner": owner, "active": True}
     assert [entry.revision for entry in executions.history(key)] == [0, 1]
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
+def test_a_replace_that_keeps_its_attributes_leaves_their_indexes_alone(
+    backend: Backend, statements: list[str], durable_store_url: str
+) -> None:
+    """On SQLite, which rewrites the index entries of every column an ``UPDATE`` sets, a
+    replace whose attributes are the stored ones does not set them: one ``UPDATE``
+    without the attributes, its event. The indexes still find the row and the unique
+    constraint still holds; the same attributes given in another order are written
+    (their text differs) and found alike."""
+    _owned_execution(backend, "owner", "run")
+    executions = backend.view.records(EXECUTIONS)
+    active = {"owner": "owner", "active": True}
+    executions.replace(
+        key="run", expected_revision=0, next_revision=1, attributes=active, record=_record("1")
+    )
+    statements.clear()
+    executions.replace(
+        key="run", expected_revision=1, next_revision=2, attributes=active, record=_record("2")
+    )
+    if durable_store_url.startswith("sqlite"):
+        assert [statement.split()[0] for statement in statements] == [
+            "BEGIN",
+            "UPDATE",
+            "INSERT",
+            "COMMIT",
+        ]
+        assert "attributes" not in statements[1].split(" WHERE ")[0]
+    else:
+        assert [statement.split()[0] for statement in statements] == ["WITH"]
+    executions.replace(
+        key="run",
+        expected_revision=2,
+        next_revision=3,
+        attributes={"active": True, "owner": "owner"},
+        record=_record("3"),
+    )
+    (found,) = executions.scan(index="owner_active", equals=active)
+    assert (found.key, found.revision, found.record) == ("run", 3, _record("3"))
+    assert [row.key for row in executions.scan(index="owner", equals={"owner": "owner"})] == ["run"]
+    with pytest.raises(UniqueConstraintError):
+        executions.insert(key="second", revision=0, attributes=active, record=_record("s"))
+    assert [entry.revision for entry in executions.history("run")] == [0, 1, 2, 3]
     assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
 
 

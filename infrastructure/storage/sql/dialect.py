@@ -211,6 +211,16 @@ class Dialect(ABC):
         writes the event too: the anchor's, ``resource, key, revision``, the terms', the
         event's (``originator, topic, state``), the write's, then ``resource, key``."""
 
+    def checked_replace_keeping_attributes(self, terms: str, *, guarded: bool) -> str | None:
+        """:meth:`checked_replace` for a write whose attributes are the stored ones: the
+        row's attributes are not set, so a database that rewrites the index entries of
+        every column a write sets leaves them alone. Parameters, where
+        :attr:`replace_row` is ``None``: the write without its attributes (``revision,
+        record_type, format_version, payload``), the attributes (the row must hold
+        exactly this text), then as :meth:`checked_replace`'s. ``None`` where the
+        database leaves unchanged index entries alone by itself."""
+        return None
+
     @abstractmethod
     def bind(self, value: Scalar) -> object:
         """A parameter comparing equal to :meth:`attribute` exactly when the values are equal."""

@@ -309,7 +309,10 @@ def _replace_in_place(
     row's new revision, attributes, record type, format version and payload. A ``False``
     sends the replace down the full path, which reads the row and reports the first
     check that fails. A unique constraint is left to its generated index: the other
-    checks passed, so its violation is the first conflict.
+    checks passed, so its violation is the first conflict. Where the dialect has an
+    ``UPDATE`` that keeps the stored attributes (SQLite), it goes first: a replace that
+    writes the attributes the row holds then writes none of their index entries, and
+    one that changes them costs that statement more.
     """
     anchor = _anchor(session, resource, entry)
     if anchor is None:
@@ -318,16 +321,24 @@ def _replace_in_place(
     shape = ("replace", resource.id, tuple(expected_attributes), bool(anchor))
     query = dialect.statements.get(shape)
     if query is None:
-        query = dialect.statements[shape] = _in_place_replace(
-            dialect, resource, tuple(expected_attributes), bool(anchor)
-        )
+        terms = _checked_terms(dialect, resource, tuple(expected_attributes))
+        query = dialect.statements[shape] = dialect.checked_replace(terms, guarded=bool(anchor))
+        kept = dialect.checked_replace_keeping_attributes(terms, guarded=bool(anchor))
+        if kept is not None:
+            dialect.statements[("kept", *shape)] = kept
+    kept = dialect.statements.get(("kept", *shape))
     where = (resource.id, entry.key)
     checked: list[object] = [*where, expected_revision]
     checked += (dumps(entry.attributes[name]) for name in resource.immutable_attributes)
     checked += (dumps(value) for value in expected_attributes.values())
     with _UniqueViolations(layout, resource):
         if dialect.replace_row is None:  # the row, then its event at the row's version
-            if session.execute(query, (*write, *checked, *anchor)) != 1:
+            # The usual replace keeps its attributes: tried first, it writes no index.
+            revision, attributes, *envelope = write
+            kept_params = (revision, *envelope, attributes, *checked, *anchor)
+            if (kept is None or session.execute(kept, kept_params) != 1) and session.execute(
+                query, (*write, *checked, *anchor)
+            ) != 1:
                 return False
             written = session.execute(dialect.append_event_at_row, (*event, *where)) == 1
         else:  # the anchor's lock, the checked row, its event and the write: one statement
@@ -360,15 +371,13 @@ def _anchor(session: Session, resource: Resource, entry: RecordEntry) -> tuple[s
     return () if named is None else (guard.anchor, str(named))
 
 
-def _in_place_replace(
-    dialect: Dialect, resource: Resource, expected: tuple[str, ...], guarded: bool
-) -> str:
-    """The template of :func:`_replace_in_place` for one shape of its checks."""
-    terms = "".join(
+def _checked_terms(dialect: Dialect, resource: Resource, expected: tuple[str, ...]) -> str:
+    """The `` AND`` checks of :func:`_replace_in_place`: each immutable attribute and each
+    expected one, compared as JSON values (one parameter each)."""
+    return "".join(
         " AND " + dialect.attribute_equals_json(check_attribute_name(resource.id, name))
         for name in (*resource.immutable_attributes, *expected)
     )
-    return dialect.checked_replace(terms, guarded=guarded)
 
 
 _INSERT_ROW = (

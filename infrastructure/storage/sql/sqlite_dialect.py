@@ -100,6 +100,19 @@ class SQLiteDialect(Dialect):
             "WHERE resource = ? AND key = ? AND revision = ?" + terms + (anchor if guarded else "")
         )
 
+    def checked_replace_keeping_attributes(self, terms: str, *, guarded: bool) -> str | None:
+        # SQLite rewrites the entries of every index on a column an UPDATE sets, equal
+        # values or not: an attributes column left out of SET leaves the scan and unique
+        # indexes unwritten (three pages fewer per replace of an indexed resource).
+        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+        return (
+            "UPDATE {records} SET revision = ?, record_type = ?, format_version = ?, "
+            "payload = ?, log_version = log_version + 1 "
+            "WHERE attributes = ? AND resource = ? AND key = ? AND revision = ?"
+            + terms
+            + (anchor if guarded else "")
+        )
+
     def bind(self, value: Scalar) -> object:
         # json_extract yields 1/0 for true/false, so booleans compare as integers.
         return int(value) if isinstance(value, bool) else value
