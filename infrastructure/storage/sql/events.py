@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
+from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import dumps
@@ -145,7 +146,6 @@ def record_state(resource_id: str, entry: RecordEntry) -> str:
     string escaped as ``dumps`` escapes it), with the payload's Canonical JSON text
     spliced in: every record write builds one.
     """
-    record = entry.record
     return "".join(
         (
             '{"resource":',
@@ -158,13 +158,8 @@ def record_state(resource_id: str, entry: RecordEntry) -> str:
             dumps(dict(entry.attributes)),
             ',"recorded_at":"',
             datetime.now(UTC).isoformat(),
-            '","record_type":',
-            _string(record.record_type),
-            ',"format_version":',
-            _string(record.format_version),
-            ',"payload":',
-            record.payload_json,
-            "}",
+            '"',
+            _envelope(entry.record),
         )
     )
 
@@ -187,24 +182,27 @@ def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
     head = _entry_head(resource_id, stream)
 
     def state(entry: StreamEntry) -> str:
-        record = entry.record
         return "".join(
-            (
-                head,
-                str(entry.position),
-                ',"id":',
-                _string(entry.id),
-                ',"record_type":',
-                _string(record.record_type),
-                ',"format_version":',
-                _string(record.format_version),
-                ',"payload":',
-                record.payload_json,
-                "}",
-            )
+            (head, str(entry.position), ',"id":', _string(entry.id), _envelope(entry.record))
         )
 
     return state
+
+
+def _envelope(record: DurableRecord) -> str:
+    """The end of a record's or an entry's state: its envelope's members, the payload's
+    Canonical JSON text last, and the closing brace."""
+    return "".join(
+        (
+            ',"record_type":',
+            _string(record.record_type),
+            ',"format_version":',
+            _string(record.format_version),
+            ',"payload":',
+            record.payload_json,
+            "}",
+        )
+    )
 
 
 @functools.lru_cache(maxsize=4096)
