@@ -336,9 +336,8 @@ def _replace_in_place(
             # The usual replace keeps its attributes: tried first, it writes no index.
             revision, attributes, *envelope = write
             kept_params = (revision, *envelope, attributes, *checked, *anchor)
-            if (kept is None or session.execute(kept, kept_params) != 1) and session.execute(
-                query, (*write, *checked, *anchor)
-            ) != 1:
+            unchanged = kept is not None and session.execute(kept, kept_params) == 1
+            if not unchanged and session.execute(query, (*write, *checked, *anchor)) != 1:
                 return False
             written = session.execute(dialect.append_event_at_row, (*event, *where)) == 1
         else:  # the anchor's lock, the checked row, its event and the write: one statement
