@@ -125,7 +125,9 @@ class Resource:
     def validate_attributes(
         self, values: Any, *, partial: bool = False
     ) -> Mapping[str, str | int | bool | None]:
-        """A read-only copy of ``values``; exact key set unless ``partial``."""
+        """A read-only copy of ``values``; exact key set unless ``partial``, and then in the
+        declared order, whatever the caller's: a row's attributes are stored as one text,
+        the same for the same values."""
         if not isinstance(values, Mapping):
             raise TypeError(f"{self.id}: attributes must be a mapping, got {type(values).__name__}")
         for name in values:
@@ -139,10 +141,16 @@ class Resource:
             if not partial:
                 missing = sorted(set(declared).difference(values))
                 raise ValueError(f"{self.id}: missing attributes {missing}")
-        result = {
-            name: validate_value(declared[name], value, labels[name])
-            for name, value in values.items()
-        }
+        if partial:
+            result = {
+                name: validate_value(declared[name], value, labels[name])
+                for name, value in values.items()
+            }
+        else:
+            result = {
+                name: validate_value(kind, values[name], labels[name])
+                for name, kind in declared.items()
+            }
         for name, value in result.items():
             if isinstance(value, str) and name in self.indexed_attributes:
                 size = len(value.encode("utf-8"))

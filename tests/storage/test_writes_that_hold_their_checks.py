@@ -138,9 +138,8 @@ def test_a_replace_that_keeps_its_attributes_leaves_their_indexes_alone(
 ) -> None:
     """On SQLite, which rewrites the index entries of every column an ``UPDATE`` sets, a
     replace whose attributes are the stored ones does not set them: one ``UPDATE``
-    without the attributes, its event. The indexes still find the row and the unique
-    constraint still holds; the same attributes given in another order are written
-    (their text differs) and found alike."""
+    without the attributes, its event, whatever order the caller gives them in. The
+    indexes still find the row and the unique constraint still holds."""
     _owned_execution(backend, "owner", "run")
     executions = backend.view.records(EXECUTIONS)
     active = {"owner": "owner", "active": True}
@@ -151,23 +150,17 @@ def test_a_replace_that_keeps_its_attributes_leaves_their_indexes_alone(
     executions.replace(
         key="run", expected_revision=1, next_revision=2, attributes=active, record=_record("2")
     )
-    if durable_store_url.startswith("sqlite"):
-        assert [statement.split()[0] for statement in statements] == [
-            "BEGIN",
-            "UPDATE",
-            "INSERT",
-            "COMMIT",
-        ]
-        assert "attributes" not in statements[1].split(" WHERE ")[0]
-    else:
-        assert [statement.split()[0] for statement in statements] == ["WITH"]
+    reordered = {"active": True, "owner": "owner"}
     executions.replace(
-        key="run",
-        expected_revision=2,
-        next_revision=3,
-        attributes={"active": True, "owner": "owner"},
-        record=_record("3"),
+        key="run", expected_revision=2, next_revision=3, attributes=reordered, record=_record("3")
     )
+    if durable_store_url.startswith("sqlite"):
+        sent = [statement.split()[0] for statement in statements]
+        assert sent == ["BEGIN", "UPDATE", "INSERT", "COMMIT"] * 2
+        assert "attributes" not in statements[1].split(" WHERE ")[0]
+        assert "attributes" not in statements[5].split(" WHERE ")[0]
+    else:
+        assert [statement.split()[0] for statement in statements] == ["WITH"] * 2
     (found,) = executions.scan(index="owner_active", equals=active)
     assert (found.key, found.revision, found.record) == ("run", 3, _record("3"))
     assert [row.key for row in executions.scan(index="owner", equals={"owner": "owner"})] == ["run"]
