@@ -229,8 +229,9 @@ class _PooledSession(Session):
         super().__init__(_checked_out(pool, self._deadline), dialect)
 
     def begin(self) -> None:
-        """Begin the transaction (on the next pooled connection if this one is dead)."""
-        while True:
+        """Begin the transaction unless it began (on the next pooled connection if this one
+        is dead)."""
+        while self._began is None:
             connection = self.connection
             try:
                 began = connection.transaction()
@@ -244,7 +245,6 @@ class _PooledSession(Session):
                 self.connection = _checked_out(self._pool, self._deadline)
                 continue
             self._began = began
-            return
 
     def end(self, error: BaseException | None) -> None:
         """Commit the transaction if it began (roll it back after ``error``), then give the
@@ -260,18 +260,15 @@ class _PooledSession(Session):
                 self._pool.putconn(self.connection)
 
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
-        if self._began is None:
-            self.begin()
+        self.begin()
         return super().send(template, params)
 
     def pipeline(self) -> AbstractContextManager[Any]:
-        if self._began is None:
-            self.begin()
+        self.begin()
         return super().pipeline()
 
     def execute_ddl(self, statement: str) -> None:
-        if self._began is None:
-            self.begin()
+        self.begin()
         super().execute_ddl(statement)
 
     def alone(

@@ -141,16 +141,10 @@ class Resource:
             if not partial:
                 missing = sorted(set(declared).difference(values))
                 raise ValueError(f"{self.id}: missing attributes {missing}")
-        if partial:
-            result = {
-                name: validate_value(declared[name], value, labels[name])
-                for name, value in values.items()
-            }
-        else:
-            result = {
-                name: validate_value(kind, values[name], labels[name])
-                for name, kind in declared.items()
-            }
+        result = {
+            name: validate_value(declared[name], values[name], labels[name])
+            for name in (values if partial else declared)
+        }
         for name, value in result.items():
             if isinstance(value, str) and name in self.indexed_attributes:
                 size = len(value.encode("utf-8"))
