@@ -78,10 +78,10 @@ class DurableRecord:
 
     def copy(self) -> DurableRecord:
         """An equal, independent instance."""
-        clone = object.__new__(DurableRecord)
-        object.__setattr__(clone, "record_type", self.record_type)
-        object.__setattr__(clone, "format_version", self.format_version)
-        object.__setattr__(clone, "_payload_json", self._payload_json)
+        clone = _new(DurableRecord)
+        _set_record_type(clone, self.record_type)
+        _set_format_version(clone, self.format_version)
+        _set_payload_json(clone, self._payload_json)
         return clone
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -104,3 +104,11 @@ class DurableRecord:
 
     def __repr__(self) -> str:
         return f"DurableRecord({self.record_type!r}, {self.format_version!r}, {self._payload_json})"
+
+
+# The slots' own setters, for copy(): past the immutability guard, and without the name
+# lookup of object.__setattr__ (a store copies the record of every entry it returns).
+_new = object.__new__
+_set_record_type = DurableRecord.__dict__["record_type"].__set__
+_set_format_version = DurableRecord.__dict__["format_version"].__set__
+_set_payload_json = DurableRecord.__dict__["_payload_json"].__set__

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -76,16 +76,17 @@ class RecordedEntry(RecordEntry):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class AppendEntry:
     """One entry to append to a stream."""
 
     id: str
     record: DurableRecord
 
-    def __post_init__(self) -> None:
-        validate_key(self.id, "entry id")
-        _record(self.record)
+    def __init__(self, id: str, record: DurableRecord) -> None:
+        # The slots set directly: a caller builds one per entry of an append.
+        _set_append_id(self, validate_key(id, "entry id"))
+        _set_append_record(self, _record(record))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +109,36 @@ class StreamEntry:
     @classmethod
     def checked(cls, position: int, entry_id: str, record: DurableRecord) -> StreamEntry:
         """An entry of values the caller already validated (a position counted from a
-        checked head, the id and record of an ``AppendEntry``): no second check per
-        entry, which a 100-entry append would pay 100 times."""
-        entry = object.__new__(cls)
-        object.__setattr__(entry, "position", position)
-        object.__setattr__(entry, "id", entry_id)
-        object.__setattr__(entry, "record", record)
+        checked head, the id and record of an ``AppendEntry``): no second check."""
+        entry = _new(cls)
+        _set_position(entry, position)
+        _set_id(entry, entry_id)
+        _set_record(entry, record)
         return entry
+
+    @staticmethod
+    def numbered(first: int, entries: Sequence[AppendEntry]) -> list[StreamEntry]:
+        """The entries an append of ``entries`` stores, at positions ``first, first + 1,
+        ...``, each with a copy of its record; not checked again (their ``AppendEntry``
+        was), which a 100-entry append would pay 100 times."""
+        numbered = []
+        for position, appended in enumerate(entries, first):
+            entry = _new(StreamEntry)
+            _set_position(entry, position)
+            _set_id(entry, appended.id)
+            _set_record(entry, appended.record.copy())
+            numbered.append(entry)
+        return numbered
+
+
+# The slots' own setters, for entries of values already validated: past the frozen
+# dataclass's guard, without object.__setattr__'s lookup of each name.
+_new = object.__new__
+_set_append_id = AppendEntry.__dict__["id"].__set__
+_set_append_record = AppendEntry.__dict__["record"].__set__
+_set_position = StreamEntry.__dict__["position"].__set__
+_set_id = StreamEntry.__dict__["id"].__set__
+_set_record = StreamEntry.__dict__["record"].__set__
 
 
 @dataclass(frozen=True, slots=True)

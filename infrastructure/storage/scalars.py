@@ -35,7 +35,15 @@ ATTRIBUTE_TYPES = frozenset(
 def validate_key(value: Any, what: str = "key") -> str:
     """A non-empty ``str`` without NUL, valid UTF-8 of at most :data:`MAX_KEY_BYTES` bytes."""
     # The checks of validate_name, inline and with one encoding: every entry id of an
-    # append and every key of a write comes through here.
+    # append and every key of a write comes through here. An ASCII text is as many bytes
+    # of UTF-8 as it has characters, and is valid UTF-8: no encoding needed.
+    if (
+        value.__class__ is str
+        and value.isascii()
+        and 0 < len(value) <= MAX_KEY_BYTES
+        and "\0" not in value
+    ):
+        return value
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if "\0" in value:

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
-from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import dumps
@@ -159,7 +158,9 @@ def record_state(resource_id: str, entry: RecordEntry) -> str:
             ',"recorded_at":"',
             datetime.now(UTC).isoformat(),
             '"',
-            _envelope(entry.record),
+            _envelope_head(entry.record.record_type, entry.record.format_version),
+            entry.record.payload_json,
+            "}",
         )
     )
 
@@ -182,25 +183,33 @@ def entry_states(resource_id: str, stream: str) -> Callable[[StreamEntry], str]:
     head = _entry_head(resource_id, stream)
 
     def state(entry: StreamEntry) -> str:
+        record = entry.record
         return "".join(
-            (head, str(entry.position), ',"id":', _string(entry.id), _envelope(entry.record))
+            (
+                head,
+                str(entry.position),
+                ',"id":',
+                _string(entry.id),
+                _envelope_head(record.record_type, record.format_version),
+                record.payload_json,
+                "}",
+            )
         )
 
     return state
 
 
-def _envelope(record: DurableRecord) -> str:
-    """The end of a record's or an entry's state: its envelope's members, the payload's
-    Canonical JSON text last, and the closing brace."""
+@functools.lru_cache(maxsize=1024)
+def _envelope_head(record_type: str, format_version: str) -> str:
+    """The members of a record's or an entry's envelope up to its payload's text (which
+    ends the state, before the closing brace): made once per record type and version."""
     return "".join(
         (
             ',"record_type":',
-            _string(record.record_type),
+            _string(record_type),
             ',"format_version":',
-            _string(record.format_version),
+            _string(format_version),
             ',"payload":',
-            record.payload_json,
-            "}",
         )
     )
 

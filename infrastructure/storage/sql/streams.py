@@ -61,10 +61,7 @@ def append(
     dialect = session.dialect
     moved = expected_head + len(entries)
     # What the caller gets back: records of their own, not the caller's.
-    stored = [
-        StreamEntry.checked(position, entry.id, entry.record.copy())
-        for position, entry in enumerate(entries, start=expected_head + 1)
-    ]
+    stored = StreamEntry.numbered(expected_head + 1, entries)
     state = events.entry_states(resource.id, stream)
     originator = dialect.originator(events.entry_stream(resource.id, stream))
     ids = [entry.id for entry in entries]
