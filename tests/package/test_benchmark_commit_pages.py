@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.commit_pages import frames_per_write, wal_pages
+from benchmarks.commit_pages import PASSES, frames_per_write, wal_pages
 
 
 def _wal_file(path: Path) -> sqlite3.Connection:
@@ -54,3 +54,19 @@ def test_an_empty_wal_holds_no_pages(tmp_path: Path) -> None:
         connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)")
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert wal_pages(path) == []
+
+
+def test_a_pass_of_fewer_writes_counts_frames_per_write_all_the_same(tmp_path: Path) -> None:
+    """Passes of 6 writes (the 100-entry append's) run 6 writes a pass, per write counted."""
+    path = tmp_path / "short.db"
+    with closing(_wal_file(path)) as connection:
+        connection.execute("CREATE TABLE rows (k INTEGER PRIMARY KEY, v TEXT)")
+        connection.execute("INSERT INTO rows VALUES (1, 'a')")
+        writes = itertools.count()
+
+        def update() -> None:
+            connection.execute("UPDATE rows SET v = ? WHERE k = 1", (f"{next(writes):06d}",))
+
+        frames, by_tree = frames_per_write(path, update, per_pass=6)
+    assert next(writes) == PASSES * 6
+    assert (frames, by_tree) == (1.0, {"rows": 1.0})
