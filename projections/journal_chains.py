@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
@@ -212,8 +213,15 @@ class ChainSnapshot:
     def of(
         cls, coordinate: ArtifactCoordinate, stored: tuple[StoredRevision, ...]
     ) -> ChainSnapshot:
-        """Index ``stored`` (already in ascending version order)."""
-        return cls(coordinate, stored, tuple(s.version_key for s in stored))
+        """Index ``stored`` (already in ascending version order).
+
+        Fields set directly: a start builds one snapshot per artifact.
+        """
+        snapshot = _new(cls)
+        _set_coordinate(snapshot, coordinate)
+        _set_stored(snapshot, stored)
+        _set_keys(snapshot, tuple(map(_VERSION_KEY, stored)))
+        return snapshot
 
     @classmethod
     def from_revisions(cls, revisions: tuple[JournalRevision, ...]) -> ChainSnapshot:
@@ -280,8 +288,17 @@ class ChainSnapshot:
         """A new snapshot with ``stored`` appended after the head."""
         added = tuple(stored)
         return ChainSnapshot(
-            self.coordinate, self.stored + added, self._keys + tuple(s.version_key for s in added)
+            self.coordinate, self.stored + added, self._keys + tuple(map(_VERSION_KEY, added))
         )
+
+
+# A snapshot's slots' own setters, for ChainSnapshot.of: past the frozen dataclass's
+# guard, without object.__setattr__'s lookup of each name.
+_new = object.__new__
+_set_coordinate = ChainSnapshot.__dict__["coordinate"].__set__
+_set_stored = ChainSnapshot.__dict__["stored"].__set__
+_set_keys = ChainSnapshot.__dict__["_keys"].__set__
+_VERSION_KEY = operator.attrgetter("version_key")
 
 
 class ChainMap(Mapping[ArtifactCoordinate, ChainSnapshot]):

@@ -10,6 +10,7 @@ import enum
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import total_ordering
@@ -186,6 +187,22 @@ def is_journal_version(text: str) -> bool:
     """Whether ``text`` is what :class:`JournalVersion` accepts, checked without building
     one (a start checks a file name per revision, and most are only compared as text)."""
     return _VERSION.fullmatch(text) is not None and _is_real(text)
+
+
+def version_reader(suffix: str) -> Callable[[str], str | None]:
+    """A reader of texts ``<journal-version><suffix>``: it returns the version, or ``None``
+    for any other text. A version is checked as :func:`is_journal_version` checks it, in
+    the same match as the suffix (a start reads a file name per revision)."""
+    pattern = re.compile(f"({_VERSION.pattern}){re.escape(suffix)}")
+
+    def read(text: str) -> str | None:
+        found = pattern.fullmatch(text)
+        if found is None:
+            return None
+        version = found[1]
+        return version if _is_real(version) else None
+
+    return read
 
 
 # Each month's last day (February's in a leap year), as the two digits a version holds.

@@ -294,6 +294,38 @@ def test_every_day_of_four_centuries_is_accepted_exactly_when_the_calendar_has_i
                     assert values.is_journal_version(text)
 
 
+_READ_REVISION_NAME = values.version_reader(".journal")
+
+
+@settings(max_examples=500)
+@given(
+    version=st.one_of(
+        st.builds(
+            "{:04d}{:02d}{:02d}T{:02d}{:02d}{:02d}Z".format,
+            st.integers(0, 9999),
+            st.integers(0, 13),
+            st.integers(0, 32),
+            st.integers(0, 24),
+            st.integers(0, 60),
+            st.integers(0, 60),
+        ),
+        st.text(max_size=18),
+    ),
+    suffix=st.sampled_from(
+        [".journal", ".journal.example", "", ".JOURNAL", "journal", ".journal\n"]
+    ),
+)
+def test_a_version_reader_reads_exactly_a_journal_version_then_its_suffix(
+    version: str, suffix: str
+) -> None:
+    """A file name is read as a revision's version exactly when it is a Journal version
+    (as ``is_journal_version`` and ``JournalVersion`` judge it) followed by the suffix."""
+    name = version + suffix
+    before = name.removesuffix(".journal")
+    expected = before if before != name and values.is_journal_version(before) else None
+    assert _READ_REVISION_NAME(name) == expected
+
+
 @pytest.mark.parametrize("text", ["20261129T120000Z", "20240229T235959Z", "00010101T000000Z"])
 def test_journal_version_text_of_gives_the_canonical_text(text: str) -> None:
     assert JournalVersion.text_of(text) is text

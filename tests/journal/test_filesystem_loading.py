@@ -98,6 +98,10 @@ def test_examples_and_hidden_names_are_ignored(tmp_path: Path) -> None:
         (lambda r: (r / A / "2026-01-01.journal").write_text("x"), "file name is not"),
         (lambda r: (r / A / "20260101T000000.journal").write_text("x"), "file name is not"),
         (lambda r: (r / A / "20261301T000000Z.journal").write_text("x"), "file name is not"),
+        (
+            lambda r: (r / A / "20250229T000000Z.journal").write_text("x"),
+            "file name is not.*real UTC",
+        ),
         (lambda r: (r / A / "20260101T000000Z.JOURNAL").write_text("x"), "unexpected entry"),
         (lambda r: (r / A / "20260101T000000Z.journal.bak").write_text("x"), "unexpected entry"),
         (lambda r: (r / A / "20260301T000000Z.journal").mkdir(), "not a regular file"),

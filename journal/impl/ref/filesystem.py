@@ -24,12 +24,14 @@ from domain.journal.errors import (
     JournalRootError,
 )
 from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion, is_journal_version
+from domain.journal.values import ArtifactCoordinate, JournalVersion, version_reader
 
 REVISION_SUFFIX = ".journal"
 EXAMPLE_SUFFIX = ".journal.example"
 _READ_SIZE = 1 << 16
 _NAME = operator.attrgetter("name")
+_revision_version = version_reader(REVISION_SUFFIX)
+_tuple_new = tuple.__new__
 
 
 class JournalFile(NamedTuple):
@@ -201,25 +203,11 @@ def _artifact_files(
     found: list[JournalFile] = []
     for entry in _entries(directory, JournalLayoutError):
         name = entry.name
-        if name.endswith(EXAMPLE_SUFFIX):
-            continue
-        if not name.endswith(REVISION_SUFFIX):
-            raise JournalLayoutError(
-                "unexpected entry in an artifact directory: expected "
-                "<journal-version>.journal files",
-                artifact=artifact,
-                path=Path(directory, name),
-            )
-        version = name.removesuffix(REVISION_SUFFIX)
-        try:
-            if not is_journal_version(version):
-                JournalVersion(version)  # raises, with the reason
-        except InvalidValueError as error:
-            raise JournalLayoutError(
-                f"file name is not <journal-version>.journal: {error.detail}",
-                artifact=artifact,
-                path=Path(directory, name),
-            ) from None
+        version = _revision_version(name)  # the usual name, read in one match
+        if version is None:
+            if name.endswith(EXAMPLE_SUFFIX):
+                continue
+            raise _name_error(name, directory, artifact)
         try:
             # A regular file by the listing's own type: no stat, and no call.
             regular = entry.is_file(follow_symlinks=False)
@@ -237,9 +225,30 @@ def _artifact_files(
             raise JournalLayoutError(
                 f"cannot read file: {_reason(error)}", artifact=artifact, path=Path(directory, name)
             ) from error
-        found.append(JournalFile(directory, name, coordinate, version, data))
+        # The tuple built in C, not through the named tuple's Python __new__: one per file.
+        found.append(_tuple_new(JournalFile, (directory, name, coordinate, version, data)))
     # Already chronological: the names are sorted, and versions are fixed-width digits.
     return found
+
+
+def _name_error(name: str, directory: str, artifact: str) -> JournalLayoutError:
+    """The error of an entry of an artifact directory that is neither a revision file nor
+    an example, saying what is wrong with its name."""
+    path = Path(directory, name)
+    if name.endswith(REVISION_SUFFIX):
+        try:
+            JournalVersion(name.removesuffix(REVISION_SUFFIX))
+        except InvalidValueError as error:
+            return JournalLayoutError(
+                f"file name is not <journal-version>.journal: {error.detail}",
+                artifact=artifact,
+                path=path,
+            )
+    return JournalLayoutError(
+        "unexpected entry in an artifact directory: expected <journal-version>.journal files",
+        artifact=artifact,
+        path=path,
+    )
 
 
 def _read(path: str) -> bytes:
