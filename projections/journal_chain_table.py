@@ -15,9 +15,7 @@ its last written position, and the next process resumes there.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from typing import cast
@@ -31,6 +29,7 @@ from infrastructure.log.projection_store import (
     ProjectionTable,
     Row,
 )
+from projections.collector import cyclic_collection_paused
 from projections.journal_chains import (
     ChainFold,
     JournalChainsProjection,
@@ -130,7 +129,7 @@ class PersistedChains:
         every ``batch`` events (a process killed meanwhile resumes from the last write)."""
         self.open()
         events = read_after(self._log, self._projection.view.position)
-        with collector_paused():
+        with cyclic_collection_paused():
             while chunk := list(islice(events, self._batch)):
                 self._projection.apply(chunk, parsed)
                 self.persist()
@@ -186,28 +185,9 @@ def rebuild_chain_table(
         if progress is not None:
             progress(f"rebuilding {CHAIN_PROJECTION}", last, last)
 
-    with collector_paused():
+    with cyclic_collection_paused():
         state = store.rebuild(CHAIN_TABLE, batches())
     return ChainRebuild(state, fold.artifacts)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a bulk fold (if it runs), then resume it.
-
-    A fold allocates a few objects per event and keeps many (the view's
-    revisions): the collector would scan them again and again, for nothing,
-    since a fold makes no reference cycles. Reference counting still frees
-    what the fold drops.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def persisted_rows(store: ProjectionRecorder) -> Iterable[Row]:

@@ -15,8 +15,8 @@ from domain.journal.errors import LifecycleError
 from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from journal import JournalService
 from journal.component import NenjimProcess
-from journal.impl.ref.collector import cyclic_collection_paused
 from journal.impl.ref.publication import ServedJournal
+from projections.collector import cyclic_collection_paused
 from projections.journal_chains import ChainSnapshot, JournalWorldview
 
 
