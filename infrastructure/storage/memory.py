@@ -160,7 +160,8 @@ class InMemoryDriver(StorageDriver[_State]):
             entry.key, entry.revision, entry.attributes, entry.record, datetime.now(UTC)
         )
         ctx.extend(ctx.history.setdefault(resource.id, {}).setdefault(entry.key, []), (recorded,))
-        ctx.log.append((topic, events.record_state(resource.id, entry)))
+        state = events.record_state(resource.id, entry, events.attributes_text(entry))
+        ctx.log.append((topic, state))
 
     def read_record(self, ctx: _State, resource: Resource, key: str) -> RecordEntry | None:
         return self._rows(ctx, resource).get(key)

@@ -313,7 +313,7 @@ def test_a_record_writes_state_is_the_json_text_of_its_row(
     JSON escapes (quotes, backslashes, control and non-ASCII characters)."""
     record = DurableRecord("test.state", "0.1", payload)
     entry = RecordEntry(key, revision, {"owner": owner, "active": active}, record)
-    text = events.record_state(EXECUTIONS.id, entry)
+    text = events.record_state(EXECUTIONS.id, entry, events.attributes_text(entry))
     recorded_at = json.loads(text)["recorded_at"]
     whole = {
         "resource": EXECUTIONS.id,

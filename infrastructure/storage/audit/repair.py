@@ -29,6 +29,8 @@ from infrastructure.storage.audit.sessions import SqlStore
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import StorageError
 from infrastructure.storage.resource import Resource
+from infrastructure.storage.sql import events
+from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.sql.schema import Layout
 from infrastructure.storage.sql.session import Session
 
@@ -127,7 +129,7 @@ def _rewrite(
                 (
                     *slot,
                     entry.revision,
-                    dialect.json(entry.attributes),
+                    dialect.json(events.attributes_text(entry)),
                     record.record_type,
                     record.format_version,
                     record.payload_json,
@@ -152,7 +154,7 @@ def _rewrite(
         if blob is not None:
             session.execute(
                 "INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?)",
-                (*slot, blob.data, dialect.json(blob.attributes)),
+                (*slot, blob.data, dialect.json(dumps(dict(blob.attributes)))),
             )
     rewritten = {table: len(slots) for table, slots in targets.items()}
     missing = [finding for finding in report.findings if finding.source == "schema"]

@@ -13,6 +13,7 @@ from infrastructure.storage.entries import BlobEntry
 from infrastructure.storage.errors import BlobConflictError, ConflictError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events
+from infrastructure.storage.sql.dialect import dumps
 from infrastructure.storage.sql.session import Session
 
 
@@ -21,7 +22,7 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
     inserted = session.execute(
         "INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (resource, key) DO NOTHING",
-        (resource.id, blob.key, blob.data, session.dialect.json(blob.attributes)),
+        (resource.id, blob.key, blob.data, session.dialect.json(dumps(dict(blob.attributes)))),
     )
     if inserted:
         originator = events.blob_stream(resource.id, blob.key)

@@ -235,8 +235,9 @@ class Dialect(ABC):
         return as_template(self.quote(text))
 
     @abstractmethod
-    def json(self, value: Mapping[str, Any]) -> object:
-        """A parameter for a JSON column."""
+    def json(self, text: str) -> object:
+        """A parameter for a JSON column, of the text :func:`dumps` wrote (a record write
+        stores its attributes' text in the row and in its event: encoded once)."""
 
     @abstractmethod
     def originator(self, value: uuid.UUID) -> object:

@@ -137,8 +137,14 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
     return value
 
 
-def record_state(resource_id: str, entry: RecordEntry) -> str:
-    """The state of a record write, as JSON text: the whole stored row.
+def attributes_text(entry: RecordEntry) -> str:
+    """The JSON text of a record's attributes, as its row and its event hold them."""
+    return dumps(dict(entry.attributes))
+
+
+def record_state(resource_id: str, entry: RecordEntry, attributes: str) -> str:
+    """The state of a record write, as JSON text: the whole stored row, ``attributes``
+    its attributes' text (:func:`attributes_text`).
 
     The text :func:`dumps` would write for ``{resource, key, revision, attributes,
     recorded_at, record_type, format_version, payload}``, assembled from pieces (each
@@ -154,7 +160,7 @@ def record_state(resource_id: str, entry: RecordEntry) -> str:
             ',"revision":',
             str(entry.revision),
             ',"attributes":',
-            dumps(dict(entry.attributes)),
+            attributes,
             ',"recorded_at":"',
             datetime.now(UTC).isoformat(),
             '"',

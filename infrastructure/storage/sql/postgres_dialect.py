@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -12,7 +11,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, dumps
+from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
 
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_.:/ -]*")
 """Text that a plain literal carries through the placeholder rewrite and psycopg unchanged."""
@@ -93,6 +92,11 @@ def _append_rows(*, guarded: bool, alone: bool) -> str:
         "SELECT (SELECT head FROM hd), ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
         + (", (SELECT count(*) FROM g)" if guarded else "")
     )
+
+
+def _as_written(text: str) -> str:
+    """psycopg's ``dumps`` for a ``Jsonb`` of text already written as JSON: that text."""
+    return text
 
 
 class PostgresDialect(Dialect):
@@ -182,8 +186,8 @@ class PostgresDialect(Dialect):
         # Unicode escapes (U&'...'), every character but plain ones, the text stays exact.
         return "U&'" + "".join(_unicode_escape(character) for character in text) + "'"
 
-    def json(self, value: Mapping[str, Any]) -> object:
-        return Jsonb(dict(value), dumps)
+    def json(self, text: str) -> object:
+        return Jsonb(text, _as_written)
 
     def originator(self, value: uuid.UUID) -> object:
         return value

@@ -154,8 +154,10 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         raise
     dialect = session.dialect
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
-    row = (resource.id, entry.key, entry.revision, *_values(session, entry), originator)
-    event = (originator, events.RECORD_INSERTED, events.record_state(resource.id, entry).encode())
+    attributes = events.attributes_text(entry)
+    row = (resource.id, entry.key, entry.revision, *_values(session, entry, attributes), originator)
+    state = events.record_state(resource.id, entry, attributes).encode()
+    event = (originator, events.RECORD_INSERTED, state)
     anchor = _anchor(session, resource, entry)
     guarded, unguarded = dialect.insert_guarded_row, dialect.insert_row
     if anchor is not None and guarded is not None and unguarded is not None:
@@ -224,8 +226,9 @@ def replace(
     """
     dialect = session.dialect
     originator = dialect.originator(events.record_stream(resource.id, entry.key))
-    state = events.record_state(resource.id, entry).encode("utf-8")
-    values = (entry.revision, *_values(session, entry))
+    attributes = events.attributes_text(entry)
+    state = events.record_state(resource.id, entry, attributes).encode("utf-8")
+    values = (entry.revision, *_values(session, entry, attributes))
     event = (originator, events.RECORD_REPLACED, state)
     if _replace_in_place(
         session,
@@ -493,10 +496,10 @@ def _attributes(session: Session, resource: Resource, stored: object) -> Attribu
     return codec.attributes(resource, session.dialect.load_json(stored))
 
 
-def _values(session: Session, entry: RecordEntry) -> tuple[object, ...]:
+def _values(session: Session, entry: RecordEntry, attributes: str) -> tuple[object, ...]:
     record = entry.record
     return (
-        session.dialect.json(entry.attributes),
+        session.dialect.json(attributes),
         record.record_type,
         record.format_version,
         record.payload_json,

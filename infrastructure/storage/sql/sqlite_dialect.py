@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid
-from collections.abc import Mapping
-from typing import Any
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, dumps
+from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
 
 _SQLITE_UNIQUE_INDEX = re.compile(r"UNIQUE constraint failed: index '(?P<name>[^']+)'")
 
@@ -120,8 +118,8 @@ class SQLiteDialect(Dialect):
     def quote(self, text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
-    def json(self, value: Mapping[str, Any]) -> object:
-        return dumps(dict(value))
+    def json(self, text: str) -> object:
+        return text
 
     def originator(self, value: uuid.UUID) -> object:
         return str(value)
