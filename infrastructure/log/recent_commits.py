@@ -37,27 +37,41 @@ class RecentCommits:
     __slots__ = ("_by_id", "_lock", "_order")
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[StoredEvent, object]] = {}
+        self._by_id: dict[int, tuple[Notification, object]] = {}
         self._order: deque[int] = deque()
         self._lock = threading.Lock()
 
     def record(self, appends: Iterable[CommittedAppend]) -> None:
         """A committed batch: each append's ids, stored events and event objects."""
-        with self._lock:
-            for ids, stored_events, given in appends:
-                if ids is None or len(ids) != len(stored_events):
-                    continue
-                objects = (
-                    given if given is not None and len(given) == len(ids) else (None,) * len(ids)
+        kept: list[tuple[int, Notification, object]] = []
+        for ids, stored_events, given in appends:
+            if ids is None or len(ids) != len(stored_events):
+                continue
+            objects = given if given is not None and len(given) == len(ids) else (None,) * len(ids)
+            # Built once here, outside the lock: every reader is given these very objects.
+            kept.extend(
+                (
+                    id_,
+                    Notification(
+                        id=id_,
+                        originator_id=event.originator_id,
+                        originator_version=event.originator_version,
+                        topic=event.topic,
+                        state=event.state,
+                    ),
+                    appended,
                 )
-                for id_, kept in zip(ids, zip(stored_events, objects, strict=True), strict=True):
-                    if self._order and id_ <= self._order[-1]:
-                        # Ids only grow in a log: this one was made anew (a store
-                        # dropped and created again), so nothing kept is its own.
-                        self._by_id.clear()
-                        self._order.clear()
-                    self._by_id[id_] = kept
-                    self._order.append(id_)
+                for id_, event, appended in zip(ids, stored_events, objects, strict=True)
+            )
+        with self._lock:
+            for id_, notification, appended in kept:
+                if self._order and id_ <= self._order[-1]:
+                    # Ids only grow in a log: this one was made anew (a store
+                    # dropped and created again), so nothing kept is its own.
+                    self._by_id.clear()
+                    self._order.clear()
+                self._by_id[id_] = (notification, appended)
+                self._order.append(id_)
             while len(self._order) > KEPT:
                 del self._by_id[self._order.popleft()]
 
@@ -65,32 +79,22 @@ class RecentCommits:
         """Every notification after ``after`` up to ``through``, or ``None`` if any is
         missing (committed by another process, or no longer kept)."""
         with self._lock:
-            found = [(id_, self._by_id.get(id_)) for id_ in range(after + 1, through + 1)]
+            found = [self._by_id.get(id_) for id_ in range(after + 1, through + 1)]
         notifications = []
-        for id_, kept in found:
+        for kept in found:
             if kept is None:
                 return None
-            event = kept[0]
-            notifications.append(
-                Notification(
-                    id=id_,
-                    originator_id=event.originator_id,
-                    originator_version=event.originator_version,
-                    topic=event.topic,
-                    state=event.state,
-                )
-            )
+            notifications.append(kept[0])
         return notifications
 
     def appended(self, notification: Notification) -> object | None:
         """The event object the writer of ``notification`` appended, if :meth:`between`
-        gave that notification and the writer gave the object; else ``None`` (decode it).
-
-        A notification read from a store holds bytes of its own, never the very
-        bytes kept here, so it is never answered for.
+        gave that very notification and the writer gave the object; else ``None``
+        (decode it). A notification read from a store, even an equal one, is never
+        answered for.
         """
         with self._lock:
             kept = self._by_id.get(notification.id)
-        if kept is None or kept[0].state is not notification.state:
+        if kept is None or kept[0] is not notification:
             return None
         return kept[1]

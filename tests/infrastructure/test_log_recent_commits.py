@@ -48,6 +48,17 @@ def test_a_range_is_answered_only_when_every_id_in_it_is_kept() -> None:
     assert recent.between(4, 4) == []  # nothing asked for
 
 
+def test_every_reader_is_given_the_same_notification_objects() -> None:
+    """Built once when committed, not once per reader: a process's writers each read
+    every other writer's notifications."""
+    recent = RecentCommits()
+    recent.record([([1, 2], [_stored(1), _stored(2)], None)])
+    first, second = recent.between(0, 2), recent.between(1, 2)
+    assert first is not None
+    assert second is not None
+    assert first[1] is second[0]
+
+
 def test_appends_without_one_id_per_event_are_not_kept() -> None:
     recent = RecentCommits()
     recent.record([(None, [_stored(1)], None), ([1], [_stored(1), _stored(2)], None)])
