@@ -445,6 +445,9 @@ class JournalChainsProjection:
     def __init__(self) -> None:
         self._view = JournalWorldview.empty()
         self._ordered: list[StoredRevision] = []
+        # A loaded copy's revisions read their texts through the log that loaded them:
+        # such a view is never shared (that log may be closed before its sharers are).
+        self._loaded = False
 
     @property
     def view(self) -> JournalWorldview:
@@ -473,6 +476,7 @@ class JournalChainsProjection:
             chains[coordinate] = ChainSnapshot.of(coordinate, tuple(stored))
         self._view = JournalWorldview(_updated(MappingProxyType({}), chains), len(revisions))
         self._ordered = list(revisions)
+        self._loaded = True
         return self._view
 
     def apply(
@@ -492,15 +496,69 @@ class JournalChainsProjection:
         return self._view
 
     def catch_up(
-        self, log: LogReader, parsed: KnownTexts | None = None, *, through: int | None = None
+        self,
+        log: LogReader,
+        parsed: KnownTexts | None = None,
+        *,
+        through: int | None = None,
+        shared: bool = False,
     ) -> JournalWorldview:
         """Apply every notification after :attr:`view`'s position, then publish.
 
         ``through``: a position known to be committed; the view then reaches at
         least it, and maybe not the log's end (see
         :meth:`~infrastructure.log.LogReader.notifications_through`).
+
+        ``shared`` (with ``through``): start from the newest view that another
+        projection of this process shared for the same log (:meth:`share`) up to
+        ``through``, instead of folding again the events it folded. A shared view is
+        never taken past an event of ``parsed`` (the caller's own revisions), so the
+        caller's parses stay in its view.
         """
+        if shared and through is not None:
+            self._take_shared(log, through, parsed or {})
         return self.apply(read_after(log, self._view.position, through), parsed)
+
+    def share(self, log: LogReader) -> None:
+        """Offer :attr:`view` to this process's other projections of ``log`` (see
+        :meth:`catch_up`); the caller vouches that the view is the fold of ``log`` up to
+        its position. A projection that loaded a persisted copy never shares."""
+        if not self._loaded and self._view.position:
+            log.share(self._view.position, _SharedView(self._view, self._ordered))
+
+    def _take_shared(self, log: LogReader, through: int, parsed: KnownTexts) -> None:
+        start = self._view.position
+        found = log.shared(start, through)
+        if found is not None and parsed:
+            own = _first_of(log, start, found[0], parsed)
+            if own is not None:  # the caller's own revision: fold it, with its parse
+                found = log.shared(start, own - 1)
+        if found is None:
+            return
+        position, value = found
+        if isinstance(value, _SharedView) and value.view.position == position:
+            self._ordered.extend(value.ordered[start:position])
+            self._view = value.view
+
+
+def _first_of(log: LogReader, after: int, through: int, parsed: KnownTexts) -> int | None:
+    """The position of the first event after ``after`` up to ``through`` whose revision
+    ``parsed`` holds, or ``None``."""
+    for position, event in read_after(log, after, through):
+        if position > through:
+            return None
+        if getattr(event, "digest", None) in parsed:
+            return position
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _SharedView:
+    """A projection's view of a log, and its revisions in log order (a list that only
+    grows: its first ``view.position`` entries are the view's)."""
+
+    view: JournalWorldview
+    ordered: list[StoredRevision]
 
 
 class ChainFold:

@@ -65,6 +65,18 @@ class LogReader:
                 return cast(DomainEventProtocol[UUID], appended)
         return self._application.mapper.to_domain_event(notification)
 
+    def share(self, position: int, value: object) -> None:
+        """Leave ``value``, what this reader made of the log up to ``position``, for the
+        process's other readers of the log (:meth:`shared`), while this process keeps the
+        notification at ``position`` in memory (it committed it last); else nothing."""
+        if self._recent is not None:
+            self._recent.attach(position, value)
+
+    def shared(self, after: int, through: int) -> tuple[int, object] | None:
+        """The newest value a reader of this process shared (:meth:`share`) at a position
+        after ``after`` up to ``through``, with that position; ``None`` if there is none."""
+        return None if self._recent is None else self._recent.latest_attached(after, through)
+
     def at(self, position: int) -> Notification | None:
         """The notification at ``position``, or ``None``."""
         page = self._notifications.select(start=position, limit=1)

@@ -13,6 +13,11 @@ With each notification it keeps the event object its writer appended, when
 the writer gave it: a reader of this process asks :meth:`RecentCommits.appended`
 for it instead of decoding the stored bytes again. Events are immutable, so
 every reader may share the writer's object.
+
+A reader may also leave with a notification what it made of the log up to it
+(:meth:`RecentCommits.attach`), for the process's other readers of the same
+log (:meth:`RecentCommits.latest_attached`): what lies at an id of a log is
+what any reader of it reads there.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from eventsourcing.persistence import Notification, StoredEvent
 KEPT = 1024
 """Notifications kept: the newest, about a thousand appends' worth of catch-up."""
 
+ATTACHED = 16
+"""Values attached (:meth:`RecentCommits.attach`) kept: those of the newest notifications."""
+
 CommittedAppend = tuple[Sequence[int] | None, Sequence[StoredEvent], Sequence[object] | None]
 """One committed append: its ids (``None``: not known), its stored events, and the event
 objects they were encoded from (``None``: not given)."""
@@ -34,10 +42,11 @@ objects they were encoded from (``None``: not given)."""
 class RecentCommits:
     """A bounded map of the newest notification ids this process committed."""
 
-    __slots__ = ("_by_id", "_lock", "_order")
+    __slots__ = ("_attached", "_by_id", "_lock", "_order")
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Notification, object]] = {}
+        self._attached: dict[int, object] = {}
         self._order: deque[int] = deque()
         self._lock = threading.Lock()
 
@@ -69,11 +78,14 @@ class RecentCommits:
                     # Ids only grow in a log: this one was made anew (a store
                     # dropped and created again), so nothing kept is its own.
                     self._by_id.clear()
+                    self._attached.clear()
                     self._order.clear()
                 self._by_id[id_] = (notification, appended)
                 self._order.append(id_)
             while len(self._order) > KEPT:
-                del self._by_id[self._order.popleft()]
+                forgotten = self._order.popleft()
+                del self._by_id[forgotten]
+                self._attached.pop(forgotten, None)
 
     def between(self, after: int, through: int) -> list[Notification] | None:
         """Every notification after ``after`` up to ``through``, or ``None`` if any is
@@ -98,3 +110,23 @@ class RecentCommits:
         if kept is None or kept[0] is not notification:
             return None
         return kept[1]
+
+    def attach(self, id_: int, value: object) -> bool:
+        """Keep ``value`` with notification ``id_`` while the notification is kept and is
+        among the :data:`ATTACHED` newest with a value (the last value attached wins);
+        whether the notification is kept."""
+        with self._lock:
+            if id_ not in self._by_id:
+                return False
+            attached = self._attached
+            attached[id_] = value
+            while len(attached) > ATTACHED:
+                del attached[min(attached)]
+            return True
+
+    def latest_attached(self, after: int, through: int) -> tuple[int, object] | None:
+        """The newest value attached to a notification after ``after`` up to ``through``,
+        with its id; ``None`` if there is none."""
+        with self._lock:
+            newest = max((id_ for id_ in self._attached if after < id_ <= through), default=None)
+            return None if newest is None else (newest, self._attached[newest])

@@ -21,7 +21,7 @@ from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal_texts import Chain, Rel, content, journal_text
 from nenjim.cli import main
-from projections.journal_chains import JournalChainsProjection
+from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 HEAD = "20260101T000000Z"
 
@@ -32,6 +32,13 @@ def _ids(url: str) -> list[int]:
         return [n.id for n in LogReader(log).notifications(0)]
     finally:
         log.close()
+
+
+def _contents(view: JournalWorldview) -> tuple[int, dict[str, list[tuple[str, str, str]]]]:
+    return view.position, {
+        str(coordinate): [(s.version_key, s.digest, s.text) for s in chain.stored]
+        for coordinate, chain in view.chains.items()
+    }
 
 
 def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
@@ -79,6 +86,12 @@ def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
 
     try:
         outcomes = run_together(write, 8)
+        # Each writer's view, part of it taken from views the others shared, is the log's.
+        fresh, log = JournalChainsProjection(), JournalLog(durable_store_url)
+        fresh.catch_up(LogReader(log))
+        log.close()
+        for writer in writers:
+            assert _contents(writer.follow()) == _contents(fresh.view)
     finally:
         for writer in writers:
             writer.close()

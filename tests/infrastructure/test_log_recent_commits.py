@@ -14,7 +14,7 @@ from eventsourcing.persistence import Notification, StoredEvent
 from domain.journal.chain import JournalChain
 from domain.journal.parser import parse_journal
 from infrastructure.log import LogReader
-from infrastructure.log.recent_commits import KEPT, RecentCommits
+from infrastructure.log.recent_commits import ATTACHED, KEPT, RecentCommits
 from journal.impl.ref.log import JournalLog
 from journal_texts import journal_text
 
@@ -109,6 +109,60 @@ def test_objects_that_do_not_match_the_events_are_not_kept() -> None:
     recent = RecentCommits()
     recent.record([([1, 2], [_stored(1), _stored(2)], [object()])])
     assert [recent.appended(n) for n in recent.between(0, 2) or []] == [None, None]
+
+
+def _kept(count: int) -> RecentCommits:
+    recent = RecentCommits()
+    recent.record([([n], [_stored(n)], None) for n in range(1, count + 1)])
+    return recent
+
+
+def test_a_value_is_attached_only_to_a_kept_notification() -> None:
+    recent = _kept(3)
+    assert recent.attach(2, "up to 2")
+    assert not recent.attach(4, "up to 4")  # not committed here (yet)
+    assert recent.latest_attached(0, 10) == (2, "up to 2")
+
+
+def test_the_newest_value_in_a_range_is_given_with_its_id() -> None:
+    recent = _kept(6)
+    for id_ in (1, 3, 5):
+        recent.attach(id_, f"up to {id_}")
+    assert recent.latest_attached(0, 6) == (5, "up to 5")
+    assert recent.latest_attached(0, 4) == (3, "up to 3")
+    assert recent.latest_attached(3, 4) is None  # after 3, up to 4: none
+    assert recent.latest_attached(5, 6) is None
+    recent.attach(3, "again")
+    assert recent.latest_attached(0, 4) == (3, "again")  # the last value attached wins
+
+
+def test_only_the_newest_attached_values_are_kept() -> None:
+    recent = _kept(ATTACHED + 5)
+    for id_ in range(1, ATTACHED + 6):
+        recent.attach(id_, id_)
+    assert recent.latest_attached(0, 5) is None
+    assert recent.latest_attached(0, 6) == (6, 6)
+
+
+def test_a_value_goes_with_its_notification() -> None:
+    """Forgotten when the notification is, and when the log is made anew."""
+    recent = _kept(2)
+    recent.attach(1, "up to 1")
+    recent.record([([n], [_stored(n)], None) for n in range(3, KEPT + 3)])
+    assert recent.latest_attached(0, 1) is None
+    recent.attach(KEPT + 2, "newest")
+    recent.record([([1], [_stored(1)], None)])  # ids start again: a new log
+    assert recent.latest_attached(0, KEPT + 2) is None
+
+
+def test_a_reader_shares_only_what_this_process_committed(durable_store_url: str) -> None:
+    first, second = JournalLog(durable_store_url), JournalLog(durable_store_url)
+    first.append_chains([_genesis("org.example.a"), _genesis("org.example.b")])
+    reader, other = LogReader(first), LogReader(second)
+    reader.share(2, "up to 2")
+    reader.share(3, "up to 3")  # no notification 3 yet: nothing kept
+    assert other.shared(0, 3) == (2, "up to 2")  # another log object on the same store
+    assert other.shared(2, 3) is None
 
 
 def _genesis(name: str) -> JournalChain:

@@ -348,13 +348,16 @@ class JournalIngestion:
         When the log gave them the positions right after the view's, they are
         the log's next events and are applied as they are; otherwise another
         writer interleaved and the projection reads the log up to them (from
-        memory, when this process's other writers committed what lies between).
+        memory, when this process's other writers committed what lies between),
+        starting from the newest view another ingestion of this process published
+        up to them. Either way the view is then offered to those ingestions.
         """
         start = self._projection.view.position
         if ids == list(range(start + 1, start + 1 + len(ids))):
             self._projection.apply(zip(ids, events, strict=True), known)
         else:
-            self._projection.catch_up(self._reader, known, through=ids[-1] if ids else None)
+            self._projection.catch_up(self._reader, known, through=ids[-1], shared=True)
+        self._projection.share(self._reader)
 
 
 class _Decision:
