@@ -11,6 +11,7 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_killed
 from threads import run_together
+from worldviews import contents
 
 from domain.journal.chain import JournalChain
 from domain.journal.errors import JournalChainError
@@ -21,7 +22,7 @@ from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal_texts import Chain, Rel, content, journal_text
 from nenjim.cli import main
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
+from projections.journal_chains import JournalChainsProjection
 
 HEAD = "20260101T000000Z"
 
@@ -32,13 +33,6 @@ def _ids(url: str) -> list[int]:
         return [n.id for n in LogReader(log).notifications(0)]
     finally:
         log.close()
-
-
-def _contents(view: JournalWorldview) -> tuple[int, dict[str, list[tuple[str, str, str]]]]:
-    return view.position, {
-        str(coordinate): [(s.version_key, s.digest, s.text) for s in chain.stored]
-        for coordinate, chain in view.chains.items()
-    }
 
 
 def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
@@ -91,7 +85,7 @@ def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
         fresh.catch_up(LogReader(log))
         log.close()
         for writer in writers:
-            assert _contents(writer.follow()) == _contents(fresh.view)
+            assert contents(writer.follow()) == contents(fresh.view)
     finally:
         for writer in writers:
             writer.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from worldviews import contents
 
 from domain.journal.chain import JournalChain
 from domain.journal.document import JournalRevision
@@ -20,21 +21,13 @@ from infrastructure.log import LogReader
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import JournalLog
 from journal_texts import journal_text
-from projections.journal_chains import ChainFold, JournalChainsProjection, JournalWorldview
+from projections.journal_chains import ChainFold, JournalChainsProjection
 
 HEAD = "20260101T000000Z"
 
 
 def _revision(name: str) -> JournalRevision:
     return parse_journal(journal_text(name, HEAD))
-
-
-def _contents(view: JournalWorldview) -> tuple[int, dict[str, list[tuple[str, str, str]]]]:
-    """What a view holds, as plain values: its position and each chain's revisions."""
-    return view.position, {
-        str(coordinate): [(s.version_key, s.digest, s.text) for s in chain.stored]
-        for coordinate, chain in view.chains.items()
-    }
 
 
 @pytest.fixture
@@ -74,7 +67,7 @@ def test_an_ingestion_starts_from_what_another_of_the_process_folded(
     assert stored is own  # its own parse stays in its view
     fresh = JournalChainsProjection()
     fresh.catch_up(LogReader(JournalLog(durable_store_url)))
-    assert _contents(second.view) == _contents(fresh.view)
+    assert contents(second.view) == contents(fresh.view)
     assert second.view.settle() is second.view  # every text is at hand
 
 
@@ -105,7 +98,7 @@ def test_a_projection_folds_for_itself_unless_it_asks_for_a_shared_view(log: Jou
     ahead.share(reader)
     own.catch_up(reader, through=2)
     assert own.view is not ahead.view
-    assert _contents(own.view) == _contents(ahead.view)
+    assert contents(own.view) == contents(ahead.view)
 
 
 def test_a_shared_view_is_not_taken_past_the_callers_own_revision(log: JournalLog) -> None:
@@ -124,7 +117,7 @@ def test_a_shared_view_is_not_taken_past_the_callers_own_revision(log: JournalLo
     assert chain is not None
     assert chain.latest is own
     assert behind.revisions_after(0)[0] is ahead.revisions_after(0)[0]  # the view at 1: taken
-    assert _contents(behind.view) == _contents(ahead.view)
+    assert contents(behind.view) == contents(ahead.view)
 
 
 def test_a_projection_that_loaded_a_persisted_copy_shares_nothing(log: JournalLog) -> None:
@@ -139,4 +132,4 @@ def test_a_projection_that_loaded_a_persisted_copy_shares_nothing(log: JournalLo
     behind = JournalChainsProjection()
     behind.catch_up(reader, through=2, shared=True)
     assert behind.view is not loaded.view
-    assert _contents(behind.view) == _contents(folded.view)
+    assert contents(behind.view) == contents(folded.view)
