@@ -36,11 +36,13 @@ class SQLiteDialect(Dialect):
     round_trips = False
     dense_notification_ids = True
     index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
+    # The notification id is the row id, which SQLite gives a row inserted without one as
+    # the largest in the table plus one: with one writer at a time, ids without gaps.
+    # Written out as ``max(notification_id) + 1``, the statement would read the table it
+    # writes, and SQLite would first copy its rows to a temporary table.
     append_event = (
-        # One writer at a time, so max + 1 numbers notifications without gaps.
-        "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
-        "SELECT ?, ?, ?, ?, coalesce(max(notification_id), 0) + 1 FROM {events} WHERE true "
-        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
     insert_row = None  # SQLite has no INSERT inside WITH
@@ -52,9 +54,8 @@ class SQLiteDialect(Dialect):
     append_guarded_rows_alone = None
 
     append_event_at_row = (
-        "INSERT INTO {events} (originator_id, originator_version, topic, state, notification_id) "
-        "SELECT ?, r.log_version, ?, ?, (SELECT coalesce(max(notification_id), 0) + 1 "
-        "FROM {events}) FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
 
@@ -62,22 +63,18 @@ class SQLiteDialect(Dialect):
         super().__init__(TABLE_NAMES)
 
     def _append_events(self, count: int) -> str:
-        # One parameter a row, its state: each row's ordinal is in the text, and gives
-        # its version (after the one before the first) and its notification id. The
-        # uncorrelated max() is computed once, before any row goes in, so the rows take
-        # the next ``count`` notification ids in order.
+        # One parameter a row, its state: each row's ordinal is in the text and gives its
+        # version (after the one before the first). The rows go in in the order of the
+        # VALUES, so they take the next ``count`` notification ids (row ids) in order.
         if count == 1:  # no rows to join: a plain row is less work for SQLite
             return (
-                "INSERT INTO {events} (originator_id, originator_version, topic, state, "
-                "notification_id) SELECT ?, ? + 1, ?, ?, "
-                "(SELECT coalesce(max(notification_id), 0) + 1 FROM {events}) WHERE true "
-                "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+                "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+                "VALUES (?, ? + 1, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
             )
         rows = ", ".join(f"(?, {ordinal})" for ordinal in range(1, count + 1))
         return (
-            "INSERT INTO {events} (originator_id, originator_version, topic, state, "
-            "notification_id) SELECT ?, ? + v.column2, ?, v.column1, "
-            "(SELECT coalesce(max(notification_id), 0) FROM {events}) + v.column2 "
+            "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+            "SELECT ?, ? + v.column2, ?, v.column1 "
             f"FROM (VALUES {rows}) AS v WHERE true "
             "ON CONFLICT (originator_id, originator_version) DO NOTHING"
         )
