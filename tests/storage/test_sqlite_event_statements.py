@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,11 +27,10 @@ def _record(value: str) -> DurableRecord:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[tuple[Backend, Path]]:
-    path = tmp_path / "store.db"
-    opened = open_backend(f"sqlite:///{path}", FIXTURE_RESOURCES)
+def backend(tmp_path: Path) -> Iterator[Backend]:
+    opened = open_backend(f"sqlite:///{tmp_path / 'store.db'}", FIXTURE_RESOURCES)
     opened.view.records(ROOTS).insert(key=OWNER, revision=0, attributes={}, record=_record("r"))
-    yield opened, path
+    yield opened
     opened.close()
 
 
@@ -47,19 +45,14 @@ def store(tmp_path: Path) -> Iterator[tuple[Backend, Path]]:
     ],
     ids=["event", "event at its row", "one of a stream", "three", "a hundred"],
 )
-def test_an_event_statement_reads_no_copy_of_the_log(
-    store: tuple[Backend, Path], statement: str
-) -> None:
+def test_an_event_statement_reads_no_copy_of_the_log(backend: Backend, statement: str) -> None:
     # A statement that reads the table it writes (max(notification_id) + 1) makes SQLite
     # copy the rows it will insert to an ephemeral table first.
-    with sqlite3.connect(store[1]) as conn:
-        text = DIALECT.sql(statement)
-        program = conn.execute("EXPLAIN " + text, [None] * text.count("?")).fetchall()
+    program = sql_rows(backend, "EXPLAIN " + statement, [None] * statement.count("?"))
     assert [row for row in program if row[1] == "OpenEphemeral"] == []
 
 
-def test_every_write_takes_the_next_notification_id(store: tuple[Backend, Path]) -> None:
-    backend, _ = store
+def test_every_write_takes_the_next_notification_id(backend: Backend) -> None:
     (first,) = sql_rows(backend, "SELECT max(notification_id) FROM {events}")[0]
     records = backend.view.records(WORKFLOW_STATES)
     journal = backend.view.streams(JOURNAL)
