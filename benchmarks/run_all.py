@@ -16,6 +16,7 @@ from benchmarks import (
     commit_pages,
     follower_lag,
     ingest,
+    insert_floor,
     memory,
     projections,
     rebuild,
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("7. Peak memory of a cold start", memory.run(options))
     section("8. Followers", follower_lag.run(options))
     section("9. Pages a SQLite write commits", commit_pages.run(options))
+    section("10. The SQLite insert's floor", insert_floor.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:
