@@ -128,13 +128,14 @@ class Resource:
         """A read-only copy of ``values``; exact key set unless ``partial``, and then in the
         declared order, whatever the caller's: a row's attributes are stored as one text,
         the same for the same values."""
-        if not isinstance(values, Mapping):
+        if values.__class__ is not dict and not isinstance(values, Mapping):
             raise TypeError(f"{self.id}: attributes must be a mapping, got {type(values).__name__}")
-        for name in values:
-            if not isinstance(name, str):
-                raise TypeError(f"{self.id}: attribute names must be str, got {name!r}")
-        declared, labels = self.attributes, self._labels
-        if partial or values.keys() != declared.keys():  # the usual write: one test
+        declared, labels, indexed = self.attributes, self._labels, self.indexed_attributes
+        # The usual write names exactly the declared attributes, all str: one test.
+        if partial or values.keys() != declared.keys():
+            for name in values:
+                if not isinstance(name, str):
+                    raise TypeError(f"{self.id}: attribute names must be str, got {name!r}")
             unknown = set(values).difference(declared)
             if unknown:
                 raise ValueError(f"{self.id}: unknown attributes {sorted(unknown)}")
@@ -146,7 +147,12 @@ class Resource:
             for name in (values if partial else declared)
         }
         for name, value in result.items():
-            if isinstance(value, str) and name in self.indexed_attributes:
+            # An ASCII text is as many bytes of UTF-8 as it has characters: no encoding.
+            if (
+                isinstance(value, str)
+                and name in indexed
+                and not (value.isascii() and len(value) <= MAX_INDEXED_TEXT_BYTES)
+            ):
                 size = len(value.encode("utf-8"))
                 if size > MAX_INDEXED_TEXT_BYTES:
                     raise ValueError(

@@ -11,10 +11,12 @@ from infrastructure.storage.resource import Resource
 
 def attributes_match(attributes: Mapping[str, object], values: Mapping[str, object]) -> bool:
     """Whether ``attributes`` hold every value of ``values`` (``True`` never equals ``1``)."""
-    return all(
-        attributes.get(name) == value and type(attributes.get(name)) is type(value)
-        for name, value in values.items()
-    )
+    # A loop, not a generator: every insert and replace asks, once per unique constraint.
+    for name, value in values.items():
+        held = attributes.get(name)
+        if held != value or type(held) is not type(value):
+            return False
+    return True
 
 
 def check_preconditions(

@@ -64,6 +64,10 @@ dumps: Callable[[Any], str] = compact_encoder(allow_nan=False)
 """Compact JSON text (non-ASCII kept as is; NaN and infinities refused)."""
 
 
+_NO_ROUND_TRIPS: AbstractContextManager[Any] = nullcontext()
+"""The pipeline of a database without round trips: one reusable context that does nothing."""
+
+
 def as_template(sql_text: str) -> str:
     """Literal SQL made safe as (part of) a statement template: braces doubled, so that
     :meth:`Dialect.sql` fills in table names only."""
@@ -243,6 +247,10 @@ class Dialect(ABC):
     def originator(self, value: uuid.UUID) -> object:
         """A parameter for ``storage_events.originator_id``."""
 
+    text_originators = False
+    """Whether :meth:`originator` is ``str(value)``: then an id may be written as that text
+    without making the ``UUID`` first."""
+
     @abstractmethod
     def violated_index(self, error: BaseException) -> str | None:
         """The index a unique violation names, or ``None`` for any other error."""
@@ -272,7 +280,7 @@ class Dialect(ABC):
     def pipeline(self, connection: Any) -> AbstractContextManager[Any]:
         """Send the statements run inside together (nothing to do by default: an embedded
         database has no round trips)."""
-        return nullcontext()
+        return _NO_ROUND_TRIPS
 
     def index_hint(self, name: str) -> str:
         """What follows a table name to make a query read index ``name`` (nothing by default)."""

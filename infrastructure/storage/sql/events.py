@@ -26,7 +26,7 @@ from typing import Any
 
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
-from infrastructure.storage.sql.dialect import dumps
+from infrastructure.storage.sql.dialect import Dialect, dumps
 from infrastructure.storage.sql.session import Session
 
 _string: Callable[[str], str] = encode_basestring
@@ -68,12 +68,37 @@ def name_based(name: str) -> uuid.UUID:
     return made
 
 
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+"""The hex digit that starts a UUIDv5's fourth group, by the SHA-1's digit there: the
+variant's two bits (``10``) over the digit's two low ones."""
+
+
+def name_based_text(name: str) -> str:
+    """``str(name_based(name))``, written from the SHA-1's hex digits: no ``UUID``, no
+    integer. The version digit (``5``) and the variant's bits replace the digest's."""
+    data = _NAMESPACE_BYTES + name.encode("utf-8")
+    digits = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    return (
+        f"{digits[:8]}-{digits[8:12]}-5{digits[13:16]}-"
+        f"{_VARIANT_DIGIT[digits[16]]}{digits[17:20]}-{digits[20:32]}"
+    )
+
+
 # The stream ids are cached: a record replaced or a stream appended to is usually
 # written again.
 @functools.lru_cache(maxsize=4096)
 def record_stream(resource_id: str, key: str) -> uuid.UUID:
     """The log stream of record ``key``."""
     return name_based(f"records\0{resource_id}\0{key}")
+
+
+def record_originator(dialect: Dialect, resource_id: str, key: str) -> object:
+    """The ``originator_id`` parameter of record ``key``'s log stream, as ``dialect``
+    binds it. Where it is text, it is written without the ``UUID``: an insert's key is
+    usually new, so :func:`record_stream`'s cache would only miss."""
+    if dialect.text_originators:
+        return name_based_text(f"records\0{resource_id}\0{key}")
+    return dialect.originator(record_stream(resource_id, key))
 
 
 @functools.lru_cache(maxsize=4096)

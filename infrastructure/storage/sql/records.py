@@ -153,7 +153,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             raise ConflictError(f"duplicate record identity: {resource.id}/{entry.key}") from None
         raise
     dialect = session.dialect
-    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    originator = events.record_originator(dialect, resource.id, entry.key)
     attributes = events.attributes_text(entry)
     row = (resource.id, entry.key, entry.revision, *_values(session, entry, attributes), originator)
     state = events.record_state(resource.id, entry, attributes).encode()
@@ -225,7 +225,7 @@ def replace(
     fails the scope, which rolls back).
     """
     dialect = session.dialect
-    originator = dialect.originator(events.record_stream(resource.id, entry.key))
+    originator = events.record_originator(dialect, resource.id, entry.key)
     attributes = events.attributes_text(entry)
     state = events.record_state(resource.id, entry, attributes).encode("utf-8")
     values = (entry.revision, *_values(session, entry, attributes))
@@ -567,12 +567,16 @@ def _covering(resource: Resource, entry: RecordEntry) -> list[Mapping[str, Any]]
     """The unique constraints of ``resource`` that cover ``entry``: its row matches their
     ``where`` and holds no null in their fields (nulls are distinct)."""
     attributes = entry.attributes
-    return [
-        constraint
-        for constraint in resource.unique
-        if not any(attributes[name] is None for name in constraint["fields"])
-        and attributes_match(attributes, constraint["where"])
-    ]
+    # Loops, not generators: every insert and replace asks.
+    covering = []
+    for constraint in resource.unique:
+        for name in constraint["fields"]:
+            if attributes[name] is None:
+                break
+        else:
+            if attributes_match(attributes, constraint["where"]):
+                covering.append(constraint)
+    return covering
 
 
 def _send_unique(

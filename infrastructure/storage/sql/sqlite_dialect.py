@@ -118,6 +118,8 @@ class SQLiteDialect(Dialect):
     def json(self, text: str) -> object:
         return text
 
+    text_originators = True
+
     def originator(self, value: uuid.UUID) -> object:
         return str(value)
 

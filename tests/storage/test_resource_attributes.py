@@ -1,0 +1,94 @@
+"""``Resource.validate_attributes``: what a write's attributes must be, refused before any work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from infrastructure.storage import Resource
+from infrastructure.storage.scalars import MAX_INDEXED_TEXT_BYTES
+
+TAGGED = Resource(
+    "test.tagged",
+    "records",
+    attributes={"tag": "string", "note": "string", "live": "boolean"},
+    indexes={"tag": ("tag",)},
+)
+
+
+class _Attributes(Mapping[str, Any]):
+    """A mapping that is not a dict."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "a" * MAX_INDEXED_TEXT_BYTES,  # ASCII: as many bytes as characters
+        "é" * (MAX_INDEXED_TEXT_BYTES // 2),  # two bytes each
+        "語" * (MAX_INDEXED_TEXT_BYTES // 3) + "xx",  # three bytes each, to the byte
+    ],
+)
+def test_an_indexed_text_of_512_bytes_is_taken(tag: str) -> None:
+    assert len(tag.encode("utf-8")) == MAX_INDEXED_TEXT_BYTES
+    values = TAGGED.validate_attributes({"tag": tag, "note": "", "live": True})
+    assert values["tag"] == tag
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "a" * (MAX_INDEXED_TEXT_BYTES + 1),
+        "é" * (MAX_INDEXED_TEXT_BYTES // 2) + "a",
+        # Fewer characters than the limit, more bytes: counted in bytes, not characters.
+        "語" * (MAX_INDEXED_TEXT_BYTES // 3 + 1),
+    ],
+)
+def test_an_indexed_text_over_512_bytes_is_refused_naming_it(tag: str) -> None:
+    with pytest.raises(ValueError, match=r"test\.tagged\.tag is indexed and takes \d+ bytes"):
+        TAGGED.validate_attributes({"tag": tag, "note": "", "live": True})
+
+
+def test_an_unindexed_text_may_be_longer() -> None:
+    note = "語" * MAX_INDEXED_TEXT_BYTES
+    assert TAGGED.validate_attributes({"tag": "t", "note": note, "live": False})["note"] == note
+
+
+def test_a_mapping_that_is_not_a_dict_is_taken_in_the_declared_order() -> None:
+    values = TAGGED.validate_attributes(_Attributes({"live": True, "note": "n", "tag": "t"}))
+    assert list(values.items()) == [("tag", "t"), ("note", "n"), ("live", True)]
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "message"),
+    [
+        ([("tag", "t")], TypeError, "attributes must be a mapping, got list"),
+        ({"tag": "t", "note": "n", "live": True, 1: "x"}, TypeError, "names must be str, got 1"),
+        (
+            {"tag": "t", "note": "n", "live": True, "x": 1},
+            ValueError,
+            r"unknown attributes \['x'\]",
+        ),
+        ({"tag": "t", "live": True}, ValueError, r"missing attributes \['note'\]"),
+        ({"tag": "t", "note": "n", "live": 1}, TypeError, "test.tagged.live must be a bool"),
+        ({"tag": 7, "note": "n", "live": True}, TypeError, "test.tagged.tag must be a str"),
+    ],
+)
+def test_bad_attributes_are_refused_naming_the_resource(
+    values: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        TAGGED.validate_attributes(values)
