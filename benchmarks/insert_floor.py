@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from pathlib import Path
 
-from benchmarks.common import Options, mark, parse_options, scratch_dir, table
+from benchmarks.common import Options, parse_options, scratch_dir, table
 from benchmarks.storage import OPS, RECORD, _sqlite_store, spi_steps
 from benchmarks.storage_raw import sqlite_connect
 from infrastructure.storage.sql import events
@@ -164,9 +164,12 @@ def run(options: Options) -> str:
         "ours/baseline",
         "by hand/baseline",
     ]
+    gap = median["ours"] - median["by hand"]
     verdict = (
-        f"The engine's own statements, with no engine Python, reach {floor:.2f}x the baseline "
-        f"in the median round: {mark(floor >= GOAL)} against the goal of >= {GOAL}x."
+        f"In the median round the engine's own statements, with only the Python of their "
+        f"values, reach {floor:.2f}x the baseline ({'over' if floor >= GOAL else 'under'} "
+        f"the goal of >= {GOAL}x for ours); ours takes {gap:,.0f} µs an insert more than "
+        f"they do: the engine's Python."
     )
     title = "The SQLite insert's floor: the engine's statements by hand (interleaved)"
     return table(title, header, rows) + "\n\n" + verdict
