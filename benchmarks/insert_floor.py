@@ -42,7 +42,9 @@ from benchmarks.storage import OPS, RECORD, _sqlite_store, spi_steps
 from benchmarks.storage_raw import sqlite_connect
 from infrastructure.storage.sql import events
 from infrastructure.storage.sql.records import _INSERT_ROW as INSERT_ROW
+from infrastructure.storage.sql.records import _LOCK_GUARD as LOCK_GUARD
 from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
+from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import EXECUTIONS_ID, ROOTS_ID
 
 GOAL = 0.6
@@ -58,7 +60,7 @@ Step = Callable[[], object]
 def by_hand(path: Path, root: str) -> Iterator[Step]:
     """Inserts of new ``agent.executions`` records of ``root`` with the engine's statements."""
     dialect = SQLiteDialect()
-    anchor = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?".format(**dialect.tables)
+    anchor = LOCK_GUARD.format(**dialect.tables)  # SQLite: no FOR UPDATE, BEGIN IMMEDIATE locks
     insert_row = INSERT_ROW.format(**dialect.tables)
     insert_event = dialect.append_event_at_row.format(**dialect.tables)
     record = RECORD
@@ -116,8 +118,10 @@ def rounds(per_round: int) -> list[dict[str, float]]:
         assert store.raw is not None
         (ours,) = spi_steps(store.ours(stack), op, 1)
         # The by-hand writer's file: made, and its anchor written, by the engine.
-        spi_steps(store.ours(stack), op, 1)
-        hand = stack.enter_context(by_hand(directory / "ours-2.db", "ours-0"))
+        made = store.ours(stack)
+        assert isinstance(made, SQLiteBackend)
+        spi_steps(made, op, 1)
+        hand = stack.enter_context(by_hand(made.path, "ours-0"))
         (raw,) = store.raw(stack, op, 1)
         writers: dict[str, Step] = {"ours": ours, "by hand": hand, "baseline": raw}
         for writer in writers.values():
