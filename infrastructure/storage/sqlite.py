@@ -185,6 +185,7 @@ class SQLiteDriver(SqlDriver):
             item.result = item.operation(session)
         except Exception as error:
             item.fail(error)
+            session.guards = []  # anchors it queued are its own, not the next item's
             if not isolated:
                 raise _IsolateItemsError from None
             if not connection.in_transaction:

@@ -31,6 +31,7 @@ from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import (
+    EXECUTIONS,
     FIXTURE_RESOURCES,
     JOURNAL,
     OWNER,
@@ -241,6 +242,36 @@ def test_an_item_that_raises_after_writing_leaves_nothing_behind(backend: SQLite
     assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
 
 
+def test_an_item_that_fails_with_an_anchor_queued_leaves_it_to_no_other_item(
+    backend: SQLiteBackend,
+) -> None:
+    """An anchor waits in the shared transaction's context for its operation's first
+    statement; an item that fails before sending it must not pass it on to the next
+    item, which would then lock (and fail on) an anchor it never named."""
+    executions = backend.view.records(EXECUTIONS)
+
+    class BoomError(Exception):
+        pass
+
+    def queue_then_raise(session: Session, driver: Any) -> None:
+        driver.lock_guard_with_next(session, ROOTS, "ghost")
+        raise BoomError("before the anchor's statement")
+
+    batch = _Batch(backend)
+    failing = batch.queue(lambda: backend.view.run(queue_then_raise))
+    after = batch.queue(
+        lambda: executions.insert(
+            key="run", revision=0, attributes={"owner": OWNER, "active": False}, record=_record("a")
+        )
+    )
+    batch.run()
+
+    assert isinstance(failing.error, BoomError)
+    assert after.error is None
+    assert executions.fetch("run").revision == 0
+    assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
+
+
 def test_an_error_after_the_items_ran_fails_every_item_and_keeps_none(
     backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,6 +310,7 @@ from infrastructure.storage import AppendEntry, DurableRecord
 from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import (
+    EXECUTIONS,
     FIXTURE_RESOURCES, JOURNAL, ROOTS, WORKFLOW_STATES,
 )
 

@@ -103,6 +103,13 @@ class Dialect(ABC):
     there. One row: as :attr:`insert_row`'s, then whether the anchor was found (1 or 0).
     ``None`` where :attr:`insert_row` is, and only there."""
 
+    append_event_at_anchored_row: str | None
+    """:attr:`append_event_at_row` only if the write's anchor row is there (the anchor's
+    resource and key come last), where the transaction already holds the database's only
+    write lock, so finding the anchor is locking it. No event written: the anchor is
+    missing or the version is taken. ``None`` where :attr:`insert_guarded_row` is not
+    (that statement locks the anchor itself)."""
+
     replace_row: str | None
     """A replace's writes in one statement, whatever the row holds: only if the records
     row ``(resource, key)`` is at ``revision``, its next event goes in (``originator,
@@ -146,9 +153,6 @@ class Dialect(ABC):
 
     dense_notification_ids: bool
     """Whether notification ids have no gaps (one writer at a time numbers them)."""
-
-    round_trips: bool
-    """Whether each statement costs a round trip (worth sending several together)."""
 
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)

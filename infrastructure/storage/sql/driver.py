@@ -167,10 +167,8 @@ class SqlDriver(StorageDriver[Session]):
         ctx.guards.append(RecordGuard(anchor.id, resource.id, key, via))
 
     def lock_guard_with_next(self, ctx: Session, resource: Resource, key: str) -> None:
-        # Inserts, replaces and appends send the lock with their first statement;
-        # every other operation locks it first thing. Embedded SQLite has no round
-        # trip to save: it locks at once.
-        if not self.dialect.round_trips:
-            records.lock_guard(ctx, resource, key)
-        else:
-            ctx.guards.append((resource.id, key))
+        # Inserts, replaces and appends send the lock with their first statement (in
+        # it, where the dialect can), so the anchor costs no round trip and, where it
+        # goes into the write's own statement, no statement either; every other
+        # operation locks it first thing.
+        ctx.guards.append((resource.id, key))

@@ -103,7 +103,6 @@ class PostgresDialect(Dialect):
     """PostgreSQL: ``jsonb`` attributes read with ``->>``; keys ``COLLATE "C"`` (byte order)."""
 
     for_update = " FOR UPDATE"
-    round_trips = True
     dense_notification_ids = False  # a bigserial value is spent by a rolled-back insert
     append_event = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "
@@ -137,6 +136,7 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM g)"
     )
 
+    append_event_at_anchored_row = None  # insert_guarded_row locks the anchor itself
     replace_row = _checked_replace("", guarded=False)
 
     append_rows = _append_rows(guarded=False, alone=False)

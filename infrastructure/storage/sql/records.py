@@ -178,6 +178,19 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
         _inserted(resource, entry, inserted, written)
         return entry
+    anchored = dialect.append_event_at_anchored_row
+    if anchor and anchored is not None:
+        # The event's statement finds the anchor: one statement fewer. A write that did
+        # not go in names its first conflict after: a missing anchor (whatever the row
+        # did, the error fails the scope, which rolls it back), then the key or version.
+        session.guards = []
+        with _UniqueViolations(layout, resource):
+            inserted = session.execute(_INSERT_ROW, row)
+            written = session.execute(anchored, (*event, *row[:2], *anchor)) if inserted else 0
+        if not written and session.one(_LOCK_GUARD + dialect.for_update, anchor) is None:
+            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+        _inserted(resource, entry, inserted, written)
+        return entry
     with _UniqueViolations(layout, resource), session.pipeline():
         guards = send_guards(session)
         if dialect.insert_row is not None:  # the row and its event in one statement

@@ -33,7 +33,6 @@ class SQLiteDialect(Dialect):
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
 
     for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
-    round_trips = False
     dense_notification_ids = True
     index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
     # The notification id is the row id, which SQLite gives a row inserted without one as
@@ -47,6 +46,14 @@ class SQLiteDialect(Dialect):
 
     insert_row = None  # SQLite has no INSERT inside WITH
     insert_guarded_row = None
+    # The anchor is looked for by the event's statement, not the row's: an INSERT into
+    # the records that reads them would first copy what it reads to a temporary table.
+    append_event_at_anchored_row = (
+        "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
+        "AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?) "
+        "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+    )
     replace_row = None
     append_rows = None
     append_guarded_rows = None
