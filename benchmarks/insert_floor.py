@@ -8,8 +8,8 @@ time in turn (ours, then by hand, then the baseline), so a shared disk whose
   owner's root, as in :mod:`benchmarks.storage`;
 - *by hand*: the same transaction the engine runs, sent with ``sqlite3`` on a
   file the engine created (its tables and the resource's indexes): ``BEGIN
-  IMMEDIATE``, the anchor's ``SELECT``, the engine's own row and log-event
-  ``INSERT``\\ s, ``COMMIT``. Its Python is only what the values of an insert
+  IMMEDIATE``, the engine's own row ``INSERT`` and its log event's ``INSERT``
+  (which finds the anchor), ``COMMIT``. Its Python is only what the values of an insert
   cannot do without, with the standard library: the key, its log stream id
   (``uuid.uuid5``), the time, and the event's JSON spliced from the parts that
   every insert of the writer shares (made once, as the payload's JSON is). No
@@ -42,7 +42,6 @@ from benchmarks.storage import OPS, RECORD, _sqlite_store, spi_steps
 from benchmarks.storage_raw import sqlite_connect
 from infrastructure.storage.sql import events
 from infrastructure.storage.sql.records import _INSERT_ROW as INSERT_ROW
-from infrastructure.storage.sql.records import _LOCK_GUARD as LOCK_GUARD
 from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import EXECUTIONS_ID, ROOTS_ID
@@ -60,9 +59,10 @@ Step = Callable[[], object]
 def by_hand(path: Path, root: str) -> Iterator[Step]:
     """Inserts of new ``agent.executions`` records of ``root`` with the engine's statements."""
     dialect = SQLiteDialect()
-    anchor = LOCK_GUARD.format(**dialect.tables)  # SQLite: no FOR UPDATE, BEGIN IMMEDIATE locks
     insert_row = INSERT_ROW.format(**dialect.tables)
-    insert_event = dialect.append_event_at_row.format(**dialect.tables)
+    anchored_event = dialect.append_event_at_anchored_row
+    assert anchored_event is not None  # SQLite's insert finds the anchor in the event's INSERT
+    insert_event = anchored_event.format(**dialect.tables)
     record = RECORD
     counter = itertools.count()
     # What every insert of this writer shares, made once; the key, the time and the log
@@ -93,15 +93,11 @@ def by_hand(path: Path, root: str) -> Iterator[Step]:
             ).encode()
             connection.execute("BEGIN IMMEDIATE")
             try:
-                if connection.execute(anchor, (ROOTS_ID, root)).fetchone() is None:
-                    raise RuntimeError(f"by-hand insert: anchor {root} missing")
                 if connection.execute(insert_row, row).rowcount != 1:
                     raise RuntimeError(f"by-hand insert: {key} taken")
-                logged = connection.execute(
-                    insert_event, (originator, events.RECORD_INSERTED, body, EXECUTIONS_ID, key)
-                )
-                if logged.rowcount != 1:
-                    raise RuntimeError(f"by-hand insert: the event of {key} not written")
+                params = (originator, events.RECORD_INSERTED, body, EXECUTIONS_ID, key)
+                if connection.execute(insert_event, (*params, ROOTS_ID, root)).rowcount != 1:
+                    raise RuntimeError(f"by-hand insert: anchor {root} missing")
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")

@@ -271,6 +271,28 @@ def test_an_insert_whose_anchor_is_gone_names_the_anchor_before_a_taken_key(
     assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
 
 
+def test_an_append_whose_anchor_is_gone_names_the_anchor_before_the_head(
+    backend: Backend, durable_store_url: str
+) -> None:
+    """An append whose anchor is gone reports the anchor, whether its expected head is
+    the stream's (the head would move) or not (a head conflict too), and moves nothing."""
+    roots, journal = backend.view.records(ROOTS), backend.view.streams(JOURNAL)
+    roots.insert(key="gone", revision=0, attributes={}, record=_record("o"))
+    journal.append(stream="gone", expected_head=0, entries=_entries("a"))
+    with pytest.raises(ConflictError, match=r"^stream head conflict: agent\.journal/gone is at 1"):
+        journal.append(stream="gone", expected_head=0, entries=_entries("b"))
+    roots.delete(key="gone")
+    for expected_head in (0, 1, 2):
+        with pytest.raises(NotFoundError, match=r"^guard record not found: agent\.roots/gone$"):
+            journal.append(stream="gone", expected_head=expected_head, entries=_entries("b"))
+    with pytest.raises(NotFoundError, match=r"^guard record not found: agent\.roots/never$"):
+        journal.append(stream="never", expected_head=0, entries=_entries("n"))
+    assert journal.head(stream="gone") == 1
+    assert [entry.id for entry in journal.read(stream="gone")] == ["a"]
+    assert journal.head(stream="never") == 0
+    assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
 def _entries(*ids: str) -> list[AppendEntry]:
     return [AppendEntry(entry_id, _record(entry_id)) for entry_id in ids]
 

@@ -44,9 +44,14 @@ _LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
 
 def lock_guard(session: Session, resource: Resource, key: str) -> None:
     """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
-    found = session.one(_LOCK_GUARD + session.dialect.for_update, (resource.id, key))
-    if found is None:
-        raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+    lock_anchor(session, (resource.id, key))
+
+
+def lock_anchor(session: Session, anchor: tuple[str, ...]) -> None:
+    """Lock the anchor row ``(resource id, key)`` until the transaction ends;
+    NotFoundError if missing."""
+    if session.one(_LOCK_GUARD + session.dialect.for_update, anchor) is None:
+        raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
 
 
 def send_guards(session: Session) -> list[tuple[Guard, Any]]:
@@ -104,7 +109,11 @@ def check_guards(sent: list[tuple[Guard, Any]]) -> None:
 
 def lock_guards(session: Session) -> None:
     """Lock the anchors of ``session.guards`` now (one round trip for all)."""
-    if session.guards:
+    guards = session.guards
+    if len(guards) == 1 and not isinstance(guards[0], RecordGuard):  # the usual one
+        session.guards = []
+        lock_anchor(session, guards[0])
+    elif guards:
         with session.pipeline():
             sent = send_guards(session)
         check_guards(sent)
@@ -187,8 +196,8 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
         with _UniqueViolations(layout, resource):
             inserted = session.execute(_INSERT_ROW, row)
             written = session.execute(anchored, (*event, *row[:2], *anchor)) if inserted else 0
-        if not written and session.one(_LOCK_GUARD + dialect.for_update, anchor) is None:
-            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+        if not written:
+            lock_anchor(session, anchor)
         _inserted(resource, entry, inserted, written)
         return entry
     with _UniqueViolations(layout, resource), session.pipeline():
