@@ -42,8 +42,20 @@ def backend(tmp_path: Path) -> Iterator[Backend]:
         DIALECT.append_events(1),
         DIALECT.append_events(3),
         DIALECT.append_events(100),
+        DIALECT.append_event_at_anchored_row or "",
+        DIALECT.append_events(1, anchored=True),
+        DIALECT.append_events(100, anchored=True),
     ],
-    ids=["event", "event at its row", "one of a stream", "three", "a hundred"],
+    ids=[
+        "event",
+        "event at its row",
+        "one of a stream",
+        "three",
+        "a hundred",
+        "event at its row, anchored",
+        "one of a stream, anchored",
+        "a hundred, anchored",
+    ],
 )
 def test_an_event_statement_reads_no_copy_of_the_log(backend: Backend, statement: str) -> None:
     # A statement that reads the table it writes (max(notification_id) + 1) makes SQLite

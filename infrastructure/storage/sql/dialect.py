@@ -162,19 +162,21 @@ class Dialect(ABC):
         """Statement templates built once per shape (what their text depends on), not per
         call: a condition or constraint checked again and again reuses its text."""
 
-    def append_events(self, count: int) -> str:
+    def append_events(self, count: int, *, anchored: bool = False) -> str:
         """Insert ``count`` events of one log stream at consecutive versions in one
         statement; skips a row whose (originator, version) exists. Parameters: the
         originator, the version before the first event's, the topic, then each event's
-        state (one parameter an event). Needed only where :attr:`append_rows` is
-        ``None``."""
-        key = f"append_events:{count}"
+        state (one parameter an event). ``anchored``: only if a records row is there,
+        whose resource and key come last (the transaction holds the database's only
+        write lock, so finding it is locking it). Needed only where
+        :attr:`append_rows` is ``None``."""
+        key = f"append_events:{count}:{anchored}"
         text = self.texts.get(key)
         if text is None:
-            text = self.texts[key] = self.sql(self._append_events(count))
+            text = self.texts[key] = self.sql(self._append_events(count, anchored))
         return text
 
-    def _append_events(self, count: int) -> str:
+    def _append_events(self, count: int, anchored: bool) -> str:
         """The template of :meth:`append_events`, where it is needed."""
         raise NotImplementedError(f"{type(self).__name__} appends in one statement")
 

@@ -127,18 +127,26 @@ def append(
 
 
 def send_many(
-    session: Session, originator: object, topic: str, after: int, states: Sequence[bytes]
+    session: Session,
+    originator: object,
+    topic: str,
+    after: int,
+    states: Sequence[bytes],
+    *,
+    anchor: tuple[str, ...] = (),
 ) -> list[Any]:
     """Insert one event per state (its JSON, UTF-8) at the versions following ``after``,
     in as few statements as the database allows, inside :meth:`Session.pipeline`; their
     cursors. Together their ``rowcount``\\ s fall short of the events if any of those
-    versions already existed."""
+    versions already existed, or if ``anchor`` (a ``(resource, key)`` records row each
+    statement looks for) is missing."""
     dialect = session.dialect
     cursors = []
     for start in range(0, len(states), EVENTS_PER_STATEMENT):
         chunk = states[start : start + EVENTS_PER_STATEMENT]
-        template = dialect.append_events(len(chunk))
-        cursors.append(session.send(template, (originator, after + start, topic, *chunk)))
+        template = dialect.append_events(len(chunk), anchored=bool(anchor))
+        params = (originator, after + start, topic, *chunk, *anchor)
+        cursors.append(session.send(template, params))
     return cursors
 
 

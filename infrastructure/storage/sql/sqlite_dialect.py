@@ -69,21 +69,28 @@ class SQLiteDialect(Dialect):
     def __init__(self) -> None:
         super().__init__(TABLE_NAMES)
 
-    def _append_events(self, count: int) -> str:
+    def _append_events(self, count: int, anchored: bool) -> str:
         # One parameter a row, its state: each row's ordinal is in the text and gives its
         # version (after the one before the first). The rows go in in the order of the
         # VALUES, so they take the next ``count`` notification ids (row ids) in order.
+        # The WHERE also tells SQLite's parser that ON CONFLICT starts the upsert.
+        where = (
+            "EXISTS (SELECT 1 FROM {records} WHERE resource = ? AND key = ?)"
+            if anchored
+            else "true"
+        )
+        columns = "INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        upsert = " ON CONFLICT (originator_id, originator_version) DO NOTHING"
         if count == 1:  # no rows to join: a plain row is less work for SQLite
-            return (
-                "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-                "VALUES (?, ? + 1, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"
-            )
+            if not anchored:
+                return columns + "VALUES (?, ? + 1, ?, ?)" + upsert
+            return columns + "SELECT ?, ? + 1, ?, ? WHERE " + where + upsert
         rows = ", ".join(f"(?, {ordinal})" for ordinal in range(1, count + 1))
         return (
-            "INSERT INTO {events} (originator_id, originator_version, topic, state) "
-            "SELECT ?, ? + v.column2, ?, v.column1 "
-            f"FROM (VALUES {rows}) AS v WHERE true "
-            "ON CONFLICT (originator_id, originator_version) DO NOTHING"
+            columns
+            + f"SELECT ?, ? + v.column2, ?, v.column1 FROM (VALUES {rows}) AS v WHERE "
+            + where
+            + upsert
         )
 
     def attribute(self, name: str) -> str:

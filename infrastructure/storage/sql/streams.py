@@ -102,19 +102,25 @@ def append(
             _expect_head(resource, stream, int(current), expected_head)
         _check_ids(resource, stream, ids, entered)
     else:
-        base = _move_head(session, resource, stream, expected_head, moved)
+        # The anchor is found by the events' statements (one statement fewer); events
+        # that did not go in name their first conflict after: a missing anchor (the
+        # error fails the scope, which rolls back the head's move), then the ids.
+        anchor = _own_anchor(session)
+        base = _move_head(session, resource, stream, expected_head, moved, anchor=anchor)
         states = [state(added).encode("utf-8") for added in stored]
         with session.pipeline():
             id_cursors = _send_ids(session, resource, stream, ids)
             event_cursors = events.send_many(
-                session, originator, topic, base + expected_head, states
+                session, originator, topic, base + expected_head, states, anchor=anchor
             )
+        written = sum(cursor.rowcount for cursor in event_cursors)
+        if anchor and written != len(stored):
+            records.lock_anchor(session, anchor)
         if sum(cursor.rowcount for cursor in id_cursors) != len(ids):
             known = _live_ids(session, resource, stream, base, expected_head)
             _check_ids(
                 resource, stream, ids, [entry_id for entry_id in ids if entry_id not in known]
             )
-        written = sum(cursor.rowcount for cursor in event_cursors)
     if written != len(stored):
         raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")
     return stored
@@ -154,10 +160,18 @@ def _own_anchor(session: Session) -> tuple[str, ...]:
 
 
 def _move_head(
-    session: Session, resource: Resource, stream: str, expected_head: int, moved: int
+    session: Session,
+    resource: Resource,
+    stream: str,
+    expected_head: int,
+    moved: int,
+    *,
+    anchor: tuple[str, ...],
 ) -> int:
     """Move the head from ``expected_head`` to ``moved`` (creating the row of a new
     stream, which must be expected at 0) after the guards; the stream's base.
+    ``anchor``: the append's own anchor, not locked yet (``()`` if none), which a head
+    that did not move looks for first; the caller locked every other guard.
 
     One statement where the database already made this connection the only
     writer (SQLite): the head is read, checked and moved at once, where a
@@ -165,7 +179,6 @@ def _move_head(
     entries' writes follow; a conflict they meet fails the scope, which rolls
     the move back.
     """
-    records.lock_guards(session)  # parent lock, then child
     row = session.one(
         "INSERT INTO {heads} AS h (resource, stream, head, base) "
         "VALUES (?, ?, CASE WHEN ? = 0 THEN ? ELSE 0 END, 0) "
@@ -173,6 +186,8 @@ def _move_head(
         "WHERE h.head = ? RETURNING head, base",
         (resource.id, stream, expected_head, moved, moved, expected_head),
     )
+    if anchor and (row is None or int(row[0]) != moved):
+        records.lock_anchor(session, anchor)  # a missing anchor is the first conflict
     if row is None:  # the row is there, at another head: not moved
         _expect_head(resource, stream, head(session, resource, stream), expected_head)
     elif int(row[0]) != moved:  # a new stream expected above 0: created at 0
