@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from infrastructure.storage.conditions import _Unchecked
 from infrastructure.storage.entries import (
@@ -30,6 +30,16 @@ ContextT = TypeVar("ContextT")
 """What a driver's transaction yields and its operations take: the SQL drivers'
 ``Session`` (a connection in a transaction), the in-memory driver's working state."""
 AttributeValues = Mapping[str, str | int | bool | None]
+
+REVISION = "revision"
+HEAD = "head"
+ROWS = "rows"
+
+CheckRead = tuple[str, Resource, Any]
+"""One read of ``check()``: ``(REVISION, records resource, key)``, answered with the
+stored revision or ``None``; ``(HEAD, streams resource, stream)``, with the head (0 for a
+missing stream); ``(ROWS, records resource, equals)``, with whether some row's
+attributes equal ``equals``."""
 
 
 class StorageDriver(ABC, Generic[ContextT]):
@@ -181,6 +191,35 @@ class StorageDriver(ABC, Generic[ContextT]):
         value = current.get(via)
         if value is not None:
             self.lock_guard_with_next(ctx, anchor, str(value))
+
+    def prepare_check_read(self, read: CheckRead) -> Any:
+        """``read`` as :meth:`check_reads` takes it, made once per condition (what does not
+        change from one check to the next). By default ``read`` itself."""
+        return read
+
+    def check_reads(
+        self,
+        ctx: ContextT,
+        anchors: Sequence[tuple[Resource, str]],
+        reads: Sequence[Any],
+    ) -> list[Any]:
+        """What ``check()`` reads: lock ``anchors`` in order (NotFoundError for the first
+        missing), then answer ``reads`` (each made by :meth:`prepare_check_read` from a
+        :data:`CheckRead`) in order.
+
+        Drivers that can read them all at once override both.
+        """
+        for resource, key in anchors:
+            self.lock_guard(ctx, resource, key)
+        answers: list[Any] = []
+        for kind, resource, argument in reads:
+            if kind == REVISION:
+                answers.append(self.record_revision(ctx, resource, argument))
+            elif kind == HEAD:
+                answers.append(self.stream_head(ctx, resource, argument))
+            else:
+                answers.append(self.any_record(ctx, resource, argument))
+        return answers
 
     def lock_guard_with_next(self, ctx: ContextT, resource: Resource, key: str) -> None:
         """:meth:`lock_guard`, or have the next operation in ``ctx`` lock it first.

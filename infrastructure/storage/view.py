@@ -13,7 +13,7 @@ from infrastructure.storage.conditions import (
     StreamHeadIs,
     _Unchecked,
 )
-from infrastructure.storage.driver import StorageDriver
+from infrastructure.storage.driver import HEAD, REVISION, ROWS, StorageDriver
 from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.entries import (
     AppendEntry,
@@ -77,7 +77,7 @@ class View:
         # A condition is immutable and so is the catalog its resource resolves in:
         # one built once and checked again and again is resolved and validated once.
         catalog = self._resources
-        resolved = []
+        resolved: list[tuple[RevisionIs | StreamHeadIs | NoRows, _Plan]] = []
         for condition in _ordered(conditions, "conditions"):
             if not isinstance(condition, _CONDITIONS):
                 raise TypeError(
@@ -85,10 +85,12 @@ class View:
                 )
             cached = condition._plan
             if cached is None or cached[0] is not catalog:
-                cached = (catalog, self._plan(condition))
+                kind, resource, argument, anchor = self._plan(condition)
+                read = self._backend.driver.prepare_check_read((kind, resource, argument))
+                cached = (catalog, (kind, resource, argument, anchor, read))
                 object.__setattr__(condition, "_plan", cached)
             resolved.append((condition, cached[1]))
-        for condition, (_, resource, _, anchor) in resolved:
+        for condition, (_, resource, _, anchor, _) in resolved:
             if anchor is not None and anchor not in anchors:
                 if isinstance(anchor, str):
                     raise ValueError(anchor)
@@ -108,11 +110,14 @@ class View:
                 )
             ]
 
+        reads = [plan[4] for _, plan in resolved]
+
         def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
-            for resource, key in locks:
-                driver.lock_guard(ctx, resource, key)
-            for condition, (evaluate, resource, equals, _) in resolved:
-                evaluate(ctx, driver, condition, resource, equals)
+            answers = driver.check_reads(ctx, locks, reads)
+            for (condition, (kind, resource, argument, _, _)), answer in zip(
+                resolved, answers, strict=True
+            ):
+                _judge(condition, kind, resource, argument, answer)
             return True
 
         return self.run(operation, writes=False)
@@ -169,86 +174,82 @@ class View:
             handle = self._handles[slot] = cls(self, resource)
         return handle
 
-    def _plan(self, condition: RevisionIs | StreamHeadIs | NoRows) -> _Plan:
+    def _plan(
+        self, condition: RevisionIs | StreamHeadIs | NoRows
+    ) -> tuple[str, Resource, Any, Any]:
         """How to evaluate ``condition``: the type is dispatched on once, here.
 
-        The anchor is ``None`` for an unguarded resource, a ``(resource id,
-        key)`` the guards must hold, or the message of the ``ValueError`` of a
-        guard that cannot cover the condition (raised after every condition
-        resolved, as a missing anchor is).
+        The plan is what the driver reads (a :data:`CheckRead` kind, the resource,
+        and the key, the stream or the validated ``NoRows`` values) and the anchor:
+        ``None`` for an unguarded resource, a ``(resource id, key)`` the guards must
+        hold, or the message of the ``ValueError`` of a guard that cannot cover the
+        condition (raised after every condition resolved, as a missing anchor is).
         """
         if isinstance(condition, RevisionIs):
             resource = self._backend.resolve(condition.resource, "records")
             guard = resource.guard
             if guard is None:
-                return _revision_is, resource, None, None
+                return REVISION, resource, condition.key, None
             if guard["via"] != "key":
                 anchor: Any = f"RevisionIs on {resource.id} needs a resource guarded via its key"
             else:
                 anchor = (guard["resource"], condition.key)
-            return _revision_is, resource, None, anchor
+            return REVISION, resource, condition.key, anchor
         if isinstance(condition, StreamHeadIs):
             resource = self._backend.resolve(condition.resource, "streams")
             guard = resource.guard
             anchor = None if guard is None else (guard["resource"], condition.stream)
-            return _stream_head_is, resource, None, anchor
+            return HEAD, resource, condition.stream, anchor
         resource = self._backend.resolve(condition.resource, "records")
         equals = resource.index_values(condition.index, condition.equals)
         guard = resource.guard
         if guard is None:
-            return _no_rows, resource, equals, None
+            return ROWS, resource, equals, None
         via = guard["via"]
         if via not in condition.equals:
             anchor = f"NoRows on {resource.id} must give the guard attribute {via!r} in equals"
         else:
             anchor = (guard["resource"], condition.equals[via])
-        return _no_rows, resource, equals, anchor
+        return ROWS, resource, equals, anchor
 
 
-def _revision_is(
-    ctx: Any, driver: StorageDriver[Any], condition: RevisionIs, resource: Resource, _: None
-) -> None:
-    revision = driver.record_revision(ctx, resource, condition.key)
-    if revision != condition.expected:
-        found = "missing" if revision is None else f"at revision {revision}"
-        raise ConditionFailedError(
-            condition,
-            f"condition failed: {resource.id}/{condition.key} expected revision "
-            f"{condition.expected}, {found}",
-        )
-
-
-def _stream_head_is(
-    ctx: Any, driver: StorageDriver[Any], condition: StreamHeadIs, resource: Resource, _: None
-) -> None:
-    head = driver.stream_head(ctx, resource, condition.stream)
-    if head != condition.expected:
-        raise ConditionFailedError(
-            condition,
-            f"condition failed: {resource.id}/{condition.stream} expected head "
-            f"{condition.expected}, found {head}",
-        )
-
-
-def _no_rows(
-    ctx: Any,
-    driver: StorageDriver[Any],
-    condition: NoRows,
+def _judge(
+    condition: RevisionIs | StreamHeadIs | NoRows,
+    kind: str,
     resource: Resource,
-    equals: Mapping[str, Any],
+    argument: Any,
+    answer: Any,
 ) -> None:
-    if driver.any_record(ctx, resource, equals):
+    """``ConditionFailedError`` carrying ``condition`` if the driver's ``answer`` to its
+    read (see :data:`CheckRead`) does not meet it."""
+    if kind == REVISION:
+        assert isinstance(condition, RevisionIs)
+        if answer != condition.expected:
+            found = "missing" if answer is None else f"at revision {answer}"
+            raise ConditionFailedError(
+                condition,
+                f"condition failed: {resource.id}/{condition.key} expected revision "
+                f"{condition.expected}, {found}",
+            )
+    elif kind == HEAD:
+        assert isinstance(condition, StreamHeadIs)
+        if answer != condition.expected:
+            raise ConditionFailedError(
+                condition,
+                f"condition failed: {resource.id}/{condition.stream} expected head "
+                f"{condition.expected}, found {answer}",
+            )
+    elif answer:
+        assert isinstance(condition, NoRows)
         raise ConditionFailedError(
             condition,
-            f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
+            f"condition failed: {resource.id} has rows in {condition.index} {dict(argument)}",
         )
 
 
-_Evaluate = Callable[[Any, StorageDriver[Any], Any, Resource, Any], None]
-"""Evaluate one resolved condition: context, driver, condition, resource, NoRows values."""
-
-_Plan = tuple[_Evaluate, Resource, Any, Any]
-"""A condition's evaluator, resource, ``NoRows`` values and the anchor it needs locked."""
+_Plan = tuple[str, Resource, Any, Any, Any]
+"""A condition's read (its :data:`CheckRead` kind, resource and argument), the anchor it
+needs locked, and the read as the backend's driver prepared it."""
 
 _CONDITIONS = (RevisionIs, StreamHeadIs, NoRows)
 

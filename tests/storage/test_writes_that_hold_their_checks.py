@@ -22,8 +22,12 @@ from infrastructure.storage import (
     Backend,
     ConflictError,
     DurableRecord,
+    GuardRef,
+    NoRows,
     NotFoundError,
+    RevisionIs,
     SerializationError,
+    StreamHeadIs,
     UniqueConstraintError,
 )
 from infrastructure.storage.audit import audit_store
@@ -291,6 +295,29 @@ def test_an_append_whose_anchor_is_gone_names_the_anchor_before_the_head(
     assert [entry.id for entry in journal.read(stream="gone")] == ["a"]
     assert journal.head(stream="never") == 0
     assert audit_store(durable_store_url, FIXTURE_RESOURCES).ok
+
+
+def test_a_check_is_one_statement_on_sqlite(
+    backend: Backend, statements: list[str], durable_store_url: str
+) -> None:
+    """On SQLite (the transaction holds the only write lock) every anchor and every
+    condition of ``check()`` is read by one ``SELECT``. On PostgreSQL the anchor's lock
+    is a statement of its own: a statement reads the snapshot it started with, so reads
+    sent with a lock it waited for would miss what the lock's holder committed."""
+    backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
+    statements.clear()
+    conditions = [
+        RevisionIs(ROOTS, "owner", 0),
+        StreamHeadIs(JOURNAL, "owner", 0),
+        NoRows(EXECUTIONS, "owner_active", {"owner": "owner", "active": True}),
+    ]
+    assert backend.view.check(guards=[GuardRef(ROOTS, "owner")], conditions=conditions)
+    sent = [statement.split()[0] for statement in statements]
+    if durable_store_url.startswith("sqlite"):
+        assert sent == ["BEGIN", "SELECT", "COMMIT"]
+    else:
+        assert sent == ["SELECT"] * 4
+        assert "FOR UPDATE" in statements[0]
 
 
 def _entries(*ids: str) -> list[AppendEntry]:

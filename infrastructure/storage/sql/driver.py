@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.driver import AttributeValues, StorageDriver
+from infrastructure.storage.driver import AttributeValues, CheckRead, StorageDriver
 from infrastructure.storage.entries import (
     AppendEntry,
     Attributes,
@@ -158,6 +159,22 @@ class SqlDriver(StorageDriver[Session]):
     def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:
         records.lock_guards(ctx)
         records.lock_guard(ctx, resource, key)
+
+    # Where the transaction already holds the only write lock (SQLite), finding a row is
+    # locking it: check() reads its anchors and conditions with one statement. Elsewhere
+    # each anchor's row lock is a statement of its own, and the reads follow it.
+    def prepare_check_read(self, read: CheckRead) -> Any:
+        if self.dialect.for_update:
+            return read
+        return records.prepared_check_read(self.dialect, self.layout, read)
+
+    def check_reads(
+        self, ctx: Session, anchors: Sequence[tuple[Resource, str]], reads: Sequence[Any]
+    ) -> list[Any]:
+        if self.dialect.for_update:
+            return super().check_reads(ctx, anchors, reads)
+        records.lock_guards(ctx)
+        return records.check_reads(ctx, anchors, reads)
 
     def lock_record_guard(
         self, ctx: Session, resource: Resource, key: str, anchor: Resource, via: str

@@ -13,11 +13,11 @@ whose index it names. Replace and delete re-read the row ``FOR UPDATE``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.driver import AttributeValues
+from infrastructure.storage.driver import HEAD, REVISION, AttributeValues, CheckRead
 from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
 from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from infrastructure.storage.resource import Resource
@@ -453,7 +453,7 @@ def scan(
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
-    terms, params = _matching(session, resource, equals)
+    terms, params = _matching(session.dialect, resource, equals)
     source = layout.scan_source(resource.id, frozenset(equals))
     query = "SELECT " + _COLUMNS + " FROM " + source + terms
     if after is not None:
@@ -476,16 +476,83 @@ def any_matching(
     query = dialect.statements.get(key)
     if query is None:
         source = layout.scan_source(resource.id, frozenset(equals))
-        terms, _ = _matching(session, resource, equals)
+        terms, _ = _matching(session.dialect, resource, equals)
         query = dialect.statements[key] = "SELECT 1 FROM " + source + terms + " LIMIT 1"
     return session.one(query, bound) is not None
+
+
+class PreparedCheckRead(NamedTuple):
+    """A read of ``check()`` as :func:`check_reads` sends it: its kind, its column of the
+    statement (a scalar subquery) and that column's parameters. Made once per condition
+    and backend."""
+
+    kind: str
+    column: str
+    params: tuple[object, ...]
+
+
+def prepared_check_read(dialect: Dialect, layout: Layout, read: CheckRead) -> PreparedCheckRead:
+    """``read`` (see :data:`~infrastructure.storage.driver.CheckRead`) as a column of
+    :func:`check_reads`' statement."""
+    kind, resource, argument = read
+    if kind == REVISION:
+        column = "(SELECT revision FROM {records} WHERE resource = ? AND key = ?)"
+        return PreparedCheckRead(kind, column, (resource.id, argument))
+    if kind == HEAD:
+        column = "(SELECT head FROM {heads} WHERE resource = ? AND stream = ?)"
+        return PreparedCheckRead(kind, column, (resource.id, argument))
+    source = layout.scan_source(resource.id, frozenset(argument))
+    terms, params = _matching(dialect, resource, argument)
+    return PreparedCheckRead(kind, "EXISTS (SELECT 1 FROM " + source + terms + ")", tuple(params))
+
+
+_ANCHOR_COLUMN = "(SELECT 1 FROM {records} WHERE resource = ? AND key = ?)"
+
+
+def check_reads(
+    session: Session, anchors: Sequence[tuple[Resource, str]], reads: Sequence[PreparedCheckRead]
+) -> list[Any]:
+    """:meth:`~infrastructure.storage.driver.StorageDriver.check_reads` in one statement,
+    for a transaction that already holds the database's only write lock (finding an
+    anchor is locking it): one column per anchor, then one per read, its text built once
+    per shape."""
+    if not anchors and not reads:
+        return []
+    columns = tuple(read.column for read in reads)
+    shape = ("check", len(anchors), columns)
+    statements = session.dialect.statements
+    query = statements.get(shape)
+    if query is None:
+        query = statements[shape] = "SELECT " + ", ".join(
+            (_ANCHOR_COLUMN,) * len(anchors) + columns
+        )
+    params: list[object] = []
+    for resource, key in anchors:
+        params += (resource.id, key)
+    for read in reads:
+        params += read.params
+    row = session.one(query, params)
+    assert row is not None  # a SELECT without FROM yields one row
+    for (resource, key), found in zip(anchors, row, strict=False):
+        if found is None:
+            raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+    answers: list[Any] = []
+    for read, value in zip(reads, row[len(anchors) :], strict=True):
+        kind = read.kind
+        if kind == REVISION:
+            answers.append(None if value is None else int(value))
+        elif kind == HEAD:
+            answers.append(0 if value is None else int(value))
+        else:
+            answers.append(bool(value))
+    return answers
 
 
 def delete_matching(
     session: Session, layout: Layout, resource: Resource, equals: AttributeValues
 ) -> None:
     """Tombstone every row equal on ``equals`` (locked in key order)."""
-    terms, params = _matching(session, resource, equals)
+    terms, params = _matching(session.dialect, resource, equals)
     source = layout.scan_source(resource.id, frozenset(equals))
     rows = session.all(
         "SELECT key, revision, log_version FROM "
@@ -570,10 +637,9 @@ def _shaped(
 
 
 def _matching(
-    session: Session, resource: Resource, values: Mapping[str, str | int | bool | None]
+    dialect: Dialect, resource: Resource, values: Mapping[str, str | int | bool | None]
 ) -> tuple[str, list[object]]:
     """`` AND <attribute> = ?`` terms (``IS NULL`` for None) and their parameters."""
-    dialect = session.dialect
     terms, params = [], []
     for name, value in values.items():
         expression = dialect.attribute(check_attribute_name(resource.id, name))
@@ -614,7 +680,7 @@ def _send_unique(
         key = ("unique", resource.id, constraint["name"], *shape)
         query = session.dialect.statements.get(key)
         if query is None:
-            terms, _ = _matching(session, resource, values)
+            terms, _ = _matching(session.dialect, resource, values)
             source = schema.unique_source(session.dialect, resource, constraint)
             query = session.dialect.statements[key] = (
                 "SELECT 1 FROM " + source + "resource = ? AND key <> ?" + terms + " LIMIT 1"

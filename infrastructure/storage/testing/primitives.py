@@ -33,6 +33,7 @@ from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     EXECUTIONS_ID,
+    INVENTORY_ITEMS,
     JOURNAL,
     OWNER,
     ROOTS,
@@ -564,6 +565,49 @@ class StoragePrimitivesContract(StorageContract):
                 guards=[GuardRef(ROOTS, "other-owner")],
                 conditions=[NoRows(EXECUTIONS, "owner", {"owner": OWNER})],
             )
+
+    def test_check_names_the_first_missing_anchor_before_any_condition(
+        self, backend: Backend
+    ) -> None:
+        """Anchors are locked in a fixed order before any condition is read: with two
+        missing, the first in that order is reported, even beside a failing condition."""
+        failing = StreamHeadIs(JOURNAL, OWNER, 7)
+        guards = [GuardRef(ROOTS, "zz-missing"), GuardRef(ROOTS, OWNER), GuardRef(ROOTS, "a-gone")]
+        with pytest.raises(NotFoundError, match=f"^guard record not found: {ROOTS.id}/a-gone$"):
+            backend.view.check(guards=guards, conditions=[failing])
+        with pytest.raises(ConditionFailedError) as failed:
+            backend.view.check(guards=[GuardRef(ROOTS, OWNER)], conditions=[failing])
+        assert failed.value.condition is failing
+        assert (
+            str(failed.value) == f"condition failed: {JOURNAL.id}/{OWNER} expected head 7, found 0"
+        )
+
+    def test_check_reads_no_rows_with_nulls_booleans_and_several_resources(
+        self, backend: Backend
+    ) -> None:
+        items = backend.view.records(INVENTORY_ITEMS)
+        attributes = {
+            "code": None,
+            "label": "bolt",
+            "quantity": 3,
+            "reserved": None,
+            "available": False,
+            "flagged": None,
+        }
+        items.insert(key="uncoded", revision=0, attributes=attributes, record=opaque_record())
+        uncoded = NoRows(INVENTORY_ITEMS, "code", {"code": None})
+        coded = NoRows(INVENTORY_ITEMS, "code", {"code": "c-1"})
+        available = NoRows(INVENTORY_ITEMS, "available", {"available": True})
+        unavailable = NoRows(INVENTORY_ITEMS, "available", {"available": False})
+        idle = NoRows(EXECUTIONS, "owner_active", {"owner": OWNER, "active": True})
+        root = RevisionIs(ROOTS, OWNER, OWNER_ROOT_REVISION)
+        guards = [GuardRef(ROOTS, OWNER)]
+        assert backend.view.check(guards=guards, conditions=[coded, available, idle, root])
+        for held in (uncoded, unavailable):
+            with pytest.raises(ConditionFailedError) as failed:
+                backend.view.check(guards=guards, conditions=[coded, root, held, idle])
+            assert failed.value.condition is held
+            assert str(failed.value).startswith(f"condition failed: {INVENTORY_ITEMS.id} has rows")
 
     def test_check_validates_its_arguments(self, backend: Backend) -> None:
         view = backend.view
