@@ -38,10 +38,14 @@ class Resource:
         "_labels",
         "attributes",
         "guard",
+        "guard_attribute",
+        "guard_resource",
+        "guard_via",
         "id",
         "immutable_attributes",
         "indexed_attributes",
         "indexes",
+        "is_self_anchored",
         "kind",
         "unique",
     )
@@ -53,6 +57,15 @@ class Resource:
     unique: tuple[Mapping[str, Any], ...]
     guard: Mapping[str, str] | None
     indexed_attributes: frozenset[str]
+    guard_resource: str | None
+    """The id of the anchor resource, or ``None``."""
+    guard_via: str | None
+    """``"key"``, ``"stream"`` or the attribute naming the anchor, or ``None``."""
+    guard_attribute: str | None
+    """The attribute whose value names a record's anchor (a records guard not via its
+    key), or ``None``."""
+    is_self_anchored: bool
+    """True for a root that anchors its own rows by key."""
     _labels: Mapping[str, str]
     """Each attribute's name in errors (``<resource>.<attribute>``), made once: every write
     validates its attributes."""
@@ -82,7 +95,14 @@ class Resource:
             [name for fields in index_map.values() for name in fields]
             + [name for c in constraints for name in (*c["fields"], *c["where"])]
         )
+        # What every guarded write asks of its guard, answered once.
+        anchor = None if guard_map is None else guard_map["resource"]
+        via = None if guard_map is None else guard_map["via"]
         for name, value in (
+            ("guard_resource", anchor),
+            ("guard_via", via),
+            ("guard_attribute", via if kind == "records" and via not in (None, "key") else None),
+            ("is_self_anchored", anchor == id and via == "key"),
             ("id", id),
             ("kind", kind),
             ("attributes", declared),
@@ -100,27 +120,6 @@ class Resource:
 
     def __repr__(self) -> str:
         return f"Resource({self.id!r}, {self.kind!r})"
-
-    @property
-    def guard_resource(self) -> str | None:
-        """The id of the anchor resource, or ``None``."""
-        return None if self.guard is None else self.guard["resource"]
-
-    @property
-    def guard_via(self) -> str | None:
-        """``"key"``, ``"stream"`` or the attribute naming the anchor, or ``None``."""
-        return None if self.guard is None else self.guard["via"]
-
-    @property
-    def guard_attribute(self) -> str | None:
-        """The attribute whose value names a record's anchor (a records guard not via its key)."""
-        via = self.guard_via
-        return via if self.kind == "records" and via not in (None, "key") else None
-
-    @property
-    def is_self_anchored(self) -> bool:
-        """True for a root that anchors its own rows by key."""
-        return self.guard_resource == self.id and self.guard_via == "key"
 
     def validate_attributes(
         self, values: Any, *, partial: bool = False

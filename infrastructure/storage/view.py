@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from infrastructure.storage.conditions import (
@@ -253,6 +254,8 @@ needs locked, and the read as the backend's driver prepared it."""
 
 _CONDITIONS = (RevisionIs, StreamHeadIs, NoRows)
 
+_NOTHING_EXPECTED: Mapping[str, Any] = MappingProxyType({})
+
 
 class _Handle:
     def __init__(self, view: View, resource: Resource) -> None:
@@ -332,7 +335,12 @@ class Records(_Handle):
         entry = validated_record_entry(
             key, next_revision, self.resource.validate_attributes(attributes), _durable(record)
         )
-        expected = self.resource.validate_attributes(expected_attributes or {}, partial=True)
+        # Nothing expected (the usual replace) needs no validation.
+        expected = (
+            _NOTHING_EXPECTED
+            if not expected_attributes
+            else self.resource.validate_attributes(expected_attributes, partial=True)
+        )
         if next_revision != expected_revision + 1:
             raise ConflictError(
                 f"next_revision {next_revision} must be expected_revision + 1 "

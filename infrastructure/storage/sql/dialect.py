@@ -158,6 +158,9 @@ class Dialect(ABC):
         self.tables = dict(tables)
         self.texts: dict[str, str] = {}
         """Finished text by template, filled by :meth:`sql` (a session reads it first)."""
+        self.replace_statements: dict[tuple[object, ...], tuple[str, str | None]] = {}
+        """A checked replace's :meth:`checked_replace` and
+        :meth:`checked_replace_keeping_attributes` by shape, built once."""
         self.statements: dict[tuple[object, ...], str] = {}
         """Statement templates built once per shape (what their text depends on), not per
         call: a condition or constraint checked again and again reuses its text."""

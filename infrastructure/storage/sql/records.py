@@ -344,18 +344,22 @@ def _replace_in_place(
         return False
     dialect = session.dialect
     shape = ("replace", resource.id, tuple(expected_attributes), bool(anchor))
-    query = dialect.statements.get(shape)
-    if query is None:
+    both = dialect.replace_statements.get(shape)
+    if both is None:
         terms = _checked_terms(dialect, resource, tuple(expected_attributes))
-        query = dialect.statements[shape] = dialect.checked_replace(terms, guarded=bool(anchor))
-        kept = dialect.checked_replace_keeping_attributes(terms, guarded=bool(anchor))
-        if kept is not None:
-            dialect.statements[("kept", *shape)] = kept
-    kept = dialect.statements.get(("kept", *shape))
+        both = dialect.replace_statements[shape] = (
+            dialect.checked_replace(terms, guarded=bool(anchor)),
+            dialect.checked_replace_keeping_attributes(terms, guarded=bool(anchor)),
+        )
+    query, kept = both
     where = (resource.id, entry.key)
     checked: list[object] = [*where, expected_revision]
-    checked += (dumps(entry.attributes[name]) for name in resource.immutable_attributes)
-    checked += (dumps(value) for value in expected_attributes.values())
+    # Loops, not generators: every replace builds these.
+    stored = entry.attributes
+    for name in resource.immutable_attributes:
+        checked.append(dumps(stored[name]))
+    for value in expected_attributes.values():
+        checked.append(dumps(value))
     with _UniqueViolations(layout, resource):
         if dialect.replace_row is None:  # the row, then its event at the row's version
             # The usual replace keeps its attributes: tried first, it writes no index.
