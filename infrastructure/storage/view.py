@@ -111,7 +111,7 @@ class View:
                 )
             ]
 
-        reads = [plan[4] for _, plan in resolved]
+        reads = [read for _, (_, _, _, _, read) in resolved]
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
             answers = driver.check_reads(ctx, locks, reads)

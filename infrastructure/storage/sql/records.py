@@ -41,6 +41,8 @@ row's version was taken after the statement's snapshot."""
 
 _LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
 
+_REVISION = "SELECT revision FROM {records} WHERE resource = ? AND key = ?"
+
 
 def lock_guard(session: Session, resource: Resource, key: str) -> None:
     """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
@@ -130,9 +132,7 @@ def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
 
 def revision(session: Session, resource: Resource, key: str) -> int | None:
     """The stored row's revision, or ``None`` (no decoding)."""
-    row = session.one(
-        "SELECT revision FROM {records} WHERE resource = ? AND key = ?", (resource.id, key)
-    )
+    row = session.one(_REVISION, (resource.id, key))
     return None if row is None else int(row[0])
 
 
@@ -500,7 +500,7 @@ def prepared_check_read(dialect: Dialect, layout: Layout, read: CheckRead) -> Pr
     :func:`check_reads`' statement."""
     kind, resource, argument = read
     if kind == REVISION:
-        column = "(SELECT revision FROM {records} WHERE resource = ? AND key = ?)"
+        column = "(" + _REVISION + ")"
         return PreparedCheckRead(kind, column, (resource.id, argument))
     if kind == HEAD:
         column = "(SELECT head FROM {heads} WHERE resource = ? AND stream = ?)"
@@ -510,7 +510,7 @@ def prepared_check_read(dialect: Dialect, layout: Layout, read: CheckRead) -> Pr
     return PreparedCheckRead(kind, "EXISTS (SELECT 1 FROM " + source + terms + ")", tuple(params))
 
 
-_ANCHOR_COLUMN = "(SELECT 1 FROM {records} WHERE resource = ? AND key = ?)"
+_ANCHOR_COLUMN = "(" + _LOCK_GUARD + ")"
 
 
 def check_reads(
@@ -522,7 +522,7 @@ def check_reads(
     per shape."""
     if not anchors and not reads:
         return []
-    columns = tuple(read.column for read in reads)
+    columns = tuple([read.column for read in reads])
     shape = ("check", len(anchors), columns)
     statements = session.dialect.statements
     query = statements.get(shape)
