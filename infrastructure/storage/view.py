@@ -115,10 +115,10 @@ class View:
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
             answers = driver.check_reads(ctx, locks, reads)
-            for (condition, (kind, resource, argument, _, _)), answer in zip(
+            for (condition, (_, resource, argument, _, _)), answer in zip(
                 resolved, answers, strict=True
             ):
-                _judge(condition, kind, resource, argument, answer)
+                _judge(condition, resource, argument, answer)
             return True
 
         return self.run(operation, writes=False)
@@ -216,15 +216,13 @@ class View:
 
 def _judge(
     condition: RevisionIs | StreamHeadIs | NoRows,
-    kind: str,
     resource: Resource,
-    argument: Any,
+    equals: Any,
     answer: Any,
 ) -> None:
     """``ConditionFailedError`` carrying ``condition`` if the driver's ``answer`` to its
-    read (see :data:`CheckRead`) does not meet it."""
-    if kind == REVISION:
-        assert isinstance(condition, RevisionIs)
+    read (see :data:`CheckRead`) does not meet it; ``equals``: a ``NoRows``' values."""
+    if isinstance(condition, RevisionIs):
         if answer != condition.expected:
             found = "missing" if answer is None else f"at revision {answer}"
             raise ConditionFailedError(
@@ -232,8 +230,7 @@ def _judge(
                 f"condition failed: {resource.id}/{condition.key} expected revision "
                 f"{condition.expected}, {found}",
             )
-    elif kind == HEAD:
-        assert isinstance(condition, StreamHeadIs)
+    elif isinstance(condition, StreamHeadIs):
         if answer != condition.expected:
             raise ConditionFailedError(
                 condition,
@@ -241,10 +238,9 @@ def _judge(
                 f"{condition.expected}, found {answer}",
             )
     elif answer:
-        assert isinstance(condition, NoRows)
         raise ConditionFailedError(
             condition,
-            f"condition failed: {resource.id} has rows in {condition.index} {dict(argument)}",
+            f"condition failed: {resource.id} has rows in {condition.index} {dict(equals)}",
         )
 
 

@@ -28,6 +28,11 @@ _EVENTS_TABLE = (
 )
 
 
+_ANCHOR_EXISTS = "EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+"""Whether a write's anchor row is there (parameters: its resource and key): where the
+transaction holds the only write lock, finding it is locking it."""
+
+
 class SQLiteDialect(Dialect):
     """SQLite (JSON functions built in since 3.38): JSON text attributes read with
     ``json_extract``; keys compare BINARY, which is UTF-8 byte order."""
@@ -51,7 +56,7 @@ class SQLiteDialect(Dialect):
     append_event_at_anchored_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "SELECT ?, r.log_version, ?, ? FROM {records} r WHERE r.resource = ? AND r.key = ? "
-        "AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?) "
+        "AND " + _ANCHOR_EXISTS + " "
         "ON CONFLICT (originator_id, originator_version) DO NOTHING"
     )
     replace_row = None
@@ -74,11 +79,7 @@ class SQLiteDialect(Dialect):
         # version (after the one before the first). The rows go in in the order of the
         # VALUES, so they take the next ``count`` notification ids (row ids) in order.
         # The WHERE also tells SQLite's parser that ON CONFLICT starts the upsert.
-        where = (
-            "EXISTS (SELECT 1 FROM {records} WHERE resource = ? AND key = ?)"
-            if anchored
-            else "true"
-        )
+        where = _ANCHOR_EXISTS if anchored else "true"
         columns = "INSERT INTO {events} (originator_id, originator_version, topic, state) "
         upsert = " ON CONFLICT (originator_id, originator_version) DO NOTHING"
         if count == 1:  # no rows to join: a plain row is less work for SQLite
@@ -102,7 +103,7 @@ class SQLiteDialect(Dialect):
         return f"(attributes -> '$.{name}') = ?"
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
-        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+        anchor = " AND " + _ANCHOR_EXISTS
         return (
             "UPDATE {records} SET revision = ?, attributes = ?, record_type = ?, "
             "format_version = ?, payload = ?, log_version = log_version + 1 "
@@ -113,7 +114,7 @@ class SQLiteDialect(Dialect):
         # SQLite rewrites the entries of every index on a column an UPDATE sets, equal
         # values or not: an attributes column left out of SET leaves the scan and unique
         # indexes unwritten (three pages fewer per replace of an indexed resource).
-        anchor = " AND EXISTS (SELECT 1 FROM {records} g WHERE g.resource = ? AND g.key = ?)"
+        anchor = " AND " + _ANCHOR_EXISTS
         return (
             "UPDATE {records} SET revision = ?, record_type = ?, format_version = ?, "
             "payload = ?, log_version = log_version + 1 "
