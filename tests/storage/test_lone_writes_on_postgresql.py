@@ -202,3 +202,54 @@ def test_an_insert_whose_version_a_racing_delete_took_is_refused_whole(
     assert "record insert conflicted: agent.executions/run" in str(error)
     assert executions.read("run") is None
     assert [entry.revision for entry in executions.history("run")] == [0]
+
+
+def test_lone_writes_on_one_connection_share_a_cursor_and_each_reads_its_own_answer(
+    postgres_schema_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection keeps one cursor for the statements it sends alone (outside any
+    transaction): each operation reads the answer to its own statement, a refused one's
+    included, never its predecessor's."""
+    backend = PostgresBackend(
+        [ROOTS, JOURNAL, WORKFLOW_STATES],
+        postgres_schema_url.replace("max_overflow=7", "max_overflow=0"),
+    )
+    cursors: set[int] = set()
+    execute = psycopg.Cursor.execute
+
+    def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if cursor.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            cursors.add(id(cursor))  # a statement sent alone: no transaction is open
+        return execute(cursor, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    try:
+        states = backend.view.records(WORKFLOW_STATES)
+        journal = backend.view.streams(JOURNAL)
+        backend.view.records(ROOTS).insert(key="s", revision=0, attributes={}, record=_record("s"))
+        states.insert(key="k", revision=0, attributes={}, record=_record("0"))
+        with pytest.raises(ConflictError, match="duplicate record identity"):
+            states.insert(key="k", revision=0, attributes={}, record=_record("again"))
+        appended = journal.append(
+            stream="s", expected_head=0, entries=[AppendEntry("a", _record("a"))]
+        )
+        assert [entry.position for entry in appended] == [1]
+        with pytest.raises(ConflictError):
+            states.replace(
+                key="k", expected_revision=5, next_revision=6, attributes={}, record=_record("x")
+            )
+        stored = states.replace(
+            key="k", expected_revision=0, next_revision=1, attributes={}, record=_record("1")
+        )
+        assert stored.revision == 1
+        with pytest.raises(ConflictError):
+            journal.append(stream="s", expected_head=0, entries=[AppendEntry("b", _record("b"))])
+        appended = journal.append(
+            stream="s", expected_head=1, entries=[AppendEntry("b", _record("b"))]
+        )
+        assert [entry.position for entry in appended] == [2]
+        assert len(cursors) == 1
+        assert states.fetch("k").record == _record("1")
+        assert [entry.id for entry in journal.read(stream="s")] == ["a", "b"]
+    finally:
+        backend.close()

@@ -77,11 +77,13 @@ class Session:
         self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
     ) -> Any:
         """Run the one statement that is all of an operation's writes and checks; its cursor
-        (``rowcount``, ``fetchall()``). A session whose transaction has not begun yet may
-        send ``template`` as a transaction of its own, so it must write all or nothing
-        whatever it meets. Here the transaction is open: ``in_transaction`` (a statement of
-        the same parameters that may leave misses to the transaction's rollback; by default
-        ``template``) is one more of its statements."""
+        (``rowcount``, ``fetchall()``), to be read before the session's next statement (a
+        backend may send every such statement on one cursor of the connection). A session
+        whose transaction has not begun yet may send ``template`` as a transaction of its
+        own, so it must write all or nothing whatever it meets. Here the transaction is
+        open: ``in_transaction`` (a statement of the same parameters that may leave misses
+        to the transaction's rollback; by default ``template``) is one more of its
+        statements."""
         return self.send(in_transaction or template, params)
 
     def execute_ddl(self, statement: str) -> None:
