@@ -55,6 +55,40 @@ WARMUP = 200
 Step = Callable[[], object]
 
 
+class InsertValues:
+    """The values of a by-hand insert of a new inactive ``agent.executions`` record of
+    ``root``: what every insert of a writer shares is made once; the key, the time and
+    the log stream id are made per insert, with the standard library."""
+
+    def __init__(self, root: str) -> None:
+        record = RECORD
+        self.attributes = json.dumps({"owner": root, "active": False}, separators=(",", ":"))
+        self.envelope = (record.record_type, record.format_version, record.payload_json)
+        self._head = f'{{"resource":{encode_basestring(EXECUTIONS_ID)},"key":'
+        self._attributes = f',"revision":0,"attributes":{self.attributes},"recorded_at":"'
+        self._tail = (
+            f'","record_type":{encode_basestring(record.record_type)},'
+            f'"format_version":{encode_basestring(record.format_version)},'
+            f'"payload":{record.payload_json}}}'
+        )
+
+    @staticmethod
+    def originator(key: str) -> uuid.UUID:
+        """The id of record ``key``'s log stream."""
+        return uuid.uuid5(events.NAMESPACE, f"records\0{EXECUTIONS_ID}\0{key}")
+
+    def state(self, key: str) -> bytes:
+        """The state of the insert's event, as the engine writes it (UTF-8 JSON)."""
+        parts = (
+            self._head,
+            encode_basestring(key),
+            self._attributes,
+            datetime.now(UTC).isoformat(),
+            self._tail,
+        )
+        return "".join(parts).encode()
+
+
 @contextmanager
 def by_hand(path: Path, root: str) -> Iterator[Step]:
     """Inserts of new ``agent.executions`` records of ``root`` with the engine's statements."""
@@ -63,34 +97,15 @@ def by_hand(path: Path, root: str) -> Iterator[Step]:
     anchored_event = dialect.append_event_at_anchored_row
     assert anchored_event is not None  # SQLite's insert finds the anchor in the event's INSERT
     insert_event = anchored_event.format(**dialect.tables)
-    record = RECORD
     counter = itertools.count()
-    # What every insert of this writer shares, made once; the key, the time and the log
-    # stream id are made per insert.
-    attributes = json.dumps({"owner": root, "active": False}, separators=(",", ":"))
-    envelope = (record.record_type, record.format_version, record.payload_json)
-    state_head = f'{{"resource":{encode_basestring(EXECUTIONS_ID)},"key":'
-    state_attributes = f',"revision":0,"attributes":{attributes},"recorded_at":"'
-    state_tail = (
-        f'","record_type":{encode_basestring(record.record_type)},'
-        f'"format_version":{encode_basestring(record.format_version)},'
-        f'"payload":{record.payload_json}}}'
-    )
+    written = InsertValues(root)
     with closing(sqlite_connect(path)) as connection:
 
         def insert() -> None:
             key = f"{root}/h{next(counter)}"
-            originator = str(uuid.uuid5(events.NAMESPACE, f"records\0{EXECUTIONS_ID}\0{key}"))
-            row = (EXECUTIONS_ID, key, 0, attributes, *envelope, originator)
-            body = "".join(
-                (
-                    state_head,
-                    encode_basestring(key),
-                    state_attributes,
-                    datetime.now(UTC).isoformat(),
-                    state_tail,
-                )
-            ).encode()
+            originator = str(written.originator(key))
+            row = (EXECUTIONS_ID, key, 0, written.attributes, *written.envelope, originator)
+            body = written.state(key)
             connection.execute("BEGIN IMMEDIATE")
             try:
                 if connection.execute(insert_row, row).rowcount != 1:

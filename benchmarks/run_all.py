@@ -18,6 +18,7 @@ from benchmarks import (
     ingest,
     insert_floor,
     memory,
+    postgres_floor,
     projections,
     rebuild,
     startup,
@@ -54,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     section("8. Followers", follower_lag.run(options))
     section("9. Pages a SQLite write commits", commit_pages.run(options))
     section("10. The SQLite insert's floor", insert_floor.run(options))
+    section("11. The PostgreSQL writes' floor", postgres_floor.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:

@@ -353,20 +353,18 @@ def _calls(stats: pstats.Stats, wanted: Callable[[str, str], bool]) -> int:
 def driver_calls(stats: pstats.Stats) -> int:
     """Statements sent through the drivers, ``BEGIN`` and ``COMMIT`` included.
 
-    sqlite3: ``Connection.execute``/``executemany``. psycopg:
-    ``Connection.execute`` (the pool's connection check included),
-    ``Cursor.executemany`` (one call for all its rows, pipelined), and the
-    ``BEGIN``/``COMMIT`` of ``conn.transaction()`` (its ``__enter__``/``__exit__``).
+    sqlite3: ``Connection.execute``/``executemany``. psycopg: ``Cursor.execute``
+    (``Connection.execute`` runs one on a new cursor), ``Cursor.executemany`` (one
+    call for all its rows, pipelined), and the ``BEGIN``/``COMMIT`` of
+    ``conn.transaction()`` (its ``__enter__``/``__exit__``).
     """
 
     def wanted(file: str, name: str) -> bool:
         if name in _SQLITE_CALLS:
             return True
-        if file.endswith("psycopg/connection.py"):
-            return name == "execute"
         if file.endswith("psycopg/transaction.py"):
             return name in ("__enter__", "__exit__")
-        return file.endswith("psycopg/cursor.py") and name == "executemany"
+        return file.endswith("psycopg/cursor.py") and name in ("execute", "executemany")
 
     return _calls(stats, wanted)
 
