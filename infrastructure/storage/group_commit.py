@@ -4,12 +4,14 @@ A caller submits one operation and blocks. If no batch is running, it becomes
 the leader: it takes every operation queued so far (its own first, then in
 arrival order) and hands them to the backend's ``run_batch``, which runs them
 in one transaction and commits once (one fsync for all). Operations submitted
-while a batch runs queue up; when the batch ends, one of their callers leads
-the next one. Nobody waits on a timer: a caller that finds no batch running
-and nobody queued runs its operation at once through the backend's
+while a batch runs queue up. Before the batch commits, its runner takes them
+in (:meth:`GroupCommit.absorb`, up to a limit) and runs them in the same
+transaction; those still queued when it ends are led by one of their callers
+in the next batch. Nobody waits on a timer: a caller that finds no batch
+running and nobody queued runs its operation at once through the backend's
 ``run_one`` (its own transaction, no queue entry, no savepoint), so a single
 writer pays nothing for the grouping; callers arriving meanwhile queue behind
-it as they would behind a batch.
+it and are taken into its commit as into a batch's.
 
 Every caller is answered only after ``run_batch`` returned, i.e. after the
 batch's commit (or its failure): an acknowledged operation is durable.
@@ -21,7 +23,7 @@ others still commit, in order.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 
@@ -42,11 +44,16 @@ class Pending:
         self.result = None
 
 
-OneRunner = Callable[[Callable[[Any], Any]], Any]
-"""Run one operation in a transaction of its own and commit; its value (or its error)."""
+OneRunner = Callable[[Callable[[Any], Any], list["Pending"]], Any]
+"""Run one operation in a transaction of its own and commit; its value (or its error).
 
-BatchRunner = Callable[[Sequence[Pending]], None]
-"""Run the operations of a batch in one transaction and set each one's outcome.
+Before it commits it may take in, through :meth:`GroupCommit.absorb` into the list it is
+given, what queued meanwhile: it must then give each of those a ``result`` or an
+``error``, as a :data:`BatchRunner` does."""
+
+BatchRunner = Callable[[list[Pending]], None]
+"""Run the operations of a batch in one transaction and set each one's outcome (it may
+add to the batch, through :meth:`GroupCommit.absorb`, what queued meanwhile).
 
 It must give every item a ``result`` or an ``error`` and may raise only what
 is not the items' (it is then every unanswered item's error)."""
@@ -78,14 +85,34 @@ class GroupCommit:
             return self._alone(operation)
         return self._queued(operation)
 
+    def absorb(self, batch: list[Pending], limit: int) -> list[Pending]:
+        """Move what queued into the running ``batch``, in arrival order, until it holds
+        ``limit`` items; the items moved (none if nothing queued).
+
+        Called by the batch's runner after its items ran and before it commits: callers
+        answered by the previous commit come back while this batch runs, and would
+        otherwise wait for it and form the next batch, so that writers settle into two
+        halves that commit in turn."""
+        with self._changed:
+            room = limit - len(batch)
+            if room <= 0 or not self._queue:
+                return []
+            moved, self._queue = self._queue[:room], self._queue[room:]
+        batch.extend(moved)
+        return moved
+
     def _alone(self, operation: Callable[[Any], Any]) -> Any:
-        """Lead a batch of just ``operation``, run directly; whoever queued leads next."""
+        """Lead a batch of just ``operation``, run directly (with what it absorbs); whoever
+        is still queued leads next."""
+        joined: list[Pending] = []
         try:
-            return self._run_one(operation)
+            return self._run_one(operation, joined)
         finally:
             with self._changed:
+                for pending in joined:
+                    pending.done = True
                 self._leading = False
-                if self._queue:
+                if self._queue or joined:
                     self._changed.notify_all()
 
     def _queued(self, operation: Callable[[Any], Any]) -> Any:

@@ -16,7 +16,10 @@ that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
 after the other; one where an item raises is rolled back and run again with
 each item in a savepoint of its own, so that item is rolled back alone and
 the others commit in arrival order. One that finds nothing running and nobody
-queued runs at once, without a savepoint.
+queued runs at once, without a savepoint. Before it commits, a batch, or a
+lone operation, takes in what queued while it ran (up to :data:`BATCH_LIMIT`
+operations): writers that come back at different moments then share commits
+instead of settling into two halves that commit in turn.
 Read-only operations (``check()``) are not queued at all: a transaction that
 wrote nothing commits without an fsync, so there is nothing to share; each
 takes the writer lock on its own thread's connection, as a hand-written
@@ -50,6 +53,10 @@ _T = TypeVar("_T")
 
 DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a transaction waits for another connection's writer lock."""
+
+
+BATCH_LIMIT = 64
+"""The most operations one group commit takes in."""
 
 
 class _TransactionLostError(Exception):
@@ -119,26 +126,64 @@ class SQLiteDriver(SqlDriver):
         finally:
             self._release(lease)
 
-    def run_one(self, operation: Callable[[Session], _T]) -> _T:
-        """``operation`` in a transaction of its own, committed (the group's lone caller).
+    def run_one(
+        self, operation: Callable[[Session], _T], joined: list[Pending] | None = None
+    ) -> _T:
+        """``operation`` in a transaction of its own, committed: a reader's, or the group's
+        lone caller's, with the operations that queued meanwhile moved into ``joined`` and
+        committed with it.
 
-        :meth:`transaction` unrolled: no generator, no savepoint, one ``Session``.
+        :meth:`transaction` unrolled: no generator, no savepoint, one ``Session``. The
+        operations taken in run after ``operation`` as a batch's items do; should one of
+        them raise, everything runs again as a batch in savepoints, ``operation`` first.
         """
         lease = self._lease()
         try:
             connection = lease.connection
             connection.execute("BEGIN IMMEDIATE")
             try:
-                result = operation(Session(connection, self.dialect))
+                session = Session(connection, self.dialect)
+                result = operation(session)
+                if joined is not None:
+                    self._absorb(session, joined)
                 connection.execute("COMMIT")
-            except BaseException:
+                return result
+            except _IsolateItemsError:
                 self._rollback(lease)
+            except BaseException as error:
+                self._rollback(lease)
+                for item in joined or ():  # a failed COMMIT: nothing of theirs was written
+                    if item.error is None:
+                        item.fail(error)
                 raise
-            return result
         finally:
             self._release(lease)
+        assert joined is not None  # only an item taken in raises _IsolateItemsError
+        return self._again(operation, joined)
 
-    def _run_batch(self, batch: Sequence[Pending]) -> None:
+    def _again(self, operation: Callable[[Session], _T], joined: list[Pending]) -> _T:
+        """Run ``operation`` and ``joined`` again, from the start, as a batch with each in a
+        savepoint: one of ``joined`` failed, and the transaction was rolled back."""
+        own = Pending(operation)
+        for item in joined:
+            item.result = item.error = None
+        remaining, isolated = [own, *joined], True
+        while remaining:
+            remaining, isolated = self._try_batch(remaining, isolated, absorbing=False)
+        if own.error is not None:
+            error, own.error = own.error, None  # no reference cycle through the traceback
+            raise error
+        result: _T = own.result
+        return result
+
+    def _absorb(self, session: Session, batch: list[Pending]) -> None:
+        """Run, in the open transaction, what queued while ``batch`` ran, until nothing is
+        queued or the batch holds :data:`BATCH_LIMIT` items."""
+        while more := self.group.absorb(batch, BATCH_LIMIT):
+            for item in more:
+                self._run_item(session, item, False)
+
+    def _run_batch(self, batch: list[Pending]) -> None:
         """Run ``batch`` in one transaction of this thread's connection and commit once.
 
         The items first run one after the other without savepoints. Should one
@@ -150,19 +195,23 @@ class SQLiteDriver(SqlDriver):
         error. A failed ``BEGIN`` or ``COMMIT`` is every surviving item's
         error (raised to :class:`GroupCommit`).
         """
-        remaining, isolated = list(batch), False
+        remaining, isolated = batch, False
+        absorbing = True  # the first attempt takes in what queues while it runs
         while remaining:
-            remaining, isolated = self._try_batch(remaining, isolated)
+            remaining, isolated = self._try_batch(remaining, isolated, absorbing)
+            absorbing = False
 
-    def _try_batch(self, batch: list[Pending], isolated: bool) -> tuple[list[Pending], bool]:
-        """Run and commit ``batch``; the items to run again, and whether in savepoints."""
+    def _try_batch(
+        self, batch: list[Pending], isolated: bool, absorbing: bool
+    ) -> tuple[list[Pending], bool]:
+        """Run and commit ``batch`` (``absorbing``: with what queues meanwhile, added to
+        it); the items to run again, and whether in savepoints."""
         try:
             with self.transaction(None) as session:
-                if len(batch) == 1:
-                    batch[0].result = batch[0].operation(session)
-                    return [], False
                 for item in batch:
                     self._run_item(session, item, isolated)
+                if absorbing:
+                    self._absorb(session, batch)
         except _IsolateItemsError:
             # Rolled back: every item runs again, from the start, in savepoints.
             for item in batch:

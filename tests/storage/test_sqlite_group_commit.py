@@ -29,7 +29,7 @@ from infrastructure.storage import (
 from infrastructure.storage.audit import audit_store
 from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import SQLiteBackend
+from infrastructure.storage.sqlite import BATCH_LIMIT, SQLiteBackend
 from infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
@@ -91,9 +91,10 @@ class _Batch:
         self.release = threading.Event()
         self.entered = threading.Event()
 
-        def hold(session: Session, driver: Any) -> None:
+        def hold(session: Session, driver: Any) -> Session:
             self.entered.set()
             assert self.release.wait(TIMEOUT)
+            return session
 
         self.leader = _Thread(lambda: backend.view.run(hold))
         assert self.entered.wait(TIMEOUT)
@@ -114,16 +115,54 @@ class _Batch:
         return [thread.join() for thread in self.queued]
 
 
-def _session_of(backend: SQLiteBackend) -> Callable[[], int]:
-    return lambda: backend.view.run(lambda session, driver: id(session))
+def _session_of(backend: SQLiteBackend) -> Callable[[], Session]:
+    """A root-view operation whose value is its transaction's Session (kept alive, so
+    that sessions compare by identity)."""
+    return lambda: backend.view.run(lambda session, driver: session)
 
 
-def test_operations_queued_behind_a_batch_share_one_transaction(backend: SQLiteBackend) -> None:
+def test_operations_queued_behind_a_lone_one_commit_with_it(backend: SQLiteBackend) -> None:
+    """The caller that found nobody running takes in, before it commits, what queued while
+    its operation ran: one transaction (one Session) for all six."""
     batch = _Batch(backend)
     for _ in range(5):
         batch.queue(_session_of(backend))
-    sessions = {thread.value for thread in batch.run()}
-    assert len(sessions) == 1  # one transaction (one Session) for all five
+    sessions = [thread.value for thread in batch.run()]
+    assert all(session is batch.leader.value for session in sessions)
+
+
+def test_a_commit_takes_in_what_queues_while_the_operations_it_took_in_run(
+    backend: SQLiteBackend,
+) -> None:
+    batch = _Batch(backend)
+    taken_in, release = threading.Event(), threading.Event()
+
+    def hold(session: Session, driver: Any) -> Session:
+        taken_in.set()
+        assert release.wait(TIMEOUT)
+        return session
+
+    second = batch.queue(lambda: backend.view.run(hold))
+    batch.release.set()
+    assert taken_in.wait(TIMEOUT)  # run by the leader, inside its transaction
+    third = batch.queue(_session_of(backend))
+    release.set()
+    batch.leader.join()
+    assert second.join().value is batch.leader.value
+    assert third.join().value is batch.leader.value
+
+
+def test_a_commit_takes_in_at_most_its_limit_and_the_rest_commit_next(
+    backend: SQLiteBackend,
+) -> None:
+    batch = _Batch(backend)
+    queued = [batch.queue(_session_of(backend)) for _ in range(BATCH_LIMIT + 3)]
+    batch.run()
+    sessions = [thread.value for thread in queued]
+    assert all(session is batch.leader.value for session in sessions[:BATCH_LIMIT])
+    rest = sessions[BATCH_LIMIT:]
+    assert all(session is rest[0] for session in rest)
+    assert rest[0] is not batch.leader.value
 
 
 def test_a_rejected_item_fails_alone_and_the_others_commit_in_order(
@@ -207,7 +246,8 @@ def test_a_batch_takes_savepoints_only_once_one_of_its_items_failed(
     assert first.error is None
     assert last.error is None
     assert isinstance(taken.error, ConflictError)
-    assert len([s for s in statements if s.startswith("SAVEPOINT")]) == 3
+    # The leader's own operation, which took the three in, runs again with them.
+    assert len([s for s in statements if s.startswith("SAVEPOINT")]) == 4
     assert [states.fetch(key).revision for key in ("a", "b", "c", "d", "e")] == [0] * 5
     assert [len(states.history(key)) for key in ("d", "e")] == [1, 1]
     assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
