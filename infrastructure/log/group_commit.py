@@ -6,7 +6,8 @@ file or PostgreSQL schema, the same events table) goes through that log's
 finds no batch in progress becomes the leader: it takes every request queued
 so far and writes them in one transaction, each in a savepoint of its own,
 then commits once. Requests that arrive meanwhile wait for the next batch,
-led by one of them. Every caller returns, or raises, only after its batch's
+led by one of them, unless the batch's writer took them in before its commit
+(:meth:`CommitGroup.absorb`). Every caller returns, or raises, only after its batch's
 commit, so an acknowledged append is durable; a request whose write is
 rejected (a stream-version or claim conflict) is rolled back to its
 savepoint and raises its own error, while the others commit in order.
@@ -118,6 +119,12 @@ class CommitGroup(Generic[T]):
                 self._condition.notify_all()
         return request.outcome()
 
+    def absorb(self, batch: list[AppendRequest[T]], limit: int) -> list[AppendRequest[T]]:
+        """Move what queued into the running ``batch`` (see :func:`take_in`); the requests
+        moved, which its writer writes before it commits."""
+        with self._condition:
+            return take_in(self._queue, batch, limit)
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Lead the group for the block (a caller's own transaction); appends that arrive
@@ -132,6 +139,27 @@ class CommitGroup(Generic[T]):
             with self._condition:
                 self._leading = False
                 self._condition.notify_all()
+
+
+BATCH_LIMIT = 64
+"""The most appends (or operations) one commit takes in."""
+
+
+def take_in(queue: list[T], batch: list[T], limit: int) -> list[T]:
+    """Move the first of ``queue`` into the running ``batch``, in arrival order, until it
+    holds ``limit``; those moved (none if nothing queued). The caller holds the queue's lock.
+
+    A batch's writer takes in, before it commits, what queued while it wrote: callers
+    answered by the previous commit come back while this batch runs, and would otherwise
+    wait for it and form the next batch, so that writers settle into two halves that
+    commit in turn."""
+    room = limit - len(batch)
+    if room <= 0 or not queue:
+        return []
+    moved = queue[:room]
+    del queue[:room]
+    batch.extend(moved)
+    return moved
 
 
 _GROUPS: weakref.WeakValueDictionary[Hashable, CommitGroup[Any]] = weakref.WeakValueDictionary()

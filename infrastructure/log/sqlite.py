@@ -24,6 +24,7 @@ from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.errors import LogClosedError, StoreUnavailableError
 from infrastructure.log.group_commit import (
+    BATCH_LIMIT,
     AppendRequest,
     StoredBatch,
     commit_group,
@@ -289,6 +290,9 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 only.result = self._insert_events(c, only.stored_events, **only.kwargs)
             else:
                 for request in batch:
+                    self._insert_in_savepoint(c, request)
+            while more := self._commit_group.absorb(batch, BATCH_LIMIT):
+                for request in more:
                     self._insert_in_savepoint(c, request)
         self._commit_group.recent.record(committed_appends(batch))
 

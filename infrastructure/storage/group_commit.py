@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from infrastructure.log.group_commit import take_in
+
 
 class Pending:
     """One submitted operation and, once its batch ended, its outcome."""
@@ -86,20 +88,10 @@ class GroupCommit:
         return self._queued(operation)
 
     def absorb(self, batch: list[Pending], limit: int) -> list[Pending]:
-        """Move what queued into the running ``batch``, in arrival order, until it holds
-        ``limit`` items; the items moved (none if nothing queued).
-
-        Called by the batch's runner after its items ran and before it commits: callers
-        answered by the previous commit come back while this batch runs, and would
-        otherwise wait for it and form the next batch, so that writers settle into two
-        halves that commit in turn."""
+        """Move what queued into the running ``batch`` (see :func:`take_in`); the items
+        moved, which its runner runs after the others and before it commits."""
         with self._changed:
-            room = limit - len(batch)
-            if room <= 0 or not self._queue:
-                return []
-            moved, self._queue = self._queue[:room], self._queue[room:]
-        batch.extend(moved)
-        return moved
+            return take_in(self._queue, batch, limit)
 
     def _alone(self, operation: Callable[[Any], Any]) -> Any:
         """Lead a batch of just ``operation``, run directly (with what it absorbs); whoever

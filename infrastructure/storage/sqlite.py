@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.group_commit import BATCH_LIMIT
 from infrastructure.log.sqlite_files import enable_wal
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.driver import StorageDriver
@@ -53,10 +54,6 @@ _T = TypeVar("_T")
 
 DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a transaction waits for another connection's writer lock."""
-
-
-BATCH_LIMIT = 64
-"""The most operations one group commit takes in."""
 
 
 class _TransactionLostError(Exception):

@@ -88,3 +88,43 @@ def test_one_log_has_one_group_while_a_recorder_holds_it() -> None:
     first = commit_group(("test", "log-a"))
     assert commit_group(("test", "log-a")) is first
     assert commit_group(("test", "log-b")) is not first
+
+
+def test_a_writer_takes_in_what_queued_while_it_wrote_up_to_its_limit() -> None:
+    """Before its commit, the leader's writer moves queued requests into its batch: they
+    are answered with that commit; those past the limit lead the next batch."""
+    group: CommitGroup[Any] = CommitGroup()
+    commits: list[list[Any]] = []
+    entered, release = threading.Event(), threading.Event()
+
+    def writer(batch: list[AppendRequest[Any]]) -> None:
+        if not commits:
+            entered.set()
+            assert release.wait(30)
+        for request in batch:
+            request.result = list(request.stored_events)
+        while more := group.absorb(batch, 4):
+            for request in more:
+                request.result = list(request.stored_events)
+        commits.append([request.stored_events for request in batch])
+
+    results: list[Any] = [None] * 7
+
+    def call(i: int) -> None:
+        results[i] = group.append([i], {}, writer)
+
+    leader = threading.Thread(target=call, args=(0,))
+    leader.start()
+    assert entered.wait(30)
+    followers = []
+    for i in range(1, 7):  # queued in this order
+        followers.append(threading.Thread(target=call, args=(i,)))
+        followers[-1].start()
+        deadline = time.monotonic() + 30
+        while len(group._queue) < i and time.monotonic() < deadline:
+            time.sleep(0.001)
+    release.set()
+    for thread in [leader, *followers]:
+        thread.join(30)
+    assert commits == [[[0], [1], [2], [3]], [[4], [5], [6]]]
+    assert results == [[i] for i in range(7)]

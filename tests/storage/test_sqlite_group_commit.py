@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from infrastructure.log.group_commit import BATCH_LIMIT
 from infrastructure.storage import (
     AppendEntry,
     ConflictError,
@@ -29,7 +30,7 @@ from infrastructure.storage import (
 from infrastructure.storage.audit import audit_store
 from infrastructure.storage.entries import RecordEntry
 from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import BATCH_LIMIT, SQLiteBackend
+from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
