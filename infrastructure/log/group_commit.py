@@ -6,11 +6,12 @@ file or PostgreSQL schema, the same events table) goes through that log's
 finds no batch in progress becomes the leader: it takes every request queued
 so far and writes them in one transaction, each in a savepoint of its own,
 then commits once. Requests that arrive meanwhile wait for the next batch,
-led by one of them, unless the batch's writer took them in before its commit
-(:meth:`CommitGroup.absorb`). Every caller returns, or raises, only after its batch's
-commit, so an acknowledged append is durable; a request whose write is
-rejected (a stream-version or claim conflict) is rolled back to its
-savepoint and raises its own error, while the others commit in order.
+led by one of them, unless the batch's writer takes them in before its
+commit (:meth:`CommitGroup.absorb`; the SQLite log's writer does). Every
+caller returns, or raises, only after its batch's commit, so an acknowledged
+append is durable; a request whose write is rejected (a stream-version or
+claim conflict) is rolled back to its savepoint and raises its own error,
+while the others commit in order.
 A writer with a transaction of its own (an append in several batches) holds
 the lead for its whole transaction: the others queue up until it ends.
 """
@@ -122,6 +123,8 @@ class CommitGroup(Generic[T]):
     def absorb(self, batch: list[AppendRequest[T]], limit: int) -> list[AppendRequest[T]]:
         """Move what queued into the running ``batch`` (see :func:`take_in`); the requests
         moved, which its writer writes before it commits."""
+        if not self._queue:  # read unlocked: one that queues just after leads the next
+            return []
         with self._condition:
             return take_in(self._queue, batch, limit)
 

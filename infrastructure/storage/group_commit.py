@@ -90,6 +90,8 @@ class GroupCommit:
     def absorb(self, batch: list[Pending], limit: int) -> list[Pending]:
         """Move what queued into the running ``batch`` (see :func:`take_in`); the items
         moved, which its runner runs after the others and before it commits."""
+        if not self._queue:  # read unlocked: one that queues just after leads the next
+            return []
         with self._changed:
             return take_in(self._queue, batch, limit)
 
