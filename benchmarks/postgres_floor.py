@@ -30,6 +30,7 @@ Run: ``python -m benchmarks.postgres_floor [--quick]`` (also a section of
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import uuid
 from collections.abc import Iterator, Sequence
@@ -38,7 +39,6 @@ from json.encoder import encode_basestring
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from benchmarks.common import PG_URL, Options, Step, Timing, parse_options, pg_problem, run_pass
 from benchmarks.common import table as render_table
@@ -56,17 +56,15 @@ QUICK = Timing(runs=1, seconds=0.15, warmup=0.05)
 WRITERS = ("ours", "by hand", "baseline")
 
 
-def _as_written(text: str) -> str:
-    return text
-
-
-def _hand_insert(connection: psycopg.Connection[Any], text: str, root: str) -> Step:
+def _hand_insert(
+    connection: psycopg.Connection[Any], text: str, root: str, dialect: PostgresDialect
+) -> Step:
     """New records of ``root``, each with the engine's one statement, sent alone."""
     values = InsertValues(root)
-    attributes = Jsonb(values.attributes, _as_written)
+    attributes = dialect.json(values.attributes)  # the text as written, sent as jsonb
     envelope = values.envelope
     topic = events.RECORD_INSERTED
-    numbers = iter(range(1 << 62))
+    numbers = itertools.count()
 
     def insert() -> bool:
         key = f"{root}/h{next(numbers)}"
@@ -81,7 +79,9 @@ def _hand_insert(connection: psycopg.Connection[Any], text: str, root: str) -> S
     return insert
 
 
-def _hand_append(connection: psycopg.Connection[Any], text: str, root: str) -> Step:
+def _hand_append(
+    connection: psycopg.Connection[Any], text: str, root: str, dialect: PostgresDialect
+) -> Step:
     """One entry at a time to the journal stream ``root`` (guarded by the root of that
     name), with the engine's one statement, sent alone."""
     stream = root
@@ -135,7 +135,7 @@ def by_hand(
         for index in range(threads):
             connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=5)
             stack.callback(connection.close)
-            steps.append(make(connection, text, f"ours-{index}"))
+            steps.append(make(connection, text, f"ours-{index}", dialect))
         yield steps
 
 

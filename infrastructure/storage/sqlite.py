@@ -164,9 +164,7 @@ class SQLiteDriver(SqlDriver):
         own = Pending(operation)
         for item in joined:
             item.result = item.error = None
-        remaining, isolated = [own, *joined], True
-        while remaining:
-            remaining, isolated = self._try_batch(remaining, isolated, absorbing=False)
+        self._run_items([own, *joined], isolated=True, absorbing=False)
         if own.error is not None:
             error, own.error = own.error, None  # no reference cycle through the traceback
             raise error
@@ -192,8 +190,12 @@ class SQLiteDriver(SqlDriver):
         error. A failed ``BEGIN`` or ``COMMIT`` is every surviving item's
         error (raised to :class:`GroupCommit`).
         """
-        remaining, isolated = batch, False
-        absorbing = True  # the first attempt takes in what queues while it runs
+        self._run_items(batch, isolated=False, absorbing=True)
+
+    def _run_items(self, batch: list[Pending], isolated: bool, absorbing: bool) -> None:
+        """Try ``batch`` until every item has its outcome; only the first attempt takes in
+        what queues (``absorbing``)."""
+        remaining = batch
         while remaining:
             remaining, isolated = self._try_batch(remaining, isolated, absorbing)
             absorbing = False
