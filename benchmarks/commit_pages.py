@@ -1,10 +1,11 @@
 """The pages a 1-thread SQLite write commits: WAL frames per operation, and whose they are.
 
 In WAL mode every page a transaction changes is appended to the WAL as one
-frame (the page and a 24-byte header) before the commit's fsync, so frames
-per write are the bytes a commit writes, counted instead of timed: they do
-not move with the host's noise. Each frame is attributed to the b-tree (table
-or index) that owns its page, through SQLite's ``dbstat`` table.
+frame (the page and a 24-byte header, two ``pwrite`` calls) before the
+commit's fsync, so frames per write, times the frame's size, are the bytes a
+commit writes, counted instead of timed: they do not move with the host's
+noise. Each frame is attributed to the b-tree (table or index) that owns its
+page, through SQLite's ``dbstat`` table.
 
 Two sets of writes, each measured in 5 passes of 60 operations (6 appends of
 100 entries) on one file (few enough that no automatic checkpoint restarts
@@ -63,6 +64,17 @@ def wal_pages(path: Path) -> list[int]:
     ]
 
 
+def frame_bytes(path: Path) -> int:
+    """The bytes of one WAL frame of the database at ``path``: its page and a header."""
+    with closing(sqlite3.connect(path)) as connection:
+        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+    return int(page_size) + _FRAME_HEADER
+
+
+def _kib(frames: float, path: Path) -> str:
+    return f"{frames * frame_bytes(path) / 1024:.1f}"
+
+
 def frames_per_write(
     path: Path, write: Write, per_pass: int = PER_PASS
 ) -> tuple[float, dict[str, float]]:
@@ -116,9 +128,10 @@ def spi_rows(directory: Path) -> Iterator[str]:
                 raw()
             ours_frames, ours_trees = frames_per_write(ours_file, ours, per_pass)
             raw_frames, _ = frames_per_write(raw_file, raw, per_pass)
+            ours_kib, raw_kib = _kib(ours_frames, ours_file), _kib(raw_frames, raw_file)
         yield (
-            f"| {op.label} | {ours_frames:.2f} | {raw_frames:.2f} "
-            f"| {raw_frames / ours_frames:.2f}x | {_breakdown(ours_trees)} |"
+            f"| {op.label} | {ours_frames:.2f} | {ours_kib} | {raw_frames:.2f} | {raw_kib} "
+            f"| {float(raw_kib) / float(ours_kib):.2f}x | {_breakdown(ours_trees)} |"
         )
 
 
@@ -177,7 +190,7 @@ def catalog_rows(directory: Path) -> Iterator[str]:
                 write()
         for label, write in writes:
             frames, trees = frames_per_write(path, write)
-            yield f"| {label} | {frames:.2f} | {_breakdown(trees)} |"
+            yield f"| {label} | {frames:.2f} | {_kib(frames, path)} | {_breakdown(trees)} |"
 
 
 def run(options: Options) -> str:
@@ -186,9 +199,9 @@ def run(options: Options) -> str:
     lines = [
         "### WAL frames per Storage SPI write, SQLite, 1 thread",
         "",
-        "| operation (SQLite, 1 thread) | ours frames/op | raw frames/op | raw/ours "
-        "| ours by b-tree |",
-        "|---|---|---|---|---|",
+        "| operation (SQLite, 1 thread) | ours frames/op | ours KiB/op | raw frames/op "
+        "| raw KiB/op | raw/ours (bytes) | ours frames by b-tree |",
+        "|---|---|---|---|---|---|---|",
     ]
     with scratch_dir() as directory:
         lines += spi_rows(directory)
@@ -196,14 +209,14 @@ def run(options: Options) -> str:
             "",
             "### WAL frames per write to the domain catalog, SQLite, 1 thread",
             "",
-            "| write (domain catalog, SQLite) | frames/op | by b-tree |",
-            "|---|---|---|",
+            "| write (domain catalog, SQLite) | frames/op | KiB/op | frames by b-tree |",
+            "|---|---|---|---|",
         ]
         lines += catalog_rows(directory)
     lines += [
         "",
         f"(median of {PASSES} passes of {PER_PASS} writes, of {BATCH_PER_PASS} appends of 100; "
-        "a frame is one page)",
+        "a frame is one page and its 24-byte header)",
     ]
     return "\n".join(lines)
 
