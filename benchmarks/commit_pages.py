@@ -71,8 +71,8 @@ def frame_bytes(path: Path) -> int:
     return int(page_size) + _FRAME_HEADER
 
 
-def _kib(frames: float, path: Path) -> str:
-    return f"{frames * frame_bytes(path) / 1024:.1f}"
+def _kib(frames: float, path: Path) -> float:
+    return frames * frame_bytes(path) / 1024
 
 
 def frames_per_write(
@@ -130,8 +130,8 @@ def spi_rows(directory: Path) -> Iterator[str]:
             raw_frames, _ = frames_per_write(raw_file, raw, per_pass)
             ours_kib, raw_kib = _kib(ours_frames, ours_file), _kib(raw_frames, raw_file)
         yield (
-            f"| {op.label} | {ours_frames:.2f} | {ours_kib} | {raw_frames:.2f} | {raw_kib} "
-            f"| {float(raw_kib) / float(ours_kib):.2f}x | {_breakdown(ours_trees)} |"
+            f"| {op.label} | {ours_frames:.2f} | {ours_kib:.1f} | {raw_frames:.2f} | {raw_kib:.1f} "
+            f"| {raw_kib / ours_kib:.2f}x | {_breakdown(ours_trees)} |"
         )
 
 
@@ -190,7 +190,7 @@ def catalog_rows(directory: Path) -> Iterator[str]:
                 write()
         for label, write in writes:
             frames, trees = frames_per_write(path, write)
-            yield f"| {label} | {frames:.2f} | {_kib(frames, path)} | {_breakdown(trees)} |"
+            yield f"| {label} | {frames:.2f} | {_kib(frames, path):.1f} | {_breakdown(trees)} |"
 
 
 def run(options: Options) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.commit_pages import PASSES, frames_per_write, wal_pages
+from benchmarks.commit_pages import PASSES, frame_bytes, frames_per_write, wal_pages
 
 
 def _wal_file(path: Path) -> sqlite3.Connection:
@@ -70,3 +70,12 @@ def test_a_pass_of_fewer_writes_counts_frames_per_write_all_the_same(tmp_path: P
         frames, by_tree = frames_per_write(path, update, per_pass=6)
     assert next(writes) == PASSES * 6
     assert (frames, by_tree) == (1.0, {"rows": 1.0})
+
+
+@pytest.mark.parametrize("page_size", [1024, 4096])
+def test_a_frame_is_the_files_page_and_a_24_byte_header(tmp_path: Path, page_size: int) -> None:
+    path = tmp_path / f"pages-{page_size}.db"
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute(f"PRAGMA page_size = {page_size}")
+        connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)")
+    assert frame_bytes(path) == page_size + 24
