@@ -4,6 +4,15 @@ This project's profile adds two limits that every backend relies on: no
 string (member names included) contains NUL, and values nest at most
 :data:`MAX_DEPTH` arrays and objects deep, so writing and parsing never run
 out of stack.
+
+Numbers: integers within ±(2^53-1) and finite floats other than ``-0.0``.
+JCS writes a whole float below 1e21 in plain digits (``1e16`` is
+``10000000000000000``), so the text does not say whether a number was an
+``int`` or a ``float``; since no integer past ±(2^53-1) is ever written, such
+a literal is the float it is the canonical form of, and :func:`loads` reads
+it as that float. A number reads back equal: as an ``int`` when its text has
+no fraction or exponent and it lies within ±(2^53-1), otherwise as a
+``float``.
 """
 
 from __future__ import annotations
@@ -27,10 +36,14 @@ def dumps(value: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """A JSON parse; ``ValueError`` for text that is not JSON (``NaN`` included) or nests
-    deeper than :data:`MAX_DEPTH`."""
+    """A JSON parse; ``ValueError`` for text that is not JSON (``NaN`` included), a number
+    past the largest float, or nesting deeper than :data:`MAX_DEPTH`.
+
+    An integer literal past ±(2^53-1) is read as a ``float`` (see the module notes)."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_int=_integer, parse_float=_float
+        )
     except RecursionError:
         raise ValueError(f"JSON nests deeper than {MAX_DEPTH}") from None
     if _depth(value) > MAX_DEPTH:
@@ -40,6 +53,59 @@ def loads(text: str | bytes) -> Any:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+_LONGEST_SAFE = len(str(-MAX_SAFE_INTEGER))
+
+
+def _integer(literal: str) -> int | float:
+    # No integer past ±(2^53-1) is ever written: such a literal is a whole float.
+    if len(literal) <= _LONGEST_SAFE:
+        number = int(literal)
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+            return number
+    return _float(literal)
+
+
+def _float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        shown = literal if len(literal) <= 30 else literal[:30] + "..."
+        raise ValueError(f"{shown} is not a finite number")
+    return number
+
+
+def whole_floats(value: Any) -> Any:
+    """``value``, JSON that a plain JSON parser read from canonical text, with each integer
+    past ±(2^53-1) that is the canonical form of a float replaced by that float.
+
+    Such a parser reads ``10000000000000000`` (how ``1e16`` is written) as an
+    ``int``, where :func:`loads` reads the float. Any other integer past
+    2^53-1 is left as it is, for :func:`dumps` to refuse; so is anything nested
+    deeper than :data:`MAX_DEPTH`.
+    """
+    return _whole_floats(value, 0)
+
+
+def _whole_floats(value: Any, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {key: _whole_floats(child, depth + 1) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats(child, depth + 1) for child in value]
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    ):
+        try:
+            number = float(value)
+        except OverflowError:
+            return value
+        if _number(number, "$") == int.__repr__(value):
+            return number
+    return value
 
 
 def _depth(value: Any) -> int:
@@ -66,9 +132,10 @@ def _write(value: Any, out: list[str], path: str, depth: int) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        if abs(value) > MAX_SAFE_INTEGER:
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             raise ValueError(f"{path}: integer {value} exceeds 2^53-1; encode it as a string")
-        out.append(str(value))
+        # int.__repr__: a subclass (an IntEnum) may print as something else than its digits.
+        out.append(int.__repr__(value))
     elif isinstance(value, float):
         out.append(_number(value, path))
     elif isinstance(value, str):
@@ -129,7 +196,8 @@ def _number(value: float, path: str) -> str:
             raise ValueError(f"{path}: -0.0 has no canonical form")
         return "0"
     sign = "-" if value < 0 else ""
-    digits_tuple, exponent = Decimal(repr(abs(value))).as_tuple()[1:]
+    # float.__repr__: a subclass may print as something else than its shortest digits.
+    digits_tuple, exponent = Decimal(float.__repr__(abs(float(value)))).as_tuple()[1:]
     digits = "".join(map(str, digits_tuple)).rstrip("0")
     assert isinstance(exponent, int)
     # n: position of the decimal point relative to the digits (ES spec notation).

@@ -12,7 +12,6 @@ append-only list per key, and every write as an event of an append-only log
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -142,7 +141,7 @@ class InMemoryDriver(StorageDriver[_State]):
         with self._lock:
             page = self._state.log[after : after + limit]
         return [
-            (after + offset, topic, state if isinstance(state, dict) else json.loads(state))
+            (after + offset, topic, _state_of(state))
             for offset, (topic, state) in enumerate(page, 1)
         ]
 
@@ -338,3 +337,8 @@ class InMemoryBackend(Backend):
 
     def __init__(self, resources: Sequence[Resource] = ()) -> None:
         super().__init__(resources, InMemoryDriver())
+
+
+def _state_of(state: str | dict[str, Any]) -> dict[str, Any]:
+    """An event's state as the SQL backends decode theirs (a tombstone's is kept as a dict)."""
+    return state if isinstance(state, dict) else events.decode(state.encode())

@@ -11,7 +11,6 @@ are the replay's own.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,7 +23,7 @@ def apply_storage_events(backend: Backend, events: Iterable[LoggedEvent]) -> Non
     """Run each storage event, in order, as the SPI operation that wrote it."""
     view = backend.view
     for event in events:
-        state: dict[str, Any] = json.loads(event.state)
+        state = storage_events.decode(event.state)
         resource, topic = state["resource"], event.topic
         if topic in (storage_events.RECORD_INSERTED, storage_events.RECORD_REPLACED):
             record = _record(state)

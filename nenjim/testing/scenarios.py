@@ -17,7 +17,6 @@ compare; members it does not name (times, ids) are not compared.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from infrastructure.log import LogReader
 from infrastructure.log.transfer import open_log_store
 from infrastructure.log.urls import MEMORY_URL, resolve_store_url
 from infrastructure.persistence import Persistence
+from infrastructure.storage.sql import events as storage_events
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transfer import replay_journal_events
@@ -279,6 +279,6 @@ class PersistenceScenario(_Outcome):
     def _events_after(self, position: int) -> list[Observed]:
         with open_log_store(self.store).snapshot() as snapshot:
             return [
-                (event.topic, json.loads(event.state))
+                (event.topic, storage_events.decode(event.state))
                 for event in snapshot.events(self._table, after=position)
             ]

@@ -18,16 +18,21 @@ import base64
 import functools
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
+from infrastructure.storage import canonical_json
 from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.sql.dialect import Dialect, dumps
 from infrastructure.storage.sql.session import Session
+
+_LONG_DIGITS = re.compile(b"[0-9]{16}")
+"""A run of digits as long as the shortest integer past 2^53-1."""
 
 _string: Callable[[str], str] = encode_basestring
 """A JSON string as :func:`dumps` writes it (non-ASCII kept as is)."""
@@ -160,13 +165,22 @@ def history(session: Session, originator: uuid.UUID) -> list[tuple[str, dict[str
 
 
 def decode(state: bytes | memoryview) -> dict[str, Any]:
-    """An event's state; ``SerializationError`` if it is not a JSON object."""
+    """An event's state; ``SerializationError`` if it is not a JSON object.
+
+    Its ``payload`` (a record's or an entry's, Canonical JSON text inside the
+    state) reads as :func:`canonical_json.loads` reads it: ``1e16``, written
+    ``10000000000000000``, is the float, not an integer past 2^53-1.
+    """
+    data = bytes(state)
     try:
-        value = json.loads(bytes(state))
+        value = json.loads(data)
     except (ValueError, RecursionError) as error:
         raise SerializationError(f"stored event state is not JSON: {error!r}") from error
     if not isinstance(value, dict):
         raise SerializationError("stored event state is not a JSON object")
+    # Only a run of 16 digits can be an integer past 2^53-1: most states need no walk.
+    if "payload" in value and _LONG_DIGITS.search(data):
+        value["payload"] = canonical_json.whole_floats(value["payload"])
     return value
 
 
