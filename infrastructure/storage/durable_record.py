@@ -38,6 +38,8 @@ class DurableRecord:
             raise SerializationError(
                 f"format_version must look like '0.1' (no leading zeros), got {format_version!r}"
             )
+        # A subclass (a str-valued Enum) is stored as the text it holds.
+        record_type, format_version = str.__str__(record_type), str.__str__(format_version)
         if not isinstance(payload, dict):
             raise SerializationError(f"payload must be a dict, got {type(payload).__name__}")
         try:

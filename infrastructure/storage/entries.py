@@ -36,7 +36,7 @@ class RecordEntry:
     record: DurableRecord
 
     def __post_init__(self) -> None:
-        validate_key(self.key)
+        object.__setattr__(self, "key", validate_key(self.key))
         validate_revision(self.revision)
         object.__setattr__(self, "attributes", frozen_attributes(self.attributes))
         _record(self.record)
@@ -99,7 +99,7 @@ class StreamEntry:
 
     def __post_init__(self) -> None:
         validate_revision(self.position, "position")
-        validate_key(self.id, "entry id")
+        object.__setattr__(self, "id", validate_key(self.id, "entry id"))
         _record(self.record)
 
     def fresh(self) -> StreamEntry:
@@ -150,7 +150,7 @@ class BlobEntry:
     attributes: Attributes = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
-        validate_key(self.key)
+        object.__setattr__(self, "key", validate_key(self.key))
         if not isinstance(self.data, bytes | bytearray | memoryview):
             raise TypeError(f"blob data must be bytes, got {type(self.data).__name__}")
         object.__setattr__(self, "data", bytes(self.data))

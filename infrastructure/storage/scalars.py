@@ -33,7 +33,8 @@ ATTRIBUTE_TYPES = frozenset(
 
 
 def validate_key(value: Any, what: str = "key") -> str:
-    """A non-empty ``str`` without NUL, valid UTF-8 of at most :data:`MAX_KEY_BYTES` bytes."""
+    """A non-empty ``str`` without NUL, valid UTF-8 of at most :data:`MAX_KEY_BYTES` bytes,
+    as a plain ``str``."""
     # The checks of validate_name, inline and with one encoding: every entry id of an
     # append and every key of a write comes through here. An ASCII text is as many bytes
     # of UTF-8 as it has characters, and is valid UTF-8: no encoding needed.
@@ -56,7 +57,8 @@ def validate_key(value: Any, what: str = "key") -> str:
         raise ValueError(f"{what} must not be empty")
     if size > MAX_KEY_BYTES:
         raise ValueError(f"{what} takes {size} bytes of UTF-8; the limit is {MAX_KEY_BYTES}")
-    return value
+    # A subclass (a str-valued Enum) becomes the text it holds: formatted, it may not be.
+    return value if value.__class__ is str else str.__str__(value)
 
 
 def validate_name(value: Any, what: str) -> str:
@@ -80,12 +82,13 @@ def validate_text(value: str, what: str) -> str:
 
 
 def validate_integer(value: Any, what: str) -> int:
-    """An ``int`` (never a ``bool``) that fits a signed 64-bit integer."""
+    """An ``int`` (never a ``bool``) that fits a signed 64-bit integer, as a plain ``int``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be an int, got {type(value).__name__}")
     if not MIN_INTEGER <= value <= MAX_INTEGER:
         raise ValueError(f"{what} {value} does not fit a signed 64-bit integer")
-    return value
+    # A subclass (an IntEnum) becomes the number it stands for, as every backend reads it.
+    return value if value.__class__ is int else int.__int__(value)
 
 
 def validate_revision(value: Any, what: str = "revision") -> int:
@@ -109,7 +112,8 @@ def validate_limit(value: Any, what: str = "limit") -> int | None:
 
 
 def validate_value(kind: str, value: Any, what: str) -> str | int | bool | None:
-    """A value of an attribute ``kind`` (one of :data:`ATTRIBUTE_TYPES`)."""
+    """A value of an attribute ``kind`` (one of :data:`ATTRIBUTE_TYPES`), as a plain
+    ``str``, ``int``, ``bool`` or ``None``."""
     if value is None:
         if kind.startswith("nullable_"):
             return None
@@ -118,7 +122,8 @@ def validate_value(kind: str, value: Any, what: str) -> str | int | bool | None:
     if base == "string":
         if not isinstance(value, str):
             raise TypeError(f"{what} must be a str, got {type(value).__name__}")
-        return validate_text(value, what)
+        # A subclass becomes the text it holds, as every backend reads it.
+        return validate_text(value if value.__class__ is str else str.__str__(value), what)
     if base == "integer":
         return validate_integer(value, what)
     if not isinstance(value, bool):

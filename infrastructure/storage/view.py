@@ -293,7 +293,7 @@ class Records(_Handle):
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> RecordEntry:
             if not self.resource.is_self_anchored:  # a root creates its own anchor
-                self._guard(ctx, driver, self._anchor_key(key, entry.attributes))
+                self._guard(ctx, driver, self._anchor_key(entry.key, entry.attributes))
             return driver.insert_record(ctx, self.resource, entry).fresh()
 
         return self._view.run(operation)
@@ -301,7 +301,7 @@ class Records(_Handle):
     def read(self, key: str) -> RecordEntry | None:
         """The record, or ``None``."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.read_record(ctx, self.resource, key))
         return None if found is None else found.fresh()
 
@@ -325,7 +325,7 @@ class Records(_Handle):
     ) -> RecordEntry:
         """Compare-and-swap from ``expected_revision`` to ``expected_revision + 1``."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         validate_revision(expected_revision, "expected_revision")
         validate_revision(next_revision, "next_revision")
         entry = validated_record_entry(
@@ -360,7 +360,7 @@ class Records(_Handle):
     def delete(self, *, key: str, expected_revision: int | _Unchecked = UNCHECKED) -> None:
         """Delete; unchecked deletes of a missing key do nothing, checked ones conflict."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         if expected_revision is not UNCHECKED:
             validate_revision(expected_revision, "expected_revision")
 
@@ -389,7 +389,7 @@ class Records(_Handle):
         self._view.ensure_usable()
         values = self.resource.index_values(index, equals)
         if after is not None:
-            validate_key(after, "after")
+            after = validate_key(after, "after")
         validate_limit(limit)
         rows = self._view.run(
             lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
@@ -416,7 +416,7 @@ class Records(_Handle):
     def history(self, key: str) -> tuple[RecordedEntry, ...]:
         """Every revision ever written under ``key``, oldest first, with when it was written."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         rows = self._view.run(lambda ctx, driver: driver.record_history(ctx, self.resource, key))
         return tuple(row.fresh() for row in rows)
 
@@ -429,7 +429,7 @@ class Streams(_Handle):
     ) -> tuple[StreamEntry, ...]:
         """Append ``entries`` at positions ``expected_head + 1 ...``."""
         self._view.ensure_usable()
-        validate_key(stream, "stream")
+        stream = validate_key(stream, "stream")
         validate_revision(expected_head, "expected_head")
         if not isinstance(entries, list | tuple):
             raise TypeError(f"entries must be a list, got {type(entries).__name__}")
@@ -453,7 +453,7 @@ class Streams(_Handle):
     ) -> tuple[StreamEntry, ...]:
         """Entries with position above ``after``, ascending; ``()`` for a missing stream."""
         self._view.ensure_usable()
-        validate_key(stream, "stream")
+        stream = validate_key(stream, "stream")
         validate_revision(after, "after")
         validate_limit(limit)
         rows = self._view.run(
@@ -464,13 +464,13 @@ class Streams(_Handle):
     def head(self, *, stream: str) -> int:
         """The current head (0 for a missing stream)."""
         self._view.ensure_usable()
-        validate_key(stream, "stream")
+        stream = validate_key(stream, "stream")
         return self._view.run(lambda ctx, driver: driver.stream_head(ctx, self.resource, stream))
 
     def delete(self, *, stream: str) -> None:
         """Remove the stream; it restarts at position 1."""
         self._view.ensure_usable()
-        validate_key(stream, "stream")
+        stream = validate_key(stream, "stream")
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             self._guard(ctx, driver, self._anchor_key(stream, {}))
@@ -485,7 +485,7 @@ class Blobs(_Handle):
     def put_if_absent(self, *, key: str, data: bytes, attributes: Mapping[str, Any]) -> BlobEntry:
         """Store ``data`` unless present; returns the stored blob (first attributes win)."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"blob data must be bytes, got {type(data).__name__}")
         blob = BlobEntry(key, bytes(data), self.resource.validate_attributes(attributes))
@@ -495,7 +495,7 @@ class Blobs(_Handle):
     def fetch(self, key: str) -> BlobEntry:
         """The blob; ``NotFoundError`` if missing."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         if found is None:
             raise NotFoundError(f"blob not found: {self.resource.id}/{key}")
@@ -504,7 +504,7 @@ class Blobs(_Handle):
     def exists(self, key: str) -> bool:
         """Whether a blob is stored under ``key``."""
         self._view.ensure_usable()
-        validate_key(key)
+        key = validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         return found is not None
 
