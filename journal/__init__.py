@@ -4,10 +4,10 @@ Models, value types and exceptions live in ``journal.model``,
 ``journal.valuetypes`` and ``journal.exception``, the component contracts in
 ``journal.component``. A Journal is built with
 ``journal.impl.ref.build_journal(root, store=...)``, which returns a
-``journal.impl.ref.JournalAssembly``: those two names are the public
-construction entry point, and the only public names under ``journal.impl``;
-its submodules are implementation, not API. ``docs/journal.md`` lists every
-public name.
+``journal.impl.ref.JournalAssembly``; ``journal.impl.ref`` also holds
+``JournalFollower`` and ``move_root``. Those are the only public names under
+``journal.impl``; its submodules are implementation, not API.
+``docs/journal.md`` lists every public name.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from journal.model import JournalRevision, RefreshReport, Release
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 __all__ = ["JournalService", "JournalServiceManager"]
+_PUBLIC_MODULES = ("component", "exception", "impl", "model", "valuetypes")
 
 
 class JournalService(NenjimComponent):
@@ -79,3 +80,9 @@ class JournalServiceManager(ABC):
 
         Raises ``LifecycleError`` unless the Journal started successfully.
         """
+
+
+def __dir__() -> list[str]:
+    # The API only: the two interfaces and the public subpackages already imported; the
+    # names imported for the interfaces' signatures are attributes too, not API.
+    return sorted([*__all__, *(name for name in _PUBLIC_MODULES if name in globals())])

@@ -21,3 +21,8 @@ class NenjimProcess(NenjimComponent):
     @abstractmethod
     def stop(self) -> None:
         """Stop; queries fail afterwards."""
+
+
+def __dir__() -> list[str]:
+    # The API only: names imported for the definitions are attributes too, not API.
+    return sorted(__all__)

@@ -29,3 +29,8 @@ __all__ = [
     "JournalValidationError",
     "LifecycleError",
 ]
+
+
+def __dir__() -> list[str]:
+    # The API only: names imported for the definitions are attributes too, not API.
+    return sorted(__all__)

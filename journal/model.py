@@ -30,3 +30,8 @@ __all__ = [
     "RefreshReport",
     "Release",
 ]
+
+
+def __dir__() -> list[str]:
+    # The API only: names imported for the definitions are attributes too, not API.
+    return sorted(__all__)

@@ -17,3 +17,8 @@ __all__ = [
     "Sha256Digest",
     "VersionRequirement",
 ]
+
+
+def __dir__() -> list[str]:
+    # The API only: names imported for the definitions are attributes too, not API.
+    return sorted(__all__)

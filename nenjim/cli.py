@@ -1,6 +1,6 @@
 """The ``nenjim`` command line: argument parsing, dispatch and the last safety net.
 
-``nenjim journal verify|digest|log|show|release|new|audit``, ``nenjim
+``nenjim journal verify|digest|log|show|release|new|audit|move-root``, ``nenjim
 projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
 export|import``; see ``--help``. Every command takes ``--json``. Exit
 codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
@@ -62,10 +62,12 @@ STORE_HELP = f"""stores:
                                    plus any libpq parameter (sslmode=...,
                                    connect_timeout=..., application_name=...);
                                    needs pip install 'nenjim[postgres]'
-  A store belongs to one Journal: the first root that loads into it (its
-  resolved path), or the name given by --journal NAME to every root that
-  shares it on purpose. Another Journal is refused. On PostgreSQL a named
-  Journal lives in schema journal_NAME unless ?schema= says otherwise."""
+  A store belongs to one Journal: the first root whose start succeeds on it
+  (its resolved path), or the name given by --journal NAME to every root that
+  shares it on purpose. Another Journal is refused; a root that moved gets
+  its store back with journal move-root --from OLD --to NEW, refused while
+  OLD still holds Journal files. On PostgreSQL a named Journal lives in
+  schema journal_NAME unless ?schema= says otherwise."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -202,6 +204,26 @@ def build_parser() -> _Parser:
         "audit", run.audit, "Re-check every logged revision of an existing store.", _reading()
     )
     add_audit_options(audit)
+    move = add(
+        "move-root",
+        run.move_root,
+        "Give a store to the new path of the root that owns it.",
+        _existing(),
+    )
+    move.add_argument(
+        "--from",
+        dest="old_root",
+        metavar="OLD",
+        required=True,
+        help="the root path the store records (it need not exist any more)",
+    )
+    move.add_argument(
+        "--to",
+        dest="new_root",
+        metavar="NEW",
+        required=True,
+        help="the directory the root is now",
+    )
     add_journal_commands(add, _reading)
     add_projection_commands(groups)
     add_storage_commands(groups)
@@ -262,6 +284,17 @@ def _reading() -> _Parser:
     )
     _journal_name(reads, "check that the store holds the Journal of this name")
     return reads
+
+
+def _existing() -> _Parser:
+    """--store (which must exist), for commands that change only a store's records."""
+    store = _Parser(add_help=False)
+    store.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"URL of an existing event store (default: ${STORE_URL_VARIABLE})",
+    )
+    return store
 
 
 def _coordinate() -> _Parser:

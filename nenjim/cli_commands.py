@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from infrastructure.log.urls import STORE_URL_VARIABLE
+from infrastructure.log.urls import STORE_URL_VARIABLE, redact
 from journal.impl.ref import JournalAssembly, build_journal
+from journal.impl.ref import move_root as move_journal_root
 from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import name_identity
 from journal.model import JournalRevision
@@ -205,6 +206,26 @@ def audit(args: argparse.Namespace) -> int:
         raise CommandError(f"audit failed after {summary}: {report.problem}", EXIT_FAILURE, "audit")
     if not args.json:
         _print(f"audit OK: {summary}")
+    return EXIT_OK
+
+
+def move_root(args: argparse.Namespace) -> int:
+    """Give a store to the new path of the root that owns it."""
+    store = _existing_store(args)
+    moved = move_journal_root(store, args.old_root, args.new_root)
+    new = os.path.realpath(args.new_root)
+    if args.json:
+        document = {
+            "store": redact(store),
+            "from": os.path.abspath(args.old_root),
+            "to": new,
+            "moved": moved,
+        }
+        _print(dumps(document))
+    elif moved:
+        _print(f"the store now belongs to root {new}")
+    else:
+        _print(f"the store already belongs to root {new}")
     return EXIT_OK
 
 

@@ -9,8 +9,11 @@ from pathlib import Path
 from domain.journal.renderer import render_journal
 from journal.model import JournalRevision
 from journal.valuetypes import JournalVersion
+from nenjim.cli_exit import CommandError
 
 REVISION_SUFFIX = ".journal"
+LAST_VERSION = JournalVersion("99991231T235959Z")
+"""The latest instant a Journal version can name (its year has four digits)."""
 
 
 def utc_now() -> datetime:
@@ -22,11 +25,17 @@ def next_version(head: JournalVersion, now: datetime) -> JournalVersion:
     """``now`` as a Journal version, or one second after ``head`` if ``now`` is not later.
 
     A successor must be strictly later than its predecessor, and a head may lie
-    in the future or in the current second.
+    in the future or in the current second. A head at :data:`LAST_VERSION` has
+    no later version: ``CommandError``.
     """
     candidate = JournalVersion.from_datetime(now)
     if candidate > head:
         return candidate
+    if head >= LAST_VERSION:
+        raise CommandError(
+            f"no Journal version is later than {head}, the last one (9999-12-31 23:59:59 "
+            "UTC): a successor of this head cannot be drafted"
+        )
     return JournalVersion.from_datetime(head.instant + timedelta(seconds=1))
 
 

@@ -41,9 +41,11 @@ EXIT_CODES_HELP = f"""exit codes:
        refused (a damaged file, a log that does not audit), or the artifact,
        release or revision asked for does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
-  {EXIT_STORE}    the store cannot be used: missing (audit, projections, export), not empty
-       (import), unreachable, unwritable, holding another Journal, of
-       another schema version, or its driver is not installed
+  {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
+       move-root), not empty (import), unreachable, unwritable, holding
+       another Journal (move-root: another root's, a named one, none yet, or
+       still its old root's), of another schema version, or its driver is
+       not installed
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
   {EXIT_BROKEN_PIPE}  standard output was closed early (as by `| head`); nothing is printed
@@ -51,6 +53,15 @@ EXIT_CODES_HELP = f"""exit codes:
 Errors are one line on stderr, "nenjim: error: ..." (bad usage: the usage,
 then "PROG: error: ..."); with --json, one JSON object
 {{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead."""
+
+
+_STORE_FAILURES = (
+    UnsupportedStoreError,
+    StoreUnavailableError,
+    StoreIdentityError,
+    IncompatibleStoreError,
+    PersistenceError,
+)
 
 
 class CommandError(Exception):
@@ -92,6 +103,9 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return Failure("interrupted", "interrupted", EXIT_INTERRUPTED)
         case CommandError():
             return Failure(str(error), error.kind, error.exit_code)
+        case JournalStoreError() if isinstance(error.__cause__, _STORE_FAILURES):
+            # The Journal API's form of a store failure: reported as the failure itself.
+            return classify(error.__cause__, store)
         case JournalStoreError():
             return Failure(str(error), "store", EXIT_STORE)
         case JournalError():

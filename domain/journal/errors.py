@@ -125,7 +125,9 @@ class JournalIntegrityError(JournalError):
 
 
 class JournalStoreError(JournalError):
-    """The store holds another Journal: a store belongs to one Journal only."""
+    """The store cannot be used: it holds another Journal (a store belongs to one Journal
+    only), does not exist where it is to be read, cannot be reached, read or written, was
+    written by an incompatible version, or its URL names no store this build can open."""
 
 
 class LifecycleError(JournalError, RuntimeError):

@@ -37,6 +37,8 @@ class _ClaimingRecorder(Protocol):
 
     def recorded_identity(self) -> str | None: ...
 
+    def replace_identity(self, old: str, new: str) -> str | None: ...
+
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
 
     def claims(self, namespace: str) -> list[Claim]: ...
@@ -99,7 +101,10 @@ class LogApplication(Application[UUID]):
     its identity (atomically: of two racing openers exactly one wins), and an
     opener with another identity is refused with ``StoreIdentityError``. A
     log written before identities existed takes the identity of its next
-    opener. ``schema`` is the PostgreSQL schema used when the URL names none.
+    opener. With ``claim=False`` the identity is only checked on open (a log
+    that records none is accepted, as without ``create``):
+    :meth:`claim_identity` records it later. ``schema`` is the PostgreSQL
+    schema used when the URL names none.
     ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
     entries and tiles are brought up to date with the events on open.
     """
@@ -110,12 +115,14 @@ class LogApplication(Application[UUID]):
         *,
         create: bool = True,
         identity: str | None = None,
+        claim: bool = True,
         schema: str | None = None,
         tiler: EntryTiler | None = None,
     ) -> None:
         self._tiler = tiler
         self.location: StoreLocation = resolve_store_url(store)
         self._create = create
+        self._claim_on_open = create and claim
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
         env.setdefault("TRANSCODER_TOPIC", get_topic(CompactJSONTranscoder))
@@ -138,9 +145,7 @@ class LogApplication(Application[UUID]):
     @property
     def where(self) -> str:
         """The store as messages name it (a PostgreSQL password is never shown)."""
-        if self.location.kind == "sqlite":
-            return f"SQLite store {self.location.env['SQLITE_DBNAME']}"
-        return f"store {self.location.display}"
+        return self.location.where
 
     def _prepare(self, env: dict[str, str]) -> None:
         kind = self.location.kind
@@ -181,7 +186,9 @@ class LogApplication(Application[UUID]):
         ledger = cast(_ClaimingRecorder, self.recorder)
         try:
             recorded = (
-                ledger.claim_identity(identity) if self._create else ledger.recorded_identity()
+                ledger.claim_identity(identity)
+                if self._claim_on_open
+                else ledger.recorded_identity()
             )
         except PersistenceError as error:
             self.close()
@@ -300,6 +307,22 @@ class LogApplication(Application[UUID]):
         """The owner recorded for this log, or ``None`` (none yet, or an older store)."""
         with cast(ClosableRecorder, self.recorder).while_open():
             return cast(_ClaimingRecorder, self.recorder).recorded_identity()
+
+    def claim_identity(self, identity: str) -> None:
+        """Record ``identity`` as the log's owner unless one is recorded (atomically: of two
+        racing claimers exactly one wins); ``StoreIdentityError`` if another one is."""
+        with cast(ClosableRecorder, self.recorder).while_open():
+            recorded = cast(_ClaimingRecorder, self.recorder).claim_identity(identity)
+        if recorded != identity:
+            raise StoreIdentityError(self.where, recorded, identity)
+
+    def replace_identity(self, old: str, new: str) -> None:
+        """Record ``new`` as the log's owner in place of ``old``, atomically;
+        ``StoreIdentityError`` (nothing changed) unless ``old`` is the one recorded."""
+        with cast(ClosableRecorder, self.recorder).while_open():
+            recorded = cast(_ClaimingRecorder, self.recorder).replace_identity(old, new)
+        if recorded != new:
+            raise StoreIdentityError(self.where, recorded or "no owner", old)
 
     def close(self) -> None:
         """Release the store; idempotent, and safe while other threads use the log.

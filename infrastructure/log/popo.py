@@ -114,3 +114,11 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
         """The identity recorded for this log, or ``None``."""
         with self._database_lock:
             return self._identity
+
+    def replace_identity(self, old: str, new: str) -> str | None:
+        """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
+        recorded one afterwards."""
+        with self._database_lock:
+            if self._identity == old:
+                self._identity = new
+            return self._identity

@@ -148,6 +148,10 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         self._identity_sql = SQL(
             "SELECT identity FROM {schema}.{identity_table} WHERE component = %s"
         ).format(**names)
+        self._replace_identity_sql = SQL(
+            "UPDATE {schema}.{identity_table} SET identity = %s "
+            "WHERE component = %s AND identity = %s"
+        ).format(**names)
         self._lock_sql = SQL("LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE").format(**names)
         self.tiles = (
             None
@@ -202,6 +206,14 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         if not self._has_table(IDENTITY_TABLE):
             return None
         with self.datastore.get_connection() as conn:
+            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
+        return None if row is None else str(row["identity"])
+
+    def replace_identity(self, old: str, new: str) -> str | None:
+        """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
+        recorded one afterwards."""
+        with self.datastore.get_connection() as conn, conn.transaction():
+            conn.execute(self._replace_identity_sql, (new, self.events_table_name, old))
             row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
         return None if row is None else str(row["identity"])
 

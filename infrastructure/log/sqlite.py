@@ -235,6 +235,16 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         with self.datastore.transaction(commit=False) as c:
             return self._identity(c)
 
+    def replace_identity(self, old: str, new: str) -> str | None:
+        """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
+        recorded one afterwards."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(
+                f"UPDATE {IDENTITY_TABLE} SET identity = ? WHERE component = ? AND identity = ?",
+                (new, self.events_table_name, old),
+            )
+            return self._identity(c)
+
     def _identity(self, c: SQLiteCursor) -> str | None:
         c.execute(
             f"SELECT identity FROM {IDENTITY_TABLE} WHERE component = ?",

@@ -62,6 +62,13 @@ class StoreLocation:
         """The URL as messages show it: a password is replaced by ``***``."""
         return redact(self.url)
 
+    @property
+    def where(self) -> str:
+        """The store as messages name it (a PostgreSQL password is never shown)."""
+        if self.kind == "sqlite":
+            return f"SQLite store {self.env['SQLITE_DBNAME']}"
+        return f"store {self.display}"
+
 
 def resolve_store_url(url: str | None) -> StoreLocation:
     """Parse ``url`` (``None``: ``$NENJIM_STORE_URL``, else ``memory:``)."""

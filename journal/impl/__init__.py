@@ -1,6 +1,14 @@
 """Implementations of the Journal API.
 
-Public here are only ``journal.impl.ref.build_journal`` and
-``journal.impl.ref.JournalAssembly``, the construction entry point; the
-submodules of ``journal.impl.ref`` are implementation, not API.
+Public here is only ``journal.impl.ref``, whose public names are its entry
+points (``build_journal``, ``JournalAssembly``, ``JournalFollower``,
+``move_root``); the submodules of ``journal.impl.ref`` are implementation,
+not API.
 """
+
+__all__: list[str] = []
+
+
+def __dir__() -> list[str]:
+    # ``ref`` is the one public module here, an attribute once imported.
+    return ["ref"] if "ref" in globals() else []

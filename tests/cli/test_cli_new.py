@@ -10,6 +10,7 @@ from journal.impl.ref import build_journal
 from journal.valuetypes import JournalVersion, Sha256Digest
 from nenjim.cli import main
 from nenjim.cli_draft import next_version
+from nenjim.cli_exit import CommandError
 
 WIDGET = "com.example.widget"
 
@@ -151,3 +152,35 @@ def test_new_rejects_an_invalid_coordinate_as_usage(sample, capsys):
 )
 def test_next_version_is_now_or_one_second_after_the_head(head, now, expected):
     assert next_version(JournalVersion(head), now) == JournalVersion(expected)
+
+
+def test_new_on_a_head_at_the_last_version_is_one_line_and_writes_nothing(
+    tmp_path, write_revision, capsys
+):
+    last = "99991231T235959Z"
+    write_revision(
+        tmp_path,
+        "com.example.last",
+        last,
+        f"NENJIM-JOURNAL 1\nARTIFACT com.example.last\nJOURNAL_VERSION {last}\n",
+    )
+
+    assert main(["journal", "new", str(tmp_path), "com.example.last"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "nenjim: error: no Journal version is later than 99991231T235959Z, the last one "
+        "(9999-12-31 23:59:59 UTC): a successor of this head cannot be drafted\n"
+    )
+    assert main(["journal", "new", str(tmp_path), "com.example.last", "--stdout", "--json"]) == 1
+    assert '"exit_code": 1, "kind": "failure"' in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "com.example.last").iterdir()] == [f"{last}.journal"]
+
+
+def test_next_version_after_the_last_version_is_a_command_error():
+    with pytest.raises(CommandError, match="no Journal version is later than 99991231T235959Z"):
+        next_version(JournalVersion("99991231T235959Z"), datetime(2026, 1, 1, tzinfo=UTC))
+    # The second before the last still has a successor.
+    assert next_version(
+        JournalVersion("99991231T235958Z"), datetime(2026, 1, 1, tzinfo=UTC)
+    ) == JournalVersion("99991231T235959Z")

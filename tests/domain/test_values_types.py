@@ -392,6 +392,29 @@ def test_from_datetime_rejects_a_naive_datetime() -> None:
 def test_from_datetime_rejects_an_instant_outside_year_1_to_9999_in_utc() -> None:
     with pytest.raises(InvalidValueError):
         JournalVersion.from_datetime(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))))
+    with pytest.raises(InvalidValueError, match=r"UTC year in 0001\.\.9999"):
+        JournalVersion.from_datetime(
+            datetime(9999, 12, 31, 23, 30, tzinfo=timezone(-timedelta(hours=1)))
+        )
+
+
+def test_from_datetime_reaches_both_ends_of_the_range() -> None:
+    assert str(JournalVersion.from_datetime(datetime.max.replace(tzinfo=UTC))) == (
+        "99991231T235959Z"
+    )
+    assert str(JournalVersion.from_datetime(datetime.min.replace(tzinfo=UTC))) == (
+        "00010101T000000Z"
+    )
+    plus_one = timezone(timedelta(hours=1))
+    assert str(JournalVersion.from_datetime(datetime(9999, 12, 31, 23, 59, tzinfo=UTC))) == (
+        "99991231T235900Z"
+    )
+    assert str(JournalVersion.from_datetime(datetime(1, 1, 1, 1, 0, tzinfo=plus_one))) == (
+        "00010101T000000Z"
+    )
+    assert JournalVersion("99991231T235959Z").instant == datetime.max.replace(
+        microsecond=0, tzinfo=UTC
+    )
 
 
 @pytest.mark.parametrize("not_datetime", ["20261129T120000Z", date(2026, 11, 29), None, 0])

@@ -16,6 +16,7 @@ import pytest
 from domain.journal.parser import parse_journal
 from infrastructure.log import LogReader
 from infrastructure.log.projection_store import projection_recorder
+from journal import JournalService
 from journal.impl.ref import JournalFollower, build_journal, filesystem
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.log import JournalLog
@@ -25,7 +26,7 @@ from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
 from projections import journal_chains
 from projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
+from projections.journal_chains import JournalChainsProjection
 
 VERSIONS = [f"2026{month:02d}01T000000Z" for month in range(1, 6)]
 REPO = Path(__file__).resolve().parents[2]
@@ -201,30 +202,34 @@ def test_a_kill_during_catch_up_resumes_from_the_last_write_without_loss(
         log.close()
 
 
+def _revision_count(view: JournalService) -> int:
+    return sum(len(view.revisions(c)) for c in view.coordinates())
+
+
 def test_a_follower_sees_appends_of_other_writers(durable_store_url: str) -> None:
     chains = _chains(2)
     _append_without_projection(durable_store_url, chains[:1], None)
     follower = JournalFollower(durable_store_url, interval=0.05)
-    seen: list[JournalWorldview] = []
+    seen: list[JournalService] = []
     moved = threading.Event()
 
-    def on_view(view: JournalWorldview) -> None:
+    def on_view(view: JournalService) -> None:
         seen.append(view)
-        if view.position == 10:
+        if _revision_count(view) == 10:
             moved.set()
 
     thread = threading.Thread(target=follower.follow, args=(on_view,))
     thread.start()
     try:
         _append_without_projection(durable_store_url, chains[1:], None)
-        assert moved.wait(30), [v.position for v in seen]
+        assert moved.wait(30), [_revision_count(v) for v in seen]
     finally:
         follower.close()
         thread.join(30)
     assert not thread.is_alive()
-    assert seen[0].position == 5
-    assert seen[-1].position == 10
-    assert len(seen[0].chains) == 1  # the first view is unchanged: views are immutable
+    assert _revision_count(seen[0]) == 5  # the first view is unchanged: views are immutable
+    assert len(seen[0].coordinates()) == 1
+    assert _revision_count(seen[-1]) == 10
     (status,) = journal_projection_statuses(durable_store_url)
     assert status.lag == 0  # the follower wrote its rows back
 
@@ -235,14 +240,14 @@ def test_a_postgresql_follower_is_woken_by_notify(postgres_schema_url: str) -> N
     follower = JournalFollower(postgres_schema_url, interval=3600)  # only NOTIFY can wake it
     moved = threading.Event()
 
-    def on_view(view: JournalWorldview) -> None:
-        if view.position == 10:
+    def on_view(view: JournalService) -> None:
+        if _revision_count(view) == 10:
             moved.set()
 
     thread = threading.Thread(target=follower.follow, args=(on_view,), daemon=True)
     thread.start()
     try:
-        while follower.view.position < 5:  # the first poll ran: the follower now waits
+        while _revision_count(follower.view) < 5:  # the first poll ran: the follower now waits
             threading.Event().wait(0.01)
         threading.Event().wait(0.2)
         _append_without_projection(postgres_schema_url, chains[1:], None)

@@ -23,11 +23,13 @@ from journal.impl.ref import build_journal
 sys.stdin.readline()  # open together
 try:
     assembly = build_journal(sys.argv[1], store=sys.argv[2])
+    try:
+        assembly.process.start()  # the store is claimed here, before the first append
+    finally:
+        assembly.process.stop()
 except JournalStoreError as error:
     print("refused", error)
 else:
-    assembly.process.start()
-    assembly.process.stop()
     print("opened")
 """
 
@@ -86,6 +88,7 @@ def test_two_journals_racing_for_an_empty_store_cannot_both_win(
     outcomes = sorted(out.split()[0] for out, _ in results)
     assert outcomes == ["opened", "refused"], results
     winner = roots[[out.startswith("opened") for out, _ in results].index(True)]
+    # The loser wrote nothing: the store holds the winner's revision alone.
     assert _started(winner, durable_store_url) == {f"com.example.{winner.name}"}
 
 

@@ -22,7 +22,7 @@ from infrastructure.log import LogApplication
 from journal import JournalService, JournalServiceManager
 from journal.component import NenjimComponent, NenjimProcess
 from journal.exception import JournalError, LifecycleError
-from journal.impl.ref import build_journal
+from journal.impl.ref import JournalAssembly, JournalFollower, build_journal, move_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.loader import RootLoader
 from journal.impl.ref.publication import JournalPublisher
@@ -283,6 +283,65 @@ def test_the_documented_public_names_are_the_modules_all() -> None:
     }
     for module, names in documented.items():
         assert set(importlib.import_module(module).__all__) == names, module
+
+
+PUBLIC_PACKAGES = ("journal", "journal.impl")
+
+
+def _public_submodules(module: str, documented: dict[str, set[str]]) -> set[str]:
+    """The names of ``module``'s public subpackages, as attributes of it."""
+    children = {*documented, "journal.impl"}
+    return {name.rsplit(".", 1)[1] for name in children if name.rpartition(".")[0] == module}
+
+
+def test_each_public_module_exposes_exactly_its_documented_names() -> None:
+    documented = _documented_public_names()
+    for module_name in documented.keys() | set(PUBLIC_PACKAGES):
+        module = importlib.import_module(module_name)
+        names = documented.get(module_name, set())
+        # A subpackage is an attribute of its package once imported (all are, by now).
+        listed = {name for name in dir(module) if not name.startswith("_")}
+        assert listed == names | _public_submodules(module_name, documented), module_name
+        star: dict[str, object] = {}
+        exec(f"from {module_name} import *", star)  # the names a star import gives
+        assert set(star) - {"__builtins__"} == names, module_name
+        for name, value in vars(module).items():
+            defined_here = getattr(value, "__module__", None) == module_name
+            if defined_here and not name.startswith("_") and callable(value):
+                assert name in names, (module_name, name)
+
+
+def _hinted_types(function: object) -> list[object]:
+    hints = typing.get_type_hints(function)
+    found: list[object] = []
+    pending = list(hints.values())
+    while pending:
+        hint = pending.pop()
+        found.append(hint)
+        for argument in typing.get_args(hint):
+            pending.extend(argument if isinstance(argument, list) else [argument])
+    return found
+
+
+def test_the_entry_points_of_journal_impl_ref_expose_no_implementation_type() -> None:
+    functions: list[object] = [build_journal, move_root, JournalAssembly]
+    for name in _public(JournalFollower):
+        member = inspect.getattr_static(JournalFollower, name)
+        functions.append(member.fget if isinstance(member, property) else member)
+    functions.append(JournalFollower.__init__)
+    public = [
+        getattr(importlib.import_module(module), name)
+        for module, names in _documented_public_names().items()
+        for name in names
+    ]
+    for function in functions:
+        for part in _hinted_types(function):
+            module = getattr(part, "__module__", "") or ""
+            if not any(part is name for name in public):
+                assert not module.startswith(IMPLEMENTATION), (function, part)
+
+
+IMPLEMENTATION = ("journal.impl", "infrastructure", "projections", "domain.journal.parser")
 
 
 def test_the_readme_uses_only_documented_public_names() -> None:

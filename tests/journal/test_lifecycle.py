@@ -11,6 +11,7 @@ import pytest
 
 from journal import JournalService
 from journal.exception import (
+    InvalidValueError,
     JournalChainError,
     JournalFormatError,
     JournalRootError,
@@ -111,14 +112,122 @@ def test_failed_start_is_not_retried(tmp_path: Path) -> None:
         assembly.service.coordinates()
 
 
-def test_a_root_made_after_the_journal_was_built_is_refused_at_start(tmp_path: Path) -> None:
+def test_a_root_made_after_the_journal_was_built_loads_at_start(tmp_path: Path) -> None:
     missing = tmp_path / "not-yet"
     assembly = build_journal(missing)  # no store is opened for a root that is not there
     _valid_root(missing)
-    with pytest.raises(JournalRootError, match="did not exist when the Journal was built"):
+    assembly.process.start()
+    assert [str(r.version) for r in assembly.service.revisions(A)] == [
+        "20260101T000000Z",
+        "20260201T000000Z",
+    ]
+    write_revision(missing, B, "20260101T000000Z", journal_text(B, "20260101T000000Z"))
+    assert [str(r.coordinate) for r in assembly.manager.refresh().accepted] == [B]
+    assembly.process.stop()
+
+
+def test_a_root_that_was_a_file_when_built_loads_once_it_is_a_directory(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.write_text("not yet a directory\n")
+    assembly = build_journal(root)
+    root.unlink()
+    _valid_root(root)
+    assembly.process.start()
+    assert len(assembly.service.revisions(A)) == 2
+    assembly.process.stop()
+
+
+def test_a_stop_before_the_start_of_a_root_made_later_opens_no_store(tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet"
+    assembly = build_journal(missing)
+    _valid_root(missing)
+    assembly.process.stop()
+    with pytest.raises(LifecycleError, match="stopped"):
         assembly.process.start()
-    with pytest.raises(LifecycleError):
+    with pytest.raises(LifecycleError, match="stopped"):
         assembly.manager.refresh()
+
+
+# Invalid arguments to every query: the lifecycle is checked first.
+BAD_ARGUMENTS: list[Callable[[JournalService], object]] = [
+    lambda s: s.revisions("not a coordinate"),
+    lambda s: s.latest("not a coordinate"),
+    lambda s: s.revision("not a coordinate", "20260101T000000Z"),
+    lambda s: s.revision(A, "not-a-version"),
+    lambda s: s.as_of("not a coordinate", "20260101T000000Z"),
+    lambda s: s.as_of(A, "not-a-version"),
+    lambda s: s.release("not a coordinate", "20260101T000000Z", "1.0.0"),
+    lambda s: s.release(A, "not-a-version", "1.0.0"),
+    lambda s: s.release(A, "20260101T000000Z", "bad"),
+    lambda s: s.revisions(None),  # type: ignore[arg-type]
+    lambda s: s.as_of(A, 20260101),  # type: ignore[arg-type]
+]
+BAD_IDS = [
+    "revisions",
+    "latest",
+    "revision-coordinate",
+    "revision-version",
+    "as_of-coordinate",
+    "as_of-version",
+    "release-coordinate",
+    "release-version",
+    "release-release",
+    "revisions-none",
+    "as_of-int",
+]
+
+
+@pytest.mark.parametrize("query", BAD_ARGUMENTS, ids=BAD_IDS)
+@pytest.mark.parametrize("moment", ["before start", "after a failed start", "after stop"])
+def test_a_query_out_of_lifecycle_is_a_lifecycle_error_whatever_its_arguments(
+    tmp_path: Path, query: Callable[[JournalService], object], moment: str
+) -> None:
+    if moment == "after a failed start":
+        write_revision(tmp_path, A, "20260101T000000Z", "not a journal\n")
+    else:
+        _valid_root(tmp_path)
+    assembly = build_journal(tmp_path)
+    if moment == "after a failed start":
+        with pytest.raises(JournalFormatError):
+            assembly.process.start()
+    elif moment == "after stop":
+        assembly.process.start()
+        assembly.process.stop()
+    with pytest.raises(LifecycleError):
+        query(assembly.service)
+
+
+@pytest.mark.parametrize("query", BAD_ARGUMENTS, ids=BAD_IDS)
+def test_a_running_journal_checks_every_argument_also_of_an_unknown_artifact(
+    tmp_path: Path, query: Callable[[JournalService], object]
+) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    with pytest.raises((InvalidValueError, TypeError)):
+        query(assembly.service)
+
+
+UNKNOWN = "com.example.unknown"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        lambda s: s.revision(UNKNOWN, "not-a-version"),
+        lambda s: s.as_of(UNKNOWN, "not-a-version"),
+        lambda s: s.release(UNKNOWN, "not-a-version", "1.0.0"),
+        lambda s: s.release(UNKNOWN, "20260101T000000Z", "bad"),
+        lambda s: s.release(A, "20990101T000000Z", "bad"),  # no revision at that version
+    ],
+    ids=["revision", "as_of", "release-version", "release-release", "release-no-revision"],
+)
+def test_an_invalid_argument_is_refused_even_where_nothing_would_be_found(
+    tmp_path: Path, query: Callable[[JournalService], object]
+) -> None:
+    assembly = build_journal(_valid_root(tmp_path))
+    assembly.process.start()
+    with pytest.raises(InvalidValueError):
+        query(assembly.service)
 
 
 def test_stop_ends_queries_and_refresh(tmp_path: Path) -> None:

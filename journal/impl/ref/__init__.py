@@ -1,13 +1,20 @@
-"""The reference Journal; its public names are the construction entry point.
+"""The reference Journal; its public names are its entry points.
 
-``build_journal(root, *, store=None)`` returns a :class:`JournalAssembly`
-(``service is process``, and a distinct ``manager``). The submodules
-(parser wiring, ingestion, chain state, filesystem loader, audit) are not
-API. :class:`JournalFollower` follows the Journal log of an existing store,
-for long-running readers.
+``build_journal(root, *, store=None, journal=None, progress=None)`` returns
+a :class:`JournalAssembly` (``service is process``, and a distinct
+``manager``). :class:`JournalFollower` follows the Journal log of an existing
+store, for long-running readers. :func:`move_root` gives a root's store to
+the path the root moved to. The submodules (parser wiring, ingestion, chain
+state, filesystem loader, audit) are not API.
 """
 
 from journal.impl.ref.assembly import JournalAssembly, build_journal
 from journal.impl.ref.follower import JournalFollower
+from journal.impl.ref.root_move import move_root
 
-__all__ = ["JournalAssembly", "JournalFollower", "build_journal"]
+__all__ = ["JournalAssembly", "JournalFollower", "build_journal", "move_root"]
+
+
+def __dir__() -> list[str]:
+    # The submodules are attributes once imported, but not API.
+    return sorted(__all__)

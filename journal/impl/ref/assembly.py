@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from domain.journal.errors import JournalRootError
-from infrastructure.log.urls import MEMORY_URL
+from infrastructure.log import resolve_store_url
 from journal import JournalService, JournalServiceManager
 from journal.component import NenjimProcess
-from journal.impl.ref.filesystem import scan_root
 from journal.impl.ref.ingestion import JournalIngestion
 from journal.impl.ref.loader import RootLoader
 from journal.impl.ref.log import JournalLog, name_identity, root_identity
 from journal.impl.ref.manager import ReferenceJournalServiceManager
-from journal.impl.ref.progress import Progress
+from journal.impl.ref.opening import IngestionHandle
 from journal.impl.ref.publication import open_publication
 from journal.impl.ref.service import ReferenceJournal
+from journal.impl.ref.store_errors import store_errors
 from projections.journal_chains import JournalChainsProjection
 
 
@@ -36,49 +35,51 @@ def build_journal(
     *,
     store: str | None = None,
     journal: str | None = None,
-    progress: Progress | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> JournalAssembly:
     """Construct one Journal over ``root`` (normalised to an absolute path, not yet read).
 
     ``store`` selects the event store by URL; ``None`` means
-    ``$NENJIM_STORE_URL``, else in memory. The store is opened here and
-    belongs to one Journal: ``journal`` names a Journal whose store is shared
-    on purpose (on PostgreSQL its schema is ``journal_<name>`` unless the URL
-    names one); without it the Journal is its root's resolved path. A store
-    holding another Journal raises ``journal.exception.JournalStoreError``. A
-    root that is not an existing directory opens no store (none is created or
-    claimed): its start fails with ``JournalRootError`` naming the root.
-    ``progress`` is told how a start advances (see ``journal.impl.ref.progress``).
+    ``$NENJIM_STORE_URL``, else in memory. A store belongs to one Journal:
+    ``journal`` names a Journal whose store is shared on purpose (on
+    PostgreSQL its schema is ``journal_<name>`` unless the URL names one);
+    without it the Journal is its root's resolved path. The store is owned
+    from the first start that succeeds: a start records its Journal in the
+    store once it accepted every file, and a start that fails before leaves
+    the store unclaimed. When ``root`` is an existing directory the store is
+    opened here, and one holding another Journal raises
+    ``journal.exception.JournalStoreError`` at once; otherwise it is opened
+    by ``start()``, once the root exists (a root still missing then fails
+    with ``JournalRootError`` and opens no store). Every store failure
+    (unreachable, unwritable, of another version, an unsupported URL) is a
+    ``JournalStoreError``. ``progress(task, done, total)`` is told how a start
+    advances, ``done`` from 0 up to ``total``.
     """
     normalised = Path(os.path.abspath(os.fspath(root)))
-    identity = name_identity(journal) if journal is not None else None
+    named = None if journal is None else name_identity(journal)
+    with store_errors("the store URL"):
+        location = resolve_store_url(store)  # the URL of $NENJIM_STORE_URL as it is now
+    where = location.where
+
+    def open_ingestion() -> JournalIngestion:
+        identity = named or root_identity(os.path.realpath(normalised))
+        with store_errors(where):
+            log = JournalLog(location.url, identity=identity)
+        return JournalIngestion(log, JournalChainsProjection(), persisted=True)
+
+    handle = IngestionHandle(open_ingestion, where)
+    served, publisher = open_publication(close_store=handle.close)
+    loader = RootLoader(normalised, handle, publisher, progress=progress)
     if _is_directory(normalised):
-        log = JournalLog(store, identity=identity or root_identity(os.path.realpath(normalised)))
-        loadable = True
-    else:
-        # Nothing can load: the store is not opened, so none is created or claimed.
-        log = JournalLog(MEMORY_URL)
-        loadable = False
-    ingestion = JournalIngestion(log, JournalChainsProjection(), persisted=loadable)
-    served, publisher = open_publication(close_store=ingestion.close)
-    loader = RootLoader(normalised, ingestion, publisher, progress=progress)
+        handle.open()  # a store holding another Journal is refused before anything is read
     # The process holds the loader only until start(); the manager holds it for refresh.
-    starter = loader.load if loadable else functools.partial(_refuse_missing_root, normalised)
-    process = ReferenceJournal(served, starter=starter)
+    process = ReferenceJournal(served, starter=loader.load)
     manager = ReferenceJournalServiceManager(normalised, loader)
     return JournalAssembly(service=process, process=process, manager=manager)
 
 
-def _refuse_missing_root(root: Path) -> None:
-    """The start of a Journal built over a root that was not a directory."""
-    scan_root(root)  # raises the root's own fault: missing, not a directory, unreadable
-    raise JournalRootError(
-        "journal root did not exist when the Journal was built; build it again", path=root
-    )
-
-
 def _is_directory(root: Path) -> bool:
-    """True if ``root`` is a directory; one that cannot be examined claims no store."""
+    """True if ``root`` is a directory; one that cannot be examined opens its store at start."""
     try:
         return root.is_dir()
     except OSError:  # the start reports it as a JournalRootError, naming the root

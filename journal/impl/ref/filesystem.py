@@ -95,7 +95,7 @@ def scan_root(root: Path) -> list[JournalFile]:
     read) is a :class:`JournalLayoutError` or :class:`JournalRootError` naming
     the path; no ``OSError`` escapes.
     """
-    real_root = _check_root(root)
+    real_root = check_root(root)
     files: list[JournalFile] = []
     # Directories as text: a Path each would cost more than listing the directory.
     prefix = os.path.join(root, "")
@@ -116,7 +116,8 @@ def scan_root(root: Path) -> list[JournalFile]:
     return files
 
 
-def _check_root(root: Path) -> Path:
+def check_root(root: Path) -> Path:
+    """The resolved path of ``root``; ``JournalRootError`` unless it is a directory."""
     try:
         info = root.stat()
     except (FileNotFoundError, NotADirectoryError):

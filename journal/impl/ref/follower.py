@@ -14,27 +14,56 @@ visible one. On PostgreSQL the wait between polls is cut short by the
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 
-from infrastructure.log import LogClosedError, LogReader
+from domain.journal.document import JournalRevision, Release
+from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from infrastructure.log import LogClosedError, LogReader, resolve_store_url
 from infrastructure.log.projection_store import projection_recorder
 from infrastructure.log.wakeup import AppendWaker
-from journal.impl.ref.log import JournalLog
+from journal import JournalService
+from journal.impl.ref.log import JournalLog, name_identity, root_identity
+from journal.impl.ref.service import WorldviewQueries
+from journal.impl.ref.store_errors import store_errors
 from projections.journal_chain_table import PersistedChains
 from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 
 class JournalFollower:
-    """Follows the Journal log of an existing store (``StoreUnavailableError`` otherwise).
+    """Follows the Journal log of an existing store.
 
-    :meth:`poll` catches up once; :meth:`follow` polls until :meth:`close`,
-    handing each new view to a callback. Views are immutable: a reader
-    holding one never sees it change. Close the follower when done.
+    ``journal`` (a Journal name) or ``root`` (a root path, as given to
+    ``build_journal``) checks that the store holds that Journal; with
+    neither, any Journal's store is followed. :meth:`poll` catches up once;
+    :meth:`follow` polls until :meth:`close`, handing each new view to a
+    callback. A view is a ``JournalService`` over the log as one poll left it:
+    it answers at once and never changes. Every store failure (missing,
+    unreachable, holding another Journal, closed) raises
+    ``journal.exception.JournalStoreError``. Close the follower when done.
     """
 
-    def __init__(self, store: str, *, identity: str | None = None, interval: float = 1.0) -> None:
-        self._log = JournalLog(store, create=False, identity=identity)
+    def __init__(
+        self,
+        store: str,
+        *,
+        journal: str | None = None,
+        root: str | os.PathLike[str] | None = None,
+        interval: float = 1.0,
+    ) -> None:
+        if journal is not None and root is not None:
+            raise TypeError("JournalFollower takes journal= or root=, not both")
+        if journal is not None:
+            identity: str | None = name_identity(journal)
+        elif root is not None:
+            identity = root_identity(os.path.realpath(os.path.abspath(os.fspath(root))))
+        else:
+            identity = None
+        with store_errors("the store URL"):
+            self._where = resolve_store_url(store).where
+        with store_errors(self._where):
+            self._log = JournalLog(store, create=False, identity=identity)
         self._lock = threading.Lock()
         self._chains = PersistedChains(
             JournalChainsProjection(), LogReader(self._log), projection_recorder(self._log)
@@ -42,41 +71,101 @@ class JournalFollower:
         self._interval = interval
         self._waker: AppendWaker | None = None
         self._closed = threading.Event()
+        self._view = FollowedView(self._chains.view, self._where)
 
     @property
-    def view(self) -> JournalWorldview:
+    def view(self) -> JournalService:
         """The latest view (empty before the first :meth:`poll`)."""
-        return self._chains.view
+        return self._view
 
-    def poll(self) -> JournalWorldview:
+    def poll(self) -> JournalService:
         """Fold what the log holds after the view, write it back; the new view."""
-        with self._lock:
-            return self._chains.catch_up()
+        with store_errors(self._where):
+            return self._poll()
 
-    def follow(self, on_view: Callable[[JournalWorldview], None]) -> None:
+    def follow(self, on_view: Callable[[JournalService], None]) -> None:
         """Poll until :meth:`close`, calling ``on_view`` with each view that moved."""
-        waker = self._waker = AppendWaker(self._log, self._interval)
-        try:
-            shown = -1
-            while not self._closed.is_set():
-                try:
-                    view = self.poll()
-                except LogClosedError:
-                    if self._closed.is_set():
-                        return  # close() ran between the check and the poll
-                    raise
-                if view.position != shown:
-                    shown = view.position
-                    on_view(view)
-                waker.wait()
-        finally:
-            waker.close()
+        with store_errors(self._where):
+            waker = self._waker = AppendWaker(self._log, self._interval)
+            try:
+                shown = -1
+                while not self._closed.is_set():
+                    try:
+                        view = self._poll()
+                    except LogClosedError:
+                        if self._closed.is_set():
+                            return  # close() ran between the check and the poll
+                        raise
+                    if view.log_position != shown:
+                        shown = view.log_position
+                        on_view(view)
+                    waker.wait()
+            finally:
+                waker.close()
 
     def close(self) -> None:
         """Stop following and release the store. Views handed out keep the revisions they
-        already read; a revision not yet read needs the store (``LogClosedError``)."""
+        already read; one that must still read a revision's text raises
+        ``JournalStoreError``."""
         self._closed.set()
         if self._waker is not None:
             self._waker.stop()
         with self._lock:
             self._log.close()
+
+    def _poll(self) -> FollowedView:
+        with self._lock:
+            worldview = self._chains.catch_up()
+            if worldview.position != self._view.log_position:
+                self._view = FollowedView(worldview, self._where)
+            return self._view
+
+
+class FollowedView(WorldviewQueries):
+    """The ``JournalService`` of one worldview a follower read: it always answers.
+
+    A revision read from a persisted row reads its text from the log when first
+    asked; a store failure then (the follower closed) is a ``JournalStoreError``.
+    """
+
+    def __init__(self, worldview: JournalWorldview, where: str) -> None:
+        self._worldview = worldview
+        self._where = where
+        # The log position the view reflects: the follower's, not the service's.
+        self.log_position = worldview.position
+
+    def _view(self) -> JournalWorldview:
+        return self._worldview
+
+    def coordinates(self) -> frozenset[ArtifactCoordinate]:
+        with store_errors(self._where):
+            return super().coordinates()
+
+    def revisions(self, coordinate: ArtifactCoordinate | str) -> tuple[JournalRevision, ...]:
+        with store_errors(self._where):
+            return super().revisions(coordinate)
+
+    def latest(self, coordinate: ArtifactCoordinate | str) -> JournalRevision | None:
+        with store_errors(self._where):
+            return super().latest(coordinate)
+
+    def revision(
+        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
+    ) -> JournalRevision | None:
+        with store_errors(self._where):
+            return super().revision(coordinate, version)
+
+    def as_of(
+        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
+    ) -> JournalRevision | None:
+        with store_errors(self._where):
+            return super().as_of(coordinate, version)
+
+    def release(
+        self,
+        coordinate: ArtifactCoordinate | str,
+        version: JournalVersion | str,
+        release_version: ReleaseVersion | str,
+    ) -> Release | None:
+        with store_errors(self._where):
+            return super().release(coordinate, version, release_version)

@@ -103,6 +103,10 @@ class JournalIngestion:
         with self._lock:
             return self._projection.catch_up(self._reader)
 
+    def claim(self) -> None:
+        """Record the store as this Journal's, once (see ``JournalLog.claim``)."""
+        self._log.claim()
+
     def persist(self) -> None:
         """Write the view back to the store's persisted copy, if there is one."""
         with self._lock:

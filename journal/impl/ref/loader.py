@@ -8,16 +8,19 @@ import heapq
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from domain.journal.document import JournalRevision
+from domain.journal.errors import JournalStoreError, LifecycleError
 from domain.journal.parser import forget_shared_releases, forget_shared_values
 from domain.journal.values import ArtifactCoordinate
-from infrastructure.log import LogClosedError
-from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, scan_root
+from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, check_root, scan_root
 from journal.impl.ref.ingestion import JournalIngestion
+from journal.impl.ref.opening import IngestionHandle
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.publication import JournalPublisher
+from journal.impl.ref.store_errors import store_errors
 from journal.model import RefreshReport
 from projections.journal_chains import JournalWorldview, StoredRevision
 
@@ -36,64 +39,87 @@ class RootLoader:
     def __init__(
         self,
         root: Path,
-        ingestion: JournalIngestion,
+        store: IngestionHandle,
         publisher: JournalPublisher,
         *,
         progress: Progress | None = None,
     ) -> None:
         self._root = root
-        self._ingestion = ingestion
+        self._store = store
         self._publisher = publisher
         self._progress = progress or silent
 
     def load(self) -> None:
-        """Catch up with the log, then ingest every new file of the root in one ingestion.
+        """Catch up with the log, then ingest every new file of the root in one ingestion;
+        claim the store for the Journal.
 
         The worldview is published only if everything was accepted; the
         process makes it visible by moving to RUNNING.
         """
-        self._ingestion.catch_up()
-        # Each file is parsed when its turn comes (its bytes go then) and the ingestion
-        # drops each parse once decided: the start holds the texts, not every parse.
-        files = scan_root(self._root)
-        locate = _locator(files)
-        total = len(files)
-        new = _new_files(files, self._ingestion.view)
-        parses = bool(new)
-        try:
-            self._ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)
-        finally:
-            # The view keeps texts: the caches would only hold on to what this start parsed.
-            # A start that parsed nothing leaves them as it found them.
-            if parses:
-                forget_shared_values()
-        self._ingestion.persist()
-        self._publisher.publish(self._ingestion.view.settle())
+        check_root(self._root)  # a root still missing opens no store
+        with store_errors(self._store.where):
+            ingestion = self._store.open()
+            ingestion.catch_up()
+            # Each file is parsed when its turn comes (its bytes go then) and the ingestion
+            # drops each parse once decided: the start holds the texts, not every parse.
+            files = scan_root(self._root)
+            locate = _locator(files)
+            total = len(files)
+            new = _new_files(files, ingestion.view)
+            parses = bool(new)
+            try:
+                ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)
+            finally:
+                # The view keeps texts: the caches would only hold on to what this start
+                # parsed. A start that parsed nothing leaves them as it found them.
+                if parses:
+                    forget_shared_values()
+            ingestion.persist()
+            ingestion.claim()  # done by the append already, unless nothing was new
+        self._publisher.publish(ingestion.view.settle())
 
     def refresh(self) -> RefreshReport:
         """Fold what other processes appended to the log, then ingest the root's new files,
         one atomic ingestion each, publishing after each; write the projection back."""
         self._publisher.require_running("refresh")
         accepted = []
-        try:
-            self._publisher.publish(self._ingestion.follow())
+        with self._store_in_use("refresh") as ingestion:
+            self._publisher.publish(ingestion.follow())
             # Every new file is parsed before the first is ingested: one that cannot be
             # parsed is reported before anything is accepted.
             files = scan_root(self._root)
             locate = _locator(files)
             total = len(files)
-            new = _new_files(files, self._ingestion.view)
+            new = _new_files(files, ingestion.view)
             for revision in list(_parse_in_link_order(new, total)):
-                stored, is_new = self._ingestion.ingest(revision, locate(revision))
-                self._publisher.publish(self._ingestion.view)
+                stored, is_new = ingestion.ingest(revision, locate(revision))
+                self._publisher.publish(ingestion.view)
                 if is_new:
                     accepted.append(stored)
-            self._ingestion.persist()
-        except LogClosedError:
-            # A stop() during the refresh closed the store: say so as the lifecycle rule.
-            self._publisher.require_running("refresh")
-            raise
+            ingestion.persist()
         return RefreshReport(tuple(accepted))
+
+    def ingest_text(self, text: str) -> JournalRevision:
+        """Ingest one complete text atomically and publish the result at once; the accepted
+        revision (the one already accepted, for a repeated text)."""
+        self._publisher.require_running("ingest_text")
+        with self._store_in_use("ingest_text") as ingestion:
+            stored, _ = ingestion.ingest_text(text)
+            self._publisher.publish(ingestion.view)
+            ingestion.persist()
+        return stored
+
+    @contextmanager
+    def _store_in_use(self, action: str) -> Iterator[JournalIngestion]:
+        """The open ingestion of a running Journal, for ``action``; store failures raise
+        ``JournalStoreError``, unless a ``stop()`` closed the store: ``LifecycleError``."""
+        try:
+            with store_errors(self._store.where):
+                yield self._store.open()
+        except (JournalStoreError, LifecycleError):
+            # A stop() closed the store meanwhile: say so as the lifecycle rule.
+            self._publisher.require_running(action)
+            raise
 
 
 def _locator(files: list[JournalFile]) -> Callable[[JournalRevision], str]:

@@ -1,12 +1,16 @@
 """The Journal's event log: chains as streams, digest ownership as unique claims.
 
-A store belongs to one Journal. Its identity is recorded when a Journal
-first opens the store: ``name:<NAME>`` for a Journal named on purpose (so
-that several roots, e.g. checkouts on different machines, may share it),
-else ``root:<resolved root path>``. Any other Journal is refused with
-``JournalStoreError``. On PostgreSQL a named Journal's log lives in the
-schema ``journal_<NAME>`` (created on demand) unless the URL's ``?schema=``
-names one, so several Journals share a database under distinct names.
+A store belongs to one Journal: ``name:<NAME>`` for a Journal named on
+purpose (so that several roots, e.g. checkouts on different machines, may
+share it), else ``root:<resolved root path>``. Opening the store only checks
+that it holds no other Journal (refused with ``JournalStoreError``); the
+identity is recorded by :meth:`JournalLog.claim`, which a start calls once it
+accepted everything it read: before its first append, or at its end when it
+appends nothing. A start that fails before then leaves the store unclaimed.
+``journal.impl.ref.move_root`` gives a root's store to the path it moved to.
+On PostgreSQL a named Journal's log lives in the schema ``journal_<NAME>``
+(created on demand) unless the URL's ``?schema=`` names one, so several
+Journals share a database under distinct names.
 """
 
 from __future__ import annotations
@@ -71,12 +75,31 @@ def describe_identity(identity: str) -> str:
     return f"the Journal of root {identity.removeprefix(_ROOT)}"
 
 
+def identity_root(identity: str) -> str | None:
+    """The root path of an unnamed Journal's identity; ``None`` for a named Journal."""
+    return identity.removeprefix(_ROOT) if identity.startswith(_ROOT) else None
+
+
+def refusal(where: str, recorded: str, wanted: str) -> JournalStoreError:
+    """The error of a store that holds another Journal than ``wanted``."""
+    if identity_root(recorded) is not None and identity_root(wanted) is not None:
+        advice = (
+            "use another store; a root that moved gets its store back with nenjim journal move-root"
+        )
+    else:
+        advice = "use another store, or give every root that shares it the same Journal name"
+    return JournalStoreError(
+        f"{where} holds {describe_identity(recorded)}, not {describe_identity(wanted)}: "
+        f"a store holds one Journal ({advice})"
+    )
+
+
 class JournalLog(LogApplication):
     """Chains of revisions, one stream per artifact, on one append-only log.
 
     ``identity`` (from :func:`root_identity` or :func:`name_identity`) is
-    claimed on open, or with ``create=False`` only checked; ``None`` opens
-    any Journal's log (audits and rebuilds).
+    checked on open and recorded by :meth:`claim` (or by the first append);
+    ``None`` opens any Journal's log (audits and rebuilds).
     """
 
     name = "journal"
@@ -89,15 +112,26 @@ class JournalLog(LogApplication):
                 store,
                 create=create,
                 identity=identity,
+                claim=False,
                 schema=named_schema(identity),
                 tiler=JournalTiler(),
             )
         except StoreIdentityError as error:
-            raise JournalStoreError(
-                f"{error.where} holds {describe_identity(error.recorded)}, not "
-                f"{describe_identity(error.wanted)}: a store holds one Journal (use another "
-                "store, or give every root that shares it the same Journal name)"
-            ) from None
+            raise refusal(error.where, error.recorded, error.wanted) from None
+        # The identity to record at the first append or claim(); None once recorded.
+        self._unclaimed = identity if create else None
+
+    def claim(self) -> None:
+        """Record this log's Journal as the store's owner, once; ``JournalStoreError`` if
+        another Journal claimed the store since it was opened."""
+        identity = self._unclaimed
+        if identity is None:
+            return
+        try:
+            self.claim_identity(identity)
+        except StoreIdentityError as error:
+            raise refusal(error.where, error.recorded, error.wanted) from None
+        self._unclaimed = None
 
     def digest_owner(self, digest: Sha256Digest) -> ArtifactCoordinate | None:
         """The artifact owning a revision digest, or ``None`` if no revision has it."""
@@ -118,9 +152,12 @@ class JournalLog(LogApplication):
         """Append chains' events, in order, claim each revision's digest and add its leaf to
         the transparency tree, all in one transaction; the events' positions.
 
-        ``batch_size`` events are encoded and written at a time, so a large
-        append (a cold start) never holds the stored form of all its events.
+        The store is claimed first (:meth:`claim`): events are only ever written
+        into a store that the appending Journal owns. ``batch_size`` events are
+        encoded and written at a time, so a large append (a cold start) never
+        holds the stored form of all its events.
         """
+        self.claim()
         return self.append_batches(_batches(events, batch_size))
 
 

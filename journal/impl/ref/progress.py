@@ -8,13 +8,11 @@ how to show it (the command line draws a bar on a terminal).
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import TypeAlias
 
-
-class Progress(Protocol):
-    """Told ``done`` of ``total`` units of ``task`` are finished."""
-
-    def __call__(self, task: str, done: int, total: int) -> None: ...
+Progress: TypeAlias = Callable[[str, int, int], None]
+"""Told ``done`` of ``total`` units of ``task`` are finished: ``progress(task, done, total)``."""
 
 
 def silent(task: str, done: int, total: int) -> None:

@@ -20,11 +20,60 @@ from projections.collector import cyclic_collection_paused
 from projections.journal_chains import ChainSnapshot, JournalWorldview
 
 
-class ReferenceJournal(JournalService, NenjimProcess):
+class WorldviewQueries(JournalService):
+    """The queries of ``JournalService`` over the worldview ``_view()`` gives.
+
+    Every query takes the view before it looks at its arguments, so a Journal
+    that does not run raises ``LifecycleError`` whatever it was asked; then it
+    checks every argument, in order, also for an artifact it does not know.
+    """
+
+    _view: Callable[[], JournalWorldview]
+
+    def coordinates(self) -> frozenset[ArtifactCoordinate]:
+        return frozenset(self._view().chains)
+
+    def revisions(self, coordinate: ArtifactCoordinate | str) -> tuple[JournalRevision, ...]:
+        chain = _chain(self._view(), coordinate)
+        return () if chain is None else chain.revisions
+
+    def latest(self, coordinate: ArtifactCoordinate | str) -> JournalRevision | None:
+        chain = _chain(self._view(), coordinate)
+        return None if chain is None else chain.latest
+
+    def revision(
+        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
+    ) -> JournalRevision | None:
+        chain = _chain(self._view(), coordinate)
+        exact = JournalVersion.of(version)
+        return None if chain is None else chain.exact(exact)
+
+    def as_of(
+        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
+    ) -> JournalRevision | None:
+        chain = _chain(self._view(), coordinate)
+        key = JournalVersion.text_of(version)
+        return None if chain is None else chain.as_of_key(key)
+
+    def release(
+        self,
+        coordinate: ArtifactCoordinate | str,
+        version: JournalVersion | str,
+        release_version: ReleaseVersion | str,
+    ) -> Release | None:
+        chain = _chain(self._view(), coordinate)
+        exact = JournalVersion.of(version)
+        wanted = ReleaseVersion.of(release_version)
+        revision = None if chain is None else chain.exact(exact)
+        return None if revision is None else revision.release(wanted)
+
+
+class ReferenceJournal(WorldviewQueries, NenjimProcess):
     """Loads its root once on ``start()`` and answers queries from the published view."""
 
     def __init__(self, served: ServedJournal, starter: Callable[[], None]) -> None:
         self._served = served
+        self._view = served.view
         self._starter: Callable[[], None] | None = starter
 
     def start(self) -> None:
@@ -45,39 +94,6 @@ class ReferenceJournal(JournalService, NenjimProcess):
         """Stop answering queries and release the store; idempotent."""
         self._starter = None
         self._served.stop()
-
-    def coordinates(self) -> frozenset[ArtifactCoordinate]:
-        return frozenset(self._served.view().chains)
-
-    def revisions(self, coordinate: ArtifactCoordinate | str) -> tuple[JournalRevision, ...]:
-        chain = _chain(self._served.view(), coordinate)
-        return () if chain is None else chain.revisions
-
-    def latest(self, coordinate: ArtifactCoordinate | str) -> JournalRevision | None:
-        chain = _chain(self._served.view(), coordinate)
-        return None if chain is None else chain.latest
-
-    def revision(
-        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
-    ) -> JournalRevision | None:
-        chain = _chain(self._served.view(), coordinate)
-        return None if chain is None else chain.exact(JournalVersion.of(version))
-
-    def as_of(
-        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
-    ) -> JournalRevision | None:
-        chain = _chain(self._served.view(), coordinate)
-        return None if chain is None else chain.as_of_key(JournalVersion.text_of(version))
-
-    def release(
-        self,
-        coordinate: ArtifactCoordinate | str,
-        version: JournalVersion | str,
-        release_version: ReleaseVersion | str,
-    ) -> Release | None:
-        wanted = ReleaseVersion.of(release_version)
-        revision = self.revision(coordinate, version)
-        return None if revision is None else revision.release(wanted)
 
 
 def _chain(view: JournalWorldview, coordinate: ArtifactCoordinate | str) -> ChainSnapshot | None:
