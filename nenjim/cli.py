@@ -202,6 +202,13 @@ def build_parser() -> _Parser:
         "audit", run.audit, "Re-check every logged revision of an existing store.", _reading()
     )
     add_audit_options(audit)
+    add(
+        "repair",
+        run.repair,
+        "Rebuild the transparency tree and chain projection from the log, if only they are "
+        "damaged.",
+        _reading(),
+    )
     add_journal_commands(add, _reading)
     add_projection_commands(groups)
     add_storage_commands(groups)

@@ -6,6 +6,7 @@ from infrastructure.log.application import LogApplication, LogBatch
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import (
     LogClosedError,
+    ProjectionDamagedError,
     RebuildLostError,
     StoreIdentityError,
     StoreUnavailableError,
@@ -34,6 +35,7 @@ __all__ = [
     "LogBatch",
     "LogClosedError",
     "LogReader",
+    "ProjectionDamagedError",
     "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",

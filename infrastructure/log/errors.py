@@ -33,3 +33,9 @@ class RebuildLostError(RuntimeError):
     The other one started later and swapped its generation in first (or dropped
     the one this rebuild was filling); the served generation is that one, whole.
     """
+
+
+class ProjectionDamagedError(RuntimeError):
+    """A persisted projection that was edited behind the engine's back: its tracking row
+    holds a value of the wrong type, its table is missing, or its table holds rows past
+    its tracked position. Rebuilding the projection replaces it."""

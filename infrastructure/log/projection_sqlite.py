@@ -26,8 +26,11 @@ from infrastructure.log.projection_store import (
     Row,
     RowsAfter,
     checked_position,
+    checked_rows,
     generation_numbers,
+    missing_generation,
     next_generation,
+    tracked_state,
 )
 from infrastructure.log.sqlite_files import retry_when_locked
 
@@ -51,7 +54,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             if not _has_tracking(c):
                 return []
             c.execute(f"{_STATE} ORDER BY name")
-            return [ProjectionState(*row) for row in c.fetchall()]
+            return [tracked_state(TRACKING_TABLE, row) for row in c.fetchall()]
 
     def load(self, table: ProjectionTable) -> Persisted:
         with self._reading() as c:
@@ -61,8 +64,11 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             # Plain tuples, as a Row is: a start loads 10,000s of rows, and a sqlite3.Row
             # each would be built only to be copied.
             c.sqlite_cursor.row_factory = None
-            c.execute(f"SELECT * FROM {table.generation_table(state.generation)} ORDER BY position")
-            return Persisted(state.position, c.fetchall())
+            name = table.generation_table(state.generation)
+            if not _has_table(c, name):
+                raise missing_generation(table, state)
+            c.execute(f"SELECT * FROM {name} ORDER BY position")
+            return checked_rows(table, state, c.fetchall())
 
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
         position = checked_position(table, tracking)
@@ -126,14 +132,18 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
 
 
 def _has_tracking(c: SQLiteCursor) -> bool:
-    c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRACKING_TABLE,))
+    return _has_table(c, TRACKING_TABLE)
+
+
+def _has_table(c: SQLiteCursor, name: str) -> bool:
+    c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
     return c.fetchone() is not None
 
 
 def _state(c: SQLiteCursor, name: str) -> ProjectionState | None:
     c.execute(f"{_STATE} WHERE name = ?", (name,))
     row = c.fetchone()
-    return None if row is None else ProjectionState(*row)
+    return None if row is None else tracked_state(TRACKING_TABLE, tuple(row))
 
 
 def _create(c: SQLiteCursor, table: ProjectionTable, generation: int) -> None:

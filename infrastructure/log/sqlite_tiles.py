@@ -68,13 +68,29 @@ class SQLiteTiles:
         """Create the tables if need be and cover every stored event, in one transaction."""
         retry_when_locked(self._catch_up)
 
-    def _catch_up(self) -> None:
+    def rebuild_entries(self) -> None:
+        """Empty the tables, then cover every stored event, in one transaction."""
+        retry_when_locked(lambda: self._catch_up(rebuild=True))
+
+    def missing_tables(self) -> list[str]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+                (self.entries_table, self.tiles_table),
+            )
+            present = {row[0] for row in c.fetchall()}
+        return [name for name in (self.entries_table, self.tiles_table) if name not in present]
+
+    def _catch_up(self, *, rebuild: bool = False) -> None:
         with self.datastore.get_connection(commit=True) as conn:
             c = conn.cursor()
             c.execute("BEGIN IMMEDIATE")  # the write lock first: no read to upgrade later
             try:
                 for statement in self.statements:
                     c.execute(statement)
+                if rebuild:
+                    c.execute(f"DELETE FROM {self.entries_table}")
+                    c.execute(f"DELETE FROM {self.tiles_table}")
                 extend_entries(self.transaction(c), self.tiling)
             except BaseException:
                 conn.rollback()

@@ -76,13 +76,19 @@ class JournalLog(LogApplication):
 
     ``identity`` (from :func:`root_identity` or :func:`name_identity`) is
     claimed on open, or with ``create=False`` only checked; ``None`` opens
-    any Journal's log (audits and rebuilds).
+    any Journal's log (audits and rebuilds). ``read_only`` opens the log as it
+    is, writing nothing (see ``LogApplication``).
     """
 
     name = "journal"
 
     def __init__(
-        self, store: str | None = None, *, create: bool = True, identity: str | None = None
+        self,
+        store: str | None = None,
+        *,
+        create: bool = True,
+        identity: str | None = None,
+        read_only: bool = False,
     ) -> None:
         try:
             super().__init__(
@@ -91,6 +97,7 @@ class JournalLog(LogApplication):
                 identity=identity,
                 schema=named_schema(identity),
                 tiler=JournalTiler(),
+                read_only=read_only,
             )
         except StoreIdentityError as error:
             raise JournalStoreError(
