@@ -29,6 +29,7 @@ from domain.transparency import (
     VerifierKey,
     open_checkpoint,
 )
+from infrastructure.log import LogDamagedError
 from journal.exception import JournalIntegrityError
 from journal.impl.ref.log import JournalLog, name_identity
 from journal.impl.ref.transparency_anchor import anchor_problem
@@ -278,7 +279,7 @@ def _anchored(audit: Handler) -> Handler:
             with _opened(args) as log:
                 try:
                     problem = anchor_problem(log, checkpoint)
-                except JournalIntegrityError as error:
+                except (JournalIntegrityError, LogDamagedError) as error:
                     raise CommandError(f"audit failed: {error}", EXIT_FAILURE, "audit") from None
             if problem is not None:
                 raise CommandError(

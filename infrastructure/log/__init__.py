@@ -6,6 +6,7 @@ from infrastructure.log.application import LogApplication, LogBatch
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import (
     LogClosedError,
+    LogDamagedError,
     ProjectionDamagedError,
     RebuildLostError,
     StoreIdentityError,
@@ -34,6 +35,7 @@ __all__ = [
     "LogApplication",
     "LogBatch",
     "LogClosedError",
+    "LogDamagedError",
     "LogReader",
     "ProjectionDamagedError",
     "RebuildLostError",

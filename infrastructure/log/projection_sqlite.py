@@ -16,7 +16,7 @@ from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
 from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import RebuildLostError
+from infrastructure.log.errors import ProjectionDamagedError, RebuildLostError
 from infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
@@ -94,7 +94,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
         self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
     ) -> ProjectionState:
         with self._writing() as c:
-            generation = next_generation(_state(c, table.name), _generations(c, table))
+            generation = next_generation(_replaced_state(c, table.name), _generations(c, table))
             _create(c, table, generation)
         position = 0
         for rows, after in batches:
@@ -103,7 +103,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             position = after
         state = ProjectionState(table.name, position, table.version, generation)
         with self._writing() as c:
-            now = _state(c, table.name)
+            now = _replaced_state(c, table.name)
             if now is not None and now.generation >= generation:
                 raise RebuildLostError(
                     f"projection {table.name}: another rebuild swapped in generation "
@@ -144,6 +144,15 @@ def _state(c: SQLiteCursor, name: str) -> ProjectionState | None:
     c.execute(f"{_STATE} WHERE name = ?", (name,))
     row = c.fetchone()
     return None if row is None else tracked_state(TRACKING_TABLE, tuple(row))
+
+
+def _replaced_state(c: SQLiteCursor, name: str) -> ProjectionState | None:
+    """The tracking row a rebuild replaces; one edited into another type counts as none
+    (the rebuild writes it anew)."""
+    try:
+        return _state(c, name)
+    except ProjectionDamagedError:
+        return None
 
 
 def _create(c: SQLiteCursor, table: ProjectionTable, generation: int) -> None:

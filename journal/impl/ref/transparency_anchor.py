@@ -15,6 +15,7 @@ import base64
 from domain.transparency import (
     Checkpoint,
     InvalidProofError,
+    InvalidTileError,
     TileHashSource,
     consistency_proof,
     leaf_hashes,
@@ -22,7 +23,7 @@ from domain.transparency import (
     tree_hash,
     verify_consistency,
 )
-from infrastructure.log import TilesMissingError
+from infrastructure.log import LogDamagedError, TilesMissingError
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency import TreeTiles
 from journal.impl.ref.transparency_audit import text_leaves
@@ -63,7 +64,7 @@ def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:
             tree_hash(stored, source),
             consistency_proof(size, stored, source),
         )
-    except (InvalidProofError, TilesMissingError) as error:
+    except (InvalidProofError, InvalidTileError, TilesMissingError, LogDamagedError) as error:
         return f"the stored tree does not prove itself consistent with the checkpoint: {error}"
     return None
 

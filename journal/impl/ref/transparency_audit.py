@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import cast
 
 from domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
-from infrastructure.log import LogReader, StoredTile
+from infrastructure.log import LogDamagedError, LogReader, StoredTile
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency import (
     RevisionEvent,
@@ -41,6 +41,15 @@ def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:
 
 
 def tree_problem(log: JournalLog) -> str | None:
+    """The first way the stored tree disagrees with the log's texts (``None``: none); see
+    :func:`_tree_problem`. A value of the wrong type in its tables is one."""
+    try:
+        return _tree_problem(log)
+    except LogDamagedError as error:
+        return str(error)
+
+
+def _tree_problem(log: JournalLog) -> str | None:
     """The first way the stored tree disagrees with the log's texts (``None``: none).
 
     A log without both tables of the tree was written before the tree existed:
@@ -70,6 +79,11 @@ def tree_problem(log: JournalLog) -> str | None:
         return (
             f"the transparency tree holds {len(stored)} leaves; "
             f"the log holds {len(leaves)} revisions"
+        )
+    if (count := tiled.entry_count()) != len(stored):
+        return (
+            f"the transparency tree's {len(stored)} leaves are not numbered from 0 to "
+            f"{len(stored) - 1}: the last is at position {count - 1}"
         )
     size, tiles = expected_tiles(data for _, data in leaves)
     for tile in tiled.stored_tiles():
