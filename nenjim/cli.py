@@ -224,6 +224,13 @@ def build_parser() -> _Parser:
         required=True,
         help="the directory the root is now",
     )
+    add(
+        "repair",
+        run.repair,
+        "Rebuild the transparency tree and chain projection from the log, if only they are "
+        "damaged.",
+        _reading(),
+    )
     add_journal_commands(add, _reading)
     add_projection_commands(groups)
     add_storage_commands(groups)

@@ -4,7 +4,10 @@ Without ``--store`` and ``$NENJIM_STORE_URL`` a command that loads a root
 works in memory: it creates no store and no file (``new`` writes only the
 draft it is asked for). Durable state is always a store the user named.
 ``audit`` only reads: it refuses a store that does not exist or holds no
-Journal log instead of creating one.
+Journal log instead of creating one, and writes nothing to one that does.
+``repair`` is the explicit writer: it rebuilds what the store derives from
+its log (the transparency tree, the chain projection), and refuses while the
+log itself does not audit.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from journal.impl.ref import JournalAssembly, build_journal
 from journal.impl.ref import move_root as move_journal_root
 from journal.impl.ref.audit import audit_journal_log
 from journal.impl.ref.log import name_identity
+from journal.impl.ref.repair import repair_journal_store
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
@@ -199,11 +203,16 @@ def audit(args: argparse.Namespace) -> int:
                     "events": report.events,
                     "artifacts": report.artifacts,
                     "revisions": report.revisions,
+                    "derived": report.derived,
                 }
             )
         )
     if not report.ok:
-        raise CommandError(f"audit failed after {summary}: {report.problem}", EXIT_FAILURE, "audit")
+        hint = " (derived from the log: nenjim journal repair rebuilds it)"
+        hint = hint if report.derived else ""
+        raise CommandError(
+            f"audit failed after {summary}: {report.problem}{hint}", EXIT_FAILURE, "audit"
+        )
     if not args.json:
         _print(f"audit OK: {summary}")
     return EXIT_OK
@@ -226,6 +235,35 @@ def move_root(args: argparse.Namespace) -> int:
         _print(f"the store now belongs to root {new}")
     else:
         _print(f"the store already belongs to root {new}")
+    return EXIT_OK
+
+
+def repair(args: argparse.Namespace) -> int:
+    """Rebuild what the store derives from its log when only that is damaged."""
+    result = repair_journal_store(
+        _existing_store(args), identity=_identity(args), progress=progress_for(sys.stderr)
+    )
+    before = result.before
+    summary = (
+        f"{before.events} events, {before.revisions} revisions of {before.artifacts} artifacts"
+    )
+    if args.json:
+        _print(
+            dumps(
+                {
+                    "repaired": result.repaired,
+                    "problem": before.problem,
+                    "events": before.events,
+                    "artifacts": before.artifacts,
+                    "revisions": before.revisions,
+                }
+            )
+        )
+    elif not result.repaired:
+        _print(f"repair: nothing to do: {summary}")
+    else:
+        _print(f"fixed: {before.problem}")
+        _print(f"repaired: rebuilt the transparency tree and the chain projection of {summary}")
     return EXIT_OK
 
 

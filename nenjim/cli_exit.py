@@ -18,6 +18,8 @@ from eventsourcing.utils import TopicError
 
 from infrastructure.log import (
     IncompatibleStoreError,
+    LogDamagedError,
+    ProjectionDamagedError,
     RebuildLostError,
     StoreIdentityError,
     StoreUnavailableError,
@@ -110,7 +112,13 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return Failure(str(error), "store", EXIT_STORE)
         case JournalError():
             return Failure(str(error), "journal", EXIT_FAILURE)
-        case ProjectionIntegrityError() | MapperDeserialisationError() | TopicError():
+        case (
+            ProjectionIntegrityError()
+            | MapperDeserialisationError()
+            | TopicError()
+            | LogDamagedError()
+            | ProjectionDamagedError()
+        ):
             return Failure(
                 f"the log in the store is inconsistent: {error} (see nenjim journal audit)",
                 "integrity",

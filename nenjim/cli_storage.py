@@ -14,9 +14,10 @@ creates a store that does not exist.
 
 ``--json`` prints one JSON object instead (keys sorted, two-space indent, non-ASCII
 escaped, as every ``--json`` of nenjim).
-Exit codes: 0 clean or repaired, 1 findings or a refused or failed repair
-(one line on stderr), 2 bad usage (a malformed URL or ``memory:``), 3 a
-store that is missing, unreachable or of another schema version.
+Exit codes: 0 clean or repaired, 1 findings, a refused or failed repair, or a
+damaged store (a storage table dropped; one line on stderr), 2 bad usage (a
+malformed URL or ``memory:``), 3 a store that is missing, unreachable or of
+another schema version.
 """
 
 from __future__ import annotations

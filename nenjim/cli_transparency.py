@@ -29,6 +29,8 @@ from domain.transparency import (
     VerifierKey,
     open_checkpoint,
 )
+from infrastructure.log import LogDamagedError
+from journal.exception import JournalIntegrityError
 from journal.impl.ref.log import JournalLog, name_identity
 from journal.impl.ref.transparency_anchor import anchor_problem
 from journal.impl.ref.transparency_proofs import (
@@ -275,7 +277,10 @@ def _anchored(audit: Handler) -> Handler:
         if args.checkpoint is not None:
             checkpoint = _checkpoint(args.checkpoint, _verifier(args.key))
             with _opened(args) as log:
-                problem = anchor_problem(log, checkpoint)
+                try:
+                    problem = anchor_problem(log, checkpoint)
+                except (JournalIntegrityError, LogDamagedError) as error:
+                    raise CommandError(f"audit failed: {error}", EXIT_FAILURE, "audit") from None
             if problem is not None:
                 raise CommandError(
                     f"audit failed: the log does not extend checkpoint {args.checkpoint}: "
@@ -303,7 +308,7 @@ def _opened(args: argparse.Namespace) -> Iterator[JournalLog]:
             "no store: give --store URL (or set $NENJIM_STORE_URL)", EXIT_USAGE, "usage"
         )
     identity = None if args.journal is None else name_identity(args.journal)
-    log = JournalLog(store, create=False, identity=identity)
+    log = JournalLog(store, read_only=True, identity=identity)
     try:
         yield log
     finally:

@@ -18,16 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from eventsourcing.persistence import Tracking
 
-from infrastructure.log import LogReader
+from infrastructure.log import LogReader, ProjectionDamagedError
 from infrastructure.log.projection_store import (
+    Persisted,
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,
     Row,
+    projection_recorder,
 )
 from projections.collector import cyclic_collection_paused
 from projections.journal_chains import (
@@ -40,6 +42,9 @@ from projections.journal_chains import (
     decode_event,
     read_after,
 )
+
+if TYPE_CHECKING:
+    from infrastructure.log import LogApplication
 
 CHAIN_PROJECTION = "journal-chains"
 CHAIN_TABLE = ProjectionTable(
@@ -59,6 +64,62 @@ CATCH_UP_BATCH = 10_000
 """Events a catch-up folds between two writes of the rows (a kill loses at most these)."""
 
 RebuildProgress = Callable[[str, int, int], None]
+
+
+REBUILD_HINT = (
+    "; nothing is served from it: rebuild it from the log with "
+    "nenjim projections rebuild journal-chains --store {store}"
+)
+
+
+def damage(persisted: Persisted, log_end: int) -> str | None:
+    """Why persisted chain rows cannot be what the engine wrote for a log whose last
+    notification is ``log_end`` (``None``: they can be).
+
+    Every event of a Journal log is a revision, so the rows are exactly one per
+    position from 1 to the tracked one, each ``(int, str, str, str)``; and the
+    tracked position is one the log holds. Checked on every load: a few passes
+    over rows a start loads anyway.
+    """
+    where = f"the persisted chain projection ({CHAIN_TABLE.table}, tracked at position "
+    where += f"{persisted.position})"
+    if persisted.position > log_end:
+        return (
+            f"{where} is ahead of the log, which ends at notification {log_end}: "
+            "the log lost events the projection holds"
+        )
+    rows = persisted.rows
+    if [row[0] for row in rows] != list(range(1, persisted.position + 1)):
+        return (
+            f"{where} holds {len(rows)} rows, not one for each position from 1 to "
+            f"{persisted.position}: rows were deleted, added or renumbered, or the "
+            "tracked position was changed"
+        )
+    for row in rows:
+        if len(row) != 4 or not all(type(value) is str for value in row[1:]):
+            return f"{where}: the row at position {row[0]} holds {row!r}, not three texts"
+    return None
+
+
+def projection_problem(log: LogApplication, rows: Sequence[Row]) -> str | None:
+    """How the chain projection persisted in ``log``'s store differs from ``rows``, the rows
+    of every revision of the log folded from the start (``None``: it does not, or nothing
+    is persisted). Reads only."""
+    store = projection_recorder(log)
+    try:
+        persisted = store.load(CHAIN_TABLE)
+    except ProjectionDamagedError as error:
+        return str(error)
+    problem = damage(persisted, len(rows))
+    if problem is not None:
+        return problem
+    for found, expected in zip(persisted.rows, rows, strict=False):
+        if tuple(found) != expected:
+            return (
+                f"the persisted chain projection's row at position {found[0]} holds "
+                f"{tuple(found[1:])!r}; the log says {expected[1:]!r}"
+            )
+    return None
 
 
 def chain_row(stored: StoredRevision) -> Row:
@@ -87,6 +148,7 @@ def text_loader(log: LogReader) -> Callable[[int], str]:
 class PersistedChains:
     """The chain projection of one log, kept in that log's store.
 
+    ``where`` is the store's URL as messages show it.
     :meth:`open` loads what the store holds into an empty projection;
     :meth:`catch_up` folds the log after it; :meth:`persist` writes the rows
     the store lacks with the new position.
@@ -99,8 +161,10 @@ class PersistedChains:
         store: ProjectionRecorder,
         *,
         batch: int = CATCH_UP_BATCH,
+        where: str = "URL",
     ) -> None:
         self._projection = projection
+        self._hint = REBUILD_HINT.format(store=where)
         self._log = log
         self._store = store
         self._batch = batch
@@ -113,12 +177,22 @@ class PersistedChains:
         return self._projection.view
 
     def open(self) -> JournalWorldview:
-        """Load the persisted rows once, into the (still empty) projection."""
+        """Load the persisted rows once, into the (still empty) projection.
+
+        Raises :class:`ProjectionIntegrityError` for a projection that cannot be
+        what a write left (see :func:`damage`): nothing is served from it.
+        """
         if not self._opened and self._projection.view.position == 0:
-            persisted = self._store.load(CHAIN_TABLE)
+            try:
+                persisted = self._store.load(CHAIN_TABLE)
+            except ProjectionDamagedError as error:
+                raise ProjectionIntegrityError(f"{error}{self._hint}") from None
+            problem = damage(persisted, self._log.last_position())
+            if problem is not None:
+                raise ProjectionIntegrityError(f"{problem}{self._hint}")
             self._written = persisted.position
             load = text_loader(self._log)
-            # The rows are the table's columns, as the fold wrote them.
+            # The rows are the table's columns, as the fold wrote them (checked above).
             rows = cast(list[tuple[int, str, str, str]], persisted.rows)
             self._projection.load(StoredRevision.from_rows(rows, load))
         self._opened = True

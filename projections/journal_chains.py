@@ -43,7 +43,7 @@ from domain.journal.document import JournalRevision
 from domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, JournalVersion
-from infrastructure.log import LogReader
+from infrastructure.log import LogDamagedError, LogReader
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
 _COMMON_FIELDS = frozenset(
@@ -691,8 +691,11 @@ def read_after(
         if through is None
         else log.notifications_through(position, through)
     )
-    for notification in notifications:
-        yield notification.id, decode_event(log, notification)
+    try:
+        for notification in notifications:
+            yield notification.id, decode_event(log, notification)
+    except LogDamagedError as error:
+        raise ProjectionIntegrityError(str(error)) from error
 
 
 def decode_event(log: LogReader, notification: Notification) -> DomainEventProtocol[UUID]:

@@ -6,6 +6,8 @@ from infrastructure.log.application import LogApplication, LogBatch
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.errors import (
     LogClosedError,
+    LogDamagedError,
+    ProjectionDamagedError,
     RebuildLostError,
     StoreIdentityError,
     StoreUnavailableError,
@@ -33,7 +35,9 @@ __all__ = [
     "LogApplication",
     "LogBatch",
     "LogClosedError",
+    "LogDamagedError",
     "LogReader",
+    "ProjectionDamagedError",
     "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",

@@ -107,6 +107,10 @@ class LogApplication(Application[UUID]):
     schema used when the URL names none.
     ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
     entries and tiles are brought up to date with the events on open.
+
+    ``read_only`` (implies ``create=False``) opens the log exactly as it is,
+    for audits and other reads: nothing is claimed, created or caught up, so
+    a tiled log's missing entries stay missing for the audit to report.
     """
 
     def __init__(
@@ -118,11 +122,12 @@ class LogApplication(Application[UUID]):
         claim: bool = True,
         schema: str | None = None,
         tiler: EntryTiler | None = None,
+        read_only: bool = False,
     ) -> None:
         self._tiler = tiler
         self.location: StoreLocation = resolve_store_url(store)
-        self._create = create
-        self._claim_on_open = create and claim
+        self._create = create and not read_only
+        self._claim_on_open = self._create and claim
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
         env.setdefault("TRANSCODER_TOPIC", get_topic(CompactJSONTranscoder))
@@ -139,7 +144,7 @@ class LogApplication(Application[UUID]):
             raise
         if identity is not None:
             self._check_identity(identity)
-        if tiler is not None:
+        if tiler is not None and not read_only:
             self._catch_up_tiles()
 
     @property

@@ -33,3 +33,15 @@ class RebuildLostError(RuntimeError):
     The other one started later and swapped its generation in first (or dropped
     the one this rebuild was filling); the served generation is that one, whole.
     """
+
+
+class ProjectionDamagedError(RuntimeError):
+    """A persisted projection that was edited behind the engine's back: its tracking row
+    holds a value of the wrong type, its table is missing, or its table holds rows past
+    its tracked position. Rebuilding the projection replaces it."""
+
+
+class LogDamagedError(RuntimeError):
+    """The log's own tables were edited behind the engine's back so that they cannot be
+    read as a log: a table of the log is missing beside the others, its schema version row
+    is gone, or a stored event's columns hold what no event can (a NULL, another type)."""

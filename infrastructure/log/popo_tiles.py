@@ -48,6 +48,14 @@ class POPOTiles:
             extend_entries(staged, self.tiling)
             staged.apply()
 
+    def rebuild_entries(self) -> None:
+        with self._lock:
+            self._entries, self._positions, self._tiles = [], {}, {}
+            self.catch_up_entries()
+
+    def missing_tables(self) -> list[str]:
+        return []  # kept in memory: nothing to lose
+
     def entry_count(self) -> int:
         with self._lock:
             return len(self._entries)

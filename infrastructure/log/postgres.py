@@ -36,7 +36,6 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import StoreUnavailableError
 from infrastructure.log.group_commit import (
     AppendRequest,
     StoredBatch,
@@ -50,6 +49,8 @@ from infrastructure.log.schema import (
     SCHEMA_TABLE,
     SCHEMA_VERSION,
     check_schema_version,
+    recorded_version,
+    require_log_tables,
 )
 from infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
 from infrastructure.log.urls import POSTGRES_CONNINFO
@@ -167,7 +168,12 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         )
         self._qualified = {
             table: SQL("{schema}.{table}").format(schema=schema, table=Identifier(table))
-            for table in (self.events_table_name, SCHEMA_TABLE, IDENTITY_TABLE)
+            for table in (
+                self.events_table_name,
+                self.claims_table_name,
+                SCHEMA_TABLE,
+                IDENTITY_TABLE,
+            )
         }
 
     def _lock_log(self, conn: psycopg.Connection[Any]) -> None:
@@ -186,12 +192,16 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        if not self._has_table(self.events_table_name):
-            raise StoreUnavailableError(f"{self.where} holds no log {self.events_table_name!r}")
+        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
+        present = {table for table in tables if self._has_table(table)}
+        require_log_tables(self.where, self.events_table_name, present)
         with self.datastore.get_connection() as conn:
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()
-        check_schema_version(self.where, None if row is None else int(row["version"]))
+        found = None if row is None else row["version"]
+        check_schema_version(
+            self.where, recorded_version(self.where, self.events_table_name, found)
+        )
 
     def claim_identity(self, identity: str) -> str:
         """Record ``identity`` unless one is recorded already; return the recorded one."""

@@ -46,6 +46,7 @@ class PostgresTiles:
         self.tiling = tiling
         self._lock = lock
         self.committed_edge = committed_edge  # shared by the log's recorders in this process
+        self._names = {"entries": f"{name}_entries", "tiles": f"{name}_tiles"}
         names = {
             "schema": Identifier(datastore.schema),
             "entries": Identifier(f"{name}_entries"),
@@ -156,13 +157,31 @@ class PostgresTiles:
             ).encode()
         return statement
 
-    def catch_up_entries(self) -> None:
-        """Create the tables if need be and cover every stored event, in one transaction."""
+    def catch_up_entries(self, *, rebuild: bool = False) -> None:
+        """Create the tables if need be and cover every stored event, in one transaction
+        (with ``rebuild``, after emptying the tables)."""
         with self.datastore.get_connection() as conn, conn.transaction():
             self._lock(conn)
             for statement in self.statements:
                 conn.execute(statement, prepare=False)
+            if rebuild:
+                conn.execute(SQL("DELETE FROM {}").format(SQL(self._write_into["entries"])))
+                conn.execute(SQL("DELETE FROM {}").format(SQL(self._write_into["tiles"])))
             extend_entries(_Transaction(self, conn), self.tiling)
+
+    def rebuild_entries(self) -> None:
+        """Empty the tables, then cover every stored event, in one transaction."""
+        self.catch_up_entries(rebuild=True)
+
+    def missing_tables(self) -> list[str]:
+        names = [self._names["entries"], self._names["tiles"]]
+        with self.datastore.get_connection() as conn:
+            rows = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename = ANY(%s)",
+                (self.datastore.schema, names),
+            ).fetchall()
+        present = {row["tablename"] for row in rows}
+        return [name for name in names if name not in present]
 
     def entry_count(self) -> int:
         with self.datastore.get_connection() as conn:

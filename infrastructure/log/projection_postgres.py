@@ -30,7 +30,9 @@ from infrastructure.log.projection_store import (
     Row,
     RowsAfter,
     checked_position,
+    checked_rows,
     generation_numbers,
+    missing_generation,
     next_generation,
 )
 
@@ -61,12 +63,14 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             if state is None or state.version != table.version:
                 return Persisted(0, [])
             rows = self._name(table.generation_table(state.generation))
+            if not self._exists(c, rows):
+                raise missing_generation(table, state)
             names = SQL(", ").join(Identifier(column) for column, _ in table.columns)
             # Plain tuples from the driver, in the same transaction: a start loads 10,000s
             # of rows, and a dict each would be built only to be copied.
             with c.connection.cursor(row_factory=tuple_row) as plain:
                 plain.execute(SQL("SELECT {} FROM {} ORDER BY position").format(names, rows))
-                return Persisted(state.position, plain.fetchall())
+                return checked_rows(table, state, plain.fetchall())
 
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
         position = checked_position(table, tracking)
@@ -148,7 +152,10 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             yield c
 
     def _has_tracking(self, c: _Cursor) -> bool:
-        c.execute("SELECT to_regclass(%s) AS found", (self._tracking.as_string(c.connection),))
+        return self._exists(c, self._tracking)
+
+    def _exists(self, c: _Cursor, table: Any) -> bool:
+        c.execute("SELECT to_regclass(%s) AS found", (table.as_string(c.connection),))
         row = c.fetchone()
         return row is not None and row["found"] is not None
 

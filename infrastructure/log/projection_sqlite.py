@@ -16,7 +16,7 @@ from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
 from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import RebuildLostError
+from infrastructure.log.errors import ProjectionDamagedError, RebuildLostError
 from infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
@@ -26,8 +26,11 @@ from infrastructure.log.projection_store import (
     Row,
     RowsAfter,
     checked_position,
+    checked_rows,
     generation_numbers,
+    missing_generation,
     next_generation,
+    tracked_state,
 )
 from infrastructure.log.sqlite_files import retry_when_locked
 
@@ -51,7 +54,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             if not _has_tracking(c):
                 return []
             c.execute(f"{_STATE} ORDER BY name")
-            return [ProjectionState(*row) for row in c.fetchall()]
+            return [tracked_state(TRACKING_TABLE, row) for row in c.fetchall()]
 
     def load(self, table: ProjectionTable) -> Persisted:
         with self._reading() as c:
@@ -61,8 +64,11 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             # Plain tuples, as a Row is: a start loads 10,000s of rows, and a sqlite3.Row
             # each would be built only to be copied.
             c.sqlite_cursor.row_factory = None
-            c.execute(f"SELECT * FROM {table.generation_table(state.generation)} ORDER BY position")
-            return Persisted(state.position, c.fetchall())
+            name = table.generation_table(state.generation)
+            if not _has_table(c, name):
+                raise missing_generation(table, state)
+            c.execute(f"SELECT * FROM {name} ORDER BY position")
+            return checked_rows(table, state, c.fetchall())
 
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
         position = checked_position(table, tracking)
@@ -88,7 +94,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
         self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
     ) -> ProjectionState:
         with self._writing() as c:
-            generation = next_generation(_state(c, table.name), _generations(c, table))
+            generation = next_generation(_replaced_state(c, table.name), _generations(c, table))
             _create(c, table, generation)
         position = 0
         for rows, after in batches:
@@ -97,7 +103,7 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
             position = after
         state = ProjectionState(table.name, position, table.version, generation)
         with self._writing() as c:
-            now = _state(c, table.name)
+            now = _replaced_state(c, table.name)
             if now is not None and now.generation >= generation:
                 raise RebuildLostError(
                     f"projection {table.name}: another rebuild swapped in generation "
@@ -126,14 +132,27 @@ class SQLiteProjectionRecorder(ProjectionRecorder):
 
 
 def _has_tracking(c: SQLiteCursor) -> bool:
-    c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRACKING_TABLE,))
+    return _has_table(c, TRACKING_TABLE)
+
+
+def _has_table(c: SQLiteCursor, name: str) -> bool:
+    c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
     return c.fetchone() is not None
 
 
 def _state(c: SQLiteCursor, name: str) -> ProjectionState | None:
     c.execute(f"{_STATE} WHERE name = ?", (name,))
     row = c.fetchone()
-    return None if row is None else ProjectionState(*row)
+    return None if row is None else tracked_state(TRACKING_TABLE, tuple(row))
+
+
+def _replaced_state(c: SQLiteCursor, name: str) -> ProjectionState | None:
+    """The tracking row a rebuild replaces; one edited into another type counts as none
+    (the rebuild writes it anew)."""
+    try:
+        return _state(c, name)
+    except ProjectionDamagedError:
+        return None
 
 
 def _create(c: SQLiteCursor, table: ProjectionTable, generation: int) -> None:

@@ -38,6 +38,7 @@ from weakref import WeakKeyDictionary
 from eventsourcing.persistence import Tracking
 
 from infrastructure.log.closing import ClosableRecorder
+from infrastructure.log.errors import ProjectionDamagedError
 
 if TYPE_CHECKING:
     from infrastructure.log.application import LogApplication
@@ -116,7 +117,9 @@ class ProjectionRecorder(ABC):
     @abstractmethod
     def load(self, table: ProjectionTable) -> Persisted:
         """The position and every row, from one consistent read; position 0 and no rows when
-        nothing of this fold's version is stored."""
+        nothing of this fold's version is stored. ``ProjectionDamagedError`` for a tracking
+        row or table edited so that it cannot be what a write left (see
+        :func:`tracked_state`, :func:`checked_rows`, :func:`missing_generation`)."""
 
     @abstractmethod
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
@@ -227,6 +230,42 @@ def memory_projections(owner: object) -> POPOProjectionRecorder:
         if found is None:
             found = _MEMORY[owner] = POPOProjectionRecorder()
         return found
+
+
+def tracked_state(where: str, row: Sequence[Any]) -> ProjectionState:
+    """The tracking row ``(name, position, version, generation)`` read from ``where`` (the
+    tracking table as messages name it); ``ProjectionDamagedError`` unless each number is an
+    integer (a type the database does not enforce, as SQLite's, can be edited)."""
+    name, *numbers = row
+    if not all(type(number) is int for number in numbers):
+        raise ProjectionDamagedError(
+            f"projection {name}: its tracking row in {where} holds {tuple(numbers)!r} "
+            "for (position, version, generation), not integers"
+        )
+    return ProjectionState(str(name), *numbers)
+
+
+def checked_rows(table: ProjectionTable, state: ProjectionState, rows: list[Row]) -> Persisted:
+    """The rows a load read, ordered by position; ``ProjectionDamagedError`` when the last
+    is not an integer position at or before the tracked one (rows past it were written by
+    nobody: a lowered position, or rows added by hand)."""
+    last = rows[-1][0] if rows else 0
+    if type(last) is not int or last > state.position:
+        raise ProjectionDamagedError(
+            f"projection {table.name}: {table.generation_table(state.generation)} holds a row "
+            f"at position {last!r}, past the position {state.position} that {TRACKING_TABLE} "
+            "tracks"
+        )
+    return Persisted(state.position, rows)
+
+
+def missing_generation(table: ProjectionTable, state: ProjectionState) -> ProjectionDamagedError:
+    """The error for a tracked generation whose table is not in the store."""
+    return ProjectionDamagedError(
+        f"projection {table.name}: {TRACKING_TABLE} tracks generation {state.generation} at "
+        f"position {state.position}, but its table {table.generation_table(state.generation)} "
+        "is missing"
+    )
 
 
 def checked_position(table: ProjectionTable, tracking: Tracking) -> int:

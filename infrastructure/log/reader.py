@@ -10,7 +10,7 @@ decoding imports the class the topic names.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import cast
 from uuid import UUID
 
@@ -18,6 +18,7 @@ from eventsourcing.application import Application, LocalNotificationLog
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
+from infrastructure.log.errors import LogDamagedError
 from infrastructure.log.recent_commits import RecentCommits
 
 PAGE = 500
@@ -38,13 +39,30 @@ class LogReader:
         return self._application.recorder.max_notification_id() or 0
 
     def notifications(self, after: int) -> Iterator[Notification]:
-        """Every notification after position ``after``, in order, a page at a time."""
+        """Every notification after position ``after``, in order, a page at a time.
+
+        A row the recorder cannot make a notification of (a NULL or mistyped
+        originator id or version, edited behind the engine's back) raises
+        ``LogDamagedError`` naming the page it is in.
+        """
         while True:
-            page = self._notifications.select(start=after, limit=PAGE, inclusive_of_start=False)
+            page = self._select(after, PAGE)
             yield from page
             if len(page) < PAGE:
                 return
             after = page[-1].id
+
+    def _select(self, after: int, limit: int, *, inclusive: bool = False) -> Sequence[Notification]:
+        try:
+            return self._notifications.select(
+                start=after, limit=limit, inclusive_of_start=inclusive
+            )
+        except (TypeError, ValueError) as error:
+            first = after if inclusive else after + 1
+            raise LogDamagedError(
+                f"a stored event from notification {first} on cannot be read as an event "
+                f"(an edited row: {type(error).__name__}: {error})"
+            ) from error
 
     def notifications_through(self, after: int, through: int) -> Iterator[Notification]:
         """The notifications after ``after``, at least up to ``through`` (which the caller
@@ -79,5 +97,5 @@ class LogReader:
 
     def at(self, position: int) -> Notification | None:
         """The notification at ``position``, or ``None``."""
-        page = self._notifications.select(start=position, limit=1)
+        page = self._select(position, 1, inclusive=True)
         return page[0] if page and page[0].id == position else None

@@ -22,7 +22,7 @@ from eventsourcing.utils import Environment, EnvType
 
 from infrastructure.log.claims import Claim, ClaimConflictError
 from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import LogClosedError, StoreUnavailableError
+from infrastructure.log.errors import LogClosedError
 from infrastructure.log.group_commit import (
     BATCH_LIMIT,
     AppendRequest,
@@ -35,6 +35,8 @@ from infrastructure.log.schema import (
     SCHEMA_TABLE,
     SCHEMA_VERSION,
     check_schema_version,
+    recorded_version,
+    require_log_tables,
 )
 from infrastructure.log.sqlite_files import enable_wal, retry_when_locked
 from infrastructure.log.sqlite_tiles import SQLiteTiles
@@ -205,8 +207,9 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        if not self._has_table(self.events_table_name):
-            raise StoreUnavailableError(f"{self.where} holds no log {self.events_table_name!r}")
+        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
+        present = {table for table in tables if self._has_table(table)}
+        require_log_tables(self.where, self.events_table_name, present)
         self._check_version()
 
     def _check_version(self) -> None:
@@ -216,7 +219,9 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 (self.events_table_name,),
             )
             row = c.fetchone()
-        check_schema_version(f"SQLite database {self.datastore.pool.db_name}", row[0])
+        where = f"SQLite database {self.datastore.pool.db_name}"
+        version = recorded_version(where, self.events_table_name, None if row is None else row[0])
+        check_schema_version(where, version)
 
     def claim_identity(self, identity: str) -> str:
         """Record ``identity`` unless one is recorded already; return the recorded one."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from uuid import UUID
 
 from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
+from infrastructure.log.errors import LogDamagedError
 from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.tiles import (
     CommittedEdge,
@@ -66,15 +68,33 @@ class SQLiteTiles:
 
     def catch_up_entries(self) -> None:
         """Create the tables if need be and cover every stored event, in one transaction."""
-        retry_when_locked(self._catch_up)
+        with self._typed():
+            retry_when_locked(self._catch_up)
 
-    def _catch_up(self) -> None:
+    def rebuild_entries(self) -> None:
+        """Empty the tables, then cover every stored event, in one transaction."""
+        with self._typed():
+            retry_when_locked(lambda: self._catch_up(rebuild=True))
+
+    def missing_tables(self) -> list[str]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+                (self.entries_table, self.tiles_table),
+            )
+            present = {row[0] for row in c.fetchall()}
+        return [name for name in (self.entries_table, self.tiles_table) if name not in present]
+
+    def _catch_up(self, *, rebuild: bool = False) -> None:
         with self.datastore.get_connection(commit=True) as conn:
             c = conn.cursor()
             c.execute("BEGIN IMMEDIATE")  # the write lock first: no read to upgrade later
             try:
                 for statement in self.statements:
                     c.execute(statement)
+                if rebuild:
+                    c.execute(f"DELETE FROM {self.entries_table}")
+                    c.execute(f"DELETE FROM {self.tiles_table}")
                 extend_entries(self.transaction(c), self.tiling)
             except BaseException:
                 conn.rollback()
@@ -82,16 +102,27 @@ class SQLiteTiles:
             conn.commit()
 
     def entry_count(self) -> int:
-        with self.datastore.transaction(commit=False) as c:
+        with self._typed(), self.datastore.transaction(commit=False) as c:
             return _Transaction(self, c).end()[0]
 
     def read_tiles(self, keys: Sequence[TileKey]) -> list[bytes]:
-        with self.datastore.transaction(commit=False) as c:
+        with self._typed(), self.datastore.transaction(commit=False) as c:
             return _Transaction(self, c).read_tiles(keys)
 
     def read_entries(self, start: int, stop: int) -> list[tuple[int, bytes]]:
-        with self.datastore.transaction(commit=False) as c:
+        with self._typed(), self.datastore.transaction(commit=False) as c:
             return _Transaction(self, c).read_entries(start, stop)
+
+    @contextmanager
+    def _typed(self) -> Iterator[None]:
+        """SQLite lets a column hold any type: a value edited into another one is damage."""
+        try:
+            yield
+        except (TypeError, ValueError) as error:
+            raise LogDamagedError(
+                f"{self.events_table}, {self.entries_table} or {self.tiles_table} holds a "
+                f"value of the wrong type (an edited row: {type(error).__name__}: {error})"
+            ) from error
 
     def entry_position(self, data: bytes) -> int | None:
         with self.datastore.transaction(commit=False) as c:
@@ -100,7 +131,7 @@ class SQLiteTiles:
         return None if row is None or row[0] is None else int(row[0])
 
     def stored_tiles(self) -> list[StoredTile]:
-        with self.datastore.transaction(commit=False) as c:
+        with self._typed(), self.datastore.transaction(commit=False) as c:
             c.execute(
                 f"SELECT level, idx, CAST(data AS BLOB) FROM {self.tiles_table} ORDER BY level, idx"
             )

@@ -241,6 +241,15 @@ class TiledLog(Protocol):
         """Give entries and tiles to every stored event that lacks them, in one transaction."""
         ...
 
+    def rebuild_entries(self) -> None:
+        """Delete every entry and tile and give every stored event its entry and tiles
+        again, from the events, in one transaction (an explicit repair)."""
+        ...
+
+    def missing_tables(self) -> list[str]:
+        """The names of the entries and tiles tables that the store does not hold."""
+        ...
+
 
 def new_entries(ids: Sequence[int] | None, kwargs: dict[str, Any]) -> list[tuple[int, bytes]]:
     """The ``(notification id, data)`` pairs of an append's ``entries`` keyword.

@@ -86,6 +86,7 @@ def test_audit_and_rebuild_json(sample: Any, tmp_path: Path, capsys: pytest.Capt
         "events": 3,
         "artifacts": 2,
         "revisions": 3,
+        "derived": False,
     }
     assert main(["projections", "rebuild", "journal-chains", "--store", store, "--json"]) == 0
     rebuilt = _json(capsys)

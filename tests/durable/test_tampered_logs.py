@@ -14,9 +14,10 @@ what a start does:
 - ``CONSISTENT``: start-up cannot reveal it (a consistent forgery of the
   head, a cut tail, an order change between streams that changes nothing).
   The audit finds it in the stored transparency tree, which still holds the
-  original leaves, unless the tree was removed too (the next open recomputes
-  it from the edited texts): then nothing in the log reveals it, and it needs
-  an anchor outside the log (a checkpoint signed before).
+  original leaves; if the tree was removed too, the audit reports the missing
+  tree (it writes nothing), but a start recomputes the tree from the edited
+  texts, and from then on nothing in the log reveals the edit: it needs an
+  anchor outside the log (a checkpoint signed before).
 
 Nothing else may come out: no traceback, no exception that is not a
 ``JournalError``, no message of more than one line.
@@ -53,6 +54,8 @@ GENESIS = "nenjim.journal:JournalChain.GenesisAccepted"
 SUCCESSOR = "nenjim.journal:JournalChain.SuccessorAccepted"
 
 REFUSED, SERVED, SERVED_SILENTLY, CONSISTENT = "refused", "served", "served-silently", "consistent"
+# The audit opens the store as it is: a deleted tree is reported, not rebuilt.
+TREE_DELETED = "the transparency tree holds 0 leaves"
 
 
 class LogRows:
@@ -242,7 +245,7 @@ EDITS = [
             _forge(r, 3, _head_text(r, lambda t: t + "# forged\n"), claim=True),
             _forget_tree(r),
         ),
-        None,
+        TREE_DELETED,
         CONSISTENT,
     ),
     Edit(
@@ -405,7 +408,7 @@ EDITS = [
     Edit(
         "ids-swapped-between-streams-tree-recomputed",
         lambda r: (_swap_ids(r, 3, 4), _forget_tree(r)),
-        None,
+        TREE_DELETED,
         CONSISTENT,
     ),
     Edit(
@@ -477,7 +480,7 @@ EDITS = [
             r.delete(5),
             _forget_tree(r),
         ),
-        None,
+        TREE_DELETED,
         CONSISTENT,
     ),
     Edit(
@@ -502,9 +505,9 @@ EDITS = [
             "DELETE FROM {claims} WHERE namespace = %s AND key = %s",
             (DIGEST_NAMESPACE, _a2_digest(r)),
         ),
-        "is claimed by None",
+        "has no digest claim: its claim was deleted, or its text and digest were edited",
         REFUSED,
-        "digest index",
+        "(to check the whole store: nenjim journal audit --store ",
     ),
     Edit(
         "claim-inserted",

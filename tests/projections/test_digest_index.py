@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from domain.journal.parser import parse_journal
@@ -46,7 +48,18 @@ def test_a_claim_without_a_revision_after_reading_again_is_an_edit() -> None:
         check_digest_index(first, dict.fromkeys(digests, A), lambda: first)
 
 
-def test_a_revision_without_its_claim_is_an_edit() -> None:
+def test_a_revision_without_its_claim_is_an_edit_named_as_such() -> None:
     _, both, digests = _views()
-    with pytest.raises(JournalIntegrityError, match="is claimed by None"):
+    with pytest.raises(JournalIntegrityError) as raised:
         check_digest_index(both, {digests[0]: A}, lambda: both)
+    message = str(raised.value)
+    assert f"revision {digests[1]} of {A} has no digest claim" in message
+    assert "its claim was deleted, or its text and digest were edited" in message
+    assert "None" not in message
+
+
+def test_a_revision_claimed_by_another_artifact_says_the_claim_was_edited() -> None:
+    _, both, digests = _views()
+    edited = re.escape("is claimed by 'com.example.other': the claim was edited")
+    with pytest.raises(JournalIntegrityError, match=edited):
+        check_digest_index(both, dict.fromkeys(digests, "com.example.other"), lambda: both)

@@ -364,7 +364,13 @@ def test_the_audit_catches_what_only_a_checkpoint_reveals(
     edit(store)
     _forget_the_tree(store)
     code, out, err = _audit(capsys, store, None, verifier)
-    assert code == 0, err  # consistent in itself: the log alone cannot tell
+    assert code == 1  # the deleted tree (and the projection of the unedited log) show it
+    assert "nenjim journal repair rebuilds it" in err
+    # The explicit repair rebuilds both from the edited log: it is consistent in itself,
+    # and the log alone cannot tell any more.
+    assert _run(capsys, "journal", "repair", "--store", store)[0] == 0
+    code, out, err = _audit(capsys, store, None, verifier)
+    assert code == 0, err
     code, out, err = _audit(capsys, store, checkpoint, verifier)
     assert (code, out) == (1, "")
     assert err.startswith(
@@ -380,6 +386,11 @@ def test_the_audit_finds_a_tree_edited_to_match_forged_texts_without_a_recompute
     signer, verifier = keys
     checkpoint = _checkpoint(capsys, store, signer, tmp_path / "cp")
     _forge_head(store)  # the stored tree still holds the original leaf
+    code, _, err = _audit(capsys, store, None, verifier)
+    assert code == 1  # first found in the persisted projection's row of the forged head
+    assert "the persisted chain projection's row at position 3 holds" in err
+    _sql(store, ("DROP TABLE nenjim_projections", ()))
+    _sql(store, ("DROP TABLE journal_chain_revisions_g1", ()))
     code, _, err = _audit(capsys, store, None, verifier)
     assert code == 1
     assert "transparency leaf 2 (notification 3) differs" in err

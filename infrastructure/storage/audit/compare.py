@@ -67,9 +67,11 @@ class _Comparison:
             self.session, RECORDS_TABLE, columns + ", log_version", ("resource", "key")
         ):
             resource_id, key, revision, attributes, record_type, format_version, payload = row[:7]
-            log_version = int(row[7])
             seen.add((resource_id, key))
             identity = ("records", resource_id, key)
+            if type(log_version := row[7]) is not int:
+                self._mistyped(RECORDS_TABLE, identity, "log_version", log_version)
+                continue
             if self._skipped(identity, RECORDS_TABLE, f"revision {revision}"):
                 continue
             claim = f"holds the row as of log version {log_version}"
@@ -119,8 +121,11 @@ class _Comparison:
             self.session, HEADS_TABLE, "resource, stream, head, base", ("resource", "stream")
         ):
             seen.add((resource_id, stream))
-            head, base = int(stored_head), int(stored_base)
             identity = ("streams", resource_id, stream)
+            if type(stored_head) is not int or type(stored_base) is not int:
+                self._mistyped(HEADS_TABLE, identity, "head, base", (stored_head, stored_base))
+                continue
+            head, base = stored_head, stored_base
             described = f"head {head}, base {base}"
             if self._skipped(identity, HEADS_TABLE, described):
                 continue
@@ -178,6 +183,9 @@ class _Comparison:
         ):
             seen.add((resource_id, key))
             identity = ("blobs", resource_id, key)
+            if not isinstance(stored_data, bytes | memoryview):
+                self._mistyped(BLOBS_TABLE, identity, "data", stored_data)
+                continue
             data = bytes(stored_data)
             described = _bytes(data)
             if self._skipped(identity, BLOBS_TABLE, described):
@@ -264,9 +272,17 @@ class _Comparison:
             return "no row (never written)"
         return f"no row (deleted at log version {last})"
 
+    def _mistyped(self, table: str, identity: Identity, name: str, stored: object) -> None:
+        """A column holding a value of another type (SQLite lets any column hold any)."""
+        shown = f"{type(stored).__name__} {stored!r}"[:_SHOWN]
+        self._table(table, identity, name, "a value of the column's type", shown)
+
     def _table(self, table: str, identity: Identity, name: str, log: str, stored: str) -> None:
         _, resource_id, key = identity
         self.findings.append(Finding("table", table, resource_id, key, name, log, stored))
+
+
+_SHOWN = 160
 
 
 def _pages(

@@ -111,8 +111,20 @@ class _Event:
 def replay_log(session: Session, resources: Mapping[str, Resource]) -> ReplayedLog:
     """Read every event of ``storage_events`` and replay it against ``resources``."""
     replay = _Replay(resources)
-    for originator, stream_events in _log_streams(session):
+    unreadable: list[tuple[Any, Any]] = []
+    for originator, stream_events in _log_streams(session, unreadable):
         replay.log_stream(originator, stream_events)
+    for originator, version in unreadable:
+        replay.result.findings.append(
+            Finding(
+                "log",
+                EVENTS_TABLE,
+                None,
+                None,
+                f"log stream {originator} version {version!r}",
+                "the version is not an integer (the row was edited): the event is not read",
+            )
+        )
     replay.finish()
     replay.notification_ids(session)
     return replay.result
@@ -345,16 +357,23 @@ class _Replay:
         self.result.damaged.add(identity)
 
 
-def _log_streams(session: Session) -> Iterator[tuple[str, list[_Event]]]:
-    """Each log stream's events in version order, reading ``storage_events`` in pages."""
+def _log_streams(
+    session: Session, unreadable: list[tuple[Any, Any]]
+) -> Iterator[tuple[str, list[_Event]]]:
+    """Each log stream's events in version order, reading ``storage_events`` in pages; a
+    row whose version is not an integer (SQLite lets a column hold any type) is left out
+    and added to ``unreadable``."""
     current: Any = None
     collected: list[_Event] = []
     for originator, version, topic, state in _event_rows(session):
+        if type(version) is not int:
+            unreadable.append((originator, version))
+            continue
         if collected and originator != current:
             yield str(current), collected
             collected = []
         current = originator
-        collected.append(_Event(int(version), str(topic), _state(state)))
+        collected.append(_Event(version, str(topic), _state(state)))
     if collected:
         yield str(current), collected
 

@@ -37,7 +37,7 @@ from infrastructure.storage.sql.schema import COMPONENT
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sql.versions import check_storage_version
 
-STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions")
+STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "generated")
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
@@ -50,6 +50,12 @@ STORES = {
 
 class StoreNotFoundError(StorageError):
     """The URL names no storage: no file, no schema, or no storage tables in it."""
+
+
+class IncompleteStoreError(StorageError):
+    """The store holds some storage tables but not all, or no storage schema version row:
+    damage (a table dropped or a row deleted behind the engine's back), not a missing
+    store."""
 
 
 class SqlStore(ABC):
@@ -116,11 +122,17 @@ class SqlStore(ABC):
             raise StoreNotFoundError(f"no storage in {self.description}: no storage tables")
         if missing:
             names = ", ".join(self.dialect.tables[name].split(".")[-1] for name in missing)
-            raise StoreNotFoundError(f"incomplete storage in {self.description}: no {names}")
+            raise IncompleteStoreError(
+                f"incomplete storage in {self.description}: no {names} (a table was dropped)"
+            )
         row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
-        if row is None:
-            raise StoreNotFoundError(f"no storage in {self.description}: no schema version row")
-        check_storage_version(self.description, int(row[0]))
+        if row is None or type(row[0]) is not int:
+            found = "no" if row is None else repr(row[0])
+            raise IncompleteStoreError(
+                f"incomplete storage in {self.description}: {found} storage schema version "
+                f"in {self.dialect.tables['versions'].split('.')[-1]}"
+            )
+        check_storage_version(self.description, row[0])
 
 
 def _store_class(kind: str) -> type[SqlStore]:

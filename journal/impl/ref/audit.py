@@ -7,9 +7,13 @@ fields, each event on its artifact's stream at the next stream position,
 chain links, later versions, text digests); it then parses every stored
 text, compares it with its event (artifact, Journal version, predecessor)
 and replays the domain's chain and history rules from scratch; last it
-compares the digest claims with the revisions, and the stored transparency
-tree (leaves and tiles) with the tree recomputed from the texts. It reports
-the first inconsistency, in one line.
+compares the digest claims with the revisions, the persisted chain
+projection (its tracking row and every row) with the fold, and the stored
+transparency tree (leaves and tiles) with the tree recomputed from the texts.
+It reports the first inconsistency, in one line, and writes nothing: the
+store is opened as it is (no leaf is caught up, no table created), so what
+is missing is reported, not restored. The projection and the tree are derived
+from the log; ``nenjim journal repair`` rebuilds them (see ``repair``).
 
 What the log alone cannot reveal, it cannot find: an edit that stays
 consistent (a head's text, digest and claim forged together, or the tail of
@@ -25,10 +29,12 @@ from domain.journal.errors import JournalError, JournalIntegrityError, one_line
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
 from infrastructure.log import LogReader
+from infrastructure.log.projection_store import Row
 from journal.impl.ref.digest_index import check_digest_index
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.transparency_audit import tree_problem
+from projections.journal_chain_table import chain_row, projection_problem
 from projections.journal_chains import ChainFold, JournalWorldview, StoredRevision, read_after
 
 
@@ -40,6 +46,10 @@ class AuditReport:
     artifacts: int
     revisions: int
     problem: str | None = None
+    derived: bool = False
+    """Whether the problem is in what the store derives from its log (the persisted chain
+    projection, the transparency tree), which a repair rebuilds; else it is in the log
+    itself (its events or its digest claims)."""
 
     @property
     def ok(self) -> bool:
@@ -56,7 +66,7 @@ def audit_journal_log(
     otherwise: nothing is created); ``identity`` (see ``journal.impl.ref.log``)
     checks whose it is. ``progress`` is told how many events are read.
     """
-    log = JournalLog(store, create=False, identity=identity)
+    log = JournalLog(store, read_only=True, identity=identity)
     try:
         return audit_open_log(log, progress=progress)
     finally:
@@ -75,6 +85,7 @@ class _Audit:
         self.progress = progress
         self.chains: dict[ArtifactCoordinate, JournalChain] = {}
         self.owners: dict[Sha256Digest, ArtifactCoordinate] = {}
+        self.rows: list[Row] = []  # the chain projection's rows, as the fold makes them
         self.events = 0
 
     def run(self) -> AuditReport:
@@ -86,10 +97,11 @@ class _Audit:
                 self.log.digest_claims(),
                 lambda: self._fold(fold, fold.view().position),
             )
-            if (tree := tree_problem(self.log)) is not None:
-                raise JournalIntegrityError(tree)
         except JournalIntegrityError as problem:
             return self._report(one_line(str(problem)))
+        derived = projection_problem(self.log, self.rows) or tree_problem(self.log)
+        if derived is not None:
+            return self._report(one_line(derived), derived=True)
         return self._report(None)
 
     def _fold(self, fold: ChainFold, after: int) -> JournalWorldview:
@@ -102,11 +114,12 @@ class _Audit:
         self.progress("auditing events", total, total)
         return fold.view()
 
-    def _report(self, problem: str | None) -> AuditReport:
-        return AuditReport(self.events, len(self.chains), len(self.owners), problem)
+    def _report(self, problem: str | None, *, derived: bool = False) -> AuditReport:
+        return AuditReport(self.events, len(self.chains), len(self.owners), problem, derived)
 
     def _revision(self, stored: StoredRevision) -> None:
         """Parse one stored text, compare it with its event, apply the domain's rules."""
+        self.rows.append(chain_row(stored))
         where = f"notification {stored.position} ({stored.coordinate} {stored.version_key})"
         try:
             revision = parse_journal(stored.text)

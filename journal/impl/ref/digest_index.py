@@ -32,9 +32,15 @@ def check_digest_index(
         return view  # the usual case, compared in one step; a difference is found below
     for digest, coordinate in owners.items():
         owner = claims.get(digest)
+        if owner is None:
+            raise JournalIntegrityError(
+                f"digest index: revision {digest} of {coordinate} has no digest claim: its "
+                "claim was deleted, or its text and digest were edited (a forged revision)"
+            )
         if owner != coordinate:
             raise JournalIntegrityError(
-                f"digest index: {digest} of {coordinate} is claimed by {owner!r}"
+                f"digest index: revision {digest} of {coordinate} is claimed by {owner!r}: "
+                "the claim was edited"
             )
     unmatched = {digest: owner for digest, owner in claims.items() if digest not in owners}
     if unmatched:
@@ -43,7 +49,8 @@ def check_digest_index(
         for digest, owner in unmatched.items():
             if owners.get(digest) != owner:
                 raise JournalIntegrityError(
-                    f"digest index: {digest} claimed by {owner} has no revision"
+                    f"digest index: {digest} claimed by {owner} has no revision: the log "
+                    "lost that revision (a cut chain head), or the claim was added or edited"
                 )
     return view
 

@@ -17,6 +17,7 @@ from domain.journal.errors import (
     JournalChainError,
     JournalConflictError,
     JournalError,
+    JournalIntegrityError,
 )
 from domain.journal.parser import parse_journal
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
@@ -57,7 +58,9 @@ class JournalIngestion:
         # With ``persisted``, the projection starts from (and is written back to) the
         # copy kept in the log's store; without, it folds the whole log in memory.
         self._persisted = (
-            PersistedChains(projection, self._reader, projection_recorder(log))
+            PersistedChains(
+                projection, self._reader, projection_recorder(log), where=log.location.display
+            )
             if persisted
             else None
         )
@@ -87,16 +90,25 @@ class JournalIngestion:
         """Bring the projection up to the end of the log, checking the digest index too.
 
         Raises :class:`JournalIntegrityError` (one line) for a log that
-        contradicts itself or its digest claims.
+        contradicts itself, its digest claims or its persisted projection; the
+        message ends by naming the command that checks the whole store.
         """
         with self._lock:
-            if self._persisted is None:
-                view = self._projection.catch_up(self._reader)
-            else:
-                view = self._persisted.catch_up()
-            return check_digest_index(
-                view, self._log.digest_claims(), lambda: self._projection.catch_up(self._reader)
-            )
+            try:
+                if self._persisted is None:
+                    view = self._projection.catch_up(self._reader)
+                else:
+                    view = self._persisted.catch_up()
+                return check_digest_index(
+                    view,
+                    self._log.digest_claims(),
+                    lambda: self._projection.catch_up(self._reader),
+                )
+            except JournalIntegrityError as error:
+                if not self._log.location.is_durable:
+                    raise
+                audit = f"nenjim journal audit --store {self._log.location.display}"
+                raise type(error)(f"{error.detail} (to check the whole store: {audit})") from error
 
     def follow(self) -> JournalWorldview:
         """Fold what other processes appended to the log since the view (no index check)."""

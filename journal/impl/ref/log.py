@@ -99,13 +99,19 @@ class JournalLog(LogApplication):
 
     ``identity`` (from :func:`root_identity` or :func:`name_identity`) is
     checked on open and recorded by :meth:`claim` (or by the first append);
-    ``None`` opens any Journal's log (audits and rebuilds).
+    ``None`` opens any Journal's log (audits and rebuilds). ``read_only`` opens
+    the log as it is, writing nothing (see ``LogApplication``).
     """
 
     name = "journal"
 
     def __init__(
-        self, store: str | None = None, *, create: bool = True, identity: str | None = None
+        self,
+        store: str | None = None,
+        *,
+        create: bool = True,
+        identity: str | None = None,
+        read_only: bool = False,
     ) -> None:
         try:
             super().__init__(
@@ -115,11 +121,12 @@ class JournalLog(LogApplication):
                 claim=False,
                 schema=named_schema(identity),
                 tiler=JournalTiler(),
+                read_only=read_only,
             )
         except StoreIdentityError as error:
             raise refusal(error.where, error.recorded, error.wanted) from None
         # The identity to record at the first append or claim(); None once recorded.
-        self._unclaimed = identity if create else None
+        self._unclaimed = identity if create and not read_only else None
 
     def claim(self) -> None:
         """Record this log's Journal as the store's owner, once; ``JournalStoreError`` if

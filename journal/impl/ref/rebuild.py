@@ -47,7 +47,7 @@ def journal_projection_statuses(store: str) -> list[ProjectionStatus]:
     otherwise: nothing is created). A projection never written, or written
     by another version of its fold, is at position 0.
     """
-    log = JournalLog(store, create=False)
+    log = JournalLog(store, read_only=True)
     try:
         head = LogReader(log).last_position()
         state = projection_recorder(log).state(CHAIN_PROJECTION)

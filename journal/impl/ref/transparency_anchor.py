@@ -15,6 +15,7 @@ import base64
 from domain.transparency import (
     Checkpoint,
     InvalidProofError,
+    InvalidTileError,
     TileHashSource,
     consistency_proof,
     leaf_hashes,
@@ -22,14 +23,21 @@ from domain.transparency import (
     tree_hash,
     verify_consistency,
 )
+from infrastructure.log import LogDamagedError, TilesMissingError
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency import TreeTiles
 from journal.impl.ref.transparency_audit import text_leaves
 
 
 def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:
-    """Why the log in ``log`` does not extend ``checkpoint`` (``None``: it does)."""
+    """Why the log in ``log`` does not extend ``checkpoint`` (``None``: it does).
+
+    Raises ``JournalIntegrityError`` for an event that is not a well-formed
+    revision (see ``text_leaves``).
+    """
     size = checkpoint.size
+    if missing := log.tiled_log.missing_tables():
+        return f"table {missing[0]} of the transparency tree is missing"
     leaves = [data for _, data in text_leaves(log)]
     if len(leaves) < size:
         return (
@@ -56,7 +64,7 @@ def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:
             tree_hash(stored, source),
             consistency_proof(size, stored, source),
         )
-    except InvalidProofError as error:
+    except (InvalidProofError, InvalidTileError, TilesMissingError, LogDamagedError) as error:
         return f"the stored tree does not prove itself consistent with the checkpoint: {error}"
     return None
 

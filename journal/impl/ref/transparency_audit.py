@@ -9,8 +9,10 @@ position, or the tile's path.
 
 from __future__ import annotations
 
+from typing import cast
+
 from domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
-from infrastructure.log import LogReader, StoredTile
+from infrastructure.log import LogDamagedError, LogReader, StoredTile
 from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency import (
     RevisionEvent,
@@ -18,23 +20,49 @@ from journal.impl.ref.transparency import (
     is_stored_tile,
     revision_leaf,
 )
+from projections.journal_chains import ChainFold, JournalWorldview, read_after
 
 
 def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:
-    """``(notification id, leaf data)`` of every revision, from its stored text, in log order."""
+    """``(notification id, leaf data)`` of every revision, from its stored text, in log order.
+
+    Each event is checked as start-up checks it before its leaf is computed: an
+    event that is not a well-formed revision (an unknown or missing topic, an
+    undecodable state, a field of the wrong type, a broken link) raises
+    ``JournalIntegrityError`` naming its notification.
+    """
     reader = LogReader(log)
+    fold = ChainFold(JournalWorldview.empty(), keep=False)
     leaves: list[tuple[int, bytes]] = []
-    for notification in reader.notifications(0):
-        event = reader.event(notification)
-        if isinstance(event, RevisionEvent):
-            leaves.append((notification.id, revision_leaf(event)))
+    for position, event in read_after(reader, 0):
+        fold.add_row(position, event)
+        leaves.append((position, revision_leaf(cast(RevisionEvent, event))))
     return leaves
 
 
 def tree_problem(log: JournalLog) -> str | None:
-    """The first way the stored tree disagrees with the log's texts (``None``: none)."""
+    """The first way the stored tree disagrees with the log's texts (``None``: none); see
+    :func:`_tree_problem`. A value of the wrong type in its tables is one."""
+    try:
+        return _tree_problem(log)
+    except LogDamagedError as error:
+        return str(error)
+
+
+def _tree_problem(log: JournalLog) -> str | None:
+    """The first way the stored tree disagrees with the log's texts (``None``: none).
+
+    A log without both tables of the tree was written before the tree existed:
+    there is nothing stored to compare (the next writer's open builds it). One
+    table without the other is damage.
+    """
     leaves = text_leaves(log)
     tiled = log.tiled_log
+    absent = tiled.missing_tables()
+    if len(absent) == 2:
+        return None
+    if absent:
+        return f"table {absent[0]} of the transparency tree is missing"
     stored = tiled.read_entries(0, max(tiled.entry_count(), len(leaves)) + 1)
     for position, (expected, found) in enumerate(zip(leaves, stored, strict=False)):
         if found[0] != expected[0]:
@@ -51,6 +79,11 @@ def tree_problem(log: JournalLog) -> str | None:
         return (
             f"the transparency tree holds {len(stored)} leaves; "
             f"the log holds {len(leaves)} revisions"
+        )
+    if (count := tiled.entry_count()) != len(stored):
+        return (
+            f"the transparency tree's {len(stored)} leaves are not numbered from 0 to "
+            f"{len(stored) - 1}: the last is at position {count - 1}"
         )
     size, tiles = expected_tiles(data for _, data in leaves)
     for tile in tiled.stored_tiles():
