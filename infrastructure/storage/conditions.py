@@ -7,13 +7,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.scalars import validate_key, validate_revision
 
 
+@immutable
 class _Unchecked:
-    """The sentinel for "do not check the revision"."""
+    """The sentinel for "do not check the revision": one object, with no state to change."""
 
+    __slots__ = ()
     _instance: _Unchecked | None = None
 
     def __new__(cls) -> _Unchecked:
@@ -40,6 +43,7 @@ def reference_id(value: ResourceRef) -> str:
     return value.id if isinstance(value, Resource) else value
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class GuardRef:
     """Lock the existing anchor row ``key`` of records resource ``resource``."""
@@ -52,6 +56,7 @@ class GuardRef:
         validate_key(self.key)
 
 
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class RevisionIs:
     """A record exists with exactly this revision."""
@@ -68,6 +73,7 @@ class RevisionIs:
         validate_revision(self.expected, "expected")
 
 
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class StreamHeadIs:
     """A stream's head is exactly this position (0 when empty)."""
@@ -84,6 +90,7 @@ class StreamHeadIs:
         validate_revision(self.expected, "expected")
 
 
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class NoRows:
     """An equality scan of ``index`` with ``equals`` finds nothing."""

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.scalars import (
     ATTRIBUTE_TYPES,
     MAX_INDEXED_TEXT_BYTES,
@@ -27,6 +28,7 @@ bytes each) every index entry then fits PostgreSQL's B-tree limit.
 _FIELD_WIDTH = {"string": MAX_INDEXED_TEXT_BYTES, "integer": 20, "boolean": 5}
 
 
+@immutable
 class Resource:
     """A storage resource declaration: records, streams or blobs, with their rules.
 
@@ -114,9 +116,6 @@ class Resource:
             ("_labels", MappingProxyType({name: f"{id}.{name}" for name in declared})),
         ):
             object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Resource is immutable")
 
     def __repr__(self) -> str:
         return f"Resource({self.id!r}, {self.kind!r})"

@@ -30,6 +30,7 @@ from infrastructure.storage.errors import (
     NotFoundError,
     SerializationError,
 )
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
 
@@ -253,10 +254,17 @@ _CONDITIONS = (RevisionIs, StreamHeadIs, NoRows)
 _NOTHING_EXPECTED: Mapping[str, Any] = MappingProxyType({})
 
 
+@immutable
 class _Handle:
+    """A view's access to one resource; it cannot be pointed at another."""
+
+    __slots__ = ("_view", "resource")
+    _view: View
+    resource: Resource
+
     def __init__(self, view: View, resource: Resource) -> None:
-        self._view = view
-        self.resource = resource
+        object.__setattr__(self, "_view", view)
+        object.__setattr__(self, "resource", resource)
 
     def _guard(self, ctx: Any, driver: StorageDriver[Any], key: str | None) -> None:
         """Lock the anchor named by ``key`` (an own key, stream name or attribute value)."""
@@ -278,6 +286,8 @@ class _Handle:
 
 class Records(_Handle):
     """Records of one resource: CAS revisions, attributes, indexes, unique constraints."""
+
+    __slots__ = ()
 
     def insert(
         self, *, key: str, revision: int, attributes: Mapping[str, Any], record: Any
@@ -424,6 +434,8 @@ class Records(_Handle):
 class Streams(_Handle):
     """Append-only streams with expected-head appends."""
 
+    __slots__ = ()
+
     def append(
         self, *, stream: str, expected_head: int, entries: Sequence[AppendEntry]
     ) -> tuple[StreamEntry, ...]:
@@ -481,6 +493,8 @@ class Streams(_Handle):
 
 class Blobs(_Handle):
     """Content written once under a key."""
+
+    __slots__ = ()
 
     def put_if_absent(self, *, key: str, data: bytes, attributes: Mapping[str, Any]) -> BlobEntry:
         """Store ``data`` unless present; returns the stored blob (first attributes win)."""
