@@ -320,7 +320,9 @@ class Records(_Handle):
         self._view.ensure_usable()
         found = self.read(key)
         if found is None:
-            raise NotFoundError(f"record not found: {self.resource.id}/{key}")
+            raise NotFoundError(
+                f"record not found: {self.resource.id}/{key}", resource=self.resource.id, key=key
+            )
         return found
 
     def replace(
@@ -512,7 +514,9 @@ class Blobs(_Handle):
         validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         if found is None:
-            raise NotFoundError(f"blob not found: {self.resource.id}/{key}")
+            raise NotFoundError(
+                f"blob not found: {self.resource.id}/{key}", resource=self.resource.id, key=key
+            )
         return found.fresh()
 
     def exists(self, key: str) -> bool:
