@@ -14,6 +14,7 @@ from infrastructure.storage.testing import (
     StorageDeclarationContract,
     StorageLifecycleContract,
     StorageLimitsContract,
+    StorageNamesContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -37,19 +38,23 @@ def make_backend(tmp_path: Path) -> Iterator[BackendFactory]:
 
 
 class TestSQLitePrimitives(StoragePrimitivesContract):
-    """§3.1 neutral storage primitives."""
+    """Neutral storage primitives."""
 
 
 class TestSQLiteTransactions(StorageTransactionContract):
-    """§3.2 transaction boundaries and the §1.13 scope rules."""
+    """Transaction boundaries and the scope rules."""
 
 
 class TestSQLiteDeclarations(StorageDeclarationContract):
-    """§3.12 resource declarations and resolution."""
+    """Resource declarations and resolution."""
+
+
+class TestSQLiteNames(StorageNamesContract):
+    """One naming rule, applied when a resource is declared."""
 
 
 class TestSQLiteValidation(StorageValidationContract):
-    """§1.2 scalar and attribute validation."""
+    """Scalar and attribute validation."""
 
 
 class TestSQLiteValues(StorageValuesContract):

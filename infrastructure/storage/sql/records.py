@@ -25,7 +25,7 @@ from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events, schema
 from infrastructure.storage.sql.dialect import (
     Dialect,
-    check_attribute_name,
+    as_template,
     dumps,
     primary_key,
 )
@@ -90,7 +90,7 @@ def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
     statement, so the value read is the one the lock looked up.
     """
     dialect = session.dialect
-    via = dialect.attribute(check_attribute_name(guard.resource, guard.via))
+    via = as_template(dialect.attribute(guard.via))
     if not dialect.for_update:
         # The transaction already holds the lock (SQLite): finding the anchor is enough.
         # A scalar subquery, as SQLite would plan a join again at every execution.
@@ -415,7 +415,7 @@ def _checked_terms(dialect: Dialect, resource: Resource, expected: tuple[str, ..
     """The `` AND`` checks of :func:`_replace_in_place`: each immutable attribute and each
     expected one, compared as JSON values (one parameter each)."""
     return "".join(
-        " AND " + dialect.attribute_equals_json(check_attribute_name(resource.id, name))
+        " AND " + dialect.attribute_equals_json(name)
         for name in (*resource.immutable_attributes, *expected)
     )
 
@@ -658,7 +658,7 @@ def _matching(
     """`` AND <attribute> = ?`` terms (``IS NULL`` for None) and their parameters."""
     terms, params = [], []
     for name, value in values.items():
-        expression = dialect.attribute(check_attribute_name(resource.id, name))
+        expression = as_template(dialect.attribute(name))
         if value is None:
             terms.append(f" AND {expression} IS NULL")
         else:

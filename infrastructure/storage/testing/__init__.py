@@ -49,6 +49,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
   physical work, base exceptions and generators, concurrent writers.
 * :class:`StorageDeclarationContract` — Resource declarations and how a
   backend resolves them.
+* :class:`StorageNamesContract` — one naming rule for every backend: names
+  that are not SQL identifiers work wherever a name goes, and the names the
+  rule refuses are refused by ``Resource(...)`` itself.
 * :class:`StorageValidationContract` — scalar, attribute and record
   validation of every handle.
 * :class:`StorageValuesContract` — capabilities, the error taxonomy,
@@ -75,6 +78,7 @@ from __future__ import annotations
 from infrastructure.storage.testing.declarations import StorageDeclarationContract
 from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
 from infrastructure.storage.testing.limits import StorageLimitsContract
+from infrastructure.storage.testing.names import StorageNamesContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
@@ -87,6 +91,7 @@ class StorageConformanceContract(
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageDeclarationContract,
+    StorageNamesContract,
     StorageValidationContract,
     StorageValuesContract,
     StorageLifecycleContract,
@@ -103,6 +108,7 @@ __all__ = [
     "StorageDeclarationContract",
     "StorageLifecycleContract",
     "StorageLimitsContract",
+    "StorageNamesContract",
     "StoragePrimitivesContract",
     "StorageTransactionContract",
     "StorageValidationContract",
