@@ -132,7 +132,13 @@ class StorageDriver(ABC, Generic[ContextT]):
     def delete_matching_records(
         self, ctx: ContextT, resource: Resource, equals: AttributeValues
     ) -> None:
-        """Delete every row whose attributes equal ``equals``."""
+        """Delete every row whose attributes equal ``equals``.
+
+        The core calls it for resources whose matching rows share one anchor it
+        has locked (through an attribute), are their own anchors (a root, whose
+        rows the driver locks as it deletes them) or have none; rows guarded via
+        their key it deletes one by one under their anchors' locks.
+        """
 
     @abstractmethod
     def record_history(

@@ -11,6 +11,7 @@ from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
     StorageNamesContract,
@@ -41,6 +42,10 @@ class TestInMemoryTransactions(StorageTransactionContract):
 
 class TestInMemoryDeclarations(StorageDeclarationContract):
     """Resource declarations and resolution."""
+
+
+class TestInMemoryGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
 
 
 class TestInMemoryNames(StorageNamesContract):

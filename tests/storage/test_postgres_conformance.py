@@ -14,6 +14,7 @@ from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
     StorageNamesContract,
@@ -60,6 +61,10 @@ class TestPostgresTransactions(StorageTransactionContract):
 
 class TestPostgresDeclarations(StorageDeclarationContract):
     """Resource declarations and resolution."""
+
+
+class TestPostgresGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
 
 
 class TestPostgresNames(StorageNamesContract):

@@ -12,6 +12,7 @@ from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
     StorageNamesContract,
@@ -47,6 +48,10 @@ class TestSQLiteTransactions(StorageTransactionContract):
 
 class TestSQLiteDeclarations(StorageDeclarationContract):
     """Resource declarations and resolution."""
+
+
+class TestSQLiteGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
 
 
 class TestSQLiteNames(StorageNamesContract):

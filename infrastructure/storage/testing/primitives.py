@@ -565,9 +565,9 @@ class StoragePrimitivesContract(StorageContract):
                 guards=[GuardRef(ROOTS, OWNER)],
                 conditions=[StreamHeadIs(JOURNAL, "other-owner", 0)],
             )
-        # RevisionIs needs a via-key guard; executions anchor via an attribute.
+        # RevisionIs on executions needs a guard on the anchor resource their owner names.
         with pytest.raises(ValueError, match=r"."):
-            view.check(guards=[GuardRef(ROOTS, OWNER)], conditions=[RevisionIs(EXECUTIONS, RUN, 0)])
+            view.check(guards=[], conditions=[RevisionIs(EXECUTIONS, RUN, 0)])
         # NoRows coverage is equals[via].
         with pytest.raises(ValueError, match=r"."):
             view.check(
