@@ -7,13 +7,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.scalars import validate_key, validate_revision
 
 
+@immutable
 class _Unchecked:
-    """The sentinel for "do not check the revision"."""
+    """The sentinel for "do not check the revision": one object, with no state to change."""
 
+    __slots__ = ()
     _instance: _Unchecked | None = None
 
     def __new__(cls) -> _Unchecked:
@@ -40,6 +43,7 @@ def reference_id(value: ResourceRef) -> str:
     return value.id if isinstance(value, Resource) else value
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class GuardRef:
     """Lock the existing anchor row ``key`` of records resource ``resource``."""
@@ -52,9 +56,43 @@ class GuardRef:
         validate_key(self.key)
 
 
+def no_rows_guard_problem(resource: Resource, equals: Mapping[str, Any]) -> str | None:
+    """Why no guard can keep a ``NoRows`` on ``resource`` true, or ``None`` if one can.
+
+    Each row of a resource guarded via its key (a root included) is guarded by
+    the anchor its own key names, so no lock covers a row not yet written; a
+    resource guarded through an attribute is covered by the anchor ``equals``
+    names through it, so ``equals`` must give it.
+    """
+    guard = resource.guard
+    if guard is None:
+        return None
+    via = resource.guard_attribute
+    if via is None:
+        return (
+            f"NoRows on {resource.id} cannot be guarded: each of its rows is guarded by the "
+            f"{guard['resource']} row its own key names, so no guard keeps rows not yet "
+            "written out of the scan (scan for them, or check on a resource guarded through "
+            "an attribute)"
+        )
+    if via not in equals:
+        return (
+            f"NoRows on {resource.id} must give the guard attribute {via!r} in equals: it "
+            f"names the {guard['resource']} row to lock"
+        )
+    return None
+
+
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class RevisionIs:
-    """A record exists with exactly this revision."""
+    """A record exists with exactly this revision.
+
+    On a guarded resource ``check()`` needs the record's anchor among its
+    guards: the key's own on a resource guarded via its key; on one guarded
+    through an attribute, the anchor the stored row names (a row naming an
+    anchor the check does not lock fails the condition).
+    """
 
     resource: ResourceRef
     key: str
@@ -68,6 +106,7 @@ class RevisionIs:
         validate_revision(self.expected, "expected")
 
 
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class StreamHeadIs:
     """A stream's head is exactly this position (0 when empty)."""
@@ -84,9 +123,16 @@ class StreamHeadIs:
         validate_revision(self.expected, "expected")
 
 
+@immutable
 @dataclass(frozen=True, slots=True, eq=False)
 class NoRows:
-    """An equality scan of ``index`` with ``equals`` finds nothing."""
+    """An equality scan of ``index`` with ``equals`` finds nothing.
+
+    Built with a records ``Resource`` object, the index, ``equals`` and the
+    guard are checked at once (a ``ValueError``): a resource guarded via its key
+    cannot be scanned under a guard, and one guarded through an attribute needs
+    that attribute in ``equals``. Built with an id, ``check()`` does the same.
+    """
 
     resource: ResourceRef
     index: str
@@ -101,6 +147,12 @@ class NoRows:
         if not isinstance(self.equals, Mapping):
             raise TypeError(f"equals must be a mapping, got {type(self.equals).__name__}")
         object.__setattr__(self, "equals", MappingProxyType(dict(self.equals)))
+        resource = self.resource
+        if isinstance(resource, Resource) and resource.kind == "records":
+            resource.index_values(self.index, self.equals)
+            problem = no_rows_guard_problem(resource, self.equals)
+            if problem is not None:
+                raise ValueError(problem)
 
 
 Condition = RevisionIs | StreamHeadIs | NoRows

@@ -5,6 +5,13 @@ a driver only performs these operations inside the physical transaction
 (``context``) it opened. Conflict checks that need the stored state (duplicate
 keys, revisions, attribute preconditions, unique constraints, stream heads and
 ids, blob bytes) are the driver's, because only it can make them atomic.
+
+What a driver raises is specified by class and attributes, never by message,
+which is the driver's own: ``ConflictError`` (or its ``UniqueConstraintError``
+with ``resource`` and ``constraint``, ``BlobConflictError``) and
+``NotFoundError`` with ``resource`` and ``key`` naming the missing row (the
+record a write needs, or the anchor a guard needs). The conformance kit
+checks exactly that.
 """
 
 from __future__ import annotations
@@ -94,7 +101,8 @@ class StorageDriver(ABC, Generic[ContextT]):
         expected_revision: int,
         expected_attributes: AttributeValues,
     ) -> RecordEntry:
-        """CAS: revision, expected attributes, immutables, then unique; row exists."""
+        """CAS: revision, expected attributes, immutables, then unique; a missing row is a
+        NotFoundError naming it."""
 
     @abstractmethod
     def delete_record(
@@ -124,7 +132,13 @@ class StorageDriver(ABC, Generic[ContextT]):
     def delete_matching_records(
         self, ctx: ContextT, resource: Resource, equals: AttributeValues
     ) -> None:
-        """Delete every row whose attributes equal ``equals``."""
+        """Delete every row whose attributes equal ``equals``.
+
+        The core calls it for resources whose matching rows share one anchor it
+        has locked (through an attribute), are their own anchors (a root, whose
+        rows the driver locks as it deletes them) or have none; rows guarded via
+        their key it deletes one by one under their anchors' locks.
+        """
 
     @abstractmethod
     def record_history(
@@ -174,7 +188,8 @@ class StorageDriver(ABC, Generic[ContextT]):
     # guards
     @abstractmethod
     def lock_guard(self, ctx: ContextT, resource: Resource, key: str) -> None:
-        """Lock the anchor row for the rest of the transaction; NotFoundError if missing."""
+        """Lock the anchor row for the rest of the transaction; NotFoundError naming it
+        (``resource``, ``key``) if missing."""
 
     def lock_record_guard(
         self, ctx: ContextT, resource: Resource, key: str, anchor: Resource, via: str
@@ -187,7 +202,9 @@ class StorageDriver(ABC, Generic[ContextT]):
         """
         current = self.record_attributes(ctx, resource, key)
         if current is None:
-            raise NotFoundError(f"record not found: {resource.id}/{key}")
+            raise NotFoundError(
+                f"record not found: {resource.id}/{key}", resource=resource.id, key=key
+            )
         value = current.get(via)
         if value is not None:
             self.lock_guard_with_next(ctx, anchor, str(value))

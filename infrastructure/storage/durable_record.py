@@ -7,11 +7,13 @@ from typing import Any
 
 from infrastructure.storage import canonical_json
 from infrastructure.storage.errors import SerializationError
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.scalars import validate_name
 
 _FORMAT_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 
 
+@immutable
 class DurableRecord:
     """``record_type``, ``format_version`` (``"<int>.<int>"``) and a Canonical-JSON payload.
 
@@ -85,12 +87,6 @@ class DurableRecord:
         _set_format_version(clone, self.format_version)
         _set_payload_json(clone, self._payload_json)
         return clone
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("DurableRecord is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("DurableRecord is immutable")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DurableRecord):

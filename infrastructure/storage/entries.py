@@ -10,6 +10,7 @@ from typing import Any
 
 from infrastructure.storage.durable_record import DurableRecord
 from infrastructure.storage.errors import SerializationError
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.scalars import validate_key, validate_revision
 
 Attributes = Mapping[str, str | int | bool | None]
@@ -26,6 +27,7 @@ def _record(value: Any) -> DurableRecord:
     return value
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class RecordEntry:
     """A stored record: key, revision, attributes and envelope."""
@@ -63,6 +65,7 @@ def validated_record_entry(
     return entry
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class RecordedEntry(RecordEntry):
     """A revision from a record's history, with the time the log recorded it."""
@@ -76,6 +79,7 @@ class RecordedEntry(RecordEntry):
         )
 
 
+@immutable
 @dataclass(frozen=True, slots=True, init=False)
 class AppendEntry:
     """One entry to append to a stream."""
@@ -89,6 +93,7 @@ class AppendEntry:
         _set_append_record(self, _record(record))
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class StreamEntry:
     """A stored stream entry; positions start at 1."""
@@ -141,6 +146,7 @@ _set_id = StreamEntry.__dict__["id"].__set__
 _set_record = StreamEntry.__dict__["record"].__set__
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class BlobEntry:
     """Content bytes with their attributes."""

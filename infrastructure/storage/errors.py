@@ -35,7 +35,16 @@ class BlobConflictError(ConflictError):
 
 
 class NotFoundError(StorageError):
-    """A record, blob or guard anchor that must exist does not."""
+    """A record, blob or guard anchor that must exist does not.
+
+    ``resource`` and ``key`` name the missing row: the record or blob itself, or the
+    anchor a guard needed (``None`` only where whoever raised it could not say).
+    """
+
+    def __init__(self, message: str, *, resource: str | None = None, key: str | None = None):
+        super().__init__(message)
+        self.resource = resource
+        self.key = key
 
 
 class SerializationError(StorageError):

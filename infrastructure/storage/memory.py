@@ -185,7 +185,9 @@ class InMemoryDriver(StorageDriver[_State]):
         rows = self._rows(ctx, resource)
         current = rows.get(entry.key)
         if current is None:
-            raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
+            raise NotFoundError(
+                f"record not found: {resource.id}/{entry.key}", resource=resource.id, key=entry.key
+            )
         if current.revision != expected_revision:
             raise ConflictError(
                 f"record revision conflict: {resource.id}/{entry.key} is at "
@@ -321,7 +323,9 @@ class InMemoryDriver(StorageDriver[_State]):
     def lock_guard(self, ctx: _State, resource: Resource, key: str) -> None:
         # The one lock already excludes every other writer; only existence matters.
         if key not in self._rows(ctx, resource):
-            raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+            raise NotFoundError(
+                f"guard record not found: {resource.id}/{key}", resource=resource.id, key=key
+            )
 
 
 def _check_unique(resource: Resource, rows: Mapping[str, RecordEntry], entry: RecordEntry) -> None:

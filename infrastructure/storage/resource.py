@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.scalars import (
     ATTRIBUTE_TYPES,
     MAX_INDEXED_TEXT_BYTES,
+    validate_attribute_name,
     validate_key,
     validate_name,
     validate_value,
@@ -27,11 +29,16 @@ bytes each) every index entry then fits PostgreSQL's B-tree limit.
 _FIELD_WIDTH = {"string": MAX_INDEXED_TEXT_BYTES, "integer": 20, "boolean": 5}
 
 
+@immutable
 class Resource:
     """A storage resource declaration: records, streams or blobs, with their rules.
 
     Declarations are validated and deep-copied into read-only structures, so
-    later changes to the caller's objects have no effect.
+    later changes to the caller's objects have no effect. What a declaration
+    accepts every backend accepts: names are any text without NUL or a lone
+    surrogate, and an attribute name holds no ``"``, ``\\`` or control
+    character either (JSON would write it escaped). A refused declaration is a
+    ``ValueError`` or ``TypeError`` from here, never an error of a backend.
     """
 
     __slots__ = (
@@ -115,9 +122,6 @@ class Resource:
         ):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Resource is immutable")
-
     def __repr__(self) -> str:
         return f"Resource({self.id!r}, {self.kind!r})"
 
@@ -185,7 +189,7 @@ def _attributes(owner: str, kind: str, attributes: Any) -> Mapping[str, str]:
         raise ValueError(f"resource {owner}: streams declare no attributes")
     result = {}
     for name, kind_name in attributes.items():
-        validate_name(name, f"resource {owner}: attribute name")
+        validate_attribute_name(name, f"resource {owner}: attribute name")
         if kind_name not in ATTRIBUTE_TYPES:
             raise ValueError(f"resource {owner}: unknown attribute type {kind_name!r}")
         result[name] = kind_name

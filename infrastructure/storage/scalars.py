@@ -15,6 +15,7 @@ transaction scope, and every backend refuses exactly the same values:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MIN_INTEGER = -(2**63)
@@ -68,6 +69,28 @@ def validate_name(value: Any, what: str) -> str:
     if not value:
         raise ValueError(f"{what} must not be empty")
     return validate_text(value, what)
+
+
+_ESCAPED_IN_JSON = re.compile(r'["\\\x00-\x1f]')
+"""What JSON text writes escaped: ``"``, ``\\`` and the control characters U+0000-U+001F."""
+
+
+def validate_attribute_name(value: Any, what: str) -> str:
+    """A declared name (:func:`validate_name`) that JSON text writes as itself.
+
+    A record's attributes are stored as a JSON object, and a SQL backend reads
+    one out by its name in the stored text (SQLite's JSON paths cannot name a
+    key holding ``"``, nor match an escaped one as the same text on every
+    version): so every backend refuses such a name when it is declared.
+    """
+    name = validate_name(value, what)
+    found = _ESCAPED_IN_JSON.search(name)
+    if found is not None:
+        raise ValueError(
+            f"{what} {name!r} holds {found.group()!r}: an attribute name may not hold '\"', "
+            "'\\' or a control character (U+0000 to U+001F), which JSON writes escaped"
+        )
+    return name
 
 
 def validate_text(value: str, what: str) -> str:

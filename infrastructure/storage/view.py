@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from infrastructure.storage.conditions import (
     UNCHECKED,
@@ -13,6 +13,7 @@ from infrastructure.storage.conditions import (
     RevisionIs,
     StreamHeadIs,
     _Unchecked,
+    no_rows_guard_problem,
 )
 from infrastructure.storage.driver import HEAD, REVISION, ROWS, StorageDriver
 from infrastructure.storage.durable_record import DurableRecord
@@ -30,7 +31,9 @@ from infrastructure.storage.errors import (
     NotFoundError,
     SerializationError,
 )
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.resource import Resource
+from infrastructure.storage.rules import attributes_match
 from infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
 
 if TYPE_CHECKING:
@@ -91,10 +94,20 @@ class View:
                 cached = (catalog, (kind, resource, argument, anchor, read))
                 object.__setattr__(condition, "_plan", cached)
             resolved.append((condition, cached[1]))
+        named = False
         for condition, (_, resource, _, anchor, _) in resolved:
-            if anchor is not None and anchor not in anchors:
-                if isinstance(anchor, str):
-                    raise ValueError(anchor)
+            if anchor is None:
+                continue
+            if isinstance(anchor, str):
+                raise ValueError(anchor)
+            if isinstance(anchor, _NamedAnchor):
+                named = True
+                if not any(held == anchor.resource for held, _ in anchors):
+                    raise ValueError(
+                        f"{type(condition).__name__} on {resource.id} needs a GuardRef to "
+                        f"{anchor.resource}: the one its row's {anchor.via!r} names"
+                    )
+            elif anchor not in anchors:
                 raise ValueError(
                     f"{type(condition).__name__} on {resource.id} needs "
                     f"GuardRef({anchor[0]!r}, {anchor[1]!r}) in guards"
@@ -113,11 +126,27 @@ class View:
 
         reads = [read for _, (_, _, _, _, read) in resolved]
 
+        held = frozenset(anchors) if named else frozenset()
+
         def operation(ctx: Any, driver: StorageDriver[Any]) -> bool:
             answers = driver.check_reads(ctx, locks, reads)
-            for (condition, (_, resource, argument, _, _)), answer in zip(
+            for (condition, (_, resource, argument, anchor, _)), answer in zip(
                 resolved, answers, strict=True
             ):
+                # A row the check found must name an anchor it holds (RevisionIs only).
+                if (
+                    answer is not None
+                    and isinstance(anchor, _NamedAnchor)
+                    and isinstance(condition, RevisionIs)
+                ):
+                    _require_held_anchor(
+                        ctx,
+                        driver,
+                        condition=condition,
+                        resource=resource,
+                        anchor=anchor,
+                        held=held,
+                    )
                 _judge(condition, resource, argument, answer)
             return True
 
@@ -183,18 +212,19 @@ class View:
         The plan is what the driver reads (a :data:`CheckRead` kind, the resource,
         and the key, the stream or the validated ``NoRows`` values) and the anchor:
         ``None`` for an unguarded resource, a ``(resource id, key)`` the guards must
-        hold, or the message of the ``ValueError`` of a guard that cannot cover the
-        condition (raised after every condition resolved, as a missing anchor is).
+        hold, a :class:`_NamedAnchor` (the one the stored row names), or the message
+        of the ``ValueError`` of a guard that cannot cover the condition (raised
+        after every condition resolved, as a missing anchor is).
         """
         if isinstance(condition, RevisionIs):
             resource = self._backend.resolve(condition.resource, "records")
-            guard = resource.guard
-            if guard is None:
-                return REVISION, resource, condition.key, None
-            if guard["via"] != "key":
-                anchor: Any = f"RevisionIs on {resource.id} needs a resource guarded via its key"
+            anchor_id, via = resource.guard_resource, resource.guard_attribute
+            if anchor_id is None:
+                anchor: Any = None
+            elif via is not None:
+                anchor = _NamedAnchor(anchor_id, via)
             else:
-                anchor = (guard["resource"], condition.key)
+                anchor = (anchor_id, condition.key)
             return REVISION, resource, condition.key, anchor
         if isinstance(condition, StreamHeadIs):
             resource = self._backend.resolve(condition.resource, "streams")
@@ -203,14 +233,11 @@ class View:
             return HEAD, resource, condition.stream, anchor
         resource = self._backend.resolve(condition.resource, "records")
         equals = resource.index_values(condition.index, condition.equals)
-        guard = resource.guard
-        if guard is None:
+        anchor_id = resource.guard_resource
+        if anchor_id is None:
             return ROWS, resource, equals, None
-        via = guard["via"]
-        if via not in condition.equals:
-            anchor = f"NoRows on {resource.id} must give the guard attribute {via!r} in equals"
-        else:
-            anchor = (guard["resource"], condition.equals[via])
+        problem, via = no_rows_guard_problem(resource, equals), resource.guard_attribute
+        anchor = problem if problem is not None or via is None else (anchor_id, equals[via])
         return ROWS, resource, equals, anchor
 
 
@@ -244,6 +271,40 @@ def _judge(
         )
 
 
+class _NamedAnchor(NamedTuple):
+    """The anchor of ``resource`` that attribute ``via`` of a stored row names."""
+
+    resource: str
+    via: str
+
+
+def _require_held_anchor(
+    ctx: Any,
+    driver: StorageDriver[Any],
+    *,
+    condition: RevisionIs,
+    resource: Resource,
+    anchor: _NamedAnchor,
+    held: frozenset[tuple[str, str]],
+) -> None:
+    """``ConditionFailedError`` unless the row of ``condition``, which the check found,
+    names an anchor ``held``: no lock the check holds keeps a row under another anchor.
+
+    Read after the locks: a row naming a held anchor is the one the check read (no
+    writer could delete it, or write it under that anchor, meanwhile).
+    """
+    key = condition.key
+    stored = driver.record_attributes(ctx, resource, key)
+    named = None if stored is None else stored.get(anchor.via)
+    if (anchor.resource, named) not in held:
+        found = "missing" if stored is None else f"guarded by {anchor.resource}/{named}"
+        raise ConditionFailedError(
+            condition,
+            f"condition failed: {resource.id}/{key} is {found}, not under an anchor the "
+            "check locks",
+        )
+
+
 _Plan = tuple[str, Resource, Any, Any, Any]
 """A condition's read (its :data:`CheckRead` kind, resource and argument), the anchor it
 needs locked, and the read as the backend's driver prepared it."""
@@ -253,10 +314,17 @@ _CONDITIONS = (RevisionIs, StreamHeadIs, NoRows)
 _NOTHING_EXPECTED: Mapping[str, Any] = MappingProxyType({})
 
 
+@immutable
 class _Handle:
+    """A view's access to one resource; it cannot be pointed at another."""
+
+    __slots__ = ("_view", "resource")
+    _view: View
+    resource: Resource
+
     def __init__(self, view: View, resource: Resource) -> None:
-        self._view = view
-        self.resource = resource
+        object.__setattr__(self, "_view", view)
+        object.__setattr__(self, "resource", resource)
 
     def _guard(self, ctx: Any, driver: StorageDriver[Any], key: str | None) -> None:
         """Lock the anchor named by ``key`` (an own key, stream name or attribute value)."""
@@ -278,6 +346,8 @@ class _Handle:
 
 class Records(_Handle):
     """Records of one resource: CAS revisions, attributes, indexes, unique constraints."""
+
+    __slots__ = ()
 
     def insert(
         self, *, key: str, revision: int, attributes: Mapping[str, Any], record: Any
@@ -310,7 +380,9 @@ class Records(_Handle):
         self._view.ensure_usable()
         found = self.read(key)
         if found is None:
-            raise NotFoundError(f"record not found: {self.resource.id}/{key}")
+            raise NotFoundError(
+                f"record not found: {self.resource.id}/{key}", resource=self.resource.id, key=key
+            )
         return found
 
     def replace(
@@ -365,15 +437,27 @@ class Records(_Handle):
             validate_revision(expected_revision, "expected_revision")
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
-            current = driver.read_record(ctx, self.resource, key)
+            resource = self.resource
+            current = driver.record_attributes(ctx, resource, key)
             if current is None:
                 if expected_revision is UNCHECKED:
                     return
                 raise ConflictError(
-                    f"record deletion revision conflict: {self.resource.id}/{key} is missing"
+                    f"record deletion revision conflict: {resource.id}/{key} is missing"
                 )
-            self._guard(ctx, driver, self._anchor_key(key, current.attributes))
-            driver.delete_record(ctx, self.resource, key, expected_revision)
+            anchor = self._anchor_key(key, current)
+            self._guard(ctx, driver, anchor)
+            via = resource.guard_attribute
+            # Read before the lock, the row may since have been deleted and written again
+            # under another anchor: read again under the lock until it names one held.
+            while via is not None and anchor is not None:
+                again = driver.record_attributes(ctx, resource, key)
+                named = None if again is None else again.get(via)
+                if named is None or named == anchor:
+                    break
+                anchor = str(named)
+                self._guard(ctx, driver, anchor)
+            driver.delete_record(ctx, resource, key, expected_revision)
 
         self._view.run(operation)
 
@@ -397,19 +481,39 @@ class Records(_Handle):
         return tuple(row.fresh() for row in rows)
 
     def delete_matching(self, *, index: str, equals: Mapping[str, Any]) -> None:
-        """Delete every row equal on ``index``; an attribute guard's anchor must exist."""
+        """Delete every row equal on ``index``, under the lock of each row's anchor.
+
+        Through an attribute guard ``equals`` gives the attribute, and its anchor
+        must exist even when no row matches. Via the key, each matching row's
+        anchor is locked (in the order ``check()`` takes), every one before any
+        row, and each row still matching under those locks is deleted; a root's
+        rows are their own anchors.
+        """
         self._view.ensure_usable()
-        values = self.resource.index_values(index, equals)
-        via = self.resource.guard_attribute
+        resource = self.resource
+        values = resource.index_values(index, equals)
+        via = resource.guard_attribute
         if via is not None and via not in values:
             raise ValueError(
-                f"delete_matching on {self.resource.id} must give the guard attribute {via!r}"
+                f"delete_matching on {resource.id} must give the guard attribute {via!r}"
             )
+        anchor_id = resource.guard_resource
+        by_key = anchor_id is not None and via is None and not resource.is_self_anchored
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             if via is not None:
                 self._guard(ctx, driver, self._anchor_key("", values))
-            driver.delete_matching_records(ctx, self.resource, values)
+            elif by_key and anchor_id is not None:
+                anchor = self._view._backend.resources[anchor_id]
+                keys = [row.key for row in driver.scan_records(ctx, resource, values, None, None)]
+                for key in keys:  # by key bytes: the order of check()'s guards
+                    driver.lock_guard(ctx, anchor, key)
+                for key in keys:
+                    current = driver.record_attributes(ctx, resource, key)
+                    if current is not None and attributes_match(current, values):
+                        driver.delete_record(ctx, resource, key, UNCHECKED)
+                return
+            driver.delete_matching_records(ctx, resource, values)
 
         self._view.run(operation)
 
@@ -423,6 +527,8 @@ class Records(_Handle):
 
 class Streams(_Handle):
     """Append-only streams with expected-head appends."""
+
+    __slots__ = ()
 
     def append(
         self, *, stream: str, expected_head: int, entries: Sequence[AppendEntry]
@@ -482,6 +588,8 @@ class Streams(_Handle):
 class Blobs(_Handle):
     """Content written once under a key."""
 
+    __slots__ = ()
+
     def put_if_absent(self, *, key: str, data: bytes, attributes: Mapping[str, Any]) -> BlobEntry:
         """Store ``data`` unless present; returns the stored blob (first attributes win)."""
         self._view.ensure_usable()
@@ -498,7 +606,9 @@ class Blobs(_Handle):
         key = validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         if found is None:
-            raise NotFoundError(f"blob not found: {self.resource.id}/{key}")
+            raise NotFoundError(
+                f"blob not found: {self.resource.id}/{key}", resource=self.resource.id, key=key
+            )
         return found.fresh()
 
     def exists(self, key: str) -> bool:

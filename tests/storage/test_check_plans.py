@@ -29,6 +29,16 @@ ITEMS = Resource(
 )
 
 
+TIERED = Resource(
+    ROOTS_ID,
+    "records",
+    attributes={"tier": "string"},
+    indexes={"tier": ("tier",)},
+    guard={"resource": ROOTS_ID, "via": "key"},
+)
+"""Roots with an index: each row its own anchor."""
+
+
 def _guarded() -> InMemoryBackend:
     backend = InMemoryBackend(resources=[ROOTS, EXECUTIONS, JOURNAL, ITEMS])
     backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=RECORD)
@@ -65,15 +75,29 @@ def test_a_condition_checked_again_is_held_to_each_call_s_guards() -> None:
 
 
 def test_a_condition_that_cannot_be_resolved_fails_every_time() -> None:
+    """Built with ids, the resources are known only to ``check()``: it refuses them each
+    time, before any physical work."""
     backend = _guarded()
-    wrong_index = NoRows(EXECUTIONS, "no_such_index", {"owner": "owner"})
-    no_guard_attribute = NoRows(ITEMS, "kind", {"kind": "a"})
-    not_via_key = RevisionIs(EXECUTIONS, "owner/1", 0)
+    wrong_index = NoRows(EXECUTIONS.id, "no_such_index", {"owner": "owner"})
+    no_guard_attribute = NoRows(ITEMS.id, "kind", {"kind": "a"})
+    unguardable = NoRows(ROOTS_ID, "tier", {"tier": "gold"})
+    no_anchor = RevisionIs(EXECUTIONS.id, "owner/1", 0)
     guards = [GuardRef(ROOTS, "owner")]
     for _ in range(2):
         with pytest.raises(ValueError, match="no_such_index"):
             backend.view.check(guards=guards, conditions=[wrong_index])
         with pytest.raises(ValueError, match="must give the guard attribute 'owner'"):
             backend.view.check(guards=guards, conditions=[no_guard_attribute])
-        with pytest.raises(ValueError, match="needs a resource guarded via its key"):
-            backend.view.check(guards=guards, conditions=[not_via_key])
+        with pytest.raises(ValueError, match=r"NoRows on agent\.roots cannot be guarded"):
+            InMemoryBackend([TIERED]).view.check(guards=[], conditions=[unguardable])
+        with pytest.raises(ValueError, match=r"needs a GuardRef to agent\.roots"):
+            backend.view.check(guards=[], conditions=[no_anchor])
+
+
+def test_a_condition_built_with_its_resource_is_refused_when_built() -> None:
+    with pytest.raises(ValueError, match="no_such_index"):
+        NoRows(EXECUTIONS, "no_such_index", {"owner": "owner"})
+    with pytest.raises(ValueError, match="must give the guard attribute 'owner'"):
+        NoRows(ITEMS, "kind", {"kind": "a"})
+    with pytest.raises(ValueError, match=r"NoRows on agent\.roots cannot be guarded"):
+        NoRows(TIERED, "tier", {"tier": "gold"})

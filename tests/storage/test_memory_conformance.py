@@ -11,8 +11,10 @@ from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
+    StorageNamesContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -31,19 +33,27 @@ def make_backend() -> BackendFactory:
 
 
 class TestInMemoryPrimitives(StoragePrimitivesContract):
-    """§3.1 neutral storage primitives."""
+    """Neutral storage primitives."""
 
 
 class TestInMemoryTransactions(StorageTransactionContract):
-    """§3.2 transaction boundaries and the §1.13 scope rules."""
+    """Transaction boundaries and the scope rules."""
 
 
 class TestInMemoryDeclarations(StorageDeclarationContract):
-    """§3.12 resource declarations and resolution."""
+    """Resource declarations and resolution."""
+
+
+class TestInMemoryGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
+
+
+class TestInMemoryNames(StorageNamesContract):
+    """One naming rule, applied when a resource is declared."""
 
 
 class TestInMemoryValidation(StorageValidationContract):
-    """§1.2 scalar and attribute validation."""
+    """Scalar and attribute validation."""
 
 
 class TestInMemoryValues(StorageValuesContract):

@@ -14,8 +14,10 @@ from infrastructure.storage.postgres import PostgresBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
+    StorageNamesContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -50,19 +52,27 @@ def make_backend(postgres_url: str, postgres_schema_url: str) -> Iterator[Backen
 
 
 class TestPostgresPrimitives(StoragePrimitivesContract):
-    """§3.1 neutral storage primitives."""
+    """Neutral storage primitives."""
 
 
 class TestPostgresTransactions(StorageTransactionContract):
-    """§3.2 transaction boundaries and the §1.13 scope rules."""
+    """Transaction boundaries and the scope rules."""
 
 
 class TestPostgresDeclarations(StorageDeclarationContract):
-    """§3.12 resource declarations and resolution."""
+    """Resource declarations and resolution."""
+
+
+class TestPostgresGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
+
+
+class TestPostgresNames(StorageNamesContract):
+    """One naming rule, applied when a resource is declared."""
 
 
 class TestPostgresValidation(StorageValidationContract):
-    """§1.2 scalar and attribute validation."""
+    """Scalar and attribute validation."""
 
 
 class TestPostgresValues(StorageValuesContract):

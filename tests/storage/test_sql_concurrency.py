@@ -24,6 +24,8 @@ from infrastructure.storage import (
     Backend,
     ConflictError,
     DurableRecord,
+    GuardRef,
+    RevisionIs,
     UniqueConstraintError,
     canonical_json,
 )
@@ -33,10 +35,12 @@ from infrastructure.storage.sql.session import Session
 from infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
+    GUARD_RESOURCES,
     INVENTORY_ITEMS,
     JOURNAL,
     OWNER,
     ROOTS,
+    SETTINGS,
     WORKFLOW_STATES,
 )
 from storage_sql import log_stream, sql_rows
@@ -494,3 +498,137 @@ def test_processes_racing_admission_and_cas_have_one_winner_each(
     assert len(active) == 1
     assert backend.view.records(WORKFLOW_STATES).fetch("wf").revision == 2
     _assert_log_replays_to_the_live_tables(backend)
+
+
+def _lock_now(backend: Backend, resource_id: str, key: str) -> None:
+    """Lock a records row from this thread without waiting (``LockNotAvailable`` if another
+    transaction holds it), and let it go at once."""
+    with backend.transaction():
+        scope = backend.current_scope()
+        assert scope is not None
+        session: Session = scope.context
+        found = session.one(
+            "SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE NOWAIT",
+            (resource_id, key),
+        )
+        assert found is not None
+
+
+def test_delete_matching_via_key_locks_every_rows_anchor_before_any_row(
+    postgres_schema_url: str,
+) -> None:
+    """Each row of a resource guarded via its key is a child of the anchor its key names:
+    ``delete_matching`` takes those anchors (parents first, in key order) and deletes
+    only the rows that still match under them."""
+    backend = open_backend(postgres_schema_url, GUARD_RESOURCES)
+    holding, release = threading.Event(), threading.Event()
+    pids: dict[str, int] = {}
+    outcomes: dict[str, BaseException | None] = {}
+    try:
+        for owner in (OWNER, OTHER_OWNER):
+            backend.view.records(ROOTS).insert(
+                key=owner, revision=0, attributes={}, record=_record(owner)
+            )
+            backend.view.records(SETTINGS).insert(
+                key=owner, revision=0, attributes={"theme": "dark"}, record=_record(owner)
+            )
+
+        def holder() -> None:
+            # Holds the second owner's anchor while its setting is at revision 0.
+            with backend.transaction() as view:
+                view.check(
+                    guards=[GuardRef(ROOTS, OTHER_OWNER)],
+                    conditions=[RevisionIs(SETTINGS, OTHER_OWNER, 0)],
+                )
+                pids["holder"] = _backend_pid(backend)
+                holding.set()
+                assert release.wait(TIMEOUT)
+                view.records(SETTINGS).replace(
+                    key=OTHER_OWNER,
+                    expected_revision=0,
+                    next_revision=1,
+                    attributes={"theme": "light"},
+                    record=_record("light"),
+                )
+
+        def deleter() -> None:
+            with backend.transaction() as view:
+                pids["deleter"] = _backend_pid(backend)
+                view.records(SETTINGS).delete_matching(index="theme", equals={"theme": "dark"})
+
+        threads = [_spawn(holder, outcomes, "holder")]
+        assert holding.wait(TIMEOUT)
+        threads.append(_spawn(deleter, outcomes, "deleter"))
+        _wait_until_blocked(postgres_schema_url, _pid_of(pids, "deleter"), pids["holder"])
+        # Waiting for a parent, the deleter holds no child row.
+        for owner in (OWNER, OTHER_OWNER):
+            _lock_now(backend, SETTINGS.id, owner)
+        release.set()
+        for thread in threads:
+            thread.join(TIMEOUT)
+            assert not thread.is_alive(), "a writer thread hung"
+        assert outcomes == {"holder": None, "deleter": None}
+        # The holder's replace went through; the deleter then left the row it no longer matched.
+        settings = backend.view.records(SETTINGS)
+        assert settings.read(OWNER) is None
+        kept = settings.fetch(OTHER_OWNER)
+        assert (kept.revision, kept.attributes["theme"]) == (1, "light")
+    finally:
+        release.set()
+        backend.close()
+
+
+def test_a_delete_locks_the_anchor_its_row_names_once_written_again_under_another(
+    pg_backend: Backend, postgres_schema_url: str
+) -> None:
+    """A delete reads the row, then locks the anchor it names; a row deleted and written
+    again under another anchor meanwhile is deleted only under that anchor's lock too."""
+    backend = pg_backend
+    backend.view.records(EXECUTIONS).insert(
+        key="run", revision=0, attributes={"owner": OWNER, "active": False}, record=_record("a")
+    )
+    holding, moved, deleted, release = (threading.Event() for _ in range(4))
+    pids: dict[str, int] = {}
+    outcomes: dict[str, BaseException | None] = {}
+
+    def holder() -> None:
+        with backend.transaction() as view:
+            view.check(guards=[GuardRef(ROOTS, OWNER)], conditions=[])
+            pids["holder"] = _backend_pid(backend)
+            holding.set()
+            assert moved.wait(TIMEOUT)
+            runs = view.records(EXECUTIONS)
+            runs.delete(key="run")
+            runs.insert(
+                key="run",
+                revision=0,
+                attributes={"owner": OTHER_OWNER, "active": False},
+                record=_record("b"),
+            )
+
+    def deleter() -> None:
+        with backend.transaction() as view:
+            pids["deleter"] = _backend_pid(backend)
+            view.records(EXECUTIONS).delete(key="run")
+            deleted.set()
+            assert release.wait(TIMEOUT)
+
+    try:
+        threads = [_spawn(holder, outcomes, "holder")]
+        assert holding.wait(TIMEOUT)
+        threads.append(_spawn(deleter, outcomes, "deleter"))
+        _wait_until_blocked(postgres_schema_url, _pid_of(pids, "deleter"), pids["holder"])
+        moved.set()
+        threads[0].join(TIMEOUT)
+        assert deleted.wait(TIMEOUT)
+        # The row it deleted names the other owner: the deleter holds that anchor too.
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            _lock_now(backend, ROOTS.id, OTHER_OWNER)
+    finally:
+        moved.set()
+        release.set()
+    for thread in threads:
+        thread.join(TIMEOUT)
+        assert not thread.is_alive(), "a writer thread hung"
+    assert outcomes == {"holder": None, "deleter": None}
+    assert backend.view.records(EXECUTIONS).read("run") is None

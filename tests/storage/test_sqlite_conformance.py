@@ -12,8 +12,10 @@ from infrastructure.storage.sqlite import SQLiteBackend
 from infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
+    StorageGuardsContract,
     StorageLifecycleContract,
     StorageLimitsContract,
+    StorageNamesContract,
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -37,19 +39,27 @@ def make_backend(tmp_path: Path) -> Iterator[BackendFactory]:
 
 
 class TestSQLitePrimitives(StoragePrimitivesContract):
-    """§3.1 neutral storage primitives."""
+    """Neutral storage primitives."""
 
 
 class TestSQLiteTransactions(StorageTransactionContract):
-    """§3.2 transaction boundaries and the §1.13 scope rules."""
+    """Transaction boundaries and the scope rules."""
 
 
 class TestSQLiteDeclarations(StorageDeclarationContract):
-    """§3.12 resource declarations and resolution."""
+    """Resource declarations and resolution."""
+
+
+class TestSQLiteGuards(StorageGuardsContract):
+    """Every guard kind under every write and every condition kind."""
+
+
+class TestSQLiteNames(StorageNamesContract):
+    """One naming rule, applied when a resource is declared."""
 
 
 class TestSQLiteValidation(StorageValidationContract):
-    """§1.2 scalar and attribute validation."""
+    """Scalar and attribute validation."""
 
 
 class TestSQLiteValues(StorageValuesContract):

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from infrastructure.storage.immutable import immutable
+
 Source = Literal["log", "table", "schema"]
 
 EVENTS_TABLE = "storage_events"
@@ -31,6 +33,7 @@ BLOBS_TABLE = "storage_blobs"
 _SHOWN = 160  # characters of a value shown in a line; the JSON report has them whole
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One disagreement, printable as one line.
@@ -76,6 +79,7 @@ class Finding:
         }
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class AuditReport:
     """The findings of one audit, and what the log held."""

@@ -28,6 +28,7 @@ from infrastructure.storage.audit.replay import ReplayedLog
 from infrastructure.storage.audit.sessions import SqlStore
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import StorageError
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import events
 from infrastructure.storage.sql.dialect import dumps
@@ -61,6 +62,7 @@ class RepairFailedError(StorageError):
         self.report = report
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class RepairReport:
     """The audit the repair started from, and what it rewrote per table."""

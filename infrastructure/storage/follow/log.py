@@ -29,10 +29,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.sql.events import decode
 from infrastructure.storage.sql.session import Session
 
 
+@immutable
 @dataclass(frozen=True, slots=True, order=True)
 class LogPosition:
     """Where a follower stands: the last event it applied, in log order."""
@@ -48,6 +50,7 @@ START = LogPosition(0, 0)
 """Before the first event."""
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
     """One event of the storage log, its state decoded."""
@@ -79,6 +82,7 @@ def read_after(session: Session, after: LogPosition, limit: int) -> list[StoredE
     ]
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class LogHead:
     """The log's highest ``notification_id`` and how many events lie after a position."""

@@ -30,6 +30,7 @@ from infrastructure.storage.backend import Backend
 from infrastructure.storage.errors import UnsupportedBackendError
 from infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
 from infrastructure.storage.follow.schema import qualified
+from infrastructure.storage.immutable import immutable
 from infrastructure.storage.sql.driver import SqlDriver
 from infrastructure.storage.sql.session import Session
 
@@ -62,6 +63,7 @@ class ProjectionTable(Protocol):
         ...
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class Generation:
     """One generation of a projection: its rows table and how far it has applied the log."""

@@ -11,16 +11,18 @@ that differ: reading one attribute out of the JSON column, binding a value
 to compare with it, JSON and UUID parameters, row locks, and finding the
 index a unique violation names.
 
-Attribute names only ever reach SQL text after :func:`check_attribute_name`
-accepted them, and resource ids only as bound parameters, through
-:meth:`Dialect.quote` (in generated DDL) or :meth:`Dialect.template_literal`
-(in statement templates), so no catalog value can inject SQL.
+Attribute names reach SQL text only inside string literals (a JSON path on
+SQLite, a key on PostgreSQL), and resource ids only as bound parameters,
+through :meth:`Dialect.quote` (in generated DDL) or
+:meth:`Dialect.template_literal` (in statement templates), so no catalog
+value can inject SQL. Any attribute name a ``Resource`` accepts can be read
+this way: it holds no ``"``, ``\\`` or control character, which JSON text
+would write escaped.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -28,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from infrastructure.log.compact_json import compact_encoder
-from infrastructure.storage.errors import SerializationError, UnsupportedBackendError
+from infrastructure.storage.errors import SerializationError
 
 TABLE_NAMES = {
     "events": "storage_events",
@@ -39,7 +41,6 @@ TABLE_NAMES = {
     "versions": "nenjim_schema",
     "generated": "storage_generated_indexes",
 }
-_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Scalar = str | int | bool
 
@@ -48,16 +49,6 @@ def primary_key(table: str) -> str:
     """The name PostgreSQL gives the primary key of storage table ``table`` (a key of
     :data:`TABLE_NAMES`), as :meth:`Dialect.violated_index` reports it."""
     return f"{TABLE_NAMES[table]}_pkey"
-
-
-def check_attribute_name(resource_id: str, name: str) -> str:
-    """``name`` if it may appear in SQL text (indexed or constrained attributes only)."""
-    if not _ATTRIBUTE_NAME.fullmatch(name):
-        raise UnsupportedBackendError(
-            f"resource {resource_id!r}: the SQL backends index attributes named like "
-            f"identifiers ([A-Za-z_][A-Za-z0-9_]*), not {name!r}"
-        )
-    return name
 
 
 dumps: Callable[[Any], str] = compact_encoder(allow_nan=False)
@@ -204,13 +195,14 @@ class Dialect(ABC):
 
     @abstractmethod
     def attribute(self, name: str) -> str:
-        """The SQL expression reading attribute ``name`` from ``attributes`` (NULL for null)."""
+        """The SQL expression reading attribute ``name`` from ``attributes`` (NULL for null),
+        as DDL text (a statement template takes it through :func:`as_template`)."""
 
     @abstractmethod
     def attribute_equals_json(self, name: str) -> str:
-        """A term true where attribute ``name`` holds the JSON value of one parameter, the
-        text :func:`dumps` writes (of the same type: ``true`` is not ``1``); not true where
-        the attribute is absent."""
+        """A statement template's term true where attribute ``name`` holds the JSON value of
+        one parameter, the text :func:`dumps` writes (of the same type: ``true`` is not
+        ``1``); not true where the attribute is absent."""
 
     @abstractmethod
     def checked_replace(self, terms: str, *, guarded: bool) -> str:

@@ -161,11 +161,13 @@ class PostgresDialect(Dialect):
         # Templates hold no '%' and no '?' operator, so this rewrite is exact.
         return text.replace("?", "%s")
 
+    # The name as a template literal: no '?' or '%' left to become a parameter, and an
+    # identifier exactly as earlier builds wrote it in the generated indexes.
     def attribute(self, name: str) -> str:
-        return f"(attributes->>'{name}')"
+        return f"(attributes->>{self.template_literal(name)})"
 
     def attribute_equals_json(self, name: str) -> str:
-        return f"(attributes -> '{name}') = CAST(? AS jsonb)"
+        return f"(attributes -> {self.template_literal(name)}) = CAST(? AS jsonb)"
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
         return _checked_replace(terms, guarded=guarded)

@@ -25,7 +25,7 @@ from infrastructure.storage.rules import attributes_match, check_preconditions
 from infrastructure.storage.sql import codec, events, schema
 from infrastructure.storage.sql.dialect import (
     Dialect,
-    check_attribute_name,
+    as_template,
     dumps,
     primary_key,
 )
@@ -44,6 +44,18 @@ _LOCK_GUARD = "SELECT 1 FROM {records} WHERE resource = ? AND key = ?"
 _REVISION = "SELECT revision FROM {records} WHERE resource = ? AND key = ?"
 
 
+def missing_anchor(resource_id: str, key: str) -> NotFoundError:
+    """The error of a guard whose anchor row ``(resource_id, key)`` is missing."""
+    return NotFoundError(
+        f"guard record not found: {resource_id}/{key}", resource=resource_id, key=key
+    )
+
+
+def missing_row(resource_id: str, key: str) -> NotFoundError:
+    """The error of a write whose own row ``(resource_id, key)`` is missing."""
+    return NotFoundError(f"record not found: {resource_id}/{key}", resource=resource_id, key=key)
+
+
 def lock_guard(session: Session, resource: Resource, key: str) -> None:
     """Lock anchor row ``key`` until the transaction ends; NotFoundError if missing."""
     lock_anchor(session, (resource.id, key))
@@ -53,7 +65,7 @@ def lock_anchor(session: Session, anchor: tuple[str, ...]) -> None:
     """Lock the anchor row ``(resource id, key)`` until the transaction ends;
     NotFoundError if missing."""
     if session.one(_LOCK_GUARD + session.dialect.for_update, anchor) is None:
-        raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+        raise missing_anchor(anchor[0], anchor[1])
 
 
 def send_guards(session: Session) -> list[tuple[Guard, Any]]:
@@ -78,7 +90,7 @@ def _lock_named_guard(session: Session, guard: RecordGuard) -> str:
     statement, so the value read is the one the lock looked up.
     """
     dialect = session.dialect
-    via = dialect.attribute(check_attribute_name(guard.resource, guard.via))
+    via = as_template(dialect.attribute(guard.via))
     if not dialect.for_update:
         # The transaction already holds the lock (SQLite): finding the anchor is enough.
         # A scalar subquery, as SQLite would plan a join again at every execution.
@@ -101,12 +113,12 @@ def check_guards(sent: list[tuple[Guard, Any]]) -> None:
         if isinstance(guard, RecordGuard):
             row = cursor.fetchone()
             if row is None:
-                raise NotFoundError(f"record not found: {guard.resource}/{guard.key}")
+                raise missing_row(guard.resource, guard.key)
             named, locked = row
             if named is not None and locked is None:
-                raise NotFoundError(f"guard record not found: {guard.anchor}/{named}")
+                raise missing_anchor(guard.anchor, named)
         elif not cursor.fetchall():
-            raise NotFoundError(f"guard record not found: {guard[0]}/{guard[1]}")
+            raise missing_anchor(guard[0], guard[1])
 
 
 def lock_guards(session: Session) -> None:
@@ -184,7 +196,7 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             raise
         ((inserted, written, *anchored),) = cursor.fetchall()
         if anchored and not anchored[0]:
-            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+            raise missing_anchor(anchor[0], anchor[1])
         _inserted(resource, entry, inserted, written)
         return entry
     anchored = dialect.append_event_at_anchored_row
@@ -286,7 +298,7 @@ def replace(
     check_guards(guards)
     row = locked.fetchone()
     if row is None:
-        raise NotFoundError(f"record not found: {resource.id}/{entry.key}")
+        raise missing_row(resource.id, entry.key)
     revision, log_version = int(row[0]), int(row[2])
     if revision != expected_revision:
         raise ConflictError(
@@ -403,7 +415,7 @@ def _checked_terms(dialect: Dialect, resource: Resource, expected: tuple[str, ..
     """The `` AND`` checks of :func:`_replace_in_place`: each immutable attribute and each
     expected one, compared as JSON values (one parameter each)."""
     return "".join(
-        " AND " + dialect.attribute_equals_json(check_attribute_name(resource.id, name))
+        " AND " + dialect.attribute_equals_json(name)
         for name in (*resource.immutable_attributes, *expected)
     )
 
@@ -539,7 +551,7 @@ def check_reads(
     assert row is not None  # a SELECT without FROM yields one row
     for (resource, key), found in zip(anchors, row, strict=False):
         if found is None:
-            raise NotFoundError(f"guard record not found: {resource.id}/{key}")
+            raise missing_anchor(resource.id, key)
     answers: list[Any] = []
     for read, value in zip(reads, row[len(anchors) :], strict=True):
         kind = read.kind
@@ -646,7 +658,7 @@ def _matching(
     """`` AND <attribute> = ?`` terms (``IS NULL`` for None) and their parameters."""
     terms, params = [], []
     for name, value in values.items():
-        expression = dialect.attribute(check_attribute_name(resource.id, name))
+        expression = as_template(dialect.attribute(name))
         if value is None:
             terms.append(f" AND {expression} IS NULL")
         else:

@@ -28,7 +28,7 @@ from typing import Any
 
 from infrastructure.storage.follow import schema as follow_schema
 from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql.dialect import Dialect, as_template, check_attribute_name, dumps
+from infrastructure.storage.sql.dialect import Dialect, as_template, dumps
 from infrastructure.storage.sql.session import Session
 from infrastructure.storage.sql.versions import (
     EVENTS_COMPONENT,
@@ -236,7 +236,7 @@ def unique_source(dialect: Dialect, resource: Resource, constraint: Mapping[str,
 
 
 def _expressions(dialect: Dialect, resource: Resource, fields: Sequence[str]) -> list[str]:
-    return [dialect.attribute(check_attribute_name(resource.id, field)) for field in fields]
+    return [dialect.attribute(field) for field in fields]
 
 
 def _where(
@@ -244,7 +244,7 @@ def _where(
 ) -> list[str]:
     terms = []
     for field, value in where.items():
-        expression = dialect.attribute(check_attribute_name(resource.id, field))
+        expression = dialect.attribute(field)
         terms.append(
             f"{expression} IS NULL" if value is None else f"{expression} = {dialect.literal(value)}"
         )

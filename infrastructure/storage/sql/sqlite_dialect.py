@@ -6,7 +6,9 @@ import re
 import sqlite3
 import uuid
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
+from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, as_template
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _SQLITE_UNIQUE_INDEX = re.compile(r"UNIQUE constraint failed: index '(?P<name>[^']+)'")
 
@@ -95,12 +97,18 @@ class SQLiteDialect(Dialect):
         )
 
     def attribute(self, name: str) -> str:
-        return f"json_extract(attributes, '$.{name}')"
+        return f"json_extract(attributes, {self._path(name)})"
 
     def attribute_equals_json(self, name: str) -> str:
         # '->' renders a value as its stored text, which the same encoder wrote: equal
         # text is an equal value of one type (text written another way is not equal).
-        return f"(attributes -> '$.{name}') = ?"
+        return as_template(f"(attributes -> {self._path(name)}) = ?")
+
+    def _path(self, name: str) -> str:
+        """The JSON path of attribute ``name``, as a literal: a quoted label (the name
+        holds no '"' or '\\'), an identifier as it is, the text the generated indexes of
+        earlier builds were made with, so that a query still matches them."""
+        return self.quote("$." + (name if _IDENTIFIER.fullmatch(name) else f'"{name}"'))
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
         anchor = " AND " + _ANCHOR_EXISTS

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infrastructure.storage.entries import AppendEntry, StreamEntry
-from infrastructure.storage.errors import ConflictError, NotFoundError
+from infrastructure.storage.errors import ConflictError
 from infrastructure.storage.resource import Resource
 from infrastructure.storage.sql import codec, events, records
 from infrastructure.storage.sql.dialect import primary_key
@@ -94,7 +94,7 @@ def append(
             _check_ids(resource, stream, ids, entered)
             raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed") from error
         if anchored and not anchored[0]:
-            raise NotFoundError(f"guard record not found: {anchor[0]}/{anchor[1]}")
+            raise records.missing_anchor(anchor[0], anchor[1])
         if current is None:  # the row is missing or at another head (and locked)
             _expect_head(resource, stream, head(session, resource, stream), expected_head)
             raise ConflictError(f"stream head conflict: {resource.id}/{stream} changed")

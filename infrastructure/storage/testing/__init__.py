@@ -49,6 +49,12 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
   physical work, base exceptions and generators, concurrent writers.
 * :class:`StorageDeclarationContract` — Resource declarations and how a
   backend resolves them.
+* :class:`StorageGuardsContract` — every guard kind under every write and
+  every condition kind: anchors locked (``delete_matching`` included), and
+  conditions a guard cannot cover refused before any physical work.
+* :class:`StorageNamesContract` — one naming rule for every backend: names
+  that are not SQL identifiers work wherever a name goes, and the names the
+  rule refuses are refused by ``Resource(...)`` itself.
 * :class:`StorageValidationContract` — scalar, attribute and record
   validation of every handle.
 * :class:`StorageValuesContract` — capabilities, the error taxonomy,
@@ -73,8 +79,10 @@ backend); a hanging helper thread fails its test after ten seconds.
 from __future__ import annotations
 
 from infrastructure.storage.testing.declarations import StorageDeclarationContract
+from infrastructure.storage.testing.guards import StorageGuardsContract
 from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
 from infrastructure.storage.testing.limits import StorageLimitsContract
+from infrastructure.storage.testing.names import StorageNamesContract
 from infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from infrastructure.storage.testing.support import BackendFactory, StorageContract
@@ -87,6 +95,8 @@ class StorageConformanceContract(
     StoragePrimitivesContract,
     StorageTransactionContract,
     StorageDeclarationContract,
+    StorageNamesContract,
+    StorageGuardsContract,
     StorageValidationContract,
     StorageValuesContract,
     StorageLifecycleContract,
@@ -101,8 +111,10 @@ __all__ = [
     "StorageConformanceContract",
     "StorageContract",
     "StorageDeclarationContract",
+    "StorageGuardsContract",
     "StorageLifecycleContract",
     "StorageLimitsContract",
+    "StorageNamesContract",
     "StoragePrimitivesContract",
     "StorageTransactionContract",
     "StorageValidationContract",

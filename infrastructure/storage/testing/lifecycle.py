@@ -178,7 +178,7 @@ class StorageLifecycleContract(StorageContract):
         outer, inner = _holder(backend, "a", views), _holder(backend, "b", views)
         next(outer)
         next(inner)
-        with pytest.raises(TransactionError, match="innermost first"):
+        with pytest.raises(TransactionError):
             outer.close()
         inner.close()  # its scope is already rolled back: nothing left to undo
         assert _stored(backend, BASE, "a", "b") == [BASE]
@@ -194,9 +194,9 @@ class StorageLifecycleContract(StorageContract):
         outer, inner = _holder(backend, "a", views), _holder(backend, "b", views)
         next(outer)
         next(inner)
-        with pytest.raises(TransactionError, match="innermost first"):
+        with pytest.raises(TransactionError):
             next(outer)
-        with pytest.raises(TransactionError, match="rolled back"):
+        with pytest.raises(TransactionError):
             next(inner)  # leaving its block normally would commit: refused
         assert _stored(backend, BASE, "a", "b") == [BASE]
         self._assert_usable(backend)
@@ -212,7 +212,7 @@ class StorageLifecycleContract(StorageContract):
                 _insert(view, "a")
                 next(inner)
 
-        with pytest.raises(TransactionError, match="innermost first"):
+        with pytest.raises(TransactionError):
             body()
         inner.close()
         assert _stored(backend, BASE, "a", "b") == [BASE]
@@ -225,7 +225,7 @@ class StorageLifecycleContract(StorageContract):
             _insert(view, "a")
             next(middle)
             next(inner)
-            with pytest.raises(TransactionError, match="innermost first"):
+            with pytest.raises(TransactionError):
                 middle.close()
             inner.close()
             # The enclosing scope is intact and goes on.
@@ -263,7 +263,6 @@ class StorageLifecycleContract(StorageContract):
         finish = (lambda: next(holder)) if how == "finish" else holder.close
         outcome = in_thread(finish)
         assert isinstance(outcome.error, TransactionError), outcome.error
-        assert "another thread" in str(outcome.error)
         assert _stored(backend, BASE, "a") == [BASE]
         with pytest.raises(TransactionError):
             views[0].records(WORKFLOW_STATES).read(BASE)
@@ -282,7 +281,7 @@ class StorageLifecycleContract(StorageContract):
         next(inner)
         outcome = in_thread(lambda: next(outer))
         assert isinstance(outcome.error, TransactionError), outcome.error
-        with pytest.raises(TransactionError, match="rolled back"):
+        with pytest.raises(TransactionError):
             next(inner)
         assert _stored(backend, BASE, "a", "b") == [BASE]
         assert backend.current_scope() is None

@@ -5,7 +5,8 @@ an immutable ``owner`` attribute with a conditional ``one_active_owner``
 constraint, a journal stream guarded through its name), the content blobs, an
 unguarded workflow resource and an unrelated ``inventory.items`` resource with
 nullable typed attributes. A backend under test receives exactly
-:data:`FIXTURE_RESOURCES` (the identical objects) unless a test says otherwise.
+:data:`FIXTURE_RESOURCES` (the identical objects) unless a test says otherwise;
+the guards contract adds :data:`GUARD_RESOURCES`' three.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ JOURNAL_ID = "agent.journal"
 CONTENT_BLOBS_ID = "content.blobs"
 WORKFLOW_STATES_ID = "workflow.states"
 INVENTORY_ITEMS_ID = "inventory.items"
+SETTINGS_ID = "agent.settings"
+TIERED_ROOTS_ID = "tiered.roots"
+PLAIN_LOG_ID = "plain.log"
 
 OWNER = "owner-1"
 """The owner (an ``agent.roots`` key) most tests write under."""
@@ -74,6 +78,33 @@ def inventory_items_resource() -> Resource:
     )
 
 
+def settings_resource() -> Resource:
+    """``agent.settings``: one row per owner, guarded by the root its own key names."""
+    return Resource(
+        SETTINGS_ID,
+        "records",
+        attributes={"theme": "string"},
+        indexes={"theme": ("theme",)},
+        guard={"resource": ROOTS_ID, "via": "key"},
+    )
+
+
+def tiered_roots_resource() -> Resource:
+    """``tiered.roots``: roots anchored to themselves by key, with an indexed attribute."""
+    return Resource(
+        TIERED_ROOTS_ID,
+        "records",
+        attributes={"tier": "string"},
+        indexes={"tier": ("tier",)},
+        guard={"resource": TIERED_ROOTS_ID, "via": "key"},
+    )
+
+
+def plain_log_resource() -> Resource:
+    """``plain.log``: streams without a guard."""
+    return Resource(PLAIN_LOG_ID, "streams")
+
+
 ROOTS = roots_resource()
 EXECUTIONS = executions_resource()
 JOURNAL = journal_resource()
@@ -90,6 +121,15 @@ FIXTURE_RESOURCES: tuple[Resource, ...] = (
     INVENTORY_ITEMS,
 )
 """Every resource the kit registers, in dependency order (anchors first)."""
+
+SETTINGS = settings_resource()
+TIERED_ROOTS = tiered_roots_resource()
+PLAIN_LOG = plain_log_resource()
+
+GUARD_RESOURCES: tuple[Resource, ...] = (*FIXTURE_RESOURCES, SETTINGS, TIERED_ROOTS, PLAIN_LOG)
+"""The fixture resources and one more of each guard kind they lack (a records resource
+guarded by another's row its key names, a root with an index, unguarded streams), which
+the guards contract registers."""
 
 
 def opaque_record(payload: dict[str, object] | None = None) -> DurableRecord:

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
-from infrastructure.storage import Backend, Resource
+from infrastructure.storage import Backend, NotFoundError, Resource
 from infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     FIXTURE_RESOURCES,
@@ -119,3 +119,15 @@ def put_content(view: Any, text: str) -> str:
 def content_exists(view: Any, key: str) -> bool:
     """Whether ``content.blobs`` holds ``key`` as seen through ``view``."""
     return bool(view.blobs(CONTENT_BLOBS).exists(key))
+
+
+def remove(target: object, name: str) -> None:
+    """Attribute deletion the type checker lets through, to prove immutability."""
+    delattr(target, name)
+
+
+def assert_names_missing(error: object, resource: str, key: str) -> None:
+    """``error`` is a ``NotFoundError`` naming the missing row ``resource``/``key`` by its
+    attributes (what the driver interface specifies; its message is the driver's own)."""
+    assert isinstance(error, NotFoundError), error
+    assert (error.resource, error.key) == (resource, key), (error.resource, error.key)

@@ -11,6 +11,7 @@ import pytest
 
 from infrastructure.storage import (
     REQUIRED_CAPABILITIES,
+    UNCHECKED,
     AppendEntry,
     Backend,
     BackendClosedError,
@@ -19,11 +20,15 @@ from infrastructure.storage import (
     ConditionFailedError,
     ConflictError,
     DurableRecord,
+    GuardRef,
+    NoRows,
     NotFoundError,
     RecordEntry,
+    RevisionIs,
     SerializationError,
     StorageError,
     StreamEntry,
+    StreamHeadIs,
     TransactionError,
     UniqueConstraintError,
     UnsupportedBackendError,
@@ -33,11 +38,19 @@ from infrastructure.storage.testing.inputs import (
     loose,
 )
 from infrastructure.storage.testing.resources import (
+    CONTENT_BLOBS,
+    EXECUTIONS,
+    INVENTORY_ITEMS,
+    JOURNAL,
+    OWNER,
+    ROOTS,
+    WORKFLOW_STATES,
     opaque_record,
 )
 from infrastructure.storage.testing.support import (
     StorageContract,
     assign,
+    remove,
     set_item,
 )
 
@@ -193,3 +206,47 @@ class StorageValuesContract(StorageContract):
         assert (blob.data, dict(blob.attributes)) == (b"\x00\xff", {"v": 1})
         with pytest.raises(AttributeError):
             assign(AppendEntry("id", record), "id", "other")
+
+    def test_every_value_refuses_assignment_and_deletion(self, backend: Backend) -> None:
+        """Declarations, envelopes, entries (built or returned), guards, conditions, the
+        ``UNCHECKED`` sentinel and a view's handles (bound to their resource): no field can
+        be set or deleted, and no attribute added."""
+        record = opaque_record()
+        stored = backend.view.records(WORKFLOW_STATES).insert(
+            key="wf", revision=0, attributes={}, record=record
+        )
+        appended = backend.view.streams(JOURNAL).append(
+            stream=OWNER, expected_head=0, entries=[AppendEntry("first", record)]
+        )
+        blob = backend.view.blobs(CONTENT_BLOBS).put_if_absent(
+            key="b", data=b"x", attributes={"canonicalization_version": 1}
+        )
+        (recorded,) = backend.view.records(WORKFLOW_STATES).history("wf")
+        values: dict[str, tuple[object, tuple[str, ...]]] = {
+            "Resource": (EXECUTIONS, ("id", "kind", "attributes", "guard", "unique", "indexes")),
+            "DurableRecord": (record, ("record_type", "format_version", "payload")),
+            "RecordEntry": (stored, ("key", "revision", "attributes", "record")),
+            "RecordedEntry": (recorded, ("key", "revision", "recorded_at")),
+            "AppendEntry": (AppendEntry("id", record), ("id", "record")),
+            "StreamEntry": (appended[0], ("position", "id", "record")),
+            "BlobEntry": (blob, ("key", "data", "attributes")),
+            "GuardRef": (GuardRef(ROOTS, OWNER), ("resource", "key")),
+            "RevisionIs": (RevisionIs(ROOTS, OWNER, 0), ("resource", "key", "expected")),
+            "StreamHeadIs": (StreamHeadIs(JOURNAL, OWNER, 0), ("resource", "stream", "expected")),
+            "NoRows": (
+                NoRows(INVENTORY_ITEMS, "code", {"code": None}),
+                ("resource", "index", "equals"),
+            ),
+            "UNCHECKED": (UNCHECKED, ()),
+            "Records": (backend.view.records(ROOTS), ("resource",)),
+            "Streams": (backend.view.streams(JOURNAL), ("resource",)),
+            "Blobs": (backend.view.blobs(CONTENT_BLOBS), ("resource",)),
+        }
+        for name, (value, fields) in values.items():
+            for field in (*fields, "added"):
+                before = getattr(value, field, None)
+                with pytest.raises(AttributeError):
+                    assign(value, field, None)
+                with pytest.raises(AttributeError):
+                    remove(value, field)
+                assert getattr(value, field, None) == before, f"{name}.{field} changed"

@@ -1,0 +1,25 @@
+"""Values the storage layer returns beside the SPI's (audit reports, log positions and
+events, projection generations) refuse assignment and deletion as the SPI's own do: with
+an ``AttributeError`` naming the class, whatever the attribute."""
+
+from __future__ import annotations
+
+import pytest
+
+from infrastructure.storage.audit.findings import AuditReport, Finding
+from infrastructure.storage.audit.repair import RepairReport
+from infrastructure.storage.follow.log import LogHead, LogPosition, StoredEvent
+from infrastructure.storage.follow.tracking import Generation
+from infrastructure.storage.testing.support import assign, remove
+
+VALUE_CLASSES = (AuditReport, Finding, RepairReport, LogHead, LogPosition, StoredEvent, Generation)
+
+
+@pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda cls: cls.__name__)
+def test_a_value_refuses_assignment_and_deletion_of_any_attribute(cls: type) -> None:
+    value = object.__new__(cls)  # the refusal is the class's, whatever the fields hold
+    for name in (*cls.__dataclass_fields__, "added"):  # type: ignore[attr-defined]
+        with pytest.raises(AttributeError, match=cls.__name__):
+            assign(value, name, None)
+        with pytest.raises(AttributeError, match=cls.__name__):
+            remove(value, name)
