@@ -17,7 +17,7 @@ from eventsourcing.domain import (
     MutableOrImmutableAggregate,
 )
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
-from eventsourcing.utils import get_topic
+from eventsourcing.utils import Environment, EnvType, get_topic
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
@@ -118,7 +118,7 @@ class LogApplication(Application[UUID]):
         self._create = create
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
-        env.setdefault("TRANSCODER_TOPIC", get_topic(CompactJSONTranscoder))
+        env["TRANSCODER_TOPIC"] = get_topic(CompactJSONTranscoder)
         if schema is not None and self.location.kind == "postgresql":
             env.setdefault("POSTGRES_SCHEMA", schema)
         self._prepare(env)
@@ -134,6 +134,16 @@ class LogApplication(Application[UUID]):
             self._check_identity(identity)
         if tiler is not None:
             self._catch_up_tiles()
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """The library's settings: the store URL's, and nothing of the process environment.
+
+        ``eventsourcing`` also reads its settings (``COMPRESSOR_TOPIC``,
+        ``CIPHER_KEY``, ``PERSISTENCE_MODULE``, ``SQLITE_DBNAME``, ..., and each
+        prefixed with the application's name, which wins) from ``os.environ``: a
+        store written under one set of them could not be read without it.
+        """
+        return Environment(name, env)
 
     @property
     def where(self) -> str:
