@@ -25,7 +25,12 @@ from infrastructure.log.compact_json import CompactJSONTranscoder
 from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
 from infrastructure.log.group_commit import APPENDED, StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
-from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
+from infrastructure.log.urls import (
+    POSTGRES_CONNINFO,
+    StoreLocation,
+    check_schema,
+    resolve_store_url,
+)
 
 
 class _ClaimingRecorder(Protocol):
@@ -99,7 +104,8 @@ class LogApplication(Application[UUID]):
     its identity (atomically: of two racing openers exactly one wins), and an
     opener with another identity is refused with ``StoreIdentityError``. A
     log written before identities existed takes the identity of its next
-    opener. ``schema`` is the PostgreSQL schema used when the URL names none.
+    opener. ``schema`` is the PostgreSQL schema used when the URL names none (a
+    name the URL's ``?schema=`` could hold, else ``UnsupportedStoreError``).
     ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
     entries and tiles are brought up to date with the events on open.
     """
@@ -120,7 +126,7 @@ class LogApplication(Application[UUID]):
         # The library's transcoder, encoding through one C encoder (see compact_json).
         env["TRANSCODER_TOPIC"] = get_topic(CompactJSONTranscoder)
         if schema is not None and self.location.kind == "postgresql":
-            env.setdefault("POSTGRES_SCHEMA", schema)
+            env.setdefault("POSTGRES_SCHEMA", check_schema(schema))
         self._prepare(env)
         try:
             super().__init__(env=env)
