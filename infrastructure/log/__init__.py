@@ -8,7 +8,9 @@ from infrastructure.log.errors import (
     LogClosedError,
     RebuildLostError,
     StoreIdentityError,
+    StoreReadOnlyError,
     StoreUnavailableError,
+    is_read_only_error,
 )
 from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
@@ -37,6 +39,7 @@ __all__ = [
     "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",
+    "StoreReadOnlyError",
     "StoreUnavailableError",
     "StoredTile",
     "TileGrowth",
@@ -45,5 +48,6 @@ __all__ = [
     "TiledLog",
     "TilesMissingError",
     "UnsupportedStoreError",
+    "is_read_only_error",
     "resolve_store_url",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,12 @@ from eventsourcing.utils import Environment, EnvType, get_topic
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.compact_json import CompactJSONTranscoder
-from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.errors import (
+    StoreIdentityError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+    is_read_only_error,
+)
 from infrastructure.log.group_commit import APPENDED, StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
 from infrastructure.log.urls import (
@@ -108,6 +114,11 @@ class LogApplication(Application[UUID]):
     name the URL's ``?schema=`` could hold, else ``UnsupportedStoreError``).
     ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
     entries and tiles are brought up to date with the events on open.
+
+    An SQLite store on read-only media (a read-only file, directory or file
+    system) is opened to read (:attr:`read_only`): nothing is created or
+    claimed (an identity is checked, not recorded), and whatever must write it
+    raises ``StoreReadOnlyError`` or the driver's read-only error.
     """
 
     def __init__(
@@ -122,6 +133,8 @@ class LogApplication(Application[UUID]):
         self._tiler = tiler
         self.location: StoreLocation = resolve_store_url(store)
         self._create = create
+        self.read_only = False
+        """True when the store could only be opened to read (see above)."""
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
         env["TRANSCODER_TOPIC"] = get_topic(CompactJSONTranscoder)
@@ -132,7 +145,7 @@ class LogApplication(Application[UUID]):
             super().__init__(env=env)
         except PersistenceError as error:
             self._close_factory()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its tables") from error
         except BaseException:
             self._close_factory()
             raise
@@ -169,7 +182,17 @@ class LogApplication(Application[UUID]):
             check_reachable(env[POSTGRES_CONNINFO], self.where)
         if kind != "sqlite":
             return
+        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
+        import sqlite3  # noqa: PLC0415
+
+        from infrastructure.log import sqlite_files  # noqa: PLC0415
+
         path = Path(env["SQLITE_DBNAME"])
+        if path.is_file() and sqlite_files.read_only_reason(path) is not None:
+            sqlite_files.reading_uri(path)  # a file SQLite could not read is refused here
+            self.read_only = True
+            env[sqlite_files.SQLITE_READ_ONLY] = "yes"
+            return
         if not self._create:
             if not path.is_file():
                 raise StoreUnavailableError(f"{self.where} does not exist")
@@ -178,15 +201,20 @@ class LogApplication(Application[UUID]):
             raise StoreUnavailableError(
                 f"cannot create {self.where}: directory {path.parent} does not exist"
             )
-        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
-        import sqlite3  # noqa: PLC0415
-
-        from infrastructure.log.sqlite_files import prepare_database_file  # noqa: PLC0415
-
+        if not path.exists() and not os.access(path.parent, os.W_OK):
+            raise StoreReadOnlyError(
+                f"cannot create {self.where}: directory {path.parent} is read-only"
+            )
         try:
-            prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
+            sqlite_files.prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
         except sqlite3.Error as error:
             raise StoreUnavailableError(f"cannot open {self.where}: {error}") from None
+
+    def _open_error(self, error: PersistenceError, writing: str) -> StoreUnavailableError:
+        """Why the store could not be opened; on a read-only store, what needed ``writing``."""
+        if is_read_only_error(error):
+            return StoreReadOnlyError(f"{self.where} is read-only: cannot write {writing}")
+        return StoreUnavailableError(f"cannot open {self.where}: {error}")
 
     def _close_factory(self) -> None:
         factory = getattr(self, "factory", None)
@@ -195,13 +223,12 @@ class LogApplication(Application[UUID]):
 
     def _check_identity(self, identity: str) -> None:
         ledger = cast(_ClaimingRecorder, self.recorder)
+        claiming = self._create and not self.read_only
         try:
-            recorded = (
-                ledger.claim_identity(identity) if self._create else ledger.recorded_identity()
-            )
+            recorded = ledger.claim_identity(identity) if claiming else ledger.recorded_identity()
         except PersistenceError as error:
             self.close()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its owner's identity") from error
         if recorded is not None and recorded != identity:
             self.close()
             raise StoreIdentityError(self.where, recorded, identity)
@@ -211,7 +238,7 @@ class LogApplication(Application[UUID]):
             self.tiled_log.catch_up_entries()
         except PersistenceError as error:
             self.close()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its transparency tiles") from error
         except BaseException:
             self.close()
             raise
@@ -231,7 +258,7 @@ class LogApplication(Application[UUID]):
         recorder = factory.claiming_recorder(self.name.lower(), tiling)
         ledger = cast(_ClaimingRecorder, recorder)
         if self.location.kind != "memory":
-            if self._create:
+            if self._create and not self.read_only:
                 ledger.create_table()
             else:
                 ledger.require_table()
