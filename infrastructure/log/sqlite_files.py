@@ -61,7 +61,7 @@ def read_only_reason(path: Path) -> str | None:
     A WAL database is written with two files beside it (``-wal``, ``-shm``), so
     a directory that cannot be written makes it read-only too.
     """
-    if os.statvfs(path).f_flag & os.ST_RDONLY:
+    if _on_read_only_file_system(path):
         return "it is on a read-only file system"
     if not os.access(path, os.W_OK):
         return "the file is read-only"
@@ -83,7 +83,7 @@ def reading_uri(path: Path) -> str:
     """
     uri = f"{path.absolute().as_uri()}?mode=ro"
     wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    read_only_system = os.statvfs(path.parent).f_flag & os.ST_RDONLY
+    read_only_system = _on_read_only_file_system(path.parent)
     if read_only_system and not wal.exists():
         return uri + "&immutable=1"
     if not shm.exists() and (read_only_system or not os.access(path.parent, os.W_OK)):
@@ -92,3 +92,9 @@ def reading_uri(path: Path) -> str:
             f"and directory {path.parent} cannot be written"
         )
     return uri
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    # statvfs is POSIX's; elsewhere such a file shows as one that cannot be written.
+    statvfs = getattr(os, "statvfs", None)
+    return statvfs is not None and bool(statvfs(path).f_flag & os.ST_RDONLY)
