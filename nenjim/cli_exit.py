@@ -24,6 +24,7 @@ from infrastructure.log import (
     StoreIdentityError,
     StoreUnavailableError,
     UnsupportedStoreError,
+    is_read_only_error,
 )
 from journal.exception import JournalError, JournalStoreError
 from projections.journal_chains import ProjectionIntegrityError
@@ -130,6 +131,9 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return Failure(f"argument --store: {error}", "usage", EXIT_USAGE)
         case StoreUnavailableError() | StoreIdentityError() | IncompatibleStoreError():
             return Failure(str(error), "store", EXIT_STORE)
+        case _ if is_read_only_error(error):  # a write the driver refused, deep in a command
+            message = f"store {store or 'memory:'} is read-only: this command must write to it"
+            return Failure(message, "store", EXIT_STORE)
         case PersistenceError():
             return Failure(f"store {store or 'memory:'}: {error}", "store", EXIT_STORE)
     return Failure(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from infrastructure.log import StoreUnavailableError
+from infrastructure.log import StoreReadOnlyError, StoreUnavailableError
 from infrastructure.log.urls import resolve_store_url
 from infrastructure.persistence.projections import (
     STORAGE_PROJECTIONS,
@@ -116,6 +116,8 @@ def statuses(url: str) -> list[ProjectionStatus]:
     for family in FAMILIES:
         try:
             found.extend(family.statuses(url))
+        except StoreReadOnlyError:
+            raise  # the log is there but could not be opened: leaving it out would mislead
         except StoreUnavailableError as error:
             missing.append(error)
     if missing and not found:  # the store holds no log of any family
@@ -140,6 +142,8 @@ def rebuild_all(url: str, progress: Progress = silent) -> tuple[str, ...]:
     for family in FAMILIES:
         try:
             present = [status.name for status in family.statuses(url)]
+        except StoreReadOnlyError:
+            raise
         except StoreUnavailableError:
             continue  # the store holds no log of this family
         lines.extend(family.rebuild(url, name, progress) for name in present)

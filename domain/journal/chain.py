@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 
 from eventsourcing.domain import Aggregate
 from eventsourcing.domain import Snapshot as AggregateSnapshot
@@ -49,22 +50,32 @@ def _chain_id(coordinate: str) -> uuid.UUID:
     return uuid.uuid5(CHAIN_NAMESPACE, coordinate)
 
 
+class _StampedInUTC:
+    """Events stamped in UTC: the library takes its time zone from the environment
+    (``TZINFO_TOPIC``), and what a store holds must not depend on it."""
+
+    @staticmethod
+    def create_timestamp() -> datetime:
+        """Now, in UTC."""
+        return datetime.now(UTC)
+
+
 class JournalChain(Aggregate):
     """One artifact's linear chain of accepted revisions."""
 
     TOPIC = "nenjim.journal:JournalChain"
 
-    class Created(Aggregate.Created):
+    class Created(_StampedInUTC, Aggregate.Created):
         """Unused (a chain starts with :class:`GenesisAccepted`); named as the library requires."""
 
         TOPIC = "nenjim.journal:JournalChain.Created"
 
-    class Snapshot(AggregateSnapshot):
+    class Snapshot(_StampedInUTC, AggregateSnapshot):
         """A chain restored from a projection (see :meth:`restore`); never stored."""
 
         TOPIC = "nenjim.journal:JournalChain.Snapshot"
 
-    class GenesisAccepted(Aggregate.Created):
+    class GenesisAccepted(_StampedInUTC, Aggregate.Created):
         """The first revision of an artifact was accepted."""
 
         TOPIC = "nenjim.journal:JournalChain.GenesisAccepted"
@@ -74,7 +85,7 @@ class JournalChain(Aggregate):
         digest: str
         text: str
 
-    class SuccessorAccepted(Aggregate.Event):
+    class SuccessorAccepted(_StampedInUTC, Aggregate.Event):
         """A revision was accepted as the new head."""
 
         TOPIC = "nenjim.journal:JournalChain.SuccessorAccepted"

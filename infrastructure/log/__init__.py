@@ -10,7 +10,9 @@ from infrastructure.log.errors import (
     ProjectionDamagedError,
     RebuildLostError,
     StoreIdentityError,
+    StoreReadOnlyError,
     StoreUnavailableError,
+    is_read_only_error,
 )
 from infrastructure.log.reader import LogReader
 from infrastructure.log.schema import IncompatibleStoreError
@@ -41,6 +43,7 @@ __all__ = [
     "RebuildLostError",
     "StoreIdentityError",
     "StoreLocation",
+    "StoreReadOnlyError",
     "StoreUnavailableError",
     "StoredTile",
     "TileGrowth",
@@ -49,5 +52,6 @@ __all__ = [
     "TiledLog",
     "TilesMissingError",
     "UnsupportedStoreError",
+    "is_read_only_error",
     "resolve_store_url",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +18,25 @@ from eventsourcing.domain import (
     MutableOrImmutableAggregate,
 )
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
-from eventsourcing.utils import get_topic
+from eventsourcing.utils import Environment, EnvType, get_topic
 
 from infrastructure.log.claims import Claim
 from infrastructure.log.closing import ClosableRecorder
 from infrastructure.log.compact_json import CompactJSONTranscoder
-from infrastructure.log.errors import StoreIdentityError, StoreUnavailableError
+from infrastructure.log.errors import (
+    StoreIdentityError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+    is_read_only_error,
+)
 from infrastructure.log.group_commit import APPENDED, StoredBatch
 from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
-from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation, resolve_store_url
+from infrastructure.log.urls import (
+    POSTGRES_CONNINFO,
+    StoreLocation,
+    check_schema,
+    resolve_store_url,
+)
 
 
 class _ClaimingRecorder(Protocol):
@@ -104,13 +115,18 @@ class LogApplication(Application[UUID]):
     opener. With ``claim=False`` the identity is only checked on open (a log
     that records none is accepted, as without ``create``):
     :meth:`claim_identity` records it later. ``schema`` is the PostgreSQL
-    schema used when the URL names none.
-    ``tiler`` makes the log tiled (see ``infrastructure.log.tiles``): its
-    entries and tiles are brought up to date with the events on open.
+    schema used when the URL names none (a name the URL's ``?schema=`` could
+    hold, else ``UnsupportedStoreError``). ``tiler`` makes the log tiled (see
+    ``infrastructure.log.tiles``): its entries and tiles are brought up to
+    date with the events on open.
 
     ``read_only`` (implies ``create=False``) opens the log exactly as it is,
     for audits and other reads: nothing is claimed, created or caught up, so
-    a tiled log's missing entries stay missing for the audit to report.
+    a tiled log's missing entries stay missing for the audit to report. An
+    SQLite store on read-only media (a read-only file, directory or file
+    system) is opened that way whatever was asked (:attr:`read_only` is then
+    true): whatever must write it raises ``StoreReadOnlyError`` or the
+    driver's read-only error.
     """
 
     def __init__(
@@ -128,24 +144,36 @@ class LogApplication(Application[UUID]):
         self.location: StoreLocation = resolve_store_url(store)
         self._create = create and not read_only
         self._claim_on_open = self._create and claim
+        self.read_only = read_only
+        """True when the store is opened to read only (asked, or read-only media)."""
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
-        env.setdefault("TRANSCODER_TOPIC", get_topic(CompactJSONTranscoder))
+        env["TRANSCODER_TOPIC"] = get_topic(CompactJSONTranscoder)
         if schema is not None and self.location.kind == "postgresql":
-            env.setdefault("POSTGRES_SCHEMA", schema)
+            env.setdefault("POSTGRES_SCHEMA", check_schema(schema))
         self._prepare(env)
         try:
             super().__init__(env=env)
         except PersistenceError as error:
             self._close_factory()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its tables") from error
         except BaseException:
             self._close_factory()
             raise
         if identity is not None:
             self._check_identity(identity)
-        if tiler is not None and not read_only:
+        if tiler is not None and not self.read_only:
             self._catch_up_tiles()
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """The library's settings: the store URL's, and nothing of the process environment.
+
+        ``eventsourcing`` also reads its settings (``COMPRESSOR_TOPIC``,
+        ``CIPHER_KEY``, ``PERSISTENCE_MODULE``, ``SQLITE_DBNAME``, ..., and each
+        prefixed with the application's name, which wins) from ``os.environ``: a
+        store written under one set of them could not be read without it.
+        """
+        return Environment(name, env)
 
     @property
     def where(self) -> str:
@@ -163,7 +191,17 @@ class LogApplication(Application[UUID]):
             check_reachable(env[POSTGRES_CONNINFO], self.where)
         if kind != "sqlite":
             return
+        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
+        import sqlite3  # noqa: PLC0415
+
+        from infrastructure.log import sqlite_files  # noqa: PLC0415
+
         path = Path(env["SQLITE_DBNAME"])
+        if path.is_file() and sqlite_files.read_only_reason(path) is not None:
+            sqlite_files.reading_uri(path)  # a file SQLite could not read is refused here
+            self.read_only = True
+            env[sqlite_files.SQLITE_READ_ONLY] = "yes"
+            return
         if not self._create:
             if not path.is_file():
                 raise StoreUnavailableError(f"{self.where} does not exist")
@@ -172,15 +210,20 @@ class LogApplication(Application[UUID]):
             raise StoreUnavailableError(
                 f"cannot create {self.where}: directory {path.parent} does not exist"
             )
-        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
-        import sqlite3  # noqa: PLC0415
-
-        from infrastructure.log.sqlite_files import prepare_database_file  # noqa: PLC0415
-
+        if not path.exists() and not os.access(path.parent, os.W_OK):
+            raise StoreReadOnlyError(
+                f"cannot create {self.where}: directory {path.parent} is read-only"
+            )
         try:
-            prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
+            sqlite_files.prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
         except sqlite3.Error as error:
             raise StoreUnavailableError(f"cannot open {self.where}: {error}") from None
+
+    def _open_error(self, error: PersistenceError, writing: str) -> StoreUnavailableError:
+        """Why the store could not be opened; on a read-only store, what needed ``writing``."""
+        if is_read_only_error(error):
+            return StoreReadOnlyError(f"{self.where} is read-only: cannot write {writing}")
+        return StoreUnavailableError(f"cannot open {self.where}: {error}")
 
     def _close_factory(self) -> None:
         factory = getattr(self, "factory", None)
@@ -192,12 +235,12 @@ class LogApplication(Application[UUID]):
         try:
             recorded = (
                 ledger.claim_identity(identity)
-                if self._claim_on_open
+                if self._claim_on_open and not self.read_only
                 else ledger.recorded_identity()
             )
         except PersistenceError as error:
             self.close()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its owner's identity") from error
         if recorded is not None and recorded != identity:
             self.close()
             raise StoreIdentityError(self.where, recorded, identity)
@@ -207,7 +250,7 @@ class LogApplication(Application[UUID]):
             self.tiled_log.catch_up_entries()
         except PersistenceError as error:
             self.close()
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
+            raise self._open_error(error, "its transparency tiles") from error
         except BaseException:
             self.close()
             raise
@@ -227,7 +270,7 @@ class LogApplication(Application[UUID]):
         recorder = factory.claiming_recorder(self.name.lower(), tiling)
         ledger = cast(_ClaimingRecorder, recorder)
         if self.location.kind != "memory":
-            if self._create:
+            if self._create and not self.read_only:
                 ledger.create_table()
             else:
                 ledger.require_table()

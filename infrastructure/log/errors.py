@@ -1,6 +1,8 @@
-"""Why a store could not be used: unavailable, or holding another owner's log."""
+"""Why a store could not be used: unavailable, read-only, or holding another owner's log."""
 
 from __future__ import annotations
+
+import sys
 
 
 class StoreUnavailableError(RuntimeError):
@@ -11,6 +13,37 @@ class StoreUnavailableError(RuntimeError):
     authentication), cannot be written (read-only file system, missing
     directory, permissions), or its driver is not installed.
     """
+
+
+class StoreReadOnlyError(StoreUnavailableError):
+    """The store can be read but not written, and what was asked must write it.
+
+    An SQLite file on read-only media (a read-only file, directory or file
+    system) is opened to read: what only reads works, and what must write
+    raises this, naming the store.
+    """
+
+
+def is_read_only_error(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from, is a store refusing to write
+    because it is read-only: :class:`StoreReadOnlyError`, SQLite's ``SQLITE_READONLY``
+    (a file on read-only media), PostgreSQL's read-only transaction (a standby server,
+    ``default_transaction_read_only``)."""
+    # The drivers are looked up, not imported: a store of another kind loads neither.
+    sqlite3 = sys.modules.get("sqlite3")
+    psycopg_errors = sys.modules.get("psycopg.errors")
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, StoreReadOnlyError):
+            return True
+        if sqlite3 is not None and isinstance(seen, sqlite3.Error):
+            code = getattr(seen, "sqlite_errorcode", 0)
+            if code & 0xFF == sqlite3.SQLITE_READONLY:  # the primary code of every variant
+                return True
+        if psycopg_errors is not None and isinstance(seen, psycopg_errors.ReadOnlySqlTransaction):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class StoreIdentityError(RuntimeError):

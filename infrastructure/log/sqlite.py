@@ -38,7 +38,12 @@ from infrastructure.log.schema import (
     recorded_version,
     require_log_tables,
 )
-from infrastructure.log.sqlite_files import enable_wal, retry_when_locked
+from infrastructure.log.sqlite_files import (
+    SQLITE_READ_ONLY,
+    enable_wal,
+    reading_uri,
+    retry_when_locked,
+)
 from infrastructure.log.sqlite_tiles import SQLiteTiles
 from infrastructure.log.tiles import Tiling, new_entries
 
@@ -61,6 +66,8 @@ class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
     """
 
     _closing = False
+    read_only = False
+    """Connections read the file and never write it (set before the first connection)."""
 
     @property
     def closed(self) -> bool:
@@ -71,8 +78,9 @@ class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
         # every statement but a repeat of the one before was compiled again, a third of
         # the time an append spends in SQLite. Otherwise this is the stock connection.
         try:
+            database = reading_uri(Path(self.db_name)) if self.read_only else self.db_name
             connection = sqlite3.connect(
-                database=self.db_name,
+                database=database,
                 uri=True,
                 check_same_thread=False,
                 isolation_level=None,
@@ -81,7 +89,7 @@ class ClosingSQLiteConnectionPool(SQLiteConnectionPool):
             )
         except (sqlite3.Error, TypeError) as error:
             raise InterfaceError(error) from error
-        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
+        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal and not self.read_only:
             enable_wal(connection)
             self.is_journal_mode_wal = True
         connection.row_factory = sqlite3.Row
@@ -122,7 +130,8 @@ class ClaimingSQLiteFactory(SQLiteFactory):
     """``eventsourcing``'s SQLite factory, making the claiming recorder.
 
     Its datastore's pool is a :class:`ClosingSQLiteConnectionPool` with the
-    stock pool's settings (the base factory builds the stock one, unused).
+    stock pool's settings (the base factory builds the stock one, unused);
+    with ``NENJIM_SQLITE_READ_ONLY=yes`` its connections only read the file.
     """
 
     def __init__(self, env: Environment | EnvType | None) -> None:
@@ -137,6 +146,7 @@ class ClaimingSQLiteFactory(SQLiteFactory):
             max_age=stock.max_age,
             pre_ping=stock.pre_ping,
         )
+        self.datastore.pool.read_only = self.env.get(SQLITE_READ_ONLY) == "yes"
         stock.close()
 
     def claiming_recorder(

@@ -1,7 +1,9 @@
-"""Preparing an SQLite database file for concurrent use by several processes."""
+"""SQLite database files: prepared for concurrent use by several processes, or read
+where they cannot be written."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -10,7 +12,12 @@ from typing import TypeVar
 
 from eventsourcing.persistence import OperationalError
 
+from infrastructure.log.errors import StoreUnavailableError
+
 _T = TypeVar("_T")
+
+SQLITE_READ_ONLY = "NENJIM_SQLITE_READ_ONLY"
+"""Our own environment key: ``yes`` has a log's connections only read its file."""
 
 # Two processes switching a new file to WAL at once, or creating its tables
 # at once, can get SQLITE_BUSY at once, without the busy handler (SQLite
@@ -46,3 +53,48 @@ def prepare_database_file(path: str | Path, timeout: float) -> None:
         enable_wal(connection)
     finally:
         connection.close()
+
+
+def read_only_reason(path: Path) -> str | None:
+    """Why the existing SQLite file at ``path`` can be read but not written, or ``None``.
+
+    A WAL database is written with two files beside it (``-wal``, ``-shm``), so
+    a directory that cannot be written makes it read-only too.
+    """
+    if _on_read_only_file_system(path):
+        return "it is on a read-only file system"
+    if not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if not os.access(path.parent, os.W_OK):
+        return "its directory is read-only"
+    return None
+
+
+def reading_uri(path: Path) -> str:
+    """The SQLite URI that opens the existing file ``path`` to read only.
+
+    SQLite reads a WAL database through its ``-shm`` file, which it creates
+    beside it if missing. On a read-only file system it cannot, and nothing
+    can write the file either: there, unless a ``-wal`` file holds commits not
+    yet copied into it, the file is opened as immutable, read as it is.
+    ``StoreUnavailableError`` when SQLite could not read it: no ``-shm`` file in
+    a directory that cannot be written (SQLite would fail with a bare "unable to
+    open database file").
+    """
+    uri = f"{path.absolute().as_uri()}?mode=ro"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    read_only_system = _on_read_only_file_system(path.parent)
+    if read_only_system and not wal.exists():
+        return uri + "&immutable=1"
+    if not shm.exists() and (read_only_system or not os.access(path.parent, os.W_OK)):
+        raise StoreUnavailableError(
+            f"cannot read SQLite store {path}: SQLite must create {shm.name} beside it, "
+            f"and directory {path.parent} cannot be written"
+        )
+    return uri
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    # statvfs is POSIX's; elsewhere such a file shows as one that cannot be written.
+    statvfs = getattr(os, "statvfs", None)
+    return statvfs is not None and bool(statvfs(path).f_flag & os.ST_RDONLY)

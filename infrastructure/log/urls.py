@@ -3,23 +3,22 @@
 A URL becomes the ``eventsourcing`` environment that opens the store. When no
 URL is given, ``NENJIM_STORE_URL`` is read; without it the store is in memory.
 
-A PostgreSQL URL is a libpq connection URI: every libpq parameter
-(``sslmode``, ``connect_timeout``, ``application_name``, ``host=/socket/dir``,
-...) is handed to psycopg's conninfo parser, which refuses unknown ones. Our
-own options are taken out of the query first: ``schema`` (default
-``public``, created when missing), ``pool_size`` and ``max_overflow``. Absent
-from the URL, the host is ``127.0.0.1``, the port 5432, the user
-``postgres`` and ``connect_timeout`` 10 seconds; a database name is required.
-Parsing a PostgreSQL URL needs psycopg, which only the ``postgres`` extra
-installs: nothing here imports it for the other kinds.
+This is the one parser of store URLs: the Journal's log and durable state
+open stores through it, so both refuse the same URLs, with the same
+``UnsupportedStoreError``, before anything is opened or created. An SQLite
+URL names one file and takes no parameters (a ``?`` or ``#`` in a file name
+is written ``%3F``, ``%23``). PostgreSQL URLs are parsed by
+:mod:`infrastructure.log.postgres_urls`, which needs psycopg (the
+``postgres`` extra): nothing here imports it for the other kinds.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from infrastructure.log.errors import StoreUnavailableError
 
@@ -32,12 +31,13 @@ POPO_FACTORY = "infrastructure.log.popo:ClaimingPOPOFactory"
 SQLITE_FACTORY = "infrastructure.log.sqlite:ClaimingSQLiteFactory"
 POSTGRES_FACTORY = "infrastructure.log.postgres:ClaimingPostgresFactory"
 INSTALL_POSTGRES = "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'"
-_OUR_OPTIONS = {
-    "schema": "POSTGRES_SCHEMA",
-    "pool_size": "POSTGRES_POOL_SIZE",
-    "max_overflow": "POSTGRES_MAX_OVERFLOW",
-}
-_DEFAULTS = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "connect_timeout": "10"}
+
+NAME_BYTES = 63
+"""PostgreSQL keeps the first 63 bytes of a name and drops the rest, silently."""
+
+_PASSWORD_PARAMETER = re.compile(r"((?:^|&)password=)[^&]*")
+# Plain lowercase identifiers: the same name quoted or not, in SQL and in psql alike.
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 class UnsupportedStoreError(ValueError):
@@ -79,94 +79,77 @@ def resolve_store_url(url: str | None) -> StoreLocation:
     if url.startswith("sqlite:"):
         return StoreLocation("sqlite", url, _sqlite_env(url))
     if url.startswith(("postgresql://", "postgres://")):
-        return StoreLocation("postgresql", url, _postgres_env(url))
+        try:
+            from infrastructure.log.postgres_urls import postgres_env  # noqa: PLC0415
+        except ImportError:
+            raise StoreUnavailableError(f"{redact(url)}: {INSTALL_POSTGRES}") from None
+        return StoreLocation("postgresql", url, postgres_env(url))
     raise UnsupportedStoreError(
         f"unsupported store URL {redact(url)!r}: expected 'memory:', 'sqlite:///abs/path.db', "
         "'sqlite:relative.db' or 'postgresql://user@host:port/dbname'"
     )
 
 
+def schema_problem(schema: str) -> str | None:
+    """Why ``schema`` cannot name a store's PostgreSQL schema, or ``None`` if it can.
+
+    A schema name is a lowercase letter or ``_``, then lowercase letters,
+    digits and ``_``, at most 63 bytes; the names PostgreSQL keeps for itself
+    (``pg_...``, ``information_schema``) are refused.
+    """
+    if schema.startswith("pg_") or schema == "information_schema":
+        return f"schema {schema!r} is reserved by PostgreSQL"
+    if not _SCHEMA.fullmatch(schema) or len(schema) > NAME_BYTES:
+        return (
+            f"schema {schema!r} is not a lowercase letter or '_' followed by lowercase "
+            f"letters, digits and '_', at most {NAME_BYTES} in all"
+        )
+    return None
+
+
+def check_schema(schema: str) -> str:
+    """``schema``, if it can name a store's schema (:func:`schema_problem`); else
+    ``UnsupportedStoreError``."""
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise UnsupportedStoreError(f"invalid PostgreSQL {problem}")
+    return schema
+
+
 def redact(url: str) -> str:
-    """``url`` with the password of its authority (if any) replaced by ``***``."""
+    """``url`` with its passwords (before the ``@``, and a ``password=`` parameter)
+    replaced by ``***``."""
     parts = urlsplit(url)
-    if not parts.password:
-        return url
-    user, _, host = parts.netloc.rpartition("@")
-    name = user.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
+    if parts.password:
+        user, _, host = parts.netloc.rpartition("@")
+        name = user.split(":", 1)[0]
+        url = urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
+    head, mark, query = url.partition("?")
+    return head + mark + _PASSWORD_PARAMETER.sub(r"\1***", query)
 
 
 def _sqlite_env(url: str) -> dict[str, str]:
+    def invalid(reason: str) -> UnsupportedStoreError:
+        return UnsupportedStoreError(f"invalid SQLite URL {url!r}: {reason}")
+
     rest = url.removeprefix("sqlite:")
+    if "?" in rest or "#" in rest:
+        raise invalid("an SQLite URL takes no parameters (write '?' as %3F, '#' as %23)")
     if rest.startswith("//"):
         if not rest.startswith("///"):
-            raise UnsupportedStoreError(
-                f"invalid SQLite URL {url!r}: expected 'sqlite:///absolute/path.db'"
-            )
+            raise invalid("expected 'sqlite:///absolute/path.db'")
         # sqlite:///abs/path.db; a fourth slash (sqlite:////abs) is tolerated.
-        path = Path("/" + unquote(rest[3:]).lstrip("/"))
-    else:
-        path = Path(unquote(rest)).absolute()
-    if not rest or path.name == "":
-        raise UnsupportedStoreError(f"invalid SQLite URL {url!r}: no database file named")
+        rest = "/" + rest[3:].lstrip("/")
+    try:
+        name = unquote(rest, errors="strict")
+    except UnicodeDecodeError:
+        raise invalid("its percent-encoded bytes are not UTF-8") from None
+    if "\x00" in name:
+        raise invalid("a file name cannot hold a NUL (%00)")
+    if name.rpartition("/")[2] in ("", ".", ".."):
+        raise invalid("no database file named")
     return {
         "PERSISTENCE_MODULE": SQLITE_FACTORY,
-        "SQLITE_DBNAME": str(path),
+        "SQLITE_DBNAME": str(Path(name).absolute()),
         "SQLITE_LOCK_TIMEOUT": "30",
     }
-
-
-def _postgres_env(url: str) -> dict[str, str]:
-    try:
-        from psycopg import Error as PsycopgError  # noqa: PLC0415 - the postgres extra
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415
-    except ImportError:
-        raise StoreUnavailableError(f"{redact(url)}: {INSTALL_POSTGRES}") from None
-    parts = urlsplit(url)
-    ours: dict[str, str] = {}
-    libpq: list[tuple[str, str]] = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key in _OUR_OPTIONS:
-            ours[_OUR_OPTIONS[key]] = value
-        else:
-            libpq.append((key, value))
-    # quote, not urlencode's default quote_plus: libpq reads "+" as a plus, not a space.
-    query = urlencode(libpq, quote_via=quote)
-    try:
-        params = conninfo_to_dict(urlunsplit(parts._replace(query=query)))
-    except PsycopgError as error:
-        reason = " ".join(str(error).split())  # libpq ends its messages with a newline
-        raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: {reason}") from None
-    if not params.get("dbname"):
-        raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: no database name")
-    for key, value in _DEFAULTS.items():
-        params.setdefault(key, value)
-    timeout = str(params["connect_timeout"])
-    _check_count(url, "connect_timeout", timeout, 1)
-    _check_count(url, "pool_size", ours.get("POSTGRES_POOL_SIZE", "1"), 1)
-    _check_count(url, "max_overflow", ours.get("POSTGRES_MAX_OVERFLOW", "0"), 0)
-    if ours.get("POSTGRES_SCHEMA") == "":
-        raise UnsupportedStoreError(f"invalid PostgreSQL URL {redact(url)!r}: empty schema")
-    return {
-        "PERSISTENCE_MODULE": POSTGRES_FACTORY,
-        POSTGRES_CONNINFO: make_conninfo(**{k: str(v) for k, v in params.items()}),
-        # eventsourcing's factory insists on these keys; the conninfo above is what connects.
-        "POSTGRES_DBNAME": str(params["dbname"]),
-        "POSTGRES_HOST": str(params["host"]),
-        "POSTGRES_PORT": str(params["port"]),
-        "POSTGRES_USER": str(params["user"]),
-        "POSTGRES_PASSWORD": str(params.get("password", "")),
-        "POSTGRES_CONNECT_TIMEOUT": timeout,
-        "POSTGRES_POOL_SIZE": "4",
-        "POSTGRES_MAX_OVERFLOW": "12",
-        "ORIGINATOR_ID_TYPE": "uuid",
-        **ours,
-    }
-
-
-def _check_count(url: str, option: str, value: str, least: int) -> None:
-    if not value.isdigit() or int(value) < least:
-        raise UnsupportedStoreError(
-            f"invalid PostgreSQL URL {redact(url)!r}: {option} must be an integer >= {least}, "
-            f"not {value!r}"
-        )

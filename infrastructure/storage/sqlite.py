@@ -28,6 +28,7 @@ reader would.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import weakref
@@ -36,9 +37,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
 from infrastructure.log.group_commit import BATCH_LIMIT
-from infrastructure.log.sqlite_files import enable_wal
+from infrastructure.log.sqlite_files import enable_wal, read_only_reason
 from infrastructure.storage.backend import Backend
 from infrastructure.storage.driver import StorageDriver
 from infrastructure.storage.errors import BackendClosedError
@@ -334,7 +335,16 @@ class SQLiteBackend(Backend):
         *,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
-        driver = self._sqlite = SQLiteDriver(Path(path), busy_timeout)
+        file = Path(path)
+        # A backend writes (its schema, its writer lock even to read): on read-only
+        # media it is refused at once, not at its first write.
+        if file.is_file() and (read_only := read_only_reason(file)) is not None:
+            raise StoreReadOnlyError(f"SQLite database {path} is read-only ({read_only})")
+        if not file.exists() and file.parent.is_dir() and not os.access(file.parent, os.W_OK):
+            raise StoreReadOnlyError(
+                f"cannot create SQLite database {path}: directory {file.parent} is read-only"
+            )
+        driver = self._sqlite = SQLiteDriver(file, busy_timeout)
         super().__init__(resources, driver)
         try:
             driver.open(tuple(self.resources.values()))

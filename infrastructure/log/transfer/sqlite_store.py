@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -9,10 +10,14 @@ from itertools import islice
 from pathlib import Path
 
 from infrastructure.log.claims import Claim
-from infrastructure.log.errors import StoreUnavailableError
+from infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
 from infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
 from infrastructure.log.sqlite import log_table_statements
-from infrastructure.log.sqlite_files import prepare_database_file
+from infrastructure.log.sqlite_files import (
+    prepare_database_file,
+    read_only_reason,
+    reading_uri,
+)
 from infrastructure.log.transfer.format import LoggedEvent
 from infrastructure.log.transfer.stores import (
     PAGE,
@@ -46,7 +51,7 @@ class SQLiteLogStore(LogStore):
         if not self.path.is_file():
             reason = "is a directory" if self.path.is_dir() else "does not exist"
             raise StoreUnavailableError(f"{self.where} {reason}")
-        with closing(self._connect("ro")) as connection:
+        with closing(self._connect(reading_uri(self.path))) as connection:
             connection.execute("BEGIN")  # WAL: every read of the transaction sees one state
             try:
                 yield _SQLiteSnapshot(connection)
@@ -63,9 +68,15 @@ class SQLiteLogStore(LogStore):
                 f"cannot create {self.where}: directory {path.parent} does not exist"
             )
         created = not path.exists()
+        if created and not os.access(path.parent, os.W_OK):
+            raise StoreReadOnlyError(
+                f"cannot create {self.where}: directory {path.parent} is read-only"
+            )
+        if not created and (read_only := read_only_reason(path)) is not None:
+            raise StoreReadOnlyError(f"{self.where} is read-only ({read_only})")
         try:
             prepare_database_file(path, BUSY_TIMEOUT)
-            with closing(self._connect("rw")) as connection:
+            with closing(self._connect(f"{path.absolute().as_uri()}?mode=rw")) as connection:
                 connection.execute("BEGIN IMMEDIATE")  # the only writer until COMMIT
                 try:
                     yield _SQLiteFilling(connection)
@@ -88,8 +99,8 @@ class SQLiteLogStore(LogStore):
             with suppress(FileNotFoundError):
                 Path(f"{self.path}{suffix}").unlink()
 
-    def _connect(self, mode: str) -> sqlite3.Connection:
-        uri = f"{self.path.absolute().as_uri()}?mode={mode}"  # ro/rw: never creates the file
+    def _connect(self, uri: str) -> sqlite3.Connection:
+        """A connection by ``uri`` (``mode=ro``/``rw``: never creating the file)."""
         try:
             return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT)
         except sqlite3.Error as error:

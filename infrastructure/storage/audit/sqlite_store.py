@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+from infrastructure.log.errors import StoreReadOnlyError
+from infrastructure.log.sqlite_files import read_only_reason, reading_uri
 from infrastructure.log.urls import StoreLocation
 from infrastructure.storage.audit.sessions import SqlStore, StoreNotFoundError
 from infrastructure.storage.sql.driver import SqlDriver
@@ -60,7 +62,12 @@ class SQLiteStore(SqlStore):
             reason = "it is a directory" if self.path.is_dir() else "the file does not exist"
             raise StoreNotFoundError(f"no {self.description}: {reason}")
         # A URI with mode=ro/rw never creates the file.
-        uri = f"{self.path.absolute().as_uri()}?mode={mode}"
+        if mode == "ro":
+            uri = reading_uri(self.path)
+        elif (read_only := read_only_reason(self.path)) is not None:
+            raise StoreReadOnlyError(f"{self.description} is read-only ({read_only})")
+        else:
+            uri = f"{self.path.absolute().as_uri()}?mode=rw"
         try:
             return sqlite3.connect(
                 uri, uri=True, isolation_level=None, timeout=DEFAULT_BUSY_TIMEOUT

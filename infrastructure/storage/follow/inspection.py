@@ -39,13 +39,14 @@ def log_session(url: str) -> Iterator[Session | None]:
 def _sqlite_session(path: Path) -> Iterator[Session | None]:
     import sqlite3  # noqa: PLC0415 - only SQLite stores load the driver
 
+    from infrastructure.log.sqlite_files import reading_uri  # noqa: PLC0415
     from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
 
     if not path.is_file():
         yield None
         return
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = sqlite3.connect(reading_uri(path.resolve()), uri=True)
     except sqlite3.Error as error:
         raise StoreUnavailableError(f"cannot open SQLite database {path}: {error}") from None
     try:

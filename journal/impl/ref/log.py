@@ -126,7 +126,7 @@ class JournalLog(LogApplication):
         except StoreIdentityError as error:
             raise refusal(error.where, error.recorded, error.wanted) from None
         # The identity to record at the first append or claim(); None once recorded.
-        self._unclaimed = identity if create and not read_only else None
+        self._unclaimed = identity if create and not self.read_only else None
 
     def claim(self) -> None:
         """Record this log's Journal as the store's owner, once; ``JournalStoreError`` if
