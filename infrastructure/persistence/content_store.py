@@ -8,10 +8,11 @@ from types import MappingProxyType
 from typing import Any
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import IntegrityError, SerializationError
+from domain.persistence.errors import IntegrityError
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.errors import SerializationError
 from infrastructure.storage import canonical_json
 
 CONTENT_RESOURCE = "content.blobs"

@@ -8,14 +8,10 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import (
-    NotFoundError,
-    SerializationError,
-    StateConflictError,
-)
 from infrastructure import storage
 from infrastructure.persistence import arguments, catalog
 from infrastructure.persistence.boundary import at_boundary, storage_boundary
+from infrastructure.persistence.errors import NotFoundError, SerializationError, StateConflictError
 from infrastructure.persistence.repository_set import Repositories
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend

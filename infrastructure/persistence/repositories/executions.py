@@ -7,17 +7,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import (
-    AgentBusyError,
-    ConflictError,
-    NotFoundError,
-    SerializationError,
-)
+from domain.persistence.errors import AgentBusyError
 from domain.persistence.repositories import Revision
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
 from infrastructure.persistence.repositories.roots import decoded_or_none
 
 _E = TypeVar("_E")

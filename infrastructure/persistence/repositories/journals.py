@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from domain.agents import AgentJournalRecord
 from domain.persistence import repositories as domain
-from domain.persistence.errors import SerializationError
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_entries
 from infrastructure.persistence.codecs import decode_journal_record, encode_journal_record
+from infrastructure.persistence.errors import SerializationError
 
 
 class JournalRepository(domain.AgentJournalRepository):

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import ConflictError, NotFoundError, SerializationError
 from domain.persistence.repositories import Revision
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
 
 _R = TypeVar("_R")
 _T = TypeVar("_T")
