@@ -4,7 +4,8 @@ Each raises ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming
 the argument. They run before the repository's atomic step, so a bad call
 leaves the caller's transaction usable. The rules are the storage layer's:
 an id is a key (non-empty text without NUL, valid UTF-8, at most 512 bytes),
-a revision or position is an ``int`` from 0 to 2**63 - 1, never a ``bool``.
+a revision, position or canonicalization version is an ``int`` from 0 to
+2**63 - 1, never a ``bool``.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ def optional_revision(value: Any, what: str) -> int | None:
 
 def page_limit(value: Any) -> int:
     """A page size: an ``int`` from 1 to 2**63 - 1."""
-    if value is None:
-        raise TypeError("limit must be an int, got None")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"limit must be an int, got {type(value).__name__}")
     result = validate_limit(value)
     assert result is not None
     return result
@@ -63,6 +64,11 @@ def optional_page_limit(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return 0
     return validate_limit(value)
+
+
+def canonicalization_version(value: Any) -> int:
+    """A content's canonicalization version: an ``int`` from 0 (raw bytes) to 2**63 - 1."""
+    return validate_revision(value, "canonicalization_version")
 
 
 def content_id(value: Any) -> str:

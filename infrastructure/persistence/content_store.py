@@ -43,10 +43,11 @@ class ContentStore(domain.ContentRepository):
         """
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"content must be bytes, got {type(data).__name__}")
+        version = arguments.canonicalization_version(canonicalization_version)
         data = bytes(data)
         identity = content_id(data)
         attributes = arguments.attributes(
-            self._blobs.resource, {"canonicalization_version": canonicalization_version}
+            self._blobs.resource, {"canonicalization_version": version}
         )
 
         def write(view: storage.View) -> str:
