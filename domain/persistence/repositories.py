@@ -17,12 +17,14 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from domain.immutable import immutable
 from domain.teams import TeamExecution, TeamRoot
 
 _R = TypeVar("_R")
 _V = TypeVar("_V")
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class Revision(Generic[_V]):
     """One stored revision of a value, with the time the log recorded it."""
