@@ -89,6 +89,11 @@ class Repositories(domain.Repositories):
     """The eight repositories over one view (the root view, or a transaction's)."""
 
     def __init__(self, view: storage.View) -> None:
+        """The repositories over ``view`` (a backend's root view or a transaction's)."""
+        if not isinstance(view, storage.View):
+            raise TypeError(
+                f"repositories run over an infrastructure.storage.View, got {type(view).__name__}"
+            )
         self._view = view
         self.contents = ContentStore(view)
         self.agents = RootRepository(view, AGENT_ROOTS)

@@ -10,6 +10,7 @@ names what is wrong; never a raw ``AttributeError``. A closed backend is a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -18,7 +19,8 @@ import pytest
 
 from domain.persistence import errors as perr
 from infrastructure import storage
-from infrastructure.persistence import CATALOG, Persistence
+from infrastructure.persistence import CATALOG, Persistence, Repositories
+from infrastructure.persistence.agent_runs import AgentRuns
 from infrastructure.storage import REQUIRED_CAPABILITIES, Resource
 from infrastructure.storage.memory import InMemoryBackend
 
@@ -188,5 +190,49 @@ def test_run_in_transaction_refuses_what_it_cannot_call(function: Any) -> None:
         with pytest.raises(TypeError, match="function must be callable"):
             persistence.run_in_transaction(function)
         assert persistence.backend.current_scope() is None
+    finally:
+        persistence.close()
+
+
+@pytest.mark.parametrize("view", [None, "view", object()], ids=repr)
+def test_repositories_over_what_is_no_view_are_refused(view: Any) -> None:
+    with pytest.raises(TypeError, match=r"infrastructure\.storage\.View"):
+        Repositories(view)
+
+
+@pytest.mark.parametrize(
+    ("interval", "error"), [("1", TypeError), (True, TypeError), (-1, ValueError)], ids=repr
+)
+def test_follow_refuses_a_poll_interval_that_is_no_number_of_seconds(
+    interval: Any, error: type[Exception]
+) -> None:
+    persistence = Persistence.in_memory()
+    stopped = threading.Event()
+    stopped.set()  # a follow that took the interval returns at once instead of running on
+    try:
+        runs = AgentRuns(persistence.backend)
+        with pytest.raises(error, match="poll_interval"):
+            runs.follow(stopped, poll_interval=interval)
+    finally:
+        persistence.close()
+
+
+def test_follow_refuses_an_on_applied_it_cannot_call() -> None:
+    persistence = Persistence.in_memory()
+    stopped = threading.Event()
+    stopped.set()
+    try:
+        with pytest.raises(TypeError, match="on_applied must be callable"):
+            AgentRuns(persistence.backend).follow(stopped, on_applied=5)  # type: ignore[arg-type]
+    finally:
+        persistence.close()
+
+
+@pytest.mark.parametrize("stop", [None, True, "stop"], ids=repr)
+def test_follow_refuses_a_stop_that_is_no_event(stop: Any) -> None:
+    persistence = Persistence.in_memory()
+    try:
+        with pytest.raises(TypeError, match=r"stop must be a threading\.Event"):
+            AgentRuns(persistence.backend).follow(stop)
     finally:
         persistence.close()
