@@ -10,6 +10,7 @@ from typing import Any, Self
 from domain import durable_fields as f
 from domain.agents.journal import AgentJournalRecord
 from domain.agents.root import AgentRoot
+from domain.immutable import immutable
 
 ACTIVE_STATUSES = frozenset({"preparing", "active", "suspended"})
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
@@ -51,6 +52,7 @@ APPROVAL_ITEM_KEYS = frozenset(
 )
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class LLMCallRecord:
     """One finished LLM call of an execution; its manifest, output and usage are content refs."""
@@ -71,6 +73,7 @@ class LLMCallRecord:
         f.check_fields(self)
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class AgentExecution(RunStatus):
     """A run of an Agent (record type ``phronomy.agent_execution``).

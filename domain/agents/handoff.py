@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any, Self
 
 from domain import durable_fields as f
+from domain.immutable import immutable
 
 HANDOFF_PHASES = frozenset({"stable", "target_pending", "target_active"})
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class HandoffState:
     """The Handoff anchor of a main Agent (record type ``phronomy.handoff_state``).

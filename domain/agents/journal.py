@@ -8,8 +8,10 @@ from datetime import datetime
 from typing import Any, Self
 
 from domain import durable_fields as f
+from domain.immutable import immutable
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class AgentJournalRecord:
     """A journal entry (record type ``phronomy.journal_record``).

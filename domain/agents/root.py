@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any, Self
 
 from domain import durable_fields as f
+from domain.immutable import immutable
 
 LIFECYCLE_STATUSES = frozenset({"idle", "active", "suspended", "closed", "invalidated"})
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class AgentRoot:
     """The durable root of an Agent (record type ``phronomy.agent_root``).

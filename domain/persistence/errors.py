@@ -1,7 +1,9 @@
 """Domain persistence errors: a hierarchy separate from the storage errors.
 
 Repositories translate storage errors into these, keeping the storage error as
-``__cause__``; unknown errors pass through unchanged.
+``__cause__``; unknown errors pass through unchanged. An implementation may
+raise subclasses that are its storage layer's errors as well:
+``infrastructure.persistence`` does, so its callers may catch either name.
 """
 
 from __future__ import annotations

@@ -17,12 +17,14 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from domain.immutable import immutable
 from domain.teams import TeamExecution, TeamRoot
 
 _R = TypeVar("_R")
 _V = TypeVar("_V")
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class Revision(Generic[_V]):
     """One stored revision of a value, with the time the log recorded it."""
@@ -36,7 +38,7 @@ class RootRepository(Protocol[_R]):
     """Agent or Team roots: keyed by id, the revision is the root's own."""
 
     def create(self, root: _R) -> _R:
-        """Store a new root at its own revision; a duplicate id is a ``ConflictError``."""
+        """Store a new root at revision 0; another revision or a taken id is a ``ConflictError``."""
         ...
 
     def load(self, root_id: str) -> _R:
@@ -60,7 +62,10 @@ class ExecutionRepository(Protocol[_R]):
     """Runs of one owner kind; at most one active run per owner (admission)."""
 
     def create_active(self, execution: _R) -> _R:
-        """Admit a new active run; another active one of the owner is ``AgentBusyError``."""
+        """Admit a new active run at revision 0 (else ``ConflictError``).
+
+        Another active run of the owner is ``AgentBusyError``.
+        """
         ...
 
     def load(self, execution_id: str) -> _R:
@@ -118,7 +123,10 @@ class AgentJournalRepository(Protocol):
     def append(
         self, agent_id: str, *, expected_position: int, records: Sequence[AgentJournalRecord]
     ) -> tuple[AgentJournalRecord, ...]:
-        """Append at ``expected_position``; the records get the next sequences."""
+        """Append at ``expected_position``; the records get the next sequences.
+
+        A record that carries another sequence already is a ``ConflictError``.
+        """
         ...
 
     def read(

@@ -9,8 +9,10 @@ from typing import Any, Self
 
 from domain import durable_fields as f
 from domain.agents.execution import EXECUTION_STATUSES, RunStatus
+from domain.immutable import immutable
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class TeamExecution(RunStatus):
     """A run of a Team (record type ``phronomy.team_execution``).

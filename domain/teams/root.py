@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any, Self
 
 from domain import durable_fields as f
+from domain.immutable import immutable
 
 TEAM_LIFECYCLE_STATUSES = frozenset({"idle", "active", "closed"})
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class TeamRoot:
     """The durable root of a Team (record type ``phronomy.team_root``).

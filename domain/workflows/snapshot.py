@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain import durable_fields as f
+from domain.immutable import immutable
 
 SNAPSHOT_KEYS = frozenset({"fields", "phase"})
 
@@ -55,6 +56,7 @@ def freeze_snapshot(snapshot: object) -> dict[str, Any]:
     return _snapshot(snapshot, strict=True)
 
 
+@immutable
 @dataclass(frozen=True, slots=True)
 class WorkflowState:
     """A Workflow instance's stored state (record type ``phronomy.workflow_state``).

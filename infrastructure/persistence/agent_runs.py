@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
+from infrastructure.persistence import arguments
 from infrastructure.persistence.catalog import EXECUTIONS
+from infrastructure.persistence.errors import UnsupportedBackendError
 from infrastructure.storage import Backend
 from infrastructure.storage.errors import SerializationError
 from infrastructure.storage.follow import follower
@@ -210,6 +212,13 @@ class AgentRuns:
     """
 
     def __init__(self, backend: Backend, *, batch: int = DEFAULT_BATCH) -> None:
+        """The model of ``backend``'s log, applied ``batch`` events at a time."""
+        if not isinstance(backend, Backend):
+            raise UnsupportedBackendError(
+                "the agent-runs read model needs an infrastructure.storage.Backend, "
+                f"got {type(backend).__name__}"
+            )
+        batch = arguments.page_limit(batch, "batch")
         self.backend = backend
         driver = backend.driver
         self._memory = _MemoryRuns(driver, batch) if isinstance(driver, InMemoryDriver) else None
@@ -231,7 +240,7 @@ class AgentRuns:
         that started before it (anywhere on the server) has ended, so this
         waits for them, at most ``timeout`` seconds (then ``TimeoutError``).
         """
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + arguments.seconds(timeout, "timeout")
         done = self.catch_up()
         pause = 0.002
         while self.pending():
@@ -276,6 +285,11 @@ class AgentRuns:
         on_applied: Callable[[int], None] | None = None,
     ) -> None:
         """Keep caught up until ``stop`` is set: woken by commits on PostgreSQL, else polling."""
+        if not isinstance(stop, threading.Event):
+            raise TypeError(f"stop must be a threading.Event, got {type(stop).__name__}")
+        arguments.seconds(poll_interval, "poll_interval")
+        if on_applied is not None and not callable(on_applied):
+            raise TypeError(f"on_applied must be callable or None, got {type(on_applied).__name__}")
         wakeup = follower.wakeup_for(self.backend, stop)
         try:
             follower.follow(self, wakeup, stop, poll_interval=poll_interval, on_applied=on_applied)
@@ -284,6 +298,7 @@ class AgentRuns:
 
     def timeline(self, agent_id: str | None = None) -> tuple[AgentRun, ...]:
         """Every run (of ``agent_id``, if given) by Agent, start time and execution id."""
+        arguments.optional_key(agent_id, "agent_id")
         if self._memory is not None:
             runs: Iterable[AgentRun] = self._memory.runs.values()
             return timeline(run for run in runs if agent_id is None or run.agent_id == agent_id)
@@ -292,6 +307,7 @@ class AgentRuns:
 
     def run(self, execution_id: str) -> AgentRun | None:
         """The run of ``execution_id``, or ``None``."""
+        arguments.key(execution_id, "execution_id")
         if self._memory is not None:
             return self._memory.runs.get(execution_id)
         with self._read() as session:

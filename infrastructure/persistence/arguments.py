@@ -4,7 +4,8 @@ Each raises ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming
 the argument. They run before the repository's atomic step, so a bad call
 leaves the caller's transaction usable. The rules are the storage layer's:
 an id is a key (non-empty text without NUL, valid UTF-8, at most 512 bytes),
-a revision or position is an ``int`` from 0 to 2**63 - 1, never a ``bool``.
+a revision, position or canonicalization version is an ``int`` from 0 to
+2**63 - 1, never a ``bool``.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ def optional_revision(value: Any, what: str) -> int | None:
     return next_revision(value, what)
 
 
-def page_limit(value: Any) -> int:
+def page_limit(value: Any, what: str = "limit") -> int:
     """A page size: an ``int`` from 1 to 2**63 - 1."""
-    if value is None:
-        raise TypeError("limit must be an int, got None")
-    result = validate_limit(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    result = validate_limit(value, what)
     assert result is not None
     return result
 
@@ -63,6 +64,20 @@ def optional_page_limit(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return 0
     return validate_limit(value)
+
+
+def seconds(value: Any, what: str) -> float:
+    """A duration: an ``int`` or ``float`` of seconds, at least 0 (never a ``bool`` or NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number of seconds, got {type(value).__name__}")
+    if not value >= 0:  # NaN compares false to everything
+        raise ValueError(f"{what} must be at least 0 seconds, got {value}")
+    return float(value)
+
+
+def canonicalization_version(value: Any) -> int:
+    """A content's canonicalization version: an ``int`` from 0 (raw bytes) to 2**63 - 1."""
+    return validate_revision(value, "canonicalization_version")
 
 
 def content_id(value: Any) -> str:

@@ -1,10 +1,12 @@
-"""The error boundary: storage errors become domain persistence errors.
+"""The error boundary: storage errors become Persistence errors.
 
-Each known storage category is re-raised as its domain counterpart with the
-same message and the storage error as ``__cause__``. Anything else — driver
-and I/O errors, ``AgentBusyError``, domain errors already translated,
-application exceptions — passes through by identity, because its outcome is
-not known to be a conflict.
+Each known storage category is re-raised as the class of
+:mod:`infrastructure.persistence.errors` for it (a domain error that is
+still the storage category) with the same message and the storage error as
+``__cause__``. Anything else — driver and I/O errors, ``AgentBusyError``,
+errors already translated by an inner boundary, application exceptions —
+passes through by identity, because its outcome is not known to be a
+conflict.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import ParamSpec, TypeVar
 
-from domain.persistence import errors
+from domain.persistence.errors import PersistenceError
 from infrastructure import storage
+from infrastructure.persistence import errors
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 # Most specific first: the storage conflict family all map to ConflictError.
-_TRANSLATIONS: tuple[tuple[type[storage.StorageError], type[errors.PersistenceError]], ...] = (
+_TRANSLATIONS: tuple[tuple[type[storage.StorageError], type[PersistenceError]], ...] = (
     (storage.ConflictError, errors.ConflictError),
     (storage.NotFoundError, errors.NotFoundError),
     (storage.SerializationError, errors.SerializationError),
@@ -32,7 +35,9 @@ _TRANSLATIONS: tuple[tuple[type[storage.StorageError], type[errors.PersistenceEr
 
 
 def translated(error: BaseException) -> BaseException:
-    """The domain error for a storage error, or ``error`` itself."""
+    """The Persistence error for a storage error, or ``error`` itself."""
+    if isinstance(error, PersistenceError):
+        return error  # already ours: it is a storage error too, and must keep its identity
     for source, target in _TRANSLATIONS:
         if isinstance(error, source):
             domain_error = target(str(error))
@@ -48,7 +53,10 @@ def storage_boundary() -> Iterator[None]:
     try:
         yield
     except storage.StorageError as error:
-        raise translated(error) from error
+        ours = translated(error)
+        if ours is error:
+            raise
+        raise ours from error
 
 
 def at_boundary(function: Callable[_P, _T]) -> Callable[_P, _T]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.persistence.errors import SerializationError
+from infrastructure.persistence.errors import SerializationError
 from infrastructure.storage import AppendEntry, DurableRecord, RecordEntry, StreamEntry
 from infrastructure.storage import SerializationError as StorageSerializationError
 

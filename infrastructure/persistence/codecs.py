@@ -27,7 +27,6 @@ from typing import Any, Generic, TypeVar
 
 from domain import durable_fields as f
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState, LLMCallRecord
-from domain.persistence.errors import SerializationError
 from domain.teams import TeamExecution, TeamRoot
 from domain.workflows import WorkflowState, freeze_snapshot, normalize_snapshot
 from infrastructure.persistence.codec_support import (
@@ -46,6 +45,7 @@ from infrastructure.persistence.codec_support import (
     record_of_stream_entry,
     require_value,
 )
+from infrastructure.persistence.errors import SerializationError
 from infrastructure.storage import DurableRecord
 
 _V = TypeVar("_V")

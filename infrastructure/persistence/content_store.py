@@ -8,10 +8,11 @@ from types import MappingProxyType
 from typing import Any
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import IntegrityError, SerializationError
+from domain.persistence.errors import IntegrityError
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
+from infrastructure.persistence.errors import SerializationError
 from infrastructure.storage import canonical_json
 
 CONTENT_RESOURCE = "content.blobs"
@@ -42,10 +43,11 @@ class ContentStore(domain.ContentRepository):
         """
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"content must be bytes, got {type(data).__name__}")
+        version = arguments.canonicalization_version(canonicalization_version)
         data = bytes(data)
         identity = content_id(data)
         attributes = arguments.attributes(
-            self._blobs.resource, {"canonicalization_version": canonicalization_version}
+            self._blobs.resource, {"canonicalization_version": version}
         )
 
         def write(view: storage.View) -> str:

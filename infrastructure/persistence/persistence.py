@@ -8,14 +8,11 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import (
-    NotFoundError,
-    SerializationError,
-    StateConflictError,
-)
 from infrastructure import storage
 from infrastructure.persistence import arguments, catalog
 from infrastructure.persistence.boundary import at_boundary, storage_boundary
+from infrastructure.persistence.compatibility import checked_backend
+from infrastructure.persistence.errors import NotFoundError, SerializationError, StateConflictError
 from infrastructure.persistence.repository_set import Repositories
 from infrastructure.storage.memory import InMemoryBackend
 from infrastructure.storage.opening import open_backend
@@ -32,16 +29,11 @@ class Persistence(Repositories, domain.DurableState):
     """The eight repositories, transactions across them, and read-only result queries."""
 
     def __init__(self, backend: storage.Backend) -> None:
+        """Serve over ``backend``, checked whole first (``UnsupportedBackendError`` naming
+        what is wrong, ``BackendClosedError`` once closed)."""
         with storage_boundary():
-            storage.validate_capabilities(backend)
-            for resource in catalog.CATALOG:
-                kind_ok = backend.resources.get(resource.id) is resource
-                if not kind_ok:
-                    raise storage.UnsupportedBackendError(
-                        f"backend does not register the catalog resource {resource.id!r}"
-                    )
-            super().__init__(backend.view)
-        self.backend = backend
+            self.backend = checked_backend(backend)
+            super().__init__(self.backend.view)
 
     @classmethod
     def in_memory(cls) -> Persistence:
@@ -71,6 +63,8 @@ class Persistence(Repositories, domain.DurableState):
 
     def run_in_transaction(self, function: Callable[[Repositories], _T]) -> _T:
         """``function(tx)`` in one transaction; returns its value."""
+        if not callable(function):
+            raise TypeError(f"function must be callable, got {type(function).__name__}")
         with self.transaction() as tx:
             return function(tx)
 

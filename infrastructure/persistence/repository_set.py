@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from domain.agents import AgentExecution, AgentRoot
 from domain.persistence import repositories as domain
-from domain.persistence.errors import ConflictError
 from domain.teams import TeamExecution, TeamRoot
 from infrastructure import storage
 from infrastructure.persistence import arguments, catalog
@@ -20,6 +19,7 @@ from infrastructure.persistence.codecs import (
     encode_team_root,
 )
 from infrastructure.persistence.content_store import ContentStore
+from infrastructure.persistence.errors import ConflictError
 from infrastructure.persistence.repositories.executions import ExecutionCodec, ExecutionRepository
 from infrastructure.persistence.repositories.handoff_states import HandoffStateRepository
 from infrastructure.persistence.repositories.journals import JournalRepository
@@ -89,6 +89,11 @@ class Repositories(domain.Repositories):
     """The eight repositories over one view (the root view, or a transaction's)."""
 
     def __init__(self, view: storage.View) -> None:
+        """The repositories over ``view`` (a backend's root view or a transaction's)."""
+        if not isinstance(view, storage.View):
+            raise TypeError(
+                f"repositories run over an infrastructure.storage.View, got {type(view).__name__}"
+            )
         self._view = view
         self.contents = ContentStore(view)
         self.agents = RootRepository(view, AGENT_ROOTS)

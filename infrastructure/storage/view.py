@@ -403,10 +403,14 @@ class Records(_Handle):
         entry = validated_record_entry(
             key, next_revision, self.resource.validate_attributes(attributes), _durable(record)
         )
-        # Nothing expected (the usual replace) needs no validation.
+        # Nothing expected (the usual replace) needs no validation; any other falsy
+        # value ([], 0, "") is no mapping and is refused like a truthy one.
+        nothing = expected_attributes is None or (
+            expected_attributes.__class__ is dict and not expected_attributes
+        )
         expected = (
             _NOTHING_EXPECTED
-            if not expected_attributes
+            if nothing
             else self.resource.validate_attributes(expected_attributes, partial=True)
         )
         if next_revision != expected_revision + 1:

@@ -10,6 +10,7 @@ import pytest
 from domain.agents import AgentExecution, AgentRoot
 from infrastructure.persistence import Persistence
 from infrastructure.persistence.agent_runs import AgentRuns, agent_run_rows
+from infrastructure.persistence.errors import UnsupportedBackendError
 from infrastructure.persistence.projections import (
     STORAGE_PROJECTIONS,
     UnknownProjectionError,
@@ -188,3 +189,54 @@ def test_a_rebuild_overtaken_by_another_is_refused_and_leaves_the_live_rows(
     with pytest.raises(RebuildLostError, match="'agent-runs': generation 2 being rebuilt was"):
         runs.rebuild(progress)
     assert runs.timeline() == before
+
+
+@pytest.mark.parametrize("backend", [None, "memory:", object()], ids=repr)
+def test_a_read_model_over_what_is_no_backend_is_refused(backend: object) -> None:
+    with pytest.raises(UnsupportedBackendError, match=r"infrastructure\.storage\.Backend"):
+        AgentRuns(backend)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("batch", "error"),
+    [(0, ValueError), (-1, ValueError), (True, TypeError), ("5", TypeError), (2.0, TypeError)],
+    ids=repr,
+)
+def test_a_batch_that_is_no_positive_int_is_refused(
+    store: Store, batch: object, error: type[Exception]
+) -> None:
+    """A batch of 0 would catch up nothing, ever, and say it is done."""
+    with pytest.raises(error, match="batch"):
+        AgentRuns(store.persistence.backend, batch=batch)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("timeout", "error"),
+    [
+        ("1", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+        (-1, ValueError),
+        (float("nan"), ValueError),
+    ],
+    ids=repr,
+)
+def test_a_sync_timeout_that_is_no_number_of_seconds_is_refused(
+    store: Store, timeout: object, error: type[Exception]
+) -> None:
+    runs = AgentRuns(store.persistence.backend)
+    with pytest.raises(error, match="timeout"):
+        runs.sync(timeout)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("value", "error"), [(5, TypeError), ("", ValueError)], ids=repr)
+def test_queries_refuse_an_id_that_is_no_key(
+    store: Store, value: object, error: type[Exception]
+) -> None:
+    run_agent(store.persistence, "a1", 1)
+    runs = AgentRuns(store.persistence.backend)
+    runs.sync()
+    with pytest.raises(error, match="agent_id"):
+        runs.timeline(value)  # type: ignore[arg-type]
+    with pytest.raises(error, match="execution_id"):
+        runs.run(value)  # type: ignore[arg-type]

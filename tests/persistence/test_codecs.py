@@ -460,10 +460,10 @@ class TestEveryRecordType:
         with pytest.raises(SerializationError, match="expected a"):
             case.decode(other)
 
-    def test_errors_are_domain_errors(self, case: Case) -> None:
+    def test_errors_are_domain_and_storage_serialization_errors(self, case: Case) -> None:
         with pytest.raises(SerializationError) as caught:
             case.decode(DurableRecord("x.y", "0.1", {}))
-        assert not isinstance(caught.value, StorageSerializationError)
+        assert isinstance(caught.value, StorageSerializationError)
 
 
 def _matching(case: Case, value: Any) -> dict[str, object]:

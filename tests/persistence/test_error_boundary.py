@@ -3,9 +3,10 @@ and ``execution_constraint_translation_spec``).
 
 Failures are injected by replacing one physical operation of an in-memory
 backend's driver (``backend.driver``) with one that raises. What reaches the
-caller must be the matching ``domain.persistence.errors`` class with the same
-message and the storage error as ``__cause__`` — or, for anything the boundary
-does not know, the very same exception object.
+caller must be the matching ``domain.persistence.errors`` class, which is the
+storage category too, with the same message and the storage error as
+``__cause__`` — or, for anything the boundary does not know, the very same
+exception object.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from domain.persistence import errors as perr
 from domain.teams import TeamExecution, TeamRoot
 from infrastructure import storage
 from infrastructure.persistence import Persistence, Repositories
+from infrastructure.persistence import errors as ierr
 
 AGENT = "agent-1"
 TEAM = "team-1"
@@ -117,6 +119,16 @@ OPERATIONS: dict[str, tuple[str, Callable[[Persistence], object]]] = {
 }
 
 
+_CATEGORIES = (
+    storage.ConflictError,
+    storage.NotFoundError,
+    storage.SerializationError,
+    storage.TransactionError,
+    storage.BackendClosedError,
+    storage.UnsupportedBackendError,
+)
+
+
 def _storage_errors() -> dict[str, tuple[storage.StorageError, type[Exception]]]:
     """A fresh instance of every storage category and subclass, with its domain class."""
     return {
@@ -162,8 +174,14 @@ def test_every_storage_category_is_translated_with_its_cause(
         call(memory)
 
     error = raised.value
-    assert type(error) is expected
-    assert not isinstance(error, storage.StorageError)
+    assert isinstance(error, expected)
+    if expected is not perr.IntegrityError:
+        assert type(error).__module__ == "infrastructure.persistence.errors"
+        # Caught by the storage category's name too (a subclass such as a unique
+        # constraint error is reported as its category, not as itself).
+        storage_class = next(c for c in _CATEGORIES if isinstance(injected, c))
+        assert isinstance(error, storage_class)
+        assert not isinstance(error, (storage.UniqueConstraintError, storage.ConditionFailedError))
     assert error.__cause__ is injected
     if expected is perr.IntegrityError:
         return  # a new domain error about the content, raised from the storage conflict
@@ -184,6 +202,9 @@ def _foreign_errors() -> dict[str, BaseException]:
         "PersistenceConflict": perr.ConflictError("already translated"),
         "PersistenceTransaction": perr.TransactionError("already translated"),
         "PersistenceError": perr.PersistenceError("already translated"),
+        # Ours is a storage error too: the boundary must still not translate it again.
+        "TranslatedNotFound": ierr.NotFoundError("already translated"),
+        "TranslatedConflict": ierr.ConflictError("already translated"),
         "Application": LookupError("application error"),
     }
 

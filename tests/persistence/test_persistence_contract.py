@@ -14,7 +14,7 @@ import pytest
 from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
 from domain.persistence import errors as perr
 from infrastructure.persistence import CATALOG, Persistence, Repositories
-from infrastructure.storage import REQUIRED_CAPABILITIES, Resource
+from infrastructure.storage import REQUIRED_CAPABILITIES, Resource, UnsupportedBackendError
 from infrastructure.storage.memory import InMemoryBackend
 
 AGENT = "agent-1"
@@ -92,7 +92,9 @@ def test_persistence_refuses_a_backend_without_the_catalog() -> None:
     copies = [Resource(r.id, r.kind) for r in CATALOG[:1]]
     with pytest.raises(perr.UnsupportedBackendError) as raised:
         Persistence(InMemoryBackend(copies))
-    assert raised.value.__cause__ is not None
+    assert isinstance(raised.value, UnsupportedBackendError)
+    assert "'agent.roots'" in str(raised.value)
+    assert "'workflow.states'" in str(raised.value)
 
 
 def test_persistence_refuses_a_backend_with_wrong_capabilities() -> None:

@@ -103,6 +103,24 @@ _case(
     TypeError,
 )
 _case(
+    "contents.put version: None",
+    lambda p, tx, v: tx.contents.put(b"x", canonicalization_version=v),
+    None,
+    TypeError,
+)
+_case(
+    "contents.put version: negative",
+    lambda p, tx, v: tx.contents.put(b"x", canonicalization_version=v),
+    -1,
+    ValueError,
+)
+_case(
+    "contents.put version: float",
+    lambda p, tx, v: tx.contents.put(b"x", canonicalization_version=v),
+    1.0,
+    TypeError,
+)
+_case(
     "contents.put version: 2**63",
     lambda p, tx, v: tx.contents.put(b"x", canonicalization_version=v),
     2**63,
@@ -457,3 +475,17 @@ def test_a_bad_argument_is_refused_before_any_work_and_the_transaction_goes_on(
         assert not isinstance(raised.value, perr.TransactionError)
         tx.workflow_states.save(after, expected_revision=None, snapshot=_snapshot(0))
     assert seeded.workflow_states.load(after) is not None
+
+
+@pytest.mark.parametrize("limit", [True, None, "10", 1.0], ids=repr)
+def test_a_list_limit_of_another_type_is_named_as_such(limit: Any) -> None:
+    """``list`` takes no ``None`` limit, so its message does not offer one."""
+    persistence = Persistence.in_memory()
+    try:
+        for listing in (persistence.executions.list, persistence.list_team_executions):
+            with pytest.raises(
+                TypeError, match=f"^limit must be an int, got {type(limit).__name__}$"
+            ):
+                listing("owner-1", limit=limit)
+    finally:
+        persistence.close()

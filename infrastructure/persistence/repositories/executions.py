@@ -7,17 +7,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import (
-    AgentBusyError,
-    ConflictError,
-    NotFoundError,
-    SerializationError,
-)
+from domain.persistence.errors import AgentBusyError
 from domain.persistence.repositories import Revision
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
 from infrastructure.persistence.repositories.roots import decoded_or_none
 
 _E = TypeVar("_E")
@@ -61,13 +57,21 @@ class ExecutionRepository(domain.ExecutionRepository[_E]):
 
     @at_boundary
     def create_active(self, execution: _E) -> _E:
-        """Admit a new active execution; another active one for the owner → ``AgentBusyError``."""
+        """Admit a new active execution at revision 0.
+
+        Another active one for the owner is ``AgentBusyError``; a run at another
+        revision is a ``ConflictError``, before anything is written.
+        """
         codec = self._codec
         record = codec.encode(execution)  # refuses anything but an execution
         execution_id = arguments.key(codec.id_of(execution), f"{codec.kind} id")
         if not codec.is_active(execution):
             raise SerializationError(f"{codec.kind} {execution_id} is not active")
         revision = codec.revision_of(execution)
+        if revision != 0:
+            raise ConflictError(
+                f"{codec.kind} {execution_id}: a new run starts at revision 0, not {revision}"
+            )
         attributes = arguments.attributes(codec.resource, self._attributes(execution))
 
         def write(_: storage.View) -> _E:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from domain.agents import HandoffState
 from domain.persistence import repositories as domain
-from domain.persistence.errors import ConflictError, SerializationError
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
@@ -14,6 +13,7 @@ from infrastructure.persistence.codecs import (
     encode_handoff_state,
     handoff_state_attributes,
 )
+from infrastructure.persistence.errors import ConflictError, SerializationError
 from infrastructure.persistence.repositories.roots import decoded_or_none
 
 

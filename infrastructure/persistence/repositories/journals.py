@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from domain.agents import AgentJournalRecord
 from domain.persistence import repositories as domain
-from domain.persistence.errors import SerializationError
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_entries
 from infrastructure.persistence.codecs import decode_journal_record, encode_journal_record
+from infrastructure.persistence.errors import ConflictError, SerializationError
 
 
 class JournalRepository(domain.AgentJournalRepository):
@@ -27,7 +27,9 @@ class JournalRepository(domain.AgentJournalRepository):
     ) -> tuple[AgentJournalRecord, ...]:
         """Append at ``expected_position``; sequences become ``expected + 1 ...``.
 
-        The whole batch is encoded before anything is written.
+        A record that already carries another sequence than the one it would
+        get is a ``ConflictError``. The whole batch is encoded before anything
+        is written.
         """
         arguments.key(agent_id, "agent_id")
         arguments.revision(expected_position, "expected_position")
@@ -42,7 +44,13 @@ class JournalRepository(domain.AgentJournalRepository):
                     f"journal record {record.record_id} belongs to {record.agent_id}, "
                     f"not {agent_id}"
                 )
-            sequenced = record.with_sequence(expected_position + offset)
+            position = expected_position + offset
+            if record.sequence not in (None, position):
+                raise ConflictError(
+                    f"journal record {record.record_id} carries sequence {record.sequence} "
+                    f"but would be appended at {position}"
+                )
+            sequenced = record.with_sequence(position)
             entries.append(storage.AppendEntry(record.record_id, encode_journal_record(sequenced)))
 
         def write(_: storage.View) -> tuple[AgentJournalRecord, ...]:

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import ConflictError, NotFoundError, SerializationError
 from domain.persistence.repositories import Revision
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_row
+from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
 
 _R = TypeVar("_R")
 _T = TypeVar("_T")
@@ -40,11 +40,19 @@ class RootRepository(domain.RootRepository[_R]):
 
     @at_boundary
     def create(self, root: _R) -> _R:
-        """Insert a new root at its own revision; a duplicate id is a ``ConflictError``."""
+        """Insert a new root at revision 0; a duplicate id is a ``ConflictError``.
+
+        A root at another revision continues a history this store does not
+        have: ``ConflictError``, before anything is written.
+        """
         codec = self._codec
         record = codec.encode(root)  # refuses anything but a root (SerializationError)
         root_id = arguments.key(codec.id_of(root), f"{codec.kind} id")
         revision = codec.revision_of(root)
+        if revision != 0:
+            raise ConflictError(
+                f"{codec.kind} {root_id}: a new root starts at revision 0, not {revision}"
+            )
 
         def write(_: storage.View) -> _R:
             entry = self._records.insert(

@@ -7,13 +7,13 @@ from types import MappingProxyType
 from typing import Any
 
 from domain.persistence import repositories as domain
-from domain.persistence.errors import ConflictError
 from domain.persistence.repositories import Revision
 from infrastructure import storage
 from infrastructure.persistence import arguments
 from infrastructure.persistence.boundary import at_boundary
 from infrastructure.persistence.codec_support import written_row
 from infrastructure.persistence.codecs import decode_workflow_state, encode_workflow_state
+from infrastructure.persistence.errors import ConflictError
 from infrastructure.persistence.repositories.roots import decoded_or_none
 
 
