@@ -10,20 +10,17 @@ Journal log instead of creating one.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from infrastructure.log.urls import STORE_URL_VARIABLE
 from journal.impl.ref import JournalAssembly, build_journal
 from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import name_identity
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
-from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError, UsageError
+from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError
 from nenjim.cli_json import (
     dumps,
     located_release_json,
@@ -32,13 +29,8 @@ from nenjim.cli_json import (
     verify_json,
 )
 from nenjim.cli_progress import progress_for
+from nenjim.cli_store import chosen_store, journal_identity, required_store
 from nenjim.cli_text import render_log, render_release, render_revision, render_verify
-
-
-def chosen_store(args: argparse.Namespace) -> str | None:
-    """``--store``, else ``$NENJIM_STORE_URL``, else ``None`` (in memory)."""
-    store: str | None = getattr(args, "store", None)
-    return store or os.environ.get(STORE_URL_VARIABLE) or None
 
 
 @contextmanager
@@ -167,24 +159,10 @@ def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) 
     )
 
 
-def _existing_store(args: argparse.Namespace) -> str:
-    store = chosen_store(args)
-    if store is None:
-        raise UsageError(
-            f"needs the store to read: --store URL or ${STORE_URL_VARIABLE}",
-            prog=f"nenjim {args.group} {args.command}",
-        )
-    return store
-
-
-def _identity(args: argparse.Namespace) -> str | None:
-    return None if args.journal is None else name_identity(args.journal)
-
-
 def audit(args: argparse.Namespace) -> int:
     """Re-check every logged text, digest, chain link and digest claim of a store."""
     report = audit_journal_log(
-        _existing_store(args), identity=_identity(args), progress=progress_for(sys.stderr)
+        required_store(args), identity=journal_identity(args), progress=progress_for(sys.stderr)
     )
     summary = (
         f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"

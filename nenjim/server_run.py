@@ -1,0 +1,79 @@
+"""Running ``nenjim serve``: the listening socket first, then uvicorn on it, logging one line each.
+
+The socket is bound before anything says "serving": an address that cannot
+be listened on (a port in use, a privileged port, an unknown host) is one
+line and exit 3, never uvicorn's own report. Whatever uvicorn, asyncio or
+the application log while serving (a client's malformed request, an
+exception in a request) is one line on stderr, ``nenjim serve: LEVEL:
+MESSAGE``, with the exception's type and message and never its traceback.
+Needs the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+import uvicorn
+
+from nenjim.cli_exit import EXIT_STORE, CommandError, one_line
+
+
+class OneLineFormatter(logging.Formatter):
+    """A log record as one line: ``nenjim serve: LEVEL: MESSAGE[: ERROR: DETAIL]``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            message = f"{message}: {type(error).__name__}: {error}"
+        return f"nenjim serve: {record.levelname.lower()}: {one_line(message)}"
+
+
+_ONE_LINE = {
+    "formatter": "one_line",
+    "class": "logging.StreamHandler",
+    "stream": "ext://sys.stderr",
+}
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"one_line": {"()": OneLineFormatter}},
+    "handlers": {"stderr": _ONE_LINE},
+    # The root logger too: without a handler of its own, a warning would reach
+    # logging's last-resort handler, which prints tracebacks.
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "loggers": {
+        "uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
+        "uvicorn.error": {"level": "WARNING"},
+        "uvicorn.access": {"handlers": [], "propagate": False},
+    },
+}
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (0: any free port); exit 3 if it cannot."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise CommandError(
+            f"cannot listen on {where}: {reason}", EXIT_STORE, "unavailable"
+        ) from None
+
+
+def url_of(listener: socket.socket) -> str:
+    """The base URL of the log served on ``listener``."""
+    host, port = listener.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def run_server(app: Any, listener: socket.socket) -> None:
+    """Serve ``app`` on ``listener`` until interrupted (uvicorn stops gracefully first)."""
+    config = uvicorn.Config(
+        app, log_config=LOGGING, log_level="warning", access_log=False, lifespan="off"
+    )
+    uvicorn.Server(config).run(sockets=[listener])
