@@ -299,7 +299,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
-            run_server(app, listener)
+            run_server(app, listener, as_json=args.json)
     return EXIT_OK
 
 
