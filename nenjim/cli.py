@@ -60,6 +60,11 @@ def entry() -> NoReturn:
     except KeyboardInterrupt:  # before main's own safety net was in place
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         code = _interrupted(sys.argv[1:])
+    # CPython remembers a KeyboardInterrupt raised in code run from a string (dataclasses
+    # and namedtuple build their methods so) even once it was caught, and under
+    # `python -m` then ends the process by SIGINT instead of with this exit code. Running
+    # code from a string clears that memory.
+    exec("")
     sys.exit(code)
 
 

@@ -41,7 +41,14 @@ from journal.impl.ref.transparency_proofs import (
     check_proof,
 )
 from journal.valuetypes import ArtifactCoordinate, JournalVersion
-from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, EXIT_STORE, EXIT_USAGE, CommandError
+from nenjim.cli_exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_USAGE,
+    CommandError,
+)
 from nenjim.cli_store import add_store_options, journal_identity, required_store
 
 Handler = Callable[[argparse.Namespace], int]
@@ -50,7 +57,13 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
     """``nenjim keys new``."""
-    keys = groups.add_parser("keys", help="make signing keys", description="Make signing keys.")
+    keys = groups.add_parser(
+        "keys",
+        help="make signing keys",
+        description="Make signing keys.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = keys.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     new = commands.add_parser(
         "new",
@@ -58,6 +71,8 @@ def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> Non
         description="Write a new Ed25519 signer key (signed-note format, file mode 0600) "
         "and print its verifier key as the last line.",
         parents=parents,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     new.add_argument("name", metavar="NAME", help="the key's name (no '+', spaces or newlines)")
     new.add_argument("--out", metavar="PATH", required=True, help="the new key file")
@@ -131,8 +146,10 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         help="serve a store's transparency log over HTTP, read-only",
         description="Serve the Journal's transparency log of a store over HTTP, read-only: "
         "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json. "
-        "Needs pip install 'nenjim[serve]'.",
+        "Needs the serve extra.",
         parents=parents,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_store_options(
         serve,

@@ -74,6 +74,31 @@ def test_a_ctrl_c_from_the_start_is_one_line_and_exit_130(
     assert out == b""
 
 
+def test_an_interrupt_raised_in_code_run_from_a_string_still_exits_130(tmp_path: Path) -> None:
+    # Seen for real under `python -m nenjim`: a Ctrl-C landing while dataclasses built a
+    # class (they exec strings) ended the process by SIGINT after the one-line report.
+    launcher = tmp_path / "interrupted_launcher"
+    launcher.mkdir()
+    (launcher / "__main__.py").write_text(
+        "import sys\n"
+        "from nenjim import cli, cli_commands\n"
+        "def digest(args):\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "cli_commands.digest = digest\n"
+        "sys.argv = ['nenjim', 'journal', 'digest', 'any-file']\n"
+        "cli.entry()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "interrupted_launcher"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.stderr == "nenjim: error: interrupted\n"
+    assert result.returncode == 130
+
+
 def test_the_entry_module_imports_none_of_the_commands() -> None:
     # What it imports runs before the Ctrl-C handler is in place.
     code = (
