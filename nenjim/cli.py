@@ -1,10 +1,10 @@
 """The ``nenjim`` entry point: Ctrl-C and standard output first, then the commands.
 
 ``entry`` is the console script and ``python -m nenjim``; ``main`` runs one
-command line in this process. This module imports only ``io``,
-``os``, ``signal`` and ``sys``, which cost next to nothing, so a Ctrl-C is
-nenjim's from its first line on: the commands and all they import load afterwards, from
-:mod:`nenjim.cli_run`. Exit codes are in :mod:`nenjim.cli_exit` and in
+command line in this process. This module imports only ``io``, ``os``,
+``signal`` and ``sys``, which cost next to nothing, so a Ctrl-C is nenjim's
+from its first line on: the commands, and all they import, load afterwards
+(:mod:`nenjim.cli_run`). Exit codes are in :mod:`nenjim.cli_exit` and in
 ``nenjim --help``.
 """
 

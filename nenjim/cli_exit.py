@@ -58,7 +58,7 @@ Errors are one line on stderr, "nenjim: error: ..." (bad usage: the usage,
 then "PROG: error: ..."); with --json, one JSON object
 {{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead, where KIND is
 usage, journal, failure, audit, integrity, store, extra, key, unavailable,
-interrupted or internal (README.md says what each means)."""
+interrupted or internal."""
 
 
 class CommandError(Exception):

@@ -48,20 +48,23 @@ _V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
 
 STORE_HELP = f"""stores:
-  Without --store and ${STORE_URL_VARIABLE}, verify, log, show, release and new
-  work in memory: they create no store and no file (new writes only its
-  draft). A store is always one you name:
+  Every command that takes a store takes --store URL, else ${STORE_URL_VARIABLE}.
+  Without either, verify, log, show, release and new work in memory: they
+  create no store and no file (new writes only its draft); every other
+  command needs one. A store is always one you name:
     memory:                        in this process only
     sqlite:///abs/path.db          an SQLite file (sqlite:relative.db: from the
                                    working directory)
     postgresql://user:pw@host:port/db?schema=S&pool_size=N&max_overflow=M
                                    plus any libpq parameter (sslmode=...,
                                    connect_timeout=..., application_name=...);
-                                   needs pip install 'nenjim[postgres]'
+                                   needs the postgres extra
   A store belongs to one Journal: the first root that loads into it (its
   resolved path), or the name given by --journal NAME to every root that
   shares it on purpose. Another Journal is refused. On PostgreSQL a named
-  Journal lives in schema journal_NAME unless ?schema= says otherwise."""
+  Journal lives in schema journal_NAME unless ?schema= says otherwise.
+  --journal NAME selects that Journal's store on every command that takes
+  it (all but log import), and the store must hold it."""
 
 
 class _Parser(argparse.ArgumentParser):
