@@ -125,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fill(store, size)
         key = Path(directory) / "log.key"
         key.write_text(SignerKey.generate("bench.example/log").encode() + "\n")
+        key.chmod(0o600)  # nenjim serve refuses a signer key others can read
         for processes in (1, 4):
             with ExitStack() as servers:
                 urls = [servers.enter_context(served_log(store, key)) for _ in range(processes)]

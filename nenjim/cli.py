@@ -1,129 +1,70 @@
-"""The ``nenjim`` command line: argument parsing, dispatch and the last safety net.
+"""The ``nenjim`` entry point: Ctrl-C and standard output first, then the commands.
 
-``nenjim journal verify|digest|log|show|release|new|audit|move-root``, ``nenjim
-projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
-export|import``; see ``--help``. Every command takes ``--json``. Exit
-codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
-wrong ends as one line on stderr (one JSON object with ``--json``) and a
-documented code, never as a traceback.
+``entry`` is the console script and ``python -m nenjim``; ``main`` runs one
+command line in this process. This module imports only ``io``, ``os``,
+``signal`` and ``sys``, which cost next to nothing, so a Ctrl-C is nenjim's
+from its first line on: the commands, and all they import, load afterwards
+(:mod:`nenjim.cli_run`). Exit codes are in :mod:`nenjim.cli_exit` and in
+``nenjim --help``.
 """
 
 from __future__ import annotations
 
-import argparse
+import io
 import os
 import signal
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
-from types import FrameType
-from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-from infrastructure.log.urls import STORE_URL_VARIABLE, redact
-from journal.exception import InvalidValueError
-from journal.impl.ref.log import check_journal_name
-from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from nenjim import cli_commands as run
-from nenjim.cli_commands import chosen_store
-from nenjim.cli_exit import (
-    EXIT_BROKEN_PIPE,
-    EXIT_CODES_HELP,
-    EXIT_USAGE,
-    Failure,
-    UsageError,
-    classify,
-    report,
-)
-from nenjim.cli_log import add_log_commands
-from nenjim.cli_projections import add_projection_commands
-from nenjim.cli_storage import add_storage_commands
-from nenjim.cli_transparency import (
-    add_audit_options,
-    add_journal_commands,
-    add_key_commands,
-    add_serve_command,
-)
-
+# typing and collections.abc cost milliseconds to import, which would let an early
+# Ctrl-C land before the handler is in place: they are for the type checker only.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from _typeshed import SupportsWrite
+    from collections.abc import Sequence
+    from types import FrameType
+    from typing import NoReturn
 
-_V = TypeVar("_V")
-Handler = Callable[[argparse.Namespace], int]
-
-STORE_HELP = f"""stores:
-  Without --store and ${STORE_URL_VARIABLE}, verify, log, show, release and new
-  work in memory: they create no store and no file (new writes only its
-  draft). A store is always one you name:
-    memory:                        in this process only
-    sqlite:///abs/path.db          an SQLite file (sqlite:relative.db: from the
-                                   working directory)
-    postgresql://user:pw@host:port/db?schema=S&pool_size=N&max_overflow=M
-                                   plus any libpq parameter (sslmode=...,
-                                   connect_timeout=..., application_name=...);
-                                   needs pip install 'nenjim[postgres]'
-  A store belongs to one Journal: the first root whose start succeeds on it
-  (its resolved path), or the name given by --journal NAME to every root that
-  shares it on purpose. Another Journal is refused; a root that moved gets
-  its store back with journal move-root --from OLD --to NEW, refused while
-  OLD still holds Journal files. On PostgreSQL a named Journal lives in
-  schema journal_NAME unless ?schema= says otherwise."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser that raises its usage errors instead of exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message, prog=self.prog, usage=self.format_usage())
-
-    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        # argparse drops a failed write of --help or --version; a closed pipe must
-        # show, as for every other command (exit 141, nothing printed).
-        if message:
-            (file or sys.stderr).write(message)
+    from _typeshed import ReadableBuffer
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``nenjim`` with ``argv`` (default: the process arguments); return the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in arguments
-    store: str | None = None
     try:
-        args = build_parser().parse_args(arguments)
-        store = chosen_store(args)
-        handler: Handler = args.handler
-        code = handler(args)
-        sys.stdout.flush()  # a closed pipe shows here, inside the safety net
-    except SystemExit as stop:  # --help and --version
-        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
-    except BrokenPipeError:
-        return _broken_pipe()
-    except UsageError as error:
-        if as_json:
-            return report(Failure(str(error), error.kind, error.exit_code), as_json=True)
-        sys.stderr.write(error.text())
-        return error.exit_code
-    except BaseException as error:  # the last safety net: one line, a documented code
-        return report(classify(error, None if store is None else redact(store)), as_json=as_json)
-    return code
+        from nenjim.cli_run import run  # noqa: PLC0415 - after the Ctrl-C handler, in entry
+    except KeyboardInterrupt:
+        return _interrupted(arguments)
+    except Exception as error:  # a broken installation: still one line
+        return _internal(error, arguments)
+    return run(arguments)
 
 
 def entry() -> NoReturn:
     """The ``nenjim`` console script and ``python -m nenjim``: :func:`main`, then exit.
 
-    A Ctrl-C can land where Python cannot raise it: in a destructor (a
-    database connection closing) or while the interpreter shuts down after
-    the work (a connection pool's threads ending). Either would print
-    "Exception ignored ... KeyboardInterrupt" with a traceback. The first is
-    dropped silently (the command goes on; a second Ctrl-C stops it), and once
-    :func:`main` has returned, Ctrl-C is ignored: the work is done and its
-    exit code stands. A Ctrl-C that stops the command also ignores the ones
-    after it, which would otherwise land in the reporting of the first.
+    The Ctrl-C handler goes in before anything else is imported. A Ctrl-C can
+    also land where Python cannot raise it: in a destructor (a database
+    connection closing) or while the interpreter shuts down after the work (a
+    connection pool's threads ending). Either would print "Exception ignored
+    ... KeyboardInterrupt" with a traceback. The first is dropped silently
+    (the command goes on; a second Ctrl-C stops it), and once :func:`main` has
+    returned, Ctrl-C is ignored: the work is done and its exit code stands. A
+    Ctrl-C that stops the command also ignores the ones after it, which would
+    otherwise land in the reporting of the first.
     """
-    sys.unraisablehook = _drop_interrupts
-    signal.signal(signal.SIGINT, _interrupt_once)
-    code = main()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        signal.signal(signal.SIGINT, _interrupt_once)
+        sys.unraisablehook = _drop_interrupts
+        _write_stdout_completely()
+        code = main()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # before main's own safety net was in place
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = _interrupted(sys.argv[1:])
+    # CPython remembers a KeyboardInterrupt raised in code run from a string (dataclasses
+    # and namedtuple build their methods so) even once it was caught, and under
+    # `python -m` then ends the process by SIGINT instead of with this exit code. Running
+    # code from a string clears that memory.
+    exec("")
     sys.exit(code)
 
 
@@ -134,6 +75,8 @@ def _interrupt_once(signum: int, frame: FrameType | None) -> None:
 
 
 def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    import threading  # noqa: PLC0415 - only when a destructor raised
+
     if not issubclass(unraisable.exc_type, KeyboardInterrupt):
         sys.__unraisablehook__(unraisable)
     elif threading.current_thread() is threading.main_thread():
@@ -141,197 +84,55 @@ def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
         signal.signal(signal.SIGINT, _interrupt_once)
 
 
-def _broken_pipe() -> int:
-    # The reader left (`| head`): say nothing, and keep the interpreter's
-    # final flush of stdout from raising again.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_BROKEN_PIPE
+def _interrupted(arguments: Sequence[str]) -> int:
+    from nenjim.cli_exit import EXIT_INTERRUPTED, Failure, report  # noqa: PLC0415
+
+    failure = Failure("interrupted", "interrupted", EXIT_INTERRUPTED)
+    return report(failure, as_json="--json" in arguments)
 
 
-def build_parser() -> _Parser:
-    """The full ``nenjim`` argument parser."""
-    parser = _Parser(
-        prog="nenjim",
-        description="The nenjim command line: inspect Journal roots and their stores.",
-        epilog=f"{STORE_HELP}\n\n{EXIT_CODES_HELP}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"nenjim {_version()}")
-    groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True)
-    journal = groups.add_parser(
-        "journal",
-        help="inspect a Journal root",
-        description="Inspect a Journal root.",
-        epilog=f"{STORE_HELP}\n\n{EXIT_CODES_HELP}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    commands = journal.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+def _internal(error: Exception, arguments: Sequence[str]) -> int:
+    from nenjim.cli_exit import EXIT_INTERNAL, Failure, report  # noqa: PLC0415
 
-    def add(name: str, handler: Handler, summary: str, *parents: _Parser) -> _Parser:
-        sub = commands.add_parser(
-            name,
-            help=summary,
-            description=summary,
-            parents=[*parents, output],
-            epilog=EXIT_CODES_HELP,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        sub.set_defaults(handler=handler)
-        return sub
-
-    output = _output()
-    opens, coordinate, selection = _opening(), _coordinate(), _selection()
-    add("verify", run.verify, "Load a Journal root; report its artifacts and heads.", opens)
-    digest = add("digest", run.digest, "Print the sha256 digest of a file's exact bytes.")
-    digest.add_argument("file", metavar="FILE")
-    add("log", run.log, "Show the chain of an artifact.", opens, coordinate)
-    add("show", run.show, "Show the latest (or as-of) revision.", opens, coordinate, selection)
-    release = add(
-        "release",
-        run.release,
-        "Show one release of the latest (or as-of) revision.",
-        opens,
-        coordinate,
-        selection,
-    )
-    release.add_argument(
-        "version", metavar="VERSION", type=_value(ReleaseVersion), help="release version"
-    )
-    new = add("new", run.new, "Draft a successor of the head revision.", opens, coordinate)
-    new.add_argument("--stdout", action="store_true", help="print the draft, write no file")
-    audit = add(
-        "audit", run.audit, "Re-check every logged revision of an existing store.", _reading()
-    )
-    add_audit_options(audit)
-    move = add(
-        "move-root",
-        run.move_root,
-        "Give a store to the new path of the root that owns it.",
-        _existing(),
-    )
-    move.add_argument(
-        "--from",
-        dest="old_root",
-        metavar="OLD",
-        required=True,
-        help="the root path the store records (it need not exist any more)",
-    )
-    move.add_argument(
-        "--to",
-        dest="new_root",
-        metavar="NEW",
-        required=True,
-        help="the directory the root is now",
-    )
-    add(
-        "repair",
-        run.repair,
-        "Rebuild the transparency tree and chain projection from the log, if only they are "
-        "damaged.",
-        _reading(),
-    )
-    add_journal_commands(add, _reading)
-    add_projection_commands(groups)
-    add_storage_commands(groups)
-    add_log_commands(groups)
-    add_key_commands(groups, [output])
-    add_serve_command(groups, [output])
-    return parser
+    message = f"internal error: {type(error).__name__}: {error} (is nenjim installed whole?)"
+    return report(Failure(message, "internal", EXIT_INTERNAL), as_json="--json" in arguments)
 
 
-def _version() -> str:
-    try:
-        return version("nenjim")
-    except PackageNotFoundError:
-        return "(not installed: version unknown)"
+def _write_stdout_completely() -> None:
+    """Standard output through a writer that never drops a write's tail.
 
-
-def _output() -> _Parser:
-    """--json, shared by every subcommand."""
-    output = _Parser(add_help=False)
-    output.add_argument(
-        "--json",
-        action="store_true",
-        help="print stable JSON on stdout; errors as one JSON object on stderr",
-    )
-    return output
-
-
-def _journal_name(parser: argparse.ArgumentParser, purpose: str) -> None:
-    parser.add_argument(
-        "--journal",
-        metavar="NAME",
-        type=_value(check_journal_name),
-        help=f"{purpose} (a lowercase letter, then up to 47 of a-z 0-9 _; "
-        "on PostgreSQL the schema is journal_NAME unless the URL has ?schema=)",
+    The interpreter's own buffered stdout can take a write that the pipe cut
+    short (its reader left while it was being written) as done, and let the
+    command end with exit 0 while its output was lost; this one writes every
+    byte or raises ``BrokenPipeError`` (exit 141).
+    """
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper):
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_CompleteWrites(stream.fileno())),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
     )
 
 
-def _opening() -> _Parser:
-    """ROOT, --store and --journal, shared by every subcommand that loads a Journal."""
-    opens = _Parser(add_help=False)
-    opens.add_argument("root", metavar="ROOT", help="Journal root directory")
-    opens.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"event store URL (default: ${STORE_URL_VARIABLE}, else in memory: no file)",
-    )
-    _journal_name(opens, "the Journal's name, for a store that several roots share on purpose")
-    return opens
+class _CompleteWrites(io.RawIOBase):
+    """A raw writer of one file descriptor: writes all it is given, or raises."""
 
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self._descriptor = descriptor
 
-def _reading() -> _Parser:
-    """--store (which must exist) and --journal, for commands that only read a store."""
-    reads = _Parser(add_help=False)
-    reads.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"URL of an existing event store (default: ${STORE_URL_VARIABLE})",
-    )
-    _journal_name(reads, "check that the store holds the Journal of this name")
-    return reads
+    def writable(self) -> bool:
+        return True
 
+    def fileno(self) -> int:
+        return self._descriptor
 
-def _existing() -> _Parser:
-    """--store (which must exist), for commands that change only a store's records."""
-    store = _Parser(add_help=False)
-    store.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"URL of an existing event store (default: ${STORE_URL_VARIABLE})",
-    )
-    return store
-
-
-def _coordinate() -> _Parser:
-    """The COORD argument."""
-    coordinate = _Parser(add_help=False)
-    coordinate.add_argument(
-        "coordinate", metavar="COORD", type=_value(ArtifactCoordinate), help="artifact coordinate"
-    )
-    return coordinate
-
-
-def _selection() -> _Parser:
-    """--as-of, shared by ``show`` and ``release``."""
-    selection = _Parser(add_help=False)
-    selection.add_argument(
-        "--as-of",
-        metavar="V",
-        type=_value(JournalVersion),
-        help="use the newest revision at or before Journal version V (YYYYMMDDTHHMMSSZ)",
-    )
-    return selection
-
-
-def _value(factory: Callable[[str], _V]) -> Callable[[str], _V]:
-    """An argparse ``type`` that reports a value type's syntax error as a usage error."""
-
-    def convert(text: str) -> _V:
-        try:
-            return factory(text)
-        except InvalidValueError as error:
-            raise argparse.ArgumentTypeError(error.detail) from None
-
-    return convert
+    def write(self, data: ReadableBuffer) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += os.write(self._descriptor, view[done:])
+        return done

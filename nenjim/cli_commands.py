@@ -19,16 +19,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from infrastructure.log.urls import STORE_URL_VARIABLE, redact
+from infrastructure.log.urls import redact
 from journal.impl.ref import JournalAssembly, build_journal
 from journal.impl.ref import move_root as move_journal_root
 from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import name_identity
 from journal.impl.ref.repair import repair_journal_store
 from journal.model import JournalRevision
 from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
-from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError, UsageError
+from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError
 from nenjim.cli_json import (
     dumps,
     located_release_json,
@@ -37,13 +36,8 @@ from nenjim.cli_json import (
     verify_json,
 )
 from nenjim.cli_progress import progress_for
+from nenjim.cli_store import chosen_store, journal_identity, required_store
 from nenjim.cli_text import render_log, render_release, render_revision, render_verify
-
-
-def chosen_store(args: argparse.Namespace) -> str | None:
-    """``--store``, else ``$NENJIM_STORE_URL``, else ``None`` (in memory)."""
-    store: str | None = getattr(args, "store", None)
-    return store or os.environ.get(STORE_URL_VARIABLE) or None
 
 
 @contextmanager
@@ -172,24 +166,10 @@ def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) 
     )
 
 
-def _existing_store(args: argparse.Namespace) -> str:
-    store = chosen_store(args)
-    if store is None:
-        raise UsageError(
-            f"needs the store to read: --store URL or ${STORE_URL_VARIABLE}",
-            prog=f"nenjim {args.group} {args.command}",
-        )
-    return store
-
-
-def _identity(args: argparse.Namespace) -> str | None:
-    return None if args.journal is None else name_identity(args.journal)
-
-
 def audit(args: argparse.Namespace) -> int:
     """Re-check every logged text, digest, chain link and digest claim of a store."""
     report = audit_journal_log(
-        _existing_store(args), identity=_identity(args), progress=progress_for(sys.stderr)
+        required_store(args), identity=journal_identity(args), progress=progress_for(sys.stderr)
     )
     summary = (
         f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"
@@ -220,7 +200,7 @@ def audit(args: argparse.Namespace) -> int:
 
 def move_root(args: argparse.Namespace) -> int:
     """Give a store to the new path of the root that owns it."""
-    store = _existing_store(args)
+    store = required_store(args)
     moved = move_journal_root(store, args.old_root, args.new_root)
     new = os.path.realpath(args.new_root)
     if args.json:
@@ -241,7 +221,7 @@ def move_root(args: argparse.Namespace) -> int:
 def repair(args: argparse.Namespace) -> int:
     """Rebuild what the store derives from its log when only that is damaged."""
     result = repair_journal_store(
-        _existing_store(args), identity=_identity(args), progress=progress_for(sys.stderr)
+        required_store(args), identity=journal_identity(args), progress=progress_for(sys.stderr)
     )
     before = result.before
     summary = (

@@ -13,22 +13,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TextIO
 
-from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
-from eventsourcing.utils import TopicError
-
-from infrastructure.log import (
-    IncompatibleStoreError,
-    LogDamagedError,
-    ProjectionDamagedError,
-    RebuildLostError,
-    StoreIdentityError,
-    StoreUnavailableError,
-    UnsupportedStoreError,
-    is_read_only_error,
-)
-from journal.exception import JournalError, JournalStoreError
-from projections.journal_chains import ProjectionIntegrityError
-
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -37,34 +21,45 @@ EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
+KINDS = (
+    "usage",
+    "journal",
+    "failure",
+    "audit",
+    "integrity",
+    "store",
+    "extra",
+    "key",
+    "unavailable",
+    "interrupted",
+    "internal",
+)
+"""Every KIND of an error reported with ``--json``, as the help and README.md list them."""
+
 EXIT_CODES_HELP = f"""exit codes:
   {EXIT_OK}    success
   {EXIT_FAILURE}    the Journal was rejected (root, file layout, format, chain rules), an
        audit or start-up check found the log inconsistent, an import was
-       refused (a damaged file, a log that does not audit), or the artifact,
-       release or revision asked for does not exist
+       refused (a damaged file, a log that does not audit), a served log does
+       not verify (verify-log), or the artifact, release or revision asked for
+       does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
   {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
        move-root), not empty (import), unreachable, unwritable, holding
        another Journal (move-root: another root's, a named one, none yet, or
-       still its old root's), of another schema version, or its driver is
-       not installed
+       still its old root's), of another schema version; or something else the command needs cannot
+       be: an extra that is not installed, a signer key file that group or
+       others can access, a served log that cannot be read (verify-log), an
+       address that cannot be listened on (serve)
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
   {EXIT_BROKEN_PIPE}  standard output was closed early (as by `| head`); nothing is printed
 
 Errors are one line on stderr, "nenjim: error: ..." (bad usage: the usage,
 then "PROG: error: ..."); with --json, one JSON object
-{{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead."""
-
-
-_STORE_FAILURES = (
-    UnsupportedStoreError,
-    StoreUnavailableError,
-    StoreIdentityError,
-    IncompatibleStoreError,
-    PersistenceError,
-)
+{{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead, where KIND is
+usage, journal, failure, audit, integrity, store, extra, key, unavailable,
+interrupted or internal."""
 
 
 class CommandError(Exception):
@@ -97,50 +92,6 @@ class Failure:
     message: str
     kind: str
     exit_code: int
-
-
-def classify(error: BaseException, store: str | None) -> Failure:
-    """The report of ``error``; ``store`` is the URL in use (named by raw store errors)."""
-    match error:
-        case KeyboardInterrupt():
-            return Failure("interrupted", "interrupted", EXIT_INTERRUPTED)
-        case CommandError():
-            return Failure(str(error), error.kind, error.exit_code)
-        case JournalStoreError() if isinstance(error.__cause__, _STORE_FAILURES):
-            # The Journal API's form of a store failure: reported as the failure itself.
-            return classify(error.__cause__, store)
-        case JournalStoreError():
-            return Failure(str(error), "store", EXIT_STORE)
-        case JournalError():
-            return Failure(str(error), "journal", EXIT_FAILURE)
-        case (
-            ProjectionIntegrityError()
-            | MapperDeserialisationError()
-            | TopicError()
-            | LogDamagedError()
-            | ProjectionDamagedError()
-        ):
-            return Failure(
-                f"the log in the store is inconsistent: {error} (see nenjim journal audit)",
-                "integrity",
-                EXIT_FAILURE,
-            )
-        case RebuildLostError():
-            return Failure(str(error), "failure", EXIT_FAILURE)
-        case UnsupportedStoreError():
-            return Failure(f"argument --store: {error}", "usage", EXIT_USAGE)
-        case StoreUnavailableError() | StoreIdentityError() | IncompatibleStoreError():
-            return Failure(str(error), "store", EXIT_STORE)
-        case _ if is_read_only_error(error):  # a write the driver refused, deep in a command
-            message = f"store {store or 'memory:'} is read-only: this command must write to it"
-            return Failure(message, "store", EXIT_STORE)
-        case PersistenceError():
-            return Failure(f"store {store or 'memory:'}: {error}", "store", EXIT_STORE)
-    return Failure(
-        f"internal error: {type(error).__name__}: {error} (please report this with the command)",
-        "internal",
-        EXIT_INTERNAL,
-    )
 
 
 def report(failure: Failure, *, as_json: bool, stream: TextIO | None = None) -> int:

@@ -35,19 +35,18 @@ from infrastructure.log.transfer import (
     UnreadableEventError,
     open_log_store,
 )
-from infrastructure.log.urls import STORE_URL_VARIABLE, redact
-from journal.exception import InvalidValueError
-from journal.impl.ref.log import check_journal_name, describe_identity
+from infrastructure.log.urls import redact
+from journal.impl.ref.log import describe_identity
 from nenjim.cli_exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_STORE,
     CommandError,
-    UsageError,
 )
 from nenjim.cli_json import dumps
 from nenjim.cli_progress import progress_for
+from nenjim.cli_store import add_store_options, required_store
 from nenjim.cli_subcommand import add_subcommand
 from nenjim.log_transfer import (
     ImportAuditError,
@@ -72,17 +71,14 @@ def add_log_commands(groups: Any) -> None:
     )
     commands = group.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     exporting = _command(
-        commands, "export", export, "Write every log of a store, event by event, to a file."
+        commands,
+        "export",
+        export,
+        "Write every log of a store, event by event, to a file.",
+        journal="export this Journal's log, and check that the store holds it",
     )
     exporting.add_argument(
         "--out", metavar="FILE", help="write FILE (replaced when complete), not standard output"
-    )
-    exporting.add_argument(
-        "--journal",
-        metavar="NAME",
-        type=_journal_name,
-        help="export the log of the Journal of this name (on PostgreSQL in schema "
-        "journal_NAME unless the URL has ?schema=) and check that the store holds it",
     )
     importing = _command(
         commands,
@@ -93,13 +89,16 @@ def add_log_commands(groups: Any) -> None:
     importing.add_argument("file", metavar="FILE", help="an export ('-': standard input)")
 
 
-def _command(commands: Any, name: str, handler: Callable[[Any], int], summary: str) -> Any:
+def _command(
+    commands: Any,
+    name: str,
+    handler: Callable[[Any], int],
+    summary: str,
+    *,
+    journal: str | None = None,
+) -> Any:
     sub = add_subcommand(commands, name, handler, summary)
-    sub.add_argument(
-        "--store",
-        metavar="URL",
-        help=f"an SQLite or PostgreSQL store (default: ${STORE_URL_VARIABLE})",
-    )
+    add_store_options(sub, store="an SQLite or PostgreSQL store", journal=journal)
     sub.add_argument(
         "--json",
         action="store_true",
@@ -166,12 +165,7 @@ def import_(args: argparse.Namespace) -> int:
 
 def _store(args: argparse.Namespace) -> str:
     """The store URL, checked before any file is touched (``memory:`` is a usage error)."""
-    store: str | None = args.store or os.environ.get(STORE_URL_VARIABLE) or None
-    if store is None:
-        raise UsageError(
-            f"needs a store: --store URL or ${STORE_URL_VARIABLE}",
-            prog=f"nenjim log {args.command}",
-        )
+    store = required_store(args)
     open_log_store(store)
     return store
 
@@ -242,13 +236,6 @@ def _source(argument: str) -> Iterator[tuple[IO[bytes], str]]:
         raise CommandError(f"cannot read {argument}: {error.strerror}") from None
     with stream:
         yield stream, argument
-
-
-def _journal_name(text: str) -> str:
-    try:
-        return check_journal_name(text)
-    except InvalidValueError as error:
-        raise argparse.ArgumentTypeError(error.detail) from None
 
 
 def _export_json(store: str, path: Path, summary: ExportSummary) -> dict[str, object]:

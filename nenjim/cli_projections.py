@@ -1,11 +1,13 @@
 """``nenjim projections status|rebuild``: the persisted projections of a store.
 
-- ``status --store URL`` prints each projection with its log, its position
-  (the last event it applied), the log's head and the lag between them.
-- ``rebuild NAME --store URL`` folds the whole log into a fresh table and
-  swaps it in atomically (readers see the old table or the new one, never a
-  half-built one), with a progress bar on a terminal.
+- ``status`` prints each projection with its log, its position (the last
+  event it applied), the log's head and the lag between them.
+- ``rebuild NAME`` folds the whole log into a fresh table and swaps it in
+  atomically (readers see the old table or the new one, never a half-built
+  one), with a progress bar on a terminal.
 
+Both take their store as every command does (``--store URL``, else
+``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli_store`).
 Neither creates a store: a missing one (or ``memory:``, which holds no
 persisted projection) exits 3. An unknown NAME is bad usage (exit 2) and
 names the known ones. ``--json`` prints one JSON object.
@@ -14,17 +16,16 @@ names the known ones. ``--json`` prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
 
-from infrastructure.log.urls import STORE_URL_VARIABLE
 from journal.impl.ref.progress import silent
 from nenjim import projection_admin
 from nenjim.cli_exit import EXIT_CODES_HELP, EXIT_OK, UsageError
 from nenjim.cli_json import dumps
 from nenjim.cli_progress import progress_for
+from nenjim.cli_store import add_store_options, selected_store
 from nenjim.cli_subcommand import add_subcommand
 from nenjim.cli_table import format_table
 
@@ -51,17 +52,17 @@ def add_projection_commands(groups: Any) -> None:
         help=f"the projection ({', '.join(projection_admin.projection_names())})",
     )
     for sub in (status, rebuild):
-        sub.add_argument(
-            "--store",
-            metavar="URL",
-            help=f"URL of an existing SQLite or PostgreSQL store (default: ${STORE_URL_VARIABLE})",
+        add_store_options(
+            sub,
+            store="URL of an existing SQLite or PostgreSQL store",
+            journal="the projections of this Journal's store, which must hold it",
         )
         sub.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def show_status(args: argparse.Namespace) -> int:
     """Print where each projection of the store stands."""
-    found = projection_admin.statuses(_store(args))
+    found = projection_admin.statuses(selected_store(args))
     if args.json:
         document = [
             {"name": s.name, "log": s.log, "position": s.position, "head": s.head, "lag": s.lag}
@@ -84,7 +85,7 @@ def rebuild_one(args: argparse.Namespace) -> int:
         )
     progress = progress_for(sys.stderr)
     started = time.perf_counter()
-    summary = projection_admin.rebuild(_store(args), args.name, progress or silent)
+    summary = projection_admin.rebuild(selected_store(args), args.name, progress or silent)
     seconds = time.perf_counter() - started
     if args.json:
         document = {"projection": args.name, "summary": summary, "seconds": seconds}
@@ -92,13 +93,3 @@ def rebuild_one(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(f"rebuilt {summary} in {seconds:.3f} s\n")
     return EXIT_OK
-
-
-def _store(args: argparse.Namespace) -> str:
-    store: str | None = args.store or os.environ.get(STORE_URL_VARIABLE) or None
-    if store is None:
-        raise UsageError(
-            f"needs the store to read: --store URL or ${STORE_URL_VARIABLE}",
-            prog=f"nenjim projections {args.command}",
-        )
-    return store

@@ -1,7 +1,9 @@
-"""``nenjim storage audit|repair --store URL [--json]``: the inline tables against the log.
+"""``nenjim storage audit|repair [--store URL] [--journal NAME] [--json]``: inline rows vs. the log.
 
-Both commands check a store on SQLite or PostgreSQL against the resource
-catalogs it was opened with: domain Persistence's, the LangGraph saver's, or
+Both commands take their store as every command does (``--store URL``,
+else ``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli_store`)
+and check it, on SQLite or PostgreSQL, against the resource catalogs it was
+opened with: domain Persistence's, the LangGraph saver's, or
 both (a store opened with neither is checked as Persistence's). Neither
 creates a store that does not exist.
 
@@ -51,6 +53,7 @@ from nenjim.cli_exit import (
     CommandError,
 )
 from nenjim.cli_json import dumps
+from nenjim.cli_store import add_store_options, selected_store
 from nenjim.cli_subcommand import add_subcommand
 
 _T = TypeVar("_T")
@@ -71,13 +74,18 @@ def add_storage_commands(groups: Any) -> None:
         ("repair", repair, "Rebuild the disagreeing inline rows from the log, all or nothing."),
     ):
         sub = add_subcommand(commands, name, handler, summary)
-        sub.add_argument("--store", metavar="URL", required=True, help="SQLite or PostgreSQL store")
+        add_store_options(
+            sub,
+            store="an SQLite or PostgreSQL store",
+            journal="the durable state in this Journal's store, which must hold it",
+        )
         sub.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def audit(args: argparse.Namespace) -> int:
     """Audit the store; one line per finding."""
-    report = _checked(lambda: audit_store(args.store, _catalogs(args.store)))
+    store = selected_store(args)
+    report = _checked(lambda: audit_store(store, _catalogs(store)))
     if args.json:
         print(dumps(report.as_json()))
     elif report.ok:
@@ -92,8 +100,9 @@ def audit(args: argparse.Namespace) -> int:
 
 def repair(args: argparse.Namespace) -> int:
     """Repair the store; refuse while the log itself has findings."""
+    store = selected_store(args)
     try:
-        result = _checked(lambda: repair_store(args.store, _catalogs(args.store)))
+        result = _checked(lambda: repair_store(store, _catalogs(store)))
     except RepairRefusedError as refused:
         if args.json:
             print(dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))

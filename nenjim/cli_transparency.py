@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,8 +32,8 @@ from domain.transparency import (
     open_checkpoint,
 )
 from infrastructure.log import LogDamagedError
-from journal.exception import JournalIntegrityError
-from journal.impl.ref.log import JournalLog, name_identity
+from journal.exception import InvalidValueError, JournalIntegrityError
+from journal.impl.ref.log import JournalLog
 from journal.impl.ref.transparency_anchor import anchor_problem
 from journal.impl.ref.transparency_proofs import (
     JournalTree,
@@ -39,7 +41,16 @@ from journal.impl.ref.transparency_proofs import (
     ProofRequestError,
     check_proof,
 )
-from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CommandError
+from journal.valuetypes import ArtifactCoordinate, JournalVersion
+from nenjim.cli_exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_USAGE,
+    CommandError,
+)
+from nenjim.cli_store import add_store_options, journal_identity, required_store
 
 Handler = Callable[[argparse.Namespace], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -47,7 +58,13 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> None:
     """``nenjim keys new``."""
-    keys = groups.add_parser("keys", help="make signing keys", description="Make signing keys.")
+    keys = groups.add_parser(
+        "keys",
+        help="make signing keys",
+        description="Make signing keys.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = keys.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     new = commands.add_parser(
         "new",
@@ -55,6 +72,8 @@ def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> Non
         description="Write a new Ed25519 signer key (signed-note format, file mode 0600) "
         "and print its verifier key as the last line.",
         parents=parents,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     new.add_argument("name", metavar="NAME", help="the key's name (no '+', spaces or newlines)")
     new.add_argument("--out", metavar="PATH", required=True, help="the new key file")
@@ -73,8 +92,20 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         "Prove a revision is in the store's tree, or the tree grew from an older size.",
         reading(),
     )
-    prove.add_argument("coordinate", metavar="COORD", nargs="?", help="artifact coordinate")
-    prove.add_argument("version", metavar="VERSION", nargs="?", help="its Journal version")
+    prove.add_argument(
+        "coordinate",
+        metavar="COORD",
+        nargs="?",
+        type=_canonical(ArtifactCoordinate),
+        help="artifact coordinate",
+    )
+    prove.add_argument(
+        "version",
+        metavar="VERSION",
+        nargs="?",
+        type=_canonical(JournalVersion),
+        help="its Journal version",
+    )
     prove.add_argument(
         "--from", dest="old_size", metavar="N", type=_size, help="consistency from tree size N"
     )
@@ -96,6 +127,13 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         "--since", metavar="CHECKPOINT", help="a checkpoint trusted before: the log must extend it"
     )
     verify_log.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=30.0,
+        help="give up on a request after SECONDS (30): the log is unavailable (exit 3)",
+    )
+    verify_log.add_argument(
         "--root",
         metavar="ROOT",
         help="a local Journal root: its revision files must be exactly the log's entries",
@@ -109,14 +147,21 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         help="serve a store's transparency log over HTTP, read-only",
         description="Serve the Journal's transparency log of a store over HTTP, read-only: "
         "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json. "
-        "Needs pip install 'nenjim[serve]'.",
+        "Needs the serve extra.",
         parents=parents,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--store", metavar="URL", help="URL of an existing event store")
-    serve.add_argument("--journal", metavar="NAME", help="the Journal's name, if it has one")
+    add_store_options(
+        serve,
+        store="URL of an existing event store",
+        journal="serve this Journal's log, and check that the store holds it",
+    )
     _signing(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
+    serve.add_argument(
+        "--port", type=_port, default=8080, help="port to listen on (8080; 0: any free port)"
+    )
     serve.set_defaults(handler=serve_command)
 
 
@@ -130,8 +175,47 @@ def add_audit_options(audit: argparse.ArgumentParser) -> None:
 
 
 def _signing(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--key", metavar="PATH", required=True, help="signer key file")
+    parser.add_argument(
+        "--key",
+        metavar="PATH",
+        required=True,
+        help="signer key file, which only its owner may read or write (mode 0600 or 0400)",
+    )
+    parser.add_argument(
+        "--allow-unprotected-key",
+        action="store_true",
+        help="use a signer key file that group or others can access, with a warning",
+    )
     parser.add_argument("--origin", metavar="O", help="checkpoint origin (default: the key name)")
+
+
+def _canonical(value_type: Callable[[str], object]) -> Callable[[str], str]:
+    """An argparse ``type``: the text, once ``value_type`` accepts it (else bad usage)."""
+
+    def check(text: str) -> str:
+        try:
+            value_type(text)
+        except InvalidValueError as error:
+            raise argparse.ArgumentTypeError(error.detail) from None
+        return text
+
+    return check
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return seconds
+
+
+def _port(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
 
 
 def _size(text: str) -> int:
@@ -217,35 +301,47 @@ def check_proof_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    """Serve until interrupted."""
+    """Serve until interrupted: the store is opened and the port bound before "serving"."""
     try:
-        import uvicorn  # noqa: PLC0415
-
         from nenjim.server import build_app  # noqa: PLC0415
+        from nenjim.server_run import listen, run_server, url_of  # noqa: PLC0415
     except ImportError as error:
-        raise CommandError(_needs_serve(error)) from None
-    signer = _signer(args.key)
+        raise _needs_serve(error) from None
+    signer = _signer(args)
     with _opened(args) as log:
         app = build_app(log, signer, args.origin)
-        sys.stderr.write(f"serving the transparency log on http://{args.host}:{args.port}/\n")
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        with listen(args.host, args.port) as listener:
+            url = url_of(listener)
+            if args.json:
+                _print(_dumps({"serving": url}))
+                sys.stdout.flush()
+            else:
+                sys.stderr.write(f"serving the transparency log on {url}\n")
+            run_server(app, listener, as_json=args.json)
     return EXIT_OK
 
 
 def verify_log_command(args: argparse.Namespace) -> int:
     """Verify a served log end to end; exit 1 unless it holds."""
     try:
-        from nenjim.log_client import LogCheckError, verify_log  # noqa: PLC0415
+        from nenjim.log_client import (  # noqa: PLC0415
+            LogCheckError,
+            LogUnavailableError,
+            verify_log,
+        )
     except ImportError as error:
-        raise CommandError(_needs_serve(error)) from None
+        raise _needs_serve(error) from None
     verifier = _verifier(args.key)
     since = None if args.since is None else _checkpoint(args.since, verifier)
+    root = None if args.root is None else Path(args.root)
     try:
-        verified = verify_log(
-            args.url, verifier, since=since, root=None if args.root is None else Path(args.root)
-        )
+        verified = verify_log(args.url, verifier, since=since, root=root, timeout=args.timeout)
+    except LogUnavailableError as error:
+        raise CommandError(
+            f"verify-log could not read the log: {error}", EXIT_STORE, "unavailable"
+        ) from None
     except LogCheckError as error:
-        raise CommandError(f"verify-log failed: {error}") from None
+        raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "integrity") from None
     size = verified.checkpoint.size
     if args.json:
         _print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
@@ -260,8 +356,12 @@ def verify_log_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _needs_serve(error: ImportError) -> str:
-    return f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})"
+def _needs_serve(error: ImportError) -> CommandError:
+    return CommandError(
+        f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})",
+        EXIT_STORE,
+        "extra",
+    )
 
 
 def _anchored(audit: Handler) -> Handler:
@@ -300,15 +400,7 @@ def _anchored(audit: Handler) -> Handler:
 
 @contextmanager
 def _opened(args: argparse.Namespace) -> Iterator[JournalLog]:
-    from nenjim.cli_commands import chosen_store  # noqa: PLC0415
-
-    store = chosen_store(args)
-    if store is None:
-        raise CommandError(
-            "no store: give --store URL (or set $NENJIM_STORE_URL)", EXIT_USAGE, "usage"
-        )
-    identity = None if args.journal is None else name_identity(args.journal)
-    log = JournalLog(store, read_only=True, identity=identity)
+    log = JournalLog(required_store(args), read_only=True, identity=journal_identity(args))
     try:
         yield log
     finally:
@@ -317,7 +409,7 @@ def _opened(args: argparse.Namespace) -> Iterator[JournalLog]:
 
 @contextmanager
 def _tree(args: argparse.Namespace) -> Iterator[JournalTree]:
-    signer = _signer(args.key)
+    signer = _signer(args)
     with _opened(args) as log:
         try:
             yield JournalTree(log, signer, args.origin)
@@ -326,28 +418,50 @@ def _tree(args: argparse.Namespace) -> Iterator[JournalTree]:
 
 
 def _read(path: str, what: str) -> str:
+    return _read_with_mode(path, what)[0]
+
+
+def _read_with_mode(path: str, what: str) -> tuple[str, int]:
+    """The text of a file and its permission bits, read from one open file."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as file:
+            return file.read(), stat.S_IMODE(os.fstat(file.fileno()).st_mode)
     except (OSError, UnicodeDecodeError) as error:
         detail = error.strerror if isinstance(error, OSError) else "not UTF-8"
         raise CommandError(f"cannot read the {what} {path}: {detail}") from None
 
 
-def _key_text(path: str) -> str:
-    text = _read(path, "key file")
+def _key_text(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _signer(path: str) -> SignerKey:
+def _signer(args: argparse.Namespace) -> SignerKey:
+    """The signer key of ``--key``: refused, as ssh refuses a private key, when group or
+    others can access its file, unless ``--allow-unprotected-key`` (then a warning)."""
+    path = args.key
+    text, mode = _read_with_mode(path, "key file")
+    if os.name == "posix" and mode & 0o077:
+        exposed = f"signer key {path} is accessible by group or others (mode {mode:04o})"
+        if not args.allow_unprotected_key:
+            raise CommandError(
+                f"{exposed}: chmod 600 {path}, or give --allow-unprotected-key",
+                EXIT_STORE,
+                "key",
+            )
+        warning = f"{exposed}; used anyway (--allow-unprotected-key)"
+        if args.json:
+            sys.stderr.write(_dumps({"warning": warning, "kind": "key"}) + "\n")
+        else:
+            sys.stderr.write(f"nenjim: warning: {warning}\n")
     try:
-        return SignerKey.parse(_key_text(path))
+        return SignerKey.parse(_key_text(text))
     except TransparencyError as error:
         raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
 
 
 def _verifier(path: str) -> VerifierKey:
     try:
-        return VerifierKey.parse(_key_text(path))
+        return VerifierKey.parse(_key_text(_read(path, "key file")))
     except TransparencyError as error:
         raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
 

@@ -9,6 +9,13 @@ the first ``size`` entries is the trusted root). Given a local Journal root,
 it also requires the root's revision files and the log's entries to be the
 same revisions, byte for byte (each entry's digest is the SHA-256 of its
 file). Uses ``httpx`` (the ``serve`` extra).
+
+A log that cannot be read (no answer, a timeout, HTTP 5xx, 408 or 429, or
+no checkpoint at all) raises ``LogUnavailableError``: an outage. Anything
+read that does not verify raises ``LogCheckError``: a checkpoint whose
+signature fails, entries or tiles that are not the signed tree, a tree that
+does not extend the trusted one, a tile the checkpoint covers that the
+server refuses, files of the root that differ from the entries.
 """
 
 from __future__ import annotations
@@ -28,9 +35,17 @@ from domain.transparency import (
     tiles_for_size,
 )
 from journal.impl.ref.filesystem import scan_root
-from nenjim.log_hashing import LogCheckError, LoggedLeaves, pool_workers, recompute_log
+from nenjim.log_hashing import (
+    LogCheckError,
+    LoggedLeaves,
+    LogUnavailableError,
+    pool_workers,
+    recompute_log,
+)
 
-__all__ = ["LogCheckError", "VerifiedLog", "verify_log"]
+__all__ = ["LogCheckError", "LogUnavailableError", "VerifiedLog", "verify_log"]
+
+_TRANSIENT = (httpx.codes.REQUEST_TIMEOUT, httpx.codes.TOO_MANY_REQUESTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +73,8 @@ def verify_log(
     base = url.rstrip("/") + "/"
     with httpx.Client(base_url=base, timeout=timeout) as client:
         try:
-            checkpoint = open_checkpoint(_get(client, "checkpoint").decode("utf-8"), [verifier])
+            text = _get(client, "checkpoint", committed=False).decode("utf-8")
+            checkpoint = open_checkpoint(text, [verifier])
         except (TransparencyError, UnicodeDecodeError) as error:
             raise LogCheckError(f"{base}checkpoint: {error}") from None
         size = checkpoint.size
@@ -110,13 +126,20 @@ def _check_root(root: Path, logged: LoggedLeaves) -> None:
         )
 
 
-def _get(client: httpx.Client, path: str) -> bytes:
+def _get(client: httpx.Client, path: str, *, committed: bool = True) -> bytes:
+    """The body of ``path``. ``committed``: the verified checkpoint commits the log to
+    serving it, so a refusal (a 4xx other than 408 and 429) is the log's failure, not an
+    outage."""
+    where = f"{client.base_url}{path}"
     try:
         response = client.get(path)
     except httpx.HTTPError as error:
-        raise LogCheckError(f"cannot fetch {client.base_url}{path}: {error}") from None
-    if response.status_code != httpx.codes.OK:
-        raise LogCheckError(
-            f"{client.base_url}{path}: HTTP {response.status_code} {response.reason_phrase}"
-        )
-    return response.content
+        reason = str(error) or type(error).__name__
+        raise LogUnavailableError(f"cannot fetch {where}: {reason}") from None
+    status = response.status_code
+    if status == httpx.codes.OK:
+        return response.content
+    answer = f"{where}: HTTP {status} {response.reason_phrase}"
+    if not committed or status >= 500 or status in _TRANSIENT:
+        raise LogUnavailableError(answer)
+    raise LogCheckError(f"{answer}, though the signed checkpoint covers it")

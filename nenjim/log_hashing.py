@@ -51,7 +51,12 @@ LoggedLeaves = dict[tuple[str, str], bytes]
 
 
 class LogCheckError(Exception):
-    """The served log does not verify (or cannot be read): one line says why."""
+    """The served log does not verify: one line says why."""
+
+
+class LogUnavailableError(LogCheckError):
+    """The served log cannot be read (unreachable, too slow, a server error): one line says
+    why. Nothing was found wrong with what was read of it."""
 
 
 class HashedBundle(NamedTuple):

@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from typing import IO
-from urllib.parse import urlsplit, urlunsplit
 
 from domain.journal.errors import JournalStoreError
 from infrastructure.log.claims import Claim
@@ -49,7 +48,6 @@ from infrastructure.log.transfer import (
     StoreNotEmptyError,
     open_log_store,
 )
-from infrastructure.log.urls import resolve_store_url
 from infrastructure.persistence.catalog import CATALOG
 from infrastructure.storage.audit import AuditReport as StorageAuditReport
 from infrastructure.storage.audit import RepairFailedError, RepairRefusedError, audit_store
@@ -61,9 +59,10 @@ from infrastructure.storage.audit.rebuild import (
 from infrastructure.storage.sql.log_table import STORAGE_EVENTS
 from journal.impl.ref.audit import AuditReport as JournalAuditReport
 from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import describe_identity, name_identity, named_schema
+from journal.impl.ref.log import describe_identity, name_identity
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
+from nenjim.cli_store import journal_store_url
 from nenjim.projection_admin import rebuild_all
 
 JOURNAL = JOURNAL_EVENTS.log
@@ -267,21 +266,10 @@ def rebuild_projections(url: str, identity: str | None = None) -> tuple[str, ...
     URL names one; its projections are rebuilt there.
     """
     lines = list(rebuild_all(url))
-    journal_url = _journal_url(url, identity)
+    journal_url = journal_store_url(url, identity)
     if journal_url != url:
         lines.extend(rebuild_all(journal_url))
     return tuple(lines)
-
-
-def _journal_url(url: str, identity: str | None) -> str:
-    """``url`` with the named Journal's schema, where the Journal's log lives there."""
-    location = resolve_store_url(url)
-    schema = named_schema(identity)
-    if location.kind != "postgresql" or schema is None or "POSTGRES_SCHEMA" in location.env:
-        return url
-    parts = urlsplit(url)
-    query = f"{parts.query}&schema={schema}" if parts.query else f"schema={schema}"
-    return urlunsplit(parts._replace(query=query))
 
 
 def _check_file(source: IO[bytes], name: str, report: Progress) -> _CheckedFile:

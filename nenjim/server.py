@@ -5,10 +5,14 @@ checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 ``GET /tile/entries/<N>[.p/<W>]``; plus ``GET /lookup/<COORD>/<VERSION>``
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
 journal prove`` prints it), the Journal's queries as JSON under
-``/journal/`` (see :mod:`nenjim.server_queries`) and ``GET /openapi.json``. Every request reads the
-store as it is: revisions another process appends show up at the next
-request. Full tiles and bundles never change and are served as immutable.
-Needs the ``serve`` extra (``pip install 'nenjim[serve]'``).
+``/journal/`` (see :mod:`nenjim.server_queries`) and ``GET /openapi.json``.
+Every request reads the store as it is: revisions another process appends
+show up at the next request. Full tiles and bundles never change and are
+served as immutable. A malformed coordinate or version is answered 400,
+what the log does not hold 404, as is a path that is not a canonical tile;
+an error answer says at most 160 characters, however long the request.
+Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
+:mod:`nenjim.server_run`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from domain.journal.errors import InvalidValueError
+from domain.journal.values import ArtifactCoordinate, JournalVersion
 from domain.transparency import (
     InvalidTilePathError,
     SignerKey,
@@ -32,7 +38,7 @@ from journal.impl.ref.transparency_proofs import (
     ProofRequestError,
     served_bundle,
 )
-from nenjim.server_queries import query_routes
+from nenjim.server_queries import bounded, error_answer, query_routes
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
@@ -59,7 +65,7 @@ def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> 
                 data = tree.served_tile(wanted)
                 full = wanted.is_full
         except InvalidTilePathError as error:
-            return PlainTextResponse(f"{error}\n", status_code=404, media_type=TEXT)
+            return PlainTextResponse(f"{bounded(str(error))}\n", status_code=404, media_type=TEXT)
         if data is None:
             return PlainTextResponse(
                 f"{path} is not in the tree yet\n", status_code=404, media_type=TEXT
@@ -70,9 +76,14 @@ def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> 
         coordinate = request.path_params["coordinate"]
         version = request.path_params["version"]
         try:
+            ArtifactCoordinate(coordinate)
+            JournalVersion(version)
+        except InvalidValueError as error:
+            return error_answer(400, str(error))
+        try:
             return JSONResponse(tree.prove_inclusion(coordinate, version), headers=FRESH)
         except ProofRequestError as error:
-            return JSONResponse({"error": str(error)}, status_code=404)
+            return error_answer(404, str(error))
 
     def openapi(_: Request) -> Response:
         return JSONResponse(OPENAPI)
@@ -134,6 +145,7 @@ OPENAPI: dict[str, Any] = {
                 "summary": "A revision's leaf, index, inclusion proof and signed checkpoint",
                 "responses": {
                     "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                    "400": {"description": "a malformed coordinate or version"},
                     "404": {"description": "no such revision"},
                 },
             }

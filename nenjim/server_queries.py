@@ -22,6 +22,18 @@ from nenjim.cli_json import located_release_json, log_json, revision_json
 from projections.journal_chains import ChainSnapshot, JournalChainsProjection, JournalWorldview
 
 FRESH = {"Cache-Control": "no-cache"}
+ERROR_CHARS = 160
+"""The most characters an error answer says: what it quotes of a request stays short."""
+
+
+def error_answer(status: int, message: str) -> JSONResponse:
+    """``{"error": MESSAGE}`` with ``status``, the message cut to :data:`ERROR_CHARS`."""
+    return JSONResponse({"error": bounded(message)}, status_code=status)
+
+
+def bounded(message: str) -> str:
+    """``message``, cut to :data:`ERROR_CHARS` characters (the last one an ellipsis)."""
+    return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 1] + "\u2026"
 
 
 class _Followed:
@@ -67,11 +79,11 @@ def query_routes(log: JournalLog) -> list[Route]:
             elif query == "release" and "version" in params:
                 document = _release(chain.latest, ReleaseVersion(params["version"]))
             else:
-                return JSONResponse({"error": f"unknown query {query!r}"}, status_code=404)
+                return error_answer(404, f"unknown query {query!r}")
         except InvalidValueError as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
+            return error_answer(400, str(error))
         except LookupError as error:
-            return JSONResponse({"error": str(error)}, status_code=404)
+            return error_answer(404, str(error))
         return JSONResponse(document, headers=FRESH)
 
     def coordinates(_: Request) -> Response:

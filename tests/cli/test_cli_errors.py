@@ -53,10 +53,15 @@ def test_help_documents_exit_codes_and_the_in_memory_default(
     [
         [group, *command, "--help"]
         for group, commands in {
-            "journal": ["verify", "digest", "log", "show", "release", "new", "audit"],
+            "journal": [
+                *("verify", "digest", "log", "show", "release", "new", "audit"),
+                *("checkpoint", "prove", "check-proof", "verify-log"),
+            ],
             "projections": ["status", "rebuild"],
             "storage": ["audit", "repair"],
             "log": ["export", "import"],
+            "keys": ["new"],
+            "serve": [],
         }.items()
         for command in [[], *([c] for c in commands)]
     ],

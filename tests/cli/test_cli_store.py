@@ -351,7 +351,7 @@ def test_reading_needs_a_store(
 ) -> None:
     monkeypatch.delenv("NENJIM_STORE_URL")
     assert main(command) == 2
-    assert "needs the store to read: --store URL or $NENJIM_STORE_URL" in capsys.readouterr().err
+    assert "needs a store: --store URL or $NENJIM_STORE_URL" in capsys.readouterr().err
 
 
 def test_audit_checks_the_journal_name_it_is_given(

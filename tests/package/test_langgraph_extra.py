@@ -42,9 +42,12 @@ def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_extra_pins_langgraph_checkpoint_with_bounds() -> None:
+def test_the_extra_pins_langgraph_and_its_checkpoint_package_with_bounds() -> None:
     project = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]
-    assert project["optional-dependencies"]["langgraph"] == ["langgraph-checkpoint>=4.3,<5"]
+    assert project["optional-dependencies"]["langgraph"] == [
+        "langgraph-checkpoint>=4.3,<5",
+        "langgraph>=1.2,<2",
+    ]
     assert not any("langgraph" in requirement for requirement in project["dependencies"])
 
 

@@ -29,6 +29,7 @@ PUBLIC_PACKAGES = [
     "journal",
     "journal.impl.ref",
     "nenjim.cli",
+    "nenjim.cli_run",
     "nenjim.testing",
     "nenjim.testing.plugin",
 ]

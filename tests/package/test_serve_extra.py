@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -36,8 +37,9 @@ sys.meta_path.insert(0, _Missing())
 from nenjim.cli import main
 key = sys.argv[1]
 assert main(["keys", "new", "log", "--out", key]) == 0
-assert main(["serve", "--store", "memory:", "--key", key]) == 1
-assert main(["journal", "verify-log", "http://127.0.0.1:1", "--key", key]) == 1
+assert main(["serve", "--store", "memory:", "--key", key]) == 3
+assert main(["journal", "verify-log", "http://127.0.0.1:1", "--key", key]) == 3
+assert main(["serve", "--store", "memory:", "--key", key, "--json"]) == 3
 """
     result = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "log.key")],
@@ -47,8 +49,10 @@ assert main(["journal", "verify-log", "http://127.0.0.1:1", "--key", key]) == 1
     )
     assert result.returncode == 0, result.stderr
     errors = result.stderr.splitlines()
-    assert len(errors) == 2
-    for line in errors:
+    assert len(errors) == 3
+    for line in errors[:2]:
         assert line.startswith(
             "nenjim: error: this command needs the serve extra: pip install 'nenjim[serve]'"
         )
+    reported = json.loads(errors[2])
+    assert (reported["kind"], reported["exit_code"]) == ("extra", 3)

@@ -138,6 +138,7 @@ def test_a_key_file_without_its_newline_reads_the_same(
     signer, _ = keys
     bare = tmp_path / "bare.key"
     bare.write_text(signer.read_text().removesuffix("\n"), encoding="utf-8")
+    bare.chmod(0o600)
     code, out, _ = _run(capsys, "journal", "checkpoint", "--store", store, "--key", str(bare))
     assert code == 0
     assert out.startswith("example.com/journal\n5\n")
@@ -278,6 +279,7 @@ def test_a_malformed_key_file_is_a_usage_error(
 ) -> None:
     bad = tmp_path / "bad.key"
     bad.write_text("PRIVATE+KEY+nonsense\n", encoding="utf-8")
+    bad.chmod(0o600)
     code, _, err = _run(capsys, "journal", "checkpoint", "--store", store, "--key", str(bad))
     assert code == 2
     assert err.startswith(f"nenjim: error: argument --key: {bad}: ")

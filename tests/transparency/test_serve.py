@@ -56,6 +56,7 @@ def signer(tmp_path: Path) -> tuple[SignerKey, Path]:
     key = SignerKey.generate("example.com/journal")
     path = tmp_path / "log.key"
     path.write_text(key.encode() + "\n", encoding="utf-8")
+    path.chmod(0o600)  # a signer key others can read is refused
     return key, path
 
 

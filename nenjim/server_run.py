@@ -1,0 +1,99 @@
+"""Running ``nenjim serve``: the listening socket first, then uvicorn on it, logging one line each.
+
+The socket is bound before anything says "serving": an address that cannot
+be listened on (a port in use, a privileged port, an unknown host) is one
+line and exit 3, never uvicorn's own report. Whatever uvicorn, asyncio or
+the application log while serving (a client's malformed request, an
+exception in a request) is one line on stderr, ``nenjim serve: LEVEL:
+MESSAGE`` (with ``--json`` one JSON object), with the exception's type and
+message and never its traceback.
+Needs the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from typing import Any
+
+import uvicorn
+
+from nenjim.cli_exit import EXIT_STORE, CommandError, one_line
+
+
+class OneLineFormatter(logging.Formatter):
+    """A log record as one line: ``nenjim serve: LEVEL: MESSAGE[: ERROR: DETAIL]``, or
+    with ``as_json`` one JSON object ``{"level": LEVEL, "message": ...}``."""
+
+    def __init__(self, *, as_json: bool = False) -> None:
+        super().__init__()
+        self.as_json = as_json
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            message = f"{message}: {type(error).__name__}: {error}"
+        level = record.levelname.lower()
+        if self.as_json:
+            return json.dumps({"level": level, "message": one_line(message)}, sort_keys=True)
+        return f"nenjim serve: {level}: {one_line(message)}"
+
+
+def logging_config(*, as_json: bool) -> dict[str, Any]:
+    """uvicorn's ``log_config``: every record one line on stderr (see :class:`OneLineFormatter`)."""
+    stderr = {
+        "formatter": "one_line",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"one_line": {"()": OneLineFormatter, "as_json": as_json}},
+        "handlers": {"stderr": stderr},
+        # The root logger too: without a handler of its own, a warning would reach
+        # logging's last-resort handler, which prints tracebacks.
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
+        "loggers": {
+            "uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
+            "uvicorn.error": {"level": "WARNING"},
+            "uvicorn.access": {"handlers": [], "propagate": False},
+        },
+    }
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (0: any free port); exit 3 if it cannot."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        # create_server appends the address to the system's reason: the line names it already.
+        code = error.errno
+        reason = os.strerror(code) if code and code > 0 else (error.strerror or str(error))
+        raise CommandError(
+            f"cannot listen on {where}: {reason}", EXIT_STORE, "unavailable"
+        ) from None
+
+
+def url_of(listener: socket.socket) -> str:
+    """The base URL of the log served on ``listener``."""
+    host, port = listener.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def run_server(app: Any, listener: socket.socket, *, as_json: bool) -> None:
+    """Serve ``app`` on ``listener`` until interrupted (uvicorn stops gracefully first);
+    ``as_json``: log records as JSON objects."""
+    config = uvicorn.Config(
+        app,
+        log_config=logging_config(as_json=as_json),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+    )
+    uvicorn.Server(config).run(sockets=[listener])
