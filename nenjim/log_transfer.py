@@ -59,7 +59,7 @@ from infrastructure.storage.audit.rebuild import (
 from infrastructure.storage.sql.log_table import STORAGE_EVENTS
 from journal.impl.ref.audit import AuditReport as JournalAuditReport
 from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import describe_identity, name_identity
+from journal.impl.ref.log import JournalLog, describe_identity, name_identity
 from journal.impl.ref.progress import Progress, silent
 from journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
 from nenjim.cli_store import journal_store_url
@@ -240,6 +240,9 @@ def import_store(
                 ) from None
     journal_audit = storage_audit = None
     if JOURNAL in sections:
+        # The transparency tree is derived from the log, and an audit only reads:
+        # opening the log to write builds the imported revisions' leaves and tiles.
+        JournalLog(url, create=False, identity=identity).close()
         journal_audit = audit_journal_log(url, identity=identity, progress=report)
         if not journal_audit.ok:
             raise ImportAuditError(
