@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``nenjim`` with ``argv`` (default: the process arguments); return the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    # eventsourcing resolves this variable when it is imported, and a value it cannot
+    # resolve would stop every command; nenjim stamps its events in UTC whatever it says.
+    os.environ.pop("TZINFO_TOPIC", None)
     try:
         from nenjim.cli_run import run  # noqa: PLC0415 - after the Ctrl-C handler, in entry
     except KeyboardInterrupt:
