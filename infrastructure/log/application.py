@@ -48,6 +48,8 @@ class _ClaimingRecorder(Protocol):
 
     def recorded_identity(self) -> str | None: ...
 
+    def release_identity(self, identity: str) -> None: ...
+
     def replace_identity(self, old: str, new: str) -> str | None: ...
 
     def claim_owner(self, namespace: str, key: str) -> str | None: ...
@@ -363,6 +365,12 @@ class LogApplication(Application[UUID]):
             recorded = cast(_ClaimingRecorder, self.recorder).claim_identity(identity)
         if recorded != identity:
             raise StoreIdentityError(self.where, recorded, identity)
+
+    def release_identity(self, identity: str) -> None:
+        """Forget ``identity`` as the log's owner if it is the one recorded and the log
+        still holds no event (a first append that failed leaves the store unowned)."""
+        with cast(ClosableRecorder, self.recorder).while_open():
+            cast(_ClaimingRecorder, self.recorder).release_identity(identity)
 
     def replace_identity(self, old: str, new: str) -> None:
         """Record ``new`` as the log's owner in place of ``old``, atomically;

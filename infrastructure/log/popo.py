@@ -115,6 +115,12 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
         with self._database_lock:
             return self._identity
 
+    def release_identity(self, identity: str) -> None:
+        """Forget ``identity`` as the log's owner while the log holds no event."""
+        with self._database_lock:
+            if self._identity == identity and not self._stored_events:
+                self._identity = None
+
     def replace_identity(self, old: str, new: str) -> str | None:
         """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
         recorded one afterwards."""

@@ -153,6 +153,10 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             "UPDATE {schema}.{identity_table} SET identity = %s "
             "WHERE component = %s AND identity = %s"
         ).format(**names)
+        self._release_identity_sql = SQL(
+            "DELETE FROM {schema}.{identity_table} WHERE component = %s AND identity = %s "
+            "AND NOT EXISTS (SELECT 1 FROM {schema}.{events})"
+        ).format(**names)
         self._lock_sql = SQL("LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE").format(**names)
         self.tiles = (
             None
@@ -218,6 +222,11 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         with self.datastore.get_connection() as conn:
             row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
         return None if row is None else str(row["identity"])
+
+    def release_identity(self, identity: str) -> None:
+        """Forget ``identity`` as the log's owner while the log holds no event."""
+        with self.datastore.get_connection() as conn, conn.transaction():
+            conn.execute(self._release_identity_sql, (self.events_table_name, identity))
 
     def replace_identity(self, old: str, new: str) -> str | None:
         """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the

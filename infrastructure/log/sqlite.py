@@ -250,6 +250,15 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         with self.datastore.transaction(commit=False) as c:
             return self._identity(c)
 
+    def release_identity(self, identity: str) -> None:
+        """Forget ``identity`` as the log's owner while the log holds no event."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(
+                f"DELETE FROM {IDENTITY_TABLE} WHERE component = ? AND identity = ? "
+                f"AND NOT EXISTS (SELECT 1 FROM {self.events_table_name})",
+                (self.events_table_name, identity),
+            )
+
     def replace_identity(self, old: str, new: str) -> str | None:
         """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
         recorded one afterwards."""

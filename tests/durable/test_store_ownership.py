@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import JournalLayoutError, JournalRootError, JournalStoreError
+from journal.exception import (
+    JournalConflictError,
+    JournalLayoutError,
+    JournalRootError,
+    JournalStoreError,
+)
 from journal.impl.ref import build_journal, move_root
 from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
@@ -283,3 +288,60 @@ def test_move_root_refusals_on_the_command_line_are_one_line_with_their_exit_cod
     assert document["kind"] == "journal"
     assert "journal root does not exist" in document["error"]
     assert _owner(durable_store_url) == f"root:{old.resolve()}"
+
+
+def _refuse_appends(store: str, *, refuse: bool) -> None:
+    """Make the store's Journal events table refuse every insert (a failing disk), or not."""
+    log = JournalLog(store)
+    table = log.recorder.events_table_name  # type: ignore[attr-defined]
+    log.close()
+    if store.startswith("sqlite:"):
+        import sqlite3  # noqa: PLC0415
+
+        connection = sqlite3.connect(store.removeprefix("sqlite://"))
+        with connection:
+            connection.execute(
+                f"CREATE TRIGGER refuse BEFORE INSERT ON {table} "
+                "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END"
+                if refuse
+                else "DROP TRIGGER refuse"
+            )
+        connection.close()
+        return
+    from urllib.parse import parse_qs, urlsplit  # noqa: PLC0415
+
+    import psycopg  # noqa: PLC0415
+
+    parts = urlsplit(store)
+    schema = parse_qs(parts.query)["schema"][0]
+    with psycopg.connect(parts._replace(query="").geturl(), autocommit=True) as connection:
+        connection.execute(f'SET search_path TO "{schema}"')
+        if refuse:
+            connection.execute(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'the disk is full'; END $$"
+            )
+            connection.execute(
+                f"CREATE TRIGGER refuse BEFORE INSERT ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+        else:
+            connection.execute(f"DROP TRIGGER refuse ON {table}")
+            connection.execute("DROP FUNCTION refuse()")
+
+
+def test_a_start_whose_first_append_fails_leaves_the_store_unowned(
+    tmp_path: Path, durable_store_url: str
+) -> None:
+    first = _root(tmp_path / "first", "com.example.first")
+    second = _root(tmp_path / "second", "com.example.second")
+    _refuse_appends(durable_store_url, refuse=True)
+    failed = build_journal(first, store=durable_store_url)
+    # SQLite reports the trigger as a constraint, which reads as a lost race.
+    with pytest.raises((JournalStoreError, JournalConflictError)):
+        failed.process.start()
+    assert _owner(durable_store_url) is None
+    _refuse_appends(durable_store_url, refuse=False)
+    assert _coordinates(second, durable_store_url) == {"com.example.second"}
+    assert _owner(durable_store_url) is not None
+    assert _events(durable_store_url) == 1

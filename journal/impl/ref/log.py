@@ -164,8 +164,23 @@ class JournalLog(LogApplication):
         encoded and written at a time, so a large append (a cold start) never
         holds the stored form of all its events.
         """
+        claiming = self._unclaimed
         self.claim()
-        return self.append_batches(_batches(events, batch_size))
+        try:
+            return self.append_batches(_batches(events, batch_size))
+        except BaseException as error:
+            if claiming is not None:  # a store is owned from the first start that succeeds
+                self._unclaim(claiming, error)
+            raise
+
+    def _unclaim(self, identity: str, error: BaseException) -> None:
+        """Give back the claim of a first append that failed with ``error``."""
+        try:
+            self.release_identity(identity)
+        except Exception as failure:  # the append's own error is the one to raise
+            error.add_note(f"the store could not be given back unowned: {failure}")
+            return
+        self._unclaimed = identity
 
 
 def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:
