@@ -47,8 +47,8 @@ EXIT_CODES_HELP = f"""exit codes:
   {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
        move-root), not empty (import), unreachable, unwritable, holding
        another Journal (move-root: another root's, a named one, none yet, or
-       still its old root's), of another schema version; or something else the command needs cannot
-       be: an extra that is not installed, a signer key file that group or
+       still its old root's), of another schema version; or something else
+       the command needs cannot be: an extra that is not installed, a signer key file that group or
        others can access, a served log that cannot be read (verify-log), an
        address that cannot be listened on (serve)
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)

@@ -16,8 +16,7 @@ def test_move_root_needs_a_store(
     arguments = ["--from", str(tmp_path / "old"), "--to", str(tmp_path)]
     assert main(["journal", "move-root", *arguments]) == 2
     assert capsys.readouterr().err.endswith(
-        "nenjim journal move-root: error: needs the store to read: "
-        "--store URL or $NENJIM_STORE_URL\n"
+        "nenjim journal move-root: error: needs a store: --store URL or $NENJIM_STORE_URL\n"
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -112,7 +113,9 @@ def _write(place: Path, url: str) -> Written:
     key = place / "signer.key"
     done = _nenjim("keys", "new", "--out", str(key), "sample.example")
     assert done.returncode == 0, done.stderr
-    key.chmod(0o644)  # for nobody: a test key
+    # Private (signing refuses a key others can read), and nobody's: one medium runs
+    # the commands as nobody, and root reads it anyway.
+    os.chown(key, pwd.getpwnam("nobody").pw_uid, -1)
     return Written(url, root, grown_root, key)
 
 
