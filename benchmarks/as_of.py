@@ -31,10 +31,10 @@ from benchmarks.common import (
     table,
     version_at,
 )
-from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion
-from journal.impl.ref import build_journal
-from projections.journal_chains import ChainSnapshot
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion
+from nenjim.journal.impl.ref import build_journal
+from nenjim.projections.journal_chains import ChainSnapshot
 
 TARGET_P99_US = 10.0
 REVISIONS = 10_000

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from benchmarks.common import Options, parse_options, scratch_dir
 from benchmarks.storage import OPS, _sqlite_store, spi_steps
-from infrastructure.persistence.catalog import CATALOG
-from infrastructure.storage import DurableRecord, open_backend
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.storage import DurableRecord, open_backend
 
 PASSES = 5
 PER_PASS = 60

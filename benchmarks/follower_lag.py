@@ -41,15 +41,15 @@ from benchmarks.common import (
     scratch_dir,
     table,
 )
-from domain.agents import AgentExecution, AgentRoot
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable, run_events
-from infrastructure.storage.follow import follower
-from infrastructure.storage.follow.log import START, StoredEvent, pending_after, read_after
-from infrastructure.storage.follow.tracking import TrackedProjection
-from infrastructure.storage.sql.driver import SqlDriver
-from infrastructure.storage.sql.session import Session
-from projections.agent_runs import ExecutionSaved
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable, run_events
+from nenjim.infrastructure.storage.follow import follower
+from nenjim.infrastructure.storage.follow.log import START, StoredEvent, pending_after, read_after
+from nenjim.infrastructure.storage.follow.tracking import TrackedProjection
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.projections.agent_runs import ExecutionSaved
 
 WRITERS = 8
 FOLLOW_TIMEOUT = 300.0  # seconds the follower process may take to see every event

@@ -82,11 +82,11 @@ from benchmarks.common import (
     sqlite_stock_env,
     table,
 )
-from domain.journal.document import JournalRevision
-from domain.journal.parser import parse_journal
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 THREADS = (1, 8)
 # A quick run measures the floor at one thread only: it sets up three stores per row.

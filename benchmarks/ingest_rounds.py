@@ -24,9 +24,9 @@ from collections.abc import Sequence
 
 from benchmarks.common import scratch_dir
 from benchmarks.ingest import build_workload
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 # Successors prepared per writer: enough for 400 rounds.
 CAPACITY = 400

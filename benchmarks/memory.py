@@ -41,7 +41,7 @@ def peak_kib():
 _IMPORT_ONLY = (
     _PEAK_KIB
     + """
-import journal.impl.ref.assembly
+import nenjim.journal.impl.ref.assembly
 print(peak_kib(), flush=True)
 """
 )
@@ -49,7 +49,7 @@ _COLD_START = (
     _PEAK_KIB
     + """
 import sys, time
-from journal.impl.ref.assembly import build_journal
+from nenjim.journal.impl.ref.assembly import build_journal
 started = time.perf_counter()
 assembly = build_journal(sys.argv[1], store=sys.argv[3])
 assembly.process.start()

@@ -22,8 +22,8 @@ from typing import Any
 from benchmarks.common import machine_table, scratch_dir, table
 from benchmarks.sample_roots import generate_root
 from benchmarks.startup import FULL_SHAPE, QUICK_SHAPE, revision_file_bytes
-from domain.journal.document import JournalRevision
-from domain.journal.parser import decode_journal_bytes, forget_shared_values, parse_journal
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import decode_journal_bytes, forget_shared_values, parse_journal
 
 RUNS = 3
 

@@ -44,10 +44,10 @@ from benchmarks.common import PG_URL, Options, Step, Timing, parse_options, pg_p
 from benchmarks.common import table as render_table
 from benchmarks.insert_floor import InsertValues
 from benchmarks.storage import OPS, RECORD, Op, _pg_store, spi_steps
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.postgres_dialect import PostgresDialect
-from infrastructure.storage.testing.resources import EXECUTIONS_ID, JOURNAL_ID, ROOTS_ID
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS_ID, JOURNAL_ID, ROOTS_ID
 
 GOAL = 0.6
 THREADS = 8

@@ -47,11 +47,11 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.startup import generate, load
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import projection_recorder
-from journal.impl.ref.log import JournalLog
-from projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
-from projections.journal_chains import JournalChainsProjection, decode_event
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
+from nenjim.projections.journal_chains import JournalChainsProjection, decode_event
 
 TARGET = 100_000  # events/s
 SHARE = 0.5  # of read + decode

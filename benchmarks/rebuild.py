@@ -28,9 +28,9 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.startup import loaded_stores
-from infrastructure.log import LogReader
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 TARGET = 50_000  # events/s
 RUNS = 3

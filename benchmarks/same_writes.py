@@ -36,11 +36,11 @@ import psycopg
 from psycopg import sql
 
 from benchmarks.common import PG_URL, REPO, Step, chain_texts
-from domain.journal.parser import parse_journal
-from domain.transparency import HASH_SIZE, TILE_HEIGHT, TILE_WIDTH
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.transparency import HASH_SIZE, TILE_HEIGHT, TILE_WIDTH
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 EVENTS = f"{JournalLog.name}_events"
 CLAIMS = f"{JournalLog.name}_claims"

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from domain.journal.document import Dependency, JournalDocument, Preference, Release
-from domain.journal.renderer import render_journal
-from domain.journal.values import (
+from nenjim.domain.journal.document import Dependency, JournalDocument, Preference, Release
+from nenjim.domain.journal.renderer import render_journal
+from nenjim.domain.journal.values import (
     ArtifactCoordinate,
     JournalVersion,
     Policy,

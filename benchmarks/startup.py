@@ -42,10 +42,10 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.sample_roots import generate_root
-from domain.journal.document import JournalRevision
-from domain.journal.parser import decode_journal_bytes, parse_journal
-from journal.impl.ref import JournalAssembly, build_journal
-from journal.impl.ref.filesystem import JournalFile
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import decode_journal_bytes, parse_journal
+from nenjim.journal.impl.ref import JournalAssembly, build_journal
+from nenjim.journal.impl.ref.filesystem import JournalFile
 
 TARGET = 10_000  # revisions/s on SQLite
 COLD_TARGET = 5.0  # cold start-up time / the floor

@@ -56,7 +56,7 @@ from benchmarks.storage_raw import (
     sqlite_connect,
     sqlite_settings,
 )
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     DurableRecord,
@@ -66,7 +66,7 @@ from infrastructure.storage import (
     StreamHeadIs,
     open_backend,
 )
-from infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
 
 THREADS = (1, 8)
 DURABLE = Timing(runs=5, seconds=0.6, warmup=0.2)

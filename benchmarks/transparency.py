@@ -11,7 +11,7 @@ over all the leaves, median of several runs:
 * root from leaf data: ``leaf_hashes`` + ``TreeBuilder.append`` + ``root``;
 * the verifier before (one core): per bundle ``decode_entry_bundle``,
   ``JournalLeaf.parse`` of every entry, and the tree with its tiles;
-* ``verify-log``'s hashing as the client runs it (``nenjim.log_hashing.recompute_log``:
+* ``verify-log``'s hashing as the client runs it (``nenjim.client.log_hashing.recompute_log``:
   decode, leaf-line check, ``leaf_tile``, ``TileTree`` with every tile), in
   this process alone and on its pool of one worker per core (start-up
   included).
@@ -32,7 +32,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from benchmarks.common import machine_table, mark, parse_options, table
-from domain.transparency import (
+from nenjim.client.log_hashing import pool_workers, recompute_log
+from nenjim.domain.transparency import (
     TILE_WIDTH,
     EntryBundle,
     JournalLeaf,
@@ -46,7 +47,6 @@ from domain.transparency import (
     leaf_hashes,
     leaf_tile,
 )
-from nenjim.log_hashing import pool_workers, recompute_log
 
 TARGET_MB_PER_S = 100.0
 

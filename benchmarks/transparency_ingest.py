@@ -30,12 +30,12 @@ from benchmarks.common import (
     scratch_dir,
     table,
 )
-from domain.journal.document import JournalRevision
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogApplication
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogApplication
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 SUCCESSORS_PER_ARTIFACT = 20
 FULL = Timing(runs=5, seconds=2.0, warmup=0.3)

@@ -37,10 +37,10 @@ from benchmarks.common import (
 )
 from benchmarks.common import table as markdown_table
 from benchmarks.served_log import served_log
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from domain.transparency import SignerKey, tiles_for_size
-from journal.impl.ref.log import JournalLog
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.transparency import SignerKey, tiles_for_size
+from nenjim.journal.impl.ref.log import JournalLog
 
 VERSION = "20260101T000000Z"
 THREADS = 4

@@ -20,8 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
-from infrastructure.persistence import Persistence
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
+from nenjim.infrastructure.persistence import Persistence
 
 STEPS = ("root", "admit", "journal", "workflow", "finish")
 

@@ -1,12 +1,12 @@
 """The public Journal API: exactly :class:`JournalService` and :class:`JournalServiceManager`.
 
-Models, value types and exceptions live in ``journal.model``,
-``journal.valuetypes`` and ``journal.exception``, the component contracts in
-``journal.component``. A Journal is built with
-``journal.impl.ref.build_journal(root, store=...)``, which returns a
-``journal.impl.ref.JournalAssembly``; ``journal.impl.ref`` also holds
+Models, value types and exceptions live in ``nenjim.journal.model``,
+``nenjim.journal.valuetypes`` and ``nenjim.journal.exception``, the component contracts in
+``nenjim.journal.component``. A Journal is built with
+``nenjim.journal.impl.ref.build_journal(root, store=...)``, which returns a
+``nenjim.journal.impl.ref.JournalAssembly``; ``nenjim.journal.impl.ref`` also holds
 ``JournalFollower`` and ``move_root``. Those are the only public names under
-``journal.impl``; its submodules are implementation, not API.
+``nenjim.journal.impl``; its submodules are implementation, not API.
 ``docs/journal.md`` lists every public name.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from journal.component import NenjimComponent
-from journal.model import JournalRevision, RefreshReport, Release
-from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from nenjim.journal.component import NenjimComponent
+from nenjim.journal.model import JournalRevision, RefreshReport, Release
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 __all__ = ["JournalService", "JournalServiceManager"]
 _PUBLIC_MODULES = ("component", "exception", "impl", "model", "valuetypes")
@@ -29,7 +29,7 @@ class JournalService(NenjimComponent):
     Every argument may be a value type or its canonical string. Unknown
     things give ``None`` or an empty immutable collection. Before a
     successful start, after a failed one and after stop, every query raises
-    ``journal.exception.LifecycleError``.
+    ``nenjim.journal.exception.LifecycleError``.
     """
 
     @abstractmethod

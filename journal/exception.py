@@ -1,6 +1,6 @@
 """Public exceptions of the Journal API; all derive from :class:`JournalError`."""
 
-from domain.journal.errors import (
+from nenjim.domain.journal.errors import (
     ChainViolation,
     InvalidValueError,
     JournalChainError,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.journal.document import (
+from nenjim.domain.journal.document import (
     Dependency,
     JournalDocument,
     JournalRevision,
     Preference,
     Release,
 )
-from domain.journal.values import Policy
+from nenjim.domain.journal.values import Policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Public value types of the Journal API."""
 
-from domain.journal.values import (
+from nenjim.domain.journal.values import (
     ArtifactCoordinate,
     JournalVersion,
     PolicyStatus,

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 try:
-    from infrastructure.langgraph.saver import AsyncNenjimSaver, NenjimSaver
+    from nenjim.infrastructure.langgraph.saver import AsyncNenjimSaver, NenjimSaver
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fresh interpreter
     if missing.name is None or not missing.name.startswith(("langgraph", "langchain_core")):
         raise
@@ -25,7 +25,7 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fres
         name=missing.name,
     ) from missing
 
-from infrastructure.langgraph.catalog import CATALOG
-from infrastructure.langgraph.errors import CheckpointConflictError
+from nenjim.infrastructure.langgraph.catalog import CATALOG
+from nenjim.infrastructure.langgraph.errors import CheckpointConflictError
 
 __all__ = ["CATALOG", "AsyncNenjimSaver", "CheckpointConflictError", "NenjimSaver"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from domain.agents import TERMINAL_STATUSES
+from nenjim.domain.agents import TERMINAL_STATUSES
 
 
 class AgentRunsError(ValueError):

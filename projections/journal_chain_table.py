@@ -9,7 +9,7 @@ loads the rows, folds only the events after the stored position, and parses
 nothing until a query asks for a revision.
 
 The rows and the position are written together (see
-``infrastructure.log.projection_store``): a crash leaves the projection at
+``nenjim.infrastructure.log.projection_store``): a crash leaves the projection at
 its last written position, and the next process resumes there.
 """
 
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, cast
 
 from eventsourcing.persistence import Tracking
 
-from infrastructure.log import LogReader, ProjectionDamagedError
-from infrastructure.log.projection_store import (
+from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
+from nenjim.infrastructure.log.projection_store import (
     Persisted,
     ProjectionRecorder,
     ProjectionState,
@@ -31,8 +31,8 @@ from infrastructure.log.projection_store import (
     Row,
     projection_recorder,
 )
-from projections.collector import cyclic_collection_paused
-from projections.journal_chains import (
+from nenjim.projections.collector import cyclic_collection_paused
+from nenjim.projections.journal_chains import (
     ChainFold,
     JournalChainsProjection,
     JournalWorldview,
@@ -44,7 +44,7 @@ from projections.journal_chains import (
 )
 
 if TYPE_CHECKING:
-    from infrastructure.log import LogApplication
+    from nenjim.infrastructure.log import LogApplication
 
 CHAIN_PROJECTION = "journal-chains"
 CHAIN_TABLE = ProjectionTable(

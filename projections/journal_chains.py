@@ -38,12 +38,12 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 from eventsourcing.utils import get_topic
 
-from domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, JournalChain, chain_id
-from domain.journal.document import JournalRevision
-from domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
-from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion
-from infrastructure.log import LogDamagedError, LogReader
+from nenjim.domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, JournalChain, chain_id
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion
+from nenjim.infrastructure.log import LogDamagedError, LogReader
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
 _COMMON_FIELDS = frozenset(
@@ -507,7 +507,7 @@ class JournalChainsProjection:
 
         ``through``: a position known to be committed; the view then reaches at
         least it, and maybe not the log's end (see
-        :meth:`~infrastructure.log.LogReader.notifications_through`).
+        :meth:`~nenjim.infrastructure.log.LogReader.notifications_through`).
 
         ``shared`` (with ``through``): start from the newest view that another
         projection of this process shared for the same log (:meth:`share`) up to

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from postgres_server import postgres_server
 
-from infrastructure.log import LogApplication
+from nenjim.infrastructure.log import LogApplication
 
 # The replay kit's fixtures (nenjim_store_url, nenjim_new_store, ...), as users enable them;
 # pytester runs a user's suite that enables them (tests/kit/test_plugin.py).

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Self
 
-from domain import durable_fields as f
-from domain.immutable import immutable
+from nenjim.domain import durable_fields as f
+from nenjim.domain.immutable import immutable
 
 LIFECYCLE_STATUSES = frozenset({"idle", "active", "suspended", "closed", "invalidated"})
 

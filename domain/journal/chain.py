@@ -24,14 +24,14 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.domain import Snapshot as AggregateSnapshot
 from eventsourcing.utils import get_topic, register_topic
 
-from domain.journal.document import JournalDocument, JournalRevision
-from domain.journal.errors import (
+from nenjim.domain.journal.document import JournalDocument, JournalRevision
+from nenjim.domain.journal.errors import (
     ChainViolation,
     JournalChainError,
     JournalConflictError,
 )
-from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, Sha256Digest
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 
 CHAIN_NAMESPACE = uuid.UUID("6f1c2f7e-6a4b-5f0e-9a55-1d3c9a0c7e21")
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from domain.journal.values import (
+from nenjim.domain.journal.values import (
     ACTIVE_POLICY,
     ArtifactCoordinate,
     JournalVersion,

@@ -1,4 +1,4 @@
-"""The Journal's exception hierarchy (published as ``journal.exception``).
+"""The Journal's exception hierarchy (published as ``nenjim.journal.exception``).
 
 Every error carries where it happened — artifact, file and 1-based line when
 known — and renders them into its one-line message, so a caller that only

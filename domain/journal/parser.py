@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from domain.journal.document import (
+from nenjim.domain.journal.document import (
     Dependency,
     JournalDocument,
     JournalRevision,
@@ -29,14 +29,14 @@ from domain.journal.document import (
     Release,
     release_rule_violations,
 )
-from domain.journal.errors import (
+from nenjim.domain.journal.errors import (
     InvalidValueError,
     JournalError,
     JournalFormatError,
     JournalValidationError,
 )
-from domain.journal.spdx import validate_license_expression
-from domain.journal.values import (
+from nenjim.domain.journal.spdx import validate_license_expression
+from nenjim.domain.journal.values import (
     ACTIVE_POLICY,
     ArtifactCoordinate,
     JournalVersion,

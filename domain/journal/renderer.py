@@ -11,8 +11,8 @@ character other than TAB/LF) raises :class:`InvalidValueError`.
 
 from __future__ import annotations
 
-from domain.journal.document import JournalDocument, Release
-from domain.journal.values import ACTIVE_POLICY, Policy, quote
+from nenjim.domain.journal.document import JournalDocument, Release
+from nenjim.domain.journal.values import ACTIVE_POLICY, Policy, quote
 
 __all__ = ["quote", "render_journal"]
 

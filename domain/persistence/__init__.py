@@ -1,12 +1,12 @@
 """The domain's persistence contract: the repositories it needs and the errors they raise.
 
-- :mod:`domain.persistence.repositories`: the repository interfaces of
+- :mod:`nenjim.domain.persistence.repositories`: the repository interfaces of
   Agents, Teams, Workflows and content (``typing.Protocol`` classes), and
-  :class:`~domain.persistence.repositories.Revision`, one stored revision of
+  :class:`~nenjim.domain.persistence.repositories.Revision`, one stored revision of
   a value;
-- :mod:`domain.persistence.errors`: the errors every implementation raises.
+- :mod:`nenjim.domain.persistence.errors`: the errors every implementation raises.
 
 Nothing here does I/O or knows a database. The implementation over the
-Storage SPI, ``infrastructure.persistence.Persistence`` (``Persistence.open(url)``),
+Storage SPI, ``nenjim.infrastructure.persistence.Persistence`` (``Persistence.open(url)``),
 lives outside the domain.
 """

@@ -3,7 +3,7 @@
 Repositories translate storage errors into these, keeping the storage error as
 ``__cause__``; unknown errors pass through unchanged. An implementation may
 raise subclasses that are its storage layer's errors as well:
-``infrastructure.persistence`` does, so its callers may catch either name.
+``nenjim.infrastructure.persistence`` does, so its callers may catch either name.
 """
 
 from __future__ import annotations

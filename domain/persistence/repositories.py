@@ -1,10 +1,10 @@
 """The repository interfaces of the domain: what its durable state must offer.
 
 Each is a ``typing.Protocol``: the domain and its users program against
-these, and ``infrastructure.persistence`` implements them over the Storage
+these, and ``nenjim.infrastructure.persistence`` implements them over the Storage
 SPI. Revisions are compare-and-swap: a save names the revision it expects
 and the value carries the next one. Failures are the errors of
-:mod:`domain.persistence.errors`; wrong argument types are ``TypeError``,
+:mod:`nenjim.domain.persistence.errors`; wrong argument types are ``TypeError``,
 bad argument values ``ValueError``.
 """
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.immutable import immutable
-from domain.teams import TeamExecution, TeamRoot
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.immutable import immutable
+from nenjim.domain.teams import TeamExecution, TeamRoot
 
 _R = TypeVar("_R")
 _V = TypeVar("_V")

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Self
 
-from domain import durable_fields as f
-from domain.agents.execution import EXECUTION_STATUSES, RunStatus
-from domain.immutable import immutable
+from nenjim.domain import durable_fields as f
+from nenjim.domain.agents.execution import EXECUTION_STATUSES, RunStatus
+from nenjim.domain.immutable import immutable
 
 
 @immutable

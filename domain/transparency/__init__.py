@@ -8,8 +8,8 @@ and the leaf data of a Journal revision (:mod:`.journal_leaf`). Every error
 derives from :class:`TransparencyError`.
 """
 
-from domain.transparency.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
-from domain.transparency.errors import (
+from nenjim.domain.transparency.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
+from nenjim.domain.transparency.errors import (
     AmbiguousKeyError,
     HashSourceError,
     InvalidCheckpointError,
@@ -26,8 +26,8 @@ from domain.transparency.errors import (
     TransparencyError,
     UnverifiedNoteError,
 )
-from domain.transparency.journal_leaf import JournalLeaf, check_leaf_lines, journal_leaf_data
-from domain.transparency.merkle import (
+from nenjim.domain.transparency.journal_leaf import JournalLeaf, check_leaf_lines, journal_leaf_data
+from nenjim.domain.transparency.merkle import (
     EMPTY_ROOT,
     HASH_SIZE,
     HashSource,
@@ -46,7 +46,7 @@ from domain.transparency.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from domain.transparency.note import (
+from nenjim.domain.transparency.note import (
     Note,
     NoteSignature,
     SignerKey,
@@ -55,7 +55,7 @@ from domain.transparency.note import (
     open_note,
     sign_note,
 )
-from domain.transparency.tiles import (
+from nenjim.domain.transparency.tiles import (
     TILE_HEIGHT,
     TILE_WIDTH,
     EntryBundle,

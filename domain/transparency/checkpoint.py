@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from domain.transparency.errors import InvalidCheckpointError
-from domain.transparency.merkle import HASH_SIZE
-from domain.transparency.note import SignerKey, VerifierKey, open_note, sign_note
+from nenjim.domain.transparency.errors import InvalidCheckpointError
+from nenjim.domain.transparency.merkle import HASH_SIZE
+from nenjim.domain.transparency.note import SignerKey, VerifierKey, open_note, sign_note
 
 MAX_TREE_SIZE = (1 << 63) - 1
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from domain.transparency.note import Note
+    from nenjim.domain.transparency.note import Note
 
 
 class TransparencyError(Exception):
-    """Base of every error raised by ``domain.transparency``."""
+    """Base of every error raised by ``nenjim.domain.transparency``."""
 
 
 class InvalidProofRequestError(TransparencyError, ValueError):

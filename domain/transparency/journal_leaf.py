@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
-from domain.transparency.errors import InvalidLeafError
+from nenjim.domain.transparency.errors import InvalidLeafError
 
 _FIELD = re.compile(r"[\x21-\x7e]+")
 _LEAF = re.compile(rb"([\x21-\x7e]+) ([\x21-\x7e]+) sha256:([0-9a-f]{64})\n")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from domain.transparency.errors import (
+from nenjim.domain.transparency.errors import (
     HashSourceError,
     InvalidHashError,
     InvalidProofError,

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from domain.transparency.errors import (
+from nenjim.domain.transparency.errors import (
     AmbiguousKeyError,
     InvalidKeyError,
     InvalidNoteError,

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple, Protocol
 
-from domain.transparency.errors import (
+from nenjim.domain.transparency.errors import (
     HashSourceError,
     InvalidEntryBundleError,
     InvalidTileError,
     InvalidTilePathError,
 )
-from domain.transparency.merkle import (
+from nenjim.domain.transparency.merkle import (
     HASH_SIZE,
     HashSource,
     NodeRun,
@@ -311,7 +311,7 @@ class TileReader(Protocol):
 
 
 class TileHashSource:
-    """A :class:`~domain.transparency.merkle.HashSource` over the tiles of a tree.
+    """A :class:`~nenjim.domain.transparency.merkle.HashSource` over the tiles of a tree.
 
     Each request reads every tile it needs once, in one ``read_tiles`` call: a
     proof for a tree of ``n`` leaves needs ``O(log n)`` tiles. A reader may
@@ -424,7 +424,7 @@ def leaf_tile(entries: Sequence[bytes]) -> LeafTile:
     """Hash the 256 entries of a full entry bundle: their leaf hashes as tile bytes, and the head.
 
     The head is the level 8 node over the entries, what
-    :meth:`~domain.transparency.merkle.TreeBuilder.append_subtrees` takes. This
+    :meth:`~nenjim.domain.transparency.merkle.TreeBuilder.append_subtrees` takes. This
     is the per-leaf hot loop of a verifier: 511 SHA-256 calls per tile, with
     the hash function and prefixes bound locally and no per-node objects but
     the digests.

@@ -1,10 +1,10 @@
 """Workflow durable values: the snapshot value domain and the stored Workflow state.
 
 Pure values, free of storage; the repository interface is in
-:mod:`domain.persistence.repositories`.
+:mod:`nenjim.domain.persistence.repositories`.
 """
 
-from domain.workflows.snapshot import (
+from nenjim.domain.workflows.snapshot import (
     SNAPSHOT_KEYS,
     WorkflowState,
     WorkflowValueError,

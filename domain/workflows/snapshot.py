@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import durable_fields as f
-from domain.immutable import immutable
+from nenjim.domain import durable_fields as f
+from nenjim.domain.immutable import immutable
 
 SNAPSHOT_KEYS = frozenset({"fields", "phase"})
 

@@ -10,7 +10,7 @@ these resources on a machine without the ``langgraph`` extra.
 
 from __future__ import annotations
 
-from infrastructure.storage import Resource
+from nenjim.infrastructure.storage import Resource
 
 THREADS = Resource("langgraph.threads", "streams")
 """One stream per ``(thread_id, checkpoint_ns)``, the log of that thread.

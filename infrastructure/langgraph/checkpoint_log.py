@@ -16,7 +16,7 @@ and checkpoint). Deleting a
 thread, a run's checkpoints or pruning deletes those rows (tombstones in
 the log) and appends a removal entry to each stream touched, naming what
 went and the newest checkpoint left; the stream itself is never shortened,
-which is what :mod:`infrastructure.langgraph.history` reads.
+which is what :mod:`nenjim.infrastructure.langgraph.history` reads.
 
 Every operation is one transaction: it happens whole or not at all.
 """
@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from infrastructure.langgraph.catalog import (
+from nenjim.infrastructure.langgraph.catalog import (
     CATALOG,
     CHECKPOINTS,
     THREAD_IDS,
@@ -39,8 +39,8 @@ from infrastructure.langgraph.catalog import (
     VALUES,
     WRITES,
 )
-from infrastructure.langgraph.errors import CheckpointConflictError
-from infrastructure.langgraph.stored import (
+from nenjim.infrastructure.langgraph.errors import CheckpointConflictError
+from nenjim.infrastructure.langgraph.stored import (
     CheckpointEntry,
     Latest,
     PendingWriteRecord,
@@ -58,8 +58,8 @@ from infrastructure.langgraph.stored import (
     thread_of_key,
     thread_record,
 )
-from infrastructure.langgraph.values import EncodedValue, Fetched, Serde, ValueStore
-from infrastructure.storage import (
+from nenjim.infrastructure.langgraph.values import EncodedValue, Fetched, Serde, ValueStore
+from nenjim.infrastructure.storage import (
     Backend,
     ConflictError,
     RecordEntry,
@@ -141,7 +141,7 @@ class CheckpointLog:
             if backend.resources.get(resource.id) is not resource:
                 raise UnsupportedBackendError(
                     f"backend does not register the LangGraph resource {resource.id!r}; open it "
-                    "with infrastructure.langgraph.catalog.CATALOG"
+                    "with nenjim.infrastructure.langgraph.catalog.CATALOG"
                 )
         self.backend = backend
         self.values = ValueStore()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infrastructure.storage import ConflictError
+from nenjim.infrastructure.storage import ConflictError
 
 
 class CheckpointConflictError(ConflictError):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from infrastructure.langgraph.checkpoint_log import CheckpointLog, LoadedCheckpoint
-from infrastructure.langgraph.stored import (
+from nenjim.infrastructure.langgraph.checkpoint_log import CheckpointLog, LoadedCheckpoint
+from nenjim.infrastructure.langgraph.stored import (
     CheckpointEntry,
     RemovalEntry,
     TaskWrites,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infrastructure.storage import Resource
-from infrastructure.storage.audit.sessions import SqlStore
+from nenjim.infrastructure.storage import Resource
+from nenjim.infrastructure.storage.audit.sessions import SqlStore
 
 
 def catalog_in_store(url: str, resources: Sequence[Resource]) -> bool:

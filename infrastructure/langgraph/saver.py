@@ -34,21 +34,21 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from infrastructure.langgraph import history
-from infrastructure.langgraph.catalog import CATALOG
-from infrastructure.langgraph.checkpoint_log import (
+from nenjim.infrastructure.langgraph import history
+from nenjim.infrastructure.langgraph.catalog import CATALOG
+from nenjim.infrastructure.langgraph.checkpoint_log import (
     CheckpointLog,
     LoadedCheckpoint,
     NewCheckpoint,
     NewWrite,
 )
-from infrastructure.langgraph.stored import (
+from nenjim.infrastructure.langgraph.stored import (
     PendingWriteRecord,
     ThreadAddress,
     checkpoint_texts,
 )
-from infrastructure.langgraph.values import encode
-from infrastructure.storage import Backend, View, open_backend
+from nenjim.infrastructure.langgraph.values import encode
+from nenjim.infrastructure.storage import Backend, View, open_backend
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 _DELTA_METADATA = ("counters_since_delta_snapshot", "delta_writes_versioned")

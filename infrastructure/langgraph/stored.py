@@ -27,8 +27,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from infrastructure.storage import AppendEntry, DurableRecord, SerializationError, StreamEntry
-from infrastructure.storage.scalars import MAX_KEY_BYTES
+from nenjim.infrastructure.storage import (
+    AppendEntry,
+    DurableRecord,
+    SerializationError,
+    StreamEntry,
+)
+from nenjim.infrastructure.storage.scalars import MAX_KEY_BYTES
 
 FORMAT_VERSION = "1.0"
 CHECKPOINT_ENTRY = "langgraph.checkpoint"

@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from infrastructure.langgraph.catalog import VALUES
-from infrastructure.langgraph.stored import ValueRef
-from infrastructure.storage import SerializationError, View
+from nenjim.infrastructure.langgraph.catalog import VALUES
+from nenjim.infrastructure.langgraph.stored import ValueRef
+from nenjim.infrastructure.storage import SerializationError, View
 
 INLINE_LIMIT = 256
 """Serialized values of at least this many bytes are content-addressed blobs."""

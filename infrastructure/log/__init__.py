@@ -2,9 +2,9 @@
 in the same transaction as the events, opened by URL; its followers read it
 through :class:`LogReader`."""
 
-from infrastructure.log.application import LogApplication, LogBatch
-from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.errors import (
+from nenjim.infrastructure.log.application import LogApplication, LogBatch
+from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
+from nenjim.infrastructure.log.errors import (
     LogClosedError,
     LogDamagedError,
     ProjectionDamagedError,
@@ -14,9 +14,9 @@ from infrastructure.log.errors import (
     StoreUnavailableError,
     is_read_only_error,
 )
-from infrastructure.log.reader import LogReader
-from infrastructure.log.schema import IncompatibleStoreError
-from infrastructure.log.tiles import (
+from nenjim.infrastructure.log.reader import LogReader
+from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.log.tiles import (
     Decode,
     EntryTiler,
     StoredTile,
@@ -26,7 +26,7 @@ from infrastructure.log.tiles import (
     TileReads,
     TilesMissingError,
 )
-from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 __all__ = [
     "Claim",

@@ -20,18 +20,18 @@ from eventsourcing.domain import (
 from eventsourcing.persistence import ApplicationRecorder, PersistenceError, Recording
 from eventsourcing.utils import Environment, EnvType, get_topic
 
-from infrastructure.log.claims import Claim
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.compact_json import CompactJSONTranscoder
-from infrastructure.log.errors import (
+from nenjim.infrastructure.log.claims import Claim
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.compact_json import CompactJSONTranscoder
+from nenjim.infrastructure.log.errors import (
     StoreIdentityError,
     StoreReadOnlyError,
     StoreUnavailableError,
     is_read_only_error,
 )
-from infrastructure.log.group_commit import APPENDED, StoredBatch
-from infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
-from infrastructure.log.urls import (
+from nenjim.infrastructure.log.group_commit import APPENDED, StoredBatch
+from nenjim.infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
+from nenjim.infrastructure.log.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,
     check_schema,
@@ -119,7 +119,7 @@ class LogApplication(Application[UUID]):
     :meth:`claim_identity` records it later. ``schema`` is the PostgreSQL
     schema used when the URL names none (a name the URL's ``?schema=`` could
     hold, else ``UnsupportedStoreError``). ``tiler`` makes the log tiled (see
-    ``infrastructure.log.tiles``): its entries and tiles are brought up to
+    ``nenjim.infrastructure.log.tiles``): its entries and tiles are brought up to
     date with the events on open.
 
     ``read_only`` (implies ``create=False``) opens the log exactly as it is,
@@ -188,7 +188,7 @@ class LogApplication(Application[UUID]):
             raise StoreUnavailableError(f"{self.where} is empty: there is no log to read")
         if kind == "postgresql":
             # The pool would only report a timeout; one direct connection names the cause.
-            from infrastructure.log.postgres_connect import check_reachable  # noqa: PLC0415
+            from nenjim.infrastructure.log.postgres_connect import check_reachable  # noqa: PLC0415
 
             check_reachable(env[POSTGRES_CONNINFO], self.where)
         if kind != "sqlite":
@@ -196,7 +196,7 @@ class LogApplication(Application[UUID]):
         # sqlite3 loads only for an SQLite store: importing the log loads no driver.
         import sqlite3  # noqa: PLC0415
 
-        from infrastructure.log import sqlite_files  # noqa: PLC0415
+        from nenjim.infrastructure.log import sqlite_files  # noqa: PLC0415
 
         path = Path(env["SQLITE_DBNAME"])
         if path.is_file() and sqlite_files.read_only_reason(path) is not None:

@@ -25,8 +25,8 @@ from eventsourcing.persistence import (
     Subscription,
 )
 
-from infrastructure.log.errors import LogClosedError
-from infrastructure.log.recent_commits import RecentCommits
+from nenjim.infrastructure.log.errors import LogClosedError
+from nenjim.infrastructure.log.recent_commits import RecentCommits
 
 
 class ClosableRecorder(ApplicationRecorder):

@@ -26,8 +26,8 @@ from typing import Any, Generic, TypeVar
 
 from eventsourcing.persistence import StoredEvent
 
-from infrastructure.log.recent_commits import CommittedAppend, RecentCommits
-from infrastructure.log.tiles import CommittedEdge
+from nenjim.infrastructure.log.recent_commits import CommittedAppend, RecentCommits
+from nenjim.infrastructure.log.tiles import CommittedEdge
 
 T = TypeVar("T")
 
@@ -81,7 +81,7 @@ class CommitGroup(Generic[T]):
     """The queue of one log's pending appends in this process, and its current leader.
 
     ``committed_edge`` is the tiled log's edge as its leaders last committed it
-    (see :class:`~infrastructure.log.tiles.CommittedEdge`): shared by every
+    (see :class:`~nenjim.infrastructure.log.tiles.CommittedEdge`): shared by every
     recorder of the log in this process, and touched only by the leader.
     ``recent`` holds the notifications its leaders committed last, which the
     recorders record after each batch's commit.

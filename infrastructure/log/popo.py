@@ -8,11 +8,11 @@ from typing import Any
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
-from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.group_commit import StoredBatch
-from infrastructure.log.popo_tiles import POPOTiles
-from infrastructure.log.tiles import Tiling, new_entries
+from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.group_commit import StoredBatch
+from nenjim.infrastructure.log.popo_tiles import POPOTiles
+from nenjim.infrastructure.log.tiles import Tiling, new_entries
 
 
 class ClaimingPOPOFactory(POPOFactory):

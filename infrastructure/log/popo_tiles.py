@@ -1,4 +1,4 @@
-"""The entries and tiles of a tiled in-memory log (see :mod:`infrastructure.log.tiles`)."""
+"""The entries and tiles of a tiled in-memory log (see :mod:`nenjim.infrastructure.log.tiles`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from threading import RLock
 
 from eventsourcing.persistence import Notification, StoredEvent
 
-from infrastructure.log.tiles import (
+from nenjim.infrastructure.log.tiles import (
     CommittedEdge,
     StoredTile,
     TileKey,

@@ -1,4 +1,4 @@
-"""The entries and tiles of a tiled PostgreSQL log (see :mod:`infrastructure.log.tiles`)."""
+"""The entries and tiles of a tiled PostgreSQL log (see :mod:`nenjim.infrastructure.log.tiles`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from eventsourcing.persistence import Notification
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
-from infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
-from infrastructure.log.tiles import (
+from nenjim.infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
+from nenjim.infrastructure.log.tiles import (
     CommittedEdge,
     LogEnd,
     StoredTile,

@@ -19,9 +19,9 @@ from psycopg import Cursor
 from psycopg.rows import DictRow, tuple_row
 from psycopg.sql import SQL, Identifier
 
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import RebuildLostError
-from infrastructure.log.projection_store import (
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.errors import RebuildLostError
+from nenjim.infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import ProjectionDamagedError, RebuildLostError
-from infrastructure.log.projection_store import (
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.errors import ProjectionDamagedError, RebuildLostError
+from nenjim.infrastructure.log.projection_store import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,
@@ -32,7 +32,7 @@ from infrastructure.log.projection_store import (
     next_generation,
     tracked_state,
 )
-from infrastructure.log.sqlite_files import retry_when_locked
+from nenjim.infrastructure.log.sqlite_files import retry_when_locked
 
 _TRACKING_DDL = (
     f"CREATE TABLE IF NOT EXISTS {TRACKING_TABLE} (name TEXT PRIMARY KEY, "

@@ -37,11 +37,11 @@ from weakref import WeakKeyDictionary
 
 from eventsourcing.persistence import Tracking
 
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import ProjectionDamagedError
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.errors import ProjectionDamagedError
 
 if TYPE_CHECKING:
-    from infrastructure.log.application import LogApplication
+    from nenjim.infrastructure.log.application import LogApplication
 
 TRACKING_TABLE = "nenjim_projections"
 Row: TypeAlias = tuple[int | str, ...]
@@ -286,12 +286,12 @@ def projection_recorder(application: LogApplication) -> ProjectionRecorder:
         return memory_projections(recorder)
     datastore = cast(Any, application.factory).datastore
     if kind == "sqlite":
-        from infrastructure.log.projection_sqlite import (  # noqa: PLC0415 - no driver otherwise
+        from nenjim.infrastructure.log.projection_sqlite import (  # noqa: PLC0415 - no driver otherwise
             SQLiteProjectionRecorder,
         )
 
         return SQLiteProjectionRecorder(datastore, recorder)
-    from infrastructure.log.projection_postgres import (  # noqa: PLC0415 - the postgres extra
+    from nenjim.infrastructure.log.projection_postgres import (  # noqa: PLC0415 - the postgres extra
         PostgresProjectionRecorder,
     )
 

@@ -18,8 +18,8 @@ from eventsourcing.application import Application, LocalNotificationLog
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
-from infrastructure.log.errors import LogDamagedError
-from infrastructure.log.recent_commits import RecentCommits
+from nenjim.infrastructure.log.errors import LogDamagedError
+from nenjim.infrastructure.log.recent_commits import RecentCommits
 
 PAGE = 500
 """Notifications read per round trip."""

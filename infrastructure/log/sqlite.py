@@ -20,17 +20,17 @@ from eventsourcing.sqlite import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from infrastructure.log.claims import Claim, ClaimConflictError
-from infrastructure.log.closing import ClosableRecorder
-from infrastructure.log.errors import LogClosedError
-from infrastructure.log.group_commit import (
+from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
+from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.errors import LogClosedError
+from nenjim.infrastructure.log.group_commit import (
     BATCH_LIMIT,
     AppendRequest,
     StoredBatch,
     commit_group,
     committed_appends,
 )
-from infrastructure.log.schema import (
+from nenjim.infrastructure.log.schema import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
     SCHEMA_VERSION,
@@ -38,14 +38,14 @@ from infrastructure.log.schema import (
     recorded_version,
     require_log_tables,
 )
-from infrastructure.log.sqlite_files import (
+from nenjim.infrastructure.log.sqlite_files import (
     SQLITE_READ_ONLY,
     enable_wal,
     reading_uri,
     retry_when_locked,
 )
-from infrastructure.log.sqlite_tiles import SQLiteTiles
-from infrastructure.log.tiles import Tiling, new_entries
+from nenjim.infrastructure.log.sqlite_tiles import SQLiteTiles
+from nenjim.infrastructure.log.tiles import Tiling, new_entries
 
 # The page cache of an append in batches, in SQLite's notation (negative: KiB).
 _BATCHES_CACHE_SIZE = -256

@@ -1,4 +1,4 @@
-"""The entries and tiles of a tiled SQLite log (see :mod:`infrastructure.log.tiles`)."""
+"""The entries and tiles of a tiled SQLite log (see :mod:`nenjim.infrastructure.log.tiles`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
-from infrastructure.log.errors import LogDamagedError
-from infrastructure.log.sqlite_files import retry_when_locked
-from infrastructure.log.tiles import (
+from nenjim.infrastructure.log.errors import LogDamagedError
+from nenjim.infrastructure.log.sqlite_files import retry_when_locked
+from nenjim.infrastructure.log.tiles import (
     CommittedEdge,
     LogEnd,
     StoredTile,

@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from infrastructure.log.urls import POSTGRES_CONNINFO
+from nenjim.infrastructure.log.urls import POSTGRES_CONNINFO
 
 if TYPE_CHECKING:
-    from infrastructure.log.application import LogApplication
+    from nenjim.infrastructure.log.application import LogApplication
 
 
 class AppendWaker:

@@ -1,10 +1,10 @@
 """The agent-runs read model over a Persistence store: decode, persist, follow, query.
 
-The fold is :mod:`projections.agent_runs`; this module is its glue to the
+The fold is :mod:`nenjim.projections.agent_runs`; this module is its glue to the
 storage log. It turns each ``agent.executions`` event of ``storage_events``
 into the fold's plain events, keeps the runs in a table of the store (SQLite,
 PostgreSQL) with the position in the same transaction
-(:class:`~infrastructure.storage.follow.tracking.TrackedProjection`), or in
+(:class:`~nenjim.infrastructure.storage.follow.tracking.TrackedProjection`), or in
 process memory for ``memory:`` stores, whose log lives only as long as the
 process.
 """
@@ -18,14 +18,14 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
-from infrastructure.persistence import arguments
-from infrastructure.persistence.catalog import EXECUTIONS
-from infrastructure.persistence.errors import UnsupportedBackendError
-from infrastructure.storage import Backend
-from infrastructure.storage.errors import SerializationError
-from infrastructure.storage.follow import follower
-from infrastructure.storage.follow.log import START, LogPosition, StoredEvent, pending_after
-from infrastructure.storage.follow.tracking import (
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.catalog import EXECUTIONS
+from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
+from nenjim.infrastructure.storage import Backend
+from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.storage.follow import follower
+from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, pending_after
+from nenjim.infrastructure.storage.follow.tracking import (
     DEFAULT_BATCH,
     Progress,
     TrackedProjection,
@@ -33,10 +33,10 @@ from infrastructure.storage.follow.tracking import (
     live_generation,
     rows_table,
 )
-from infrastructure.storage.memory import InMemoryDriver
-from infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
-from infrastructure.storage.sql.session import Session
-from projections.agent_runs import (
+from nenjim.infrastructure.storage.memory import InMemoryDriver
+from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.projections.agent_runs import (
     AgentRun,
     ExecutionDeleted,
     ExecutionSaved,
@@ -215,7 +215,7 @@ class AgentRuns:
         """The model of ``backend``'s log, applied ``batch`` events at a time."""
         if not isinstance(backend, Backend):
             raise UnsupportedBackendError(
-                "the agent-runs read model needs an infrastructure.storage.Backend, "
+                "the agent-runs read model needs an nenjim.infrastructure.storage.Backend, "
                 f"got {type(backend).__name__}"
             )
         batch = arguments.page_limit(batch, "batch")

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infrastructure import storage
-from infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
 
 _CONTENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
 

@@ -1,7 +1,7 @@
 """The error boundary: storage errors become Persistence errors.
 
 Each known storage category is re-raised as the class of
-:mod:`infrastructure.persistence.errors` for it (a domain error that is
+:mod:`nenjim.infrastructure.persistence.errors` for it (a domain error that is
 still the storage category) with the same message and the storage error as
 ``__cause__``. Anything else — driver and I/O errors, ``AgentBusyError``,
 errors already translated by an inner boundary, application exceptions —
@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import ParamSpec, TypeVar
 
-from domain.persistence.errors import PersistenceError
-from infrastructure import storage
-from infrastructure.persistence import errors
+from nenjim.domain.persistence.errors import PersistenceError
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import errors
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")

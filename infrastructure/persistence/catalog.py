@@ -8,7 +8,7 @@ every row and event: they never change.
 
 from __future__ import annotations
 
-from infrastructure.storage import Resource
+from nenjim.infrastructure.storage import Resource
 
 ROOTS = Resource("agent.roots", "records", guard={"resource": "agent.roots", "via": "key"})
 """Agent roots, keyed by ``agent_id``; each row anchors its own Agent."""

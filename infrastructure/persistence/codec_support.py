@@ -1,6 +1,6 @@
 """Envelope, payload and cross-check helpers shared by the record codecs.
 
-Every failure here is a :class:`~domain.persistence.errors.SerializationError`.
+Every failure here is a :class:`~nenjim.domain.persistence.errors.SerializationError`.
 The value constructors hold the field rules; the helpers check what the
 values cannot see: the envelope, the exact payload key set, the timestamp
 text and the storage entry around the record.
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from infrastructure.persistence.errors import SerializationError
-from infrastructure.storage import AppendEntry, DurableRecord, RecordEntry, StreamEntry
-from infrastructure.storage import SerializationError as StorageSerializationError
+from nenjim.infrastructure.persistence.errors import SerializationError
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord, RecordEntry, StreamEntry
+from nenjim.infrastructure.storage import SerializationError as StorageSerializationError
 
 
 @dataclass(frozen=True, slots=True)

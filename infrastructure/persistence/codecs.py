@@ -15,7 +15,7 @@ must match exactly, the payload key set must be exact and every field must
 have its type. Given a storage entry they also check that its key,
 revision and attributes agree with the payload, and keyword arguments add
 the caller's own expectations (``None`` means "not checked"). Every
-failure raises :class:`~domain.persistence.errors.SerializationError`.
+failure raises :class:`~nenjim.domain.persistence.errors.SerializationError`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from domain import durable_fields as f
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState, LLMCallRecord
-from domain.teams import TeamExecution, TeamRoot
-from domain.workflows import WorkflowState, freeze_snapshot, normalize_snapshot
-from infrastructure.persistence.codec_support import (
+from nenjim.domain import durable_fields as f
+from nenjim.domain.agents import (
+    AgentExecution,
+    AgentJournalRecord,
+    AgentRoot,
+    HandoffState,
+    LLMCallRecord,
+)
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.domain.workflows import WorkflowState, freeze_snapshot, normalize_snapshot
+from nenjim.infrastructure.persistence.codec_support import (
     PayloadSchema,
     RecordFormat,
     build_record,
@@ -45,8 +51,8 @@ from infrastructure.persistence.codec_support import (
     record_of_stream_entry,
     require_value,
 )
-from infrastructure.persistence.errors import SerializationError
-from infrastructure.storage import DurableRecord
+from nenjim.infrastructure.persistence.errors import SerializationError
+from nenjim.infrastructure.storage import DurableRecord
 
 _V = TypeVar("_V")
 Attributes = dict[str, str | int | bool | None]
@@ -282,7 +288,7 @@ def encode_workflow_state(
 ) -> DurableRecord:
     """The ``phronomy.workflow_state`` envelope of a snapshot at ``workflow_revision`` (> 0).
 
-    The snapshot is normalised first (see :mod:`domain.workflows`); a value
+    The snapshot is normalised first (see :mod:`nenjim.domain.workflows`); a value
     outside the Workflow value domain raises ``SerializationError`` whose
     message says "unsupported Workflow durable value".
     """

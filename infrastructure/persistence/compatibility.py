@@ -1,7 +1,7 @@
 """Whether Persistence can serve over a backend object: checked whole, before any use.
 
 The repositories run on the Storage SPI's own views, so the object must be an
-``infrastructure.storage.Backend`` (an object that only has the same
+``nenjim.infrastructure.storage.Backend`` (an object that only has the same
 attributes is refused), open, with exactly the required capabilities, a
 resource mapping that registers every resource of the catalog as the very
 object the catalog holds (more resources are fine: stores may be shared),
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from infrastructure import storage
-from infrastructure.persistence.catalog import CATALOG
-from infrastructure.persistence.errors import UnsupportedBackendError
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
 
 # What a backend offers Persistence, in the order a reader would look for it.
 _PARTS = ("capabilities", "resources", "view", "transaction", "close")
@@ -26,7 +26,7 @@ def checked_backend(backend: object) -> storage.Backend:
     """``backend``, if Persistence can serve over it."""
     if not isinstance(backend, storage.Backend):
         raise UnsupportedBackendError(
-            f"Persistence needs an infrastructure.storage.Backend, got "
+            f"Persistence needs an nenjim.infrastructure.storage.Backend, got "
             f"{type(backend).__name__}{_hint(backend)}"
         )
     backend.ensure_open()
@@ -46,12 +46,13 @@ def checked_backend(backend: object) -> storage.Backend:
         problems.append(f"registers a copy of {_names(copies)}, not the catalog's own object")
     if problems:
         raise UnsupportedBackendError(
-            f"backend {'; '.join(problems)}: build it from infrastructure.persistence.CATALOG"
+            f"backend {'; '.join(problems)}: "
+            "build it from nenjim.infrastructure.persistence.CATALOG"
         )
     view = _part(backend, "view")
     if not isinstance(view, storage.View):
         raise UnsupportedBackendError(
-            f"backend.view must be an infrastructure.storage.View, got {type(view).__name__}"
+            f"backend.view must be an nenjim.infrastructure.storage.View, got {type(view).__name__}"
         )
     return backend
 

@@ -7,13 +7,13 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from domain.persistence import repositories as domain
-from domain.persistence.errors import IntegrityError
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.errors import SerializationError
-from infrastructure.storage import canonical_json
+from nenjim.domain.persistence import repositories as domain
+from nenjim.domain.persistence.errors import IntegrityError
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.errors import SerializationError
+from nenjim.infrastructure.storage import canonical_json
 
 CONTENT_RESOURCE = "content.blobs"
 TEXT_CANONICALIZATION = 1

@@ -1,11 +1,11 @@
 """The errors Persistence raises: each is a domain error and the storage error of its category.
 
-The domain's hierarchy (:mod:`domain.persistence.errors`) and the Storage
-SPI's (``infrastructure.storage``) stay apart: neither imports the other.
+The domain's hierarchy (:mod:`nenjim.domain.persistence.errors`) and the Storage
+SPI's (``nenjim.infrastructure.storage``) stay apart: neither imports the other.
 Persistence, which serves the one over the other, raises the classes below,
 so a caller may catch a failure by either name:
-``except domain.persistence.errors.NotFoundError`` and
-``except infrastructure.storage.NotFoundError`` both catch a missing
+``except nenjim.domain.persistence.errors.NotFoundError`` and
+``except nenjim.infrastructure.storage.NotFoundError`` both catch a missing
 content id, and the same holds for every category here. A failure
 translated from storage keeps the storage error as ``__cause__``.
 
@@ -15,8 +15,8 @@ storage counterpart.
 
 from __future__ import annotations
 
-from domain.persistence import errors as domain
-from infrastructure import storage
+from nenjim.domain.persistence import errors as domain
+from nenjim.infrastructure import storage
 
 
 class ConflictError(domain.ConflictError, storage.ConflictError):

@@ -7,15 +7,19 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from domain.persistence import repositories as domain
-from infrastructure import storage
-from infrastructure.persistence import arguments, catalog
-from infrastructure.persistence.boundary import at_boundary, storage_boundary
-from infrastructure.persistence.compatibility import checked_backend
-from infrastructure.persistence.errors import NotFoundError, SerializationError, StateConflictError
-from infrastructure.persistence.repository_set import Repositories
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.opening import open_backend
+from nenjim.domain.persistence import repositories as domain
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments, catalog
+from nenjim.infrastructure.persistence.boundary import at_boundary, storage_boundary
+from nenjim.infrastructure.persistence.compatibility import checked_backend
+from nenjim.infrastructure.persistence.errors import (
+    NotFoundError,
+    SerializationError,
+    StateConflictError,
+)
+from nenjim.infrastructure.persistence.repository_set import Repositories
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.opening import open_backend
 
 _T = TypeVar("_T")
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import repositories as domain
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure import storage
-from infrastructure.persistence import arguments, catalog
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codecs import (
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence import repositories as domain
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments, catalog
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codecs import (
     decode_agent_execution,
     decode_agent_root,
     decode_team_execution,
@@ -18,13 +18,16 @@ from infrastructure.persistence.codecs import (
     encode_team_execution,
     encode_team_root,
 )
-from infrastructure.persistence.content_store import ContentStore
-from infrastructure.persistence.errors import ConflictError
-from infrastructure.persistence.repositories.executions import ExecutionCodec, ExecutionRepository
-from infrastructure.persistence.repositories.handoff_states import HandoffStateRepository
-from infrastructure.persistence.repositories.journals import JournalRepository
-from infrastructure.persistence.repositories.roots import RootCodec, RootRepository
-from infrastructure.persistence.repositories.workflow_states import WorkflowStateRepository
+from nenjim.infrastructure.persistence.content_store import ContentStore
+from nenjim.infrastructure.persistence.errors import ConflictError
+from nenjim.infrastructure.persistence.repositories.executions import (
+    ExecutionCodec,
+    ExecutionRepository,
+)
+from nenjim.infrastructure.persistence.repositories.handoff_states import HandoffStateRepository
+from nenjim.infrastructure.persistence.repositories.journals import JournalRepository
+from nenjim.infrastructure.persistence.repositories.roots import RootCodec, RootRepository
+from nenjim.infrastructure.persistence.repositories.workflow_states import WorkflowStateRepository
 
 AGENT_ROOTS: RootCodec[AgentRoot] = RootCodec(
     catalog.ROOTS,
@@ -92,7 +95,8 @@ class Repositories(domain.Repositories):
         """The repositories over ``view`` (a backend's root view or a transaction's)."""
         if not isinstance(view, storage.View):
             raise TypeError(
-                f"repositories run over an infrastructure.storage.View, got {type(view).__name__}"
+                "repositories run over a nenjim.infrastructure.storage.View, "
+                f"got {type(view).__name__}"
             )
         self._view = view
         self.contents = ContentStore(view)

@@ -1,23 +1,33 @@
 """Storage SPI 2: neutral records, streams and blobs with guards, conditions and scopes.
 
-Drivers: ``infrastructure.storage.memory.InMemoryBackend``,
-``infrastructure.storage.sqlite.SQLiteBackend``,
-``infrastructure.storage.postgres.PostgresBackend``; ``open_backend(url,
+Drivers: ``nenjim.infrastructure.storage.memory.InMemoryBackend``,
+``nenjim.infrastructure.storage.sqlite.SQLiteBackend``,
+``nenjim.infrastructure.storage.postgres.PostgresBackend``; ``open_backend(url,
 resources)`` picks one by URL. The conformance kit is
-``infrastructure.storage.testing``.
+``nenjim.infrastructure.storage.testing``.
 """
 
-from infrastructure.storage.backend import REQUIRED_CAPABILITIES, Backend, validate_capabilities
-from infrastructure.storage.conditions import UNCHECKED, GuardRef, NoRows, RevisionIs, StreamHeadIs
-from infrastructure.storage.durable_record import DurableRecord
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.backend import (
+    REQUIRED_CAPABILITIES,
+    Backend,
+    validate_capabilities,
+)
+from nenjim.infrastructure.storage.conditions import (
+    UNCHECKED,
+    GuardRef,
+    NoRows,
+    RevisionIs,
+    StreamHeadIs,
+)
+from nenjim.infrastructure.storage.durable_record import DurableRecord
+from nenjim.infrastructure.storage.entries import (
     AppendEntry,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
     StreamEntry,
 )
-from infrastructure.storage.errors import (
+from nenjim.infrastructure.storage.errors import (
     BackendClosedError,
     BlobConflictError,
     ConditionFailedError,
@@ -29,10 +39,10 @@ from infrastructure.storage.errors import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.transient import is_transient
-from infrastructure.storage.view import Blobs, Records, Streams, View
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.transient import is_transient
+from nenjim.infrastructure.storage.view import Blobs, Records, Streams, View
 
 __all__ = [
     "REQUIRED_CAPABILITIES",

@@ -18,14 +18,14 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from infrastructure.storage.driver import StorageDriver
-from infrastructure.storage.errors import (
+from nenjim.infrastructure.storage.driver import StorageDriver
+from nenjim.infrastructure.storage.errors import (
     BackendClosedError,
     TransactionError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.view import View
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.view import View
 
 _T = TypeVar("_T")
 

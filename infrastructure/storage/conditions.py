@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.scalars import validate_key, validate_revision
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.scalars import validate_key, validate_revision
 
 
 @immutable

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
-from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.entries import (
     AppendEntry,
     Attributes,
     BlobEntry,
@@ -30,8 +30,8 @@ from infrastructure.storage.entries import (
     RecordEntry,
     StreamEntry,
 )
-from infrastructure.storage.errors import NotFoundError
-from infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.errors import NotFoundError
+from nenjim.infrastructure.storage.resource import Resource
 
 ContextT = TypeVar("ContextT")
 """What a driver's transaction yields and its operations take: the SQL drivers'

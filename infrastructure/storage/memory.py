@@ -19,29 +19,29 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from infrastructure.storage.backend import Backend
-from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.driver import AttributeValues, StorageDriver
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.driver import AttributeValues, StorageDriver
+from nenjim.infrastructure.storage.entries import (
     AppendEntry,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
     StreamEntry,
 )
-from infrastructure.storage.errors import (
+from nenjim.infrastructure.storage.errors import (
     BlobConflictError,
     ConflictError,
     NotFoundError,
     UniqueConstraintError,
 )
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.rules import (
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.rules import (
     attributes_match,
     check_preconditions,
     find_unique_violation,
 )
-from infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql import events
 
 _MISSING = object()
 """The previous value of a dictionary slot that was empty."""

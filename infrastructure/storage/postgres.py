@@ -25,7 +25,7 @@ looking again, so a burst of dropped connections stalled every writer for
 seconds while fresh connections sat idle in the pool.)
 
 URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
-and any libpq parameter (parsed by :mod:`infrastructure.log.urls`); the pool
+and any libpq parameter (parsed by :mod:`nenjim.infrastructure.log.urls`); the pool
 holds ``pool_size`` to ``pool_size + max_overflow`` connections. One direct
 connection is made before the pool opens, so an unreachable server fails at
 once with libpq's reason (``StoreUnavailableError``).
@@ -43,17 +43,21 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from infrastructure.log.postgres_connect import check_reachable
-from infrastructure.log.urls import POSTGRES_CONNINFO, UnsupportedStoreError, resolve_store_url
-from infrastructure.storage.backend import Backend
-from infrastructure.storage.driver import StorageDriver
-from infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import SqlDriver, schema
-from infrastructure.storage.sql.dialect import Dialect
-from infrastructure.storage.sql.postgres_dialect import PostgresDialect
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.log.postgres_connect import check_reachable
+from nenjim.infrastructure.log.urls import (
+    POSTGRES_CONNINFO,
+    UnsupportedStoreError,
+    resolve_store_url,
+)
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.driver import StorageDriver
+from nenjim.infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import SqlDriver, schema
+from nenjim.infrastructure.storage.sql.dialect import Dialect
+from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import Session
 
 _T = TypeVar("_T")
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.scalars import (
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.scalars import (
     ATTRIBUTE_TYPES,
     MAX_INDEXED_TEXT_BYTES,
     validate_attribute_name,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from infrastructure.storage.entries import RecordEntry
-from infrastructure.storage.errors import ConflictError
-from infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.entries import RecordEntry
+from nenjim.infrastructure.storage.errors import ConflictError
+from nenjim.infrastructure.storage.resource import Resource
 
 
 def attributes_match(attributes: Mapping[str, object], values: Mapping[str, object]) -> bool:

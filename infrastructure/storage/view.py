@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from infrastructure.storage.conditions import (
+from nenjim.infrastructure.storage.conditions import (
     UNCHECKED,
     GuardRef,
     NoRows,
@@ -15,9 +15,9 @@ from infrastructure.storage.conditions import (
     _Unchecked,
     no_rows_guard_problem,
 )
-from infrastructure.storage.driver import HEAD, REVISION, ROWS, StorageDriver
-from infrastructure.storage.durable_record import DurableRecord
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.driver import HEAD, REVISION, ROWS, StorageDriver
+from nenjim.infrastructure.storage.durable_record import DurableRecord
+from nenjim.infrastructure.storage.entries import (
     AppendEntry,
     BlobEntry,
     RecordedEntry,
@@ -25,19 +25,19 @@ from infrastructure.storage.entries import (
     StreamEntry,
     validated_record_entry,
 )
-from infrastructure.storage.errors import (
+from nenjim.infrastructure.storage.errors import (
     ConditionFailedError,
     ConflictError,
     NotFoundError,
     SerializationError,
 )
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.rules import attributes_match
-from infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.rules import attributes_match
+from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
 
 if TYPE_CHECKING:
-    from infrastructure.storage.backend import Backend, Scope
+    from nenjim.infrastructure.storage.backend import Backend, Scope
 
 _T = TypeVar("_T")
 _H = TypeVar("_H", bound="_Handle")

@@ -1,8 +1,8 @@
 """Implementations of the Journal API.
 
-Public here is only ``journal.impl.ref``, whose public names are its entry
+Public here is only ``nenjim.journal.impl.ref``, whose public names are its entry
 points (``build_journal``, ``JournalAssembly``, ``JournalFollower``,
-``move_root``); the submodules of ``journal.impl.ref`` are implementation,
+``move_root``); the submodules of ``nenjim.journal.impl.ref`` are implementation,
 not API.
 """
 

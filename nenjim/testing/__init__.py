@@ -15,7 +15,7 @@ a database driver until a store of its kind is used.
 - Golden logs: :class:`GoldenLog`.
 """
 
-from infrastructure.storage.sql.events import (
+from nenjim.infrastructure.storage.sql.events import (
     BLOB_PUT,
     RECORD_DELETED,
     RECORD_INSERTED,

@@ -14,9 +14,9 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
-from infrastructure.log.transfer import LoggedEvent
-from infrastructure.storage import AppendEntry, Backend, DurableRecord
-from infrastructure.storage.sql import events as storage_events
+from nenjim.infrastructure.log.transfer import LoggedEvent
+from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord
+from nenjim.infrastructure.storage.sql import events as storage_events
 
 
 def apply_storage_events(backend: Backend, events: Iterable[LoggedEvent]) -> None:

@@ -31,14 +31,14 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from domain.persistence.errors import NotFoundError
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import agent_run_rows
-from infrastructure.storage import RecordEntry
-from nenjim.cli_json import revision_json
+from nenjim.admin.json_output import revision_json
+from nenjim.domain.persistence.errors import NotFoundError
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import agent_run_rows
+from nenjim.infrastructure.storage import RecordEntry
+from nenjim.projections.journal_chains import JournalWorldview
 from nenjim.testing.recorded import RecordedLog
 from nenjim.testing.stores import StoreUnderTest
-from projections.journal_chains import JournalWorldview
 
 ReadModels = dict[str, Any]
 """Read-model section name to its plain JSON data."""

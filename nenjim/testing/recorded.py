@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from infrastructure.log import LogReader
-from infrastructure.log.transfer import (
+from nenjim.admin.transfer import JOURNAL, STORAGE, export_store
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.transfer import (
     ExportReader,
     ExportSummary,
     ExportWriter,
     LoggedEvent,
     LogSection,
 )
-from infrastructure.storage.sql import events as storage_events
-from infrastructure.storage.sql.dialect import dumps
-from journal.impl.ref.log import JournalLog
-from nenjim.log_transfer import JOURNAL, STORAGE, export_store
+from nenjim.infrastructure.storage.sql import events as storage_events
+from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.journal.impl.ref.log import JournalLog
 
 _LOG_STREAMS = {
     storage_events.RECORD_INSERTED: ("records", "key"),

@@ -21,19 +21,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.journal.chain import JournalChain
-from domain.journal.errors import JournalError
-from infrastructure.log import LogReader
-from infrastructure.log.transfer import open_log_store
-from infrastructure.log.urls import MEMORY_URL, resolve_store_url
-from infrastructure.persistence import Persistence
-from infrastructure.storage.sql import events as storage_events
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transfer import replay_journal_events
-from nenjim.log_transfer import JOURNAL, import_store, store_tables
+from nenjim.admin.transfer import JOURNAL, import_store, store_tables
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.errors import JournalError
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.transfer import open_log_store
+from nenjim.infrastructure.log.urls import MEMORY_URL, resolve_store_url
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.storage.sql import events as storage_events
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transfer import replay_journal_events
+from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview, read_after
 from nenjim.testing.recorded import RecordedLog
-from projections.journal_chains import JournalChainsProjection, JournalWorldview, read_after
 
 GENESIS_ACCEPTED = JournalChain.GenesisAccepted.TOPIC
 SUCCESSOR_ACCEPTED = JournalChain.SuccessorAccepted.TOPIC

@@ -6,19 +6,19 @@ import io
 from collections.abc import Callable
 from types import TracebackType
 
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import Row, projection_recorder
-from infrastructure.log.urls import MEMORY_URL, resolve_store_url
-from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.storage.audit import audit_store
-from journal.impl.ref.audit import audit_journal_log, audit_open_log
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transfer import replay_journal_events
-from nenjim.log_transfer import JOURNAL, STORAGE, import_store
+from nenjim.admin.transfer import JOURNAL, STORAGE, import_store
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import Row, projection_recorder
+from nenjim.infrastructure.log.urls import MEMORY_URL, resolve_store_url
+from nenjim.infrastructure.persistence import CATALOG, Persistence
+from nenjim.infrastructure.storage.audit import audit_store
+from nenjim.journal.impl.ref.audit import audit_journal_log, audit_open_log
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transfer import replay_journal_events
+from nenjim.projections.journal_chain_table import PersistedChains, persisted_rows
+from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 from nenjim.testing.memory import apply_storage_events
 from nenjim.testing.recorded import RecordedLog
-from projections.journal_chain_table import PersistedChains, persisted_rows
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 PersistedJournal = tuple[JournalWorldview, list[Row]]
 """The Journal chain projection a store keeps: its view, and its persisted rows."""

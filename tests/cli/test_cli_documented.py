@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nenjim.cli import main
-from nenjim.cli_exit import KINDS
+from nenjim.cli.exit import KINDS
 
 PROJECT = Path(__file__).resolve().parents[2]
 README = (PROJECT / "README.md").read_text(encoding="utf-8")

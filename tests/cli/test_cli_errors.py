@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from benchmarks.sample_roots import generate_root
-from infrastructure.persistence import Persistence
-from nenjim import cli_commands
+from nenjim.cli import journal_commands as cli_commands
 from nenjim.cli import main
+from nenjim.infrastructure.persistence import Persistence
 
 WIDGET = "com.example.widget"
 NENJIM = [sys.executable, "-m", "nenjim"]
@@ -150,7 +150,7 @@ def test_a_ctrl_c_landing_in_a_destructor_prints_no_traceback(tmp_path: Path) ->
     file.write_bytes(b"x")
     script = (
         "import sys\n"
-        "from nenjim import cli, cli_commands\n"
+        "from nenjim import cli\nfrom nenjim.cli import journal_commands as cli_commands\n"
         "class Connection:\n"
         "    def __del__(self):\n"
         "        raise KeyboardInterrupt\n"

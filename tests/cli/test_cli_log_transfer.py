@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from infrastructure.persistence import Persistence
 from nenjim.cli import main
-from nenjim.cli_progress import BAR_WIDTH
+from nenjim.cli.progress import BAR_WIDTH
+from nenjim.infrastructure.persistence import Persistence
 
 NENJIM = [sys.executable, "-m", "nenjim"]
 

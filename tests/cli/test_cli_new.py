@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from journal.impl.ref import build_journal
-from journal.valuetypes import JournalVersion, Sha256Digest
 from nenjim.cli import main
-from nenjim.cli_draft import next_version
-from nenjim.cli_exit import CommandError
+from nenjim.cli.draft import next_version
+from nenjim.cli.exit import CommandError
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.valuetypes import JournalVersion, Sha256Digest
 
 WIDGET = "com.example.widget"
 
@@ -107,7 +107,7 @@ def test_new_refuses_to_overwrite_an_existing_file(sample, capsys, monkeypatch):
         target.write_text("someone else's draft\n")
         return moment
 
-    monkeypatch.setattr("nenjim.cli_commands.utc_now", racing_clock)
+    monkeypatch.setattr("nenjim.cli.journal_commands.utc_now", racing_clock)
 
     assert main(["journal", "new", str(sample.root), WIDGET]) == 1
 

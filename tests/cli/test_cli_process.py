@@ -81,7 +81,7 @@ def test_an_interrupt_raised_in_code_run_from_a_string_still_exits_130(tmp_path:
     launcher.mkdir()
     (launcher / "__main__.py").write_text(
         "import sys\n"
-        "from nenjim import cli, cli_commands\n"
+        "from nenjim import cli\nfrom nenjim.cli import journal_commands as cli_commands\n"
         "def digest(args):\n"
         "    exec('raise KeyboardInterrupt')\n"
         "cli_commands.digest = digest\n"

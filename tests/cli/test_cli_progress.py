@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nenjim.cli_progress import BAR_WIDTH, TerminalProgress, progress_for
+from nenjim.cli.progress import BAR_WIDTH, TerminalProgress, progress_for
 
 NENJIM = [sys.executable, "-m", "nenjim"]
 

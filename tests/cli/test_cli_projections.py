@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from infrastructure.log import StoreUnavailableError
-from nenjim import projection_admin
+from nenjim.admin import projections as projection_admin
+from nenjim.admin.projections import Family
 from nenjim.cli import main
-from nenjim.projection_admin import Family
+from nenjim.infrastructure.log import StoreUnavailableError
 
 
 @dataclass(frozen=True)

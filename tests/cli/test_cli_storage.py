@@ -15,10 +15,10 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence.errors import AgentBusyError
-from infrastructure.persistence import Persistence
 from nenjim.cli import main
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence.errors import AgentBusyError
+from nenjim.infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 

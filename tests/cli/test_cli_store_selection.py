@@ -18,8 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from infrastructure.persistence import Persistence
 from nenjim.cli import main
+from nenjim.infrastructure.persistence import Persistence
 
 WIDGET = "com.example.widget"
 HEAD = "20260201T000000Z"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nenjim.cli_table import format_table
+from nenjim.cli.table import format_table
 
 
 def test_columns_are_left_aligned_two_spaces_apart():

@@ -24,7 +24,8 @@ import httpx
 import pytest
 
 from benchmarks.served_log import served_log
-from domain.transparency import (
+from nenjim.cli import main
+from nenjim.domain.transparency import (
     Checkpoint,
     SignerKey,
     entry_bundles_for_size,
@@ -32,7 +33,6 @@ from domain.transparency import (
     sign_checkpoint,
     tiles_for_size,
 )
-from nenjim.cli import main
 
 
 @dataclass

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from doc_blocks import REPOSITORY, Block, blocks
 
-from domain.journal import parser
-from domain.journal.parser import parse_journal
-from journal.exception import ChainViolation, JournalError
-from journal.impl.ref import build_journal
-from journal.valuetypes import PolicyStatus
+from nenjim.domain.journal import parser
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.journal.exception import ChainViolation, JournalError
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.valuetypes import PolicyStatus
 
 PAGE = REPOSITORY / "docs" / "journal-format.md"
 BLOCKS = blocks(PAGE)

@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.journal.parser import forget_shared_values, parse_journal
-from domain.journal.renderer import render_journal
-from journal.exception import JournalError, JournalFormatError, JournalValidationError
-from journal.model import JournalRevision
-from journal.valuetypes import PolicyStatus
+from nenjim.domain.journal.parser import forget_shared_values, parse_journal
+from nenjim.domain.journal.renderer import render_journal
+from nenjim.journal.exception import JournalError, JournalFormatError, JournalValidationError
+from nenjim.journal.model import JournalRevision
+from nenjim.journal.valuetypes import PolicyStatus
 from tests.domain.test_format_parser import CONTENT, HEADER, MAGIC, journal
 from tests.domain.test_format_properties import (
     PROPERTY_SETTINGS,

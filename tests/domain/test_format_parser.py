@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
-from domain.journal.parser import decode_journal_bytes, iter_lines, parse_journal
-from journal.exception import JournalError, JournalFormatError, JournalValidationError
-from journal.model import Dependency, JournalRevision, Policy, Preference
-from journal.valuetypes import (
+from nenjim.domain.journal.parser import decode_journal_bytes, iter_lines, parse_journal
+from nenjim.journal.exception import JournalError, JournalFormatError, JournalValidationError
+from nenjim.journal.model import Dependency, JournalRevision, Policy, Preference
+from nenjim.journal.valuetypes import (
     ArtifactCoordinate,
     JournalVersion,
     PolicyStatus,

@@ -7,11 +7,18 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.renderer import render_journal
-from journal.exception import JournalError, JournalFormatError
-from journal.model import Dependency, JournalDocument, JournalRevision, Policy, Preference, Release
-from journal.valuetypes import (
+from nenjim.domain.journal.parser import decode_journal_bytes, parse_journal
+from nenjim.domain.journal.renderer import render_journal
+from nenjim.journal.exception import JournalError, JournalFormatError
+from nenjim.journal.model import (
+    Dependency,
+    JournalDocument,
+    JournalRevision,
+    Policy,
+    Preference,
+    Release,
+)
+from nenjim.journal.valuetypes import (
     ArtifactCoordinate,
     JournalVersion,
     PolicyStatus,

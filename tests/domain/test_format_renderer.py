@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from domain.journal.parser import parse_journal
-from domain.journal.renderer import quote, render_journal
-from journal.exception import InvalidValueError
-from journal.model import Dependency, JournalDocument, Policy, Preference, Release
-from journal.valuetypes import (
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.renderer import quote, render_journal
+from nenjim.journal.exception import InvalidValueError
+from nenjim.journal.model import Dependency, JournalDocument, Policy, Preference, Release
+from nenjim.journal.valuetypes import (
     ArtifactCoordinate,
     JournalVersion,
     PolicyStatus,

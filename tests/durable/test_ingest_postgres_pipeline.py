@@ -16,14 +16,14 @@ from eventsourcing.persistence import OperationalError
 from killed_ingests import assert_nothing_lost_nor_half_kept, ingest_until_killed
 from refusals import refusals_in_every_position
 
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from infrastructure.log import ClaimConflictError, LogReader
-from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-from journal.impl.ref.transparency import RevisionEvent, revision_leaf
 from journal_texts import journal_text
 from nenjim.cli import main
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import ClaimConflictError, LogReader
+from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from nenjim.journal.impl.ref.transparency import RevisionEvent, revision_leaf
 
 HEAD = "20260101T000000Z"
 
@@ -130,8 +130,8 @@ def test_an_event_another_writer_appended_without_a_leaf_is_caught_up_first(
 
 _DIE_WITH_A_BATCH_IN_FLIGHT = """
 import os, signal
-from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from infrastructure.log.postgres_tiles import PostgresTiles
+from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from nenjim.infrastructure.log.postgres_tiles import PostgresTiles
 
 write_batch = ClaimingPostgresApplicationRecorder._write_batch
 extend_at = PostgresTiles.extend_at

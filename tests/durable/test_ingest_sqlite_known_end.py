@@ -14,13 +14,13 @@ from typing import cast
 
 import pytest
 
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader, sqlite_tiles
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-from journal.impl.ref.transparency import RevisionEvent, revision_leaf
 from journal_texts import journal_text
 from nenjim.cli import main
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogReader, sqlite_tiles
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from nenjim.journal.impl.ref.transparency import RevisionEvent, revision_leaf
 
 HEAD = "20260101T000000Z"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from journal import JournalService
-from journal.exception import InvalidValueError, JournalStoreError
-from journal.impl.ref import JournalFollower, build_journal
 from journal_texts import Chain, Rel, content, write_chain
+from nenjim.journal import JournalService
+from nenjim.journal.exception import InvalidValueError, JournalStoreError
+from nenjim.journal.impl.ref import JournalFollower, build_journal
 
 A = "com.example.alpha"
 

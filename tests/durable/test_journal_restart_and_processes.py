@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import JournalChainError, JournalConflictError
-from journal.impl.ref import JournalAssembly, build_journal
-from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
+from nenjim.journal.exception import JournalChainError, JournalConflictError
+from nenjim.journal.impl.ref import JournalAssembly, build_journal
+from nenjim.journal.impl.ref.log import JournalLog
 
 A = "com.example.alpha"
 B = "com.example.beta"
@@ -109,7 +109,7 @@ def test_a_failed_start_appends_nothing(tmp_path: Path, durable_store_url: str) 
 
 _PROCESS = """
 import json, sys
-from journal.impl.ref import build_journal
+from nenjim.journal.impl.ref import build_journal
 assembly = build_journal(sys.argv[1], store=sys.argv[2])
 sys.stdin.readline()  # start together
 assembly.process.start()

@@ -28,8 +28,8 @@ import psycopg
 import pytest
 from eventsourcing.cryptography import AESCipher
 
-from infrastructure.log import LogApplication, resolve_store_url
 from nenjim.cli import main
+from nenjim.infrastructure.log import LogApplication, resolve_store_url
 
 PROJECT = Path(__file__).resolve().parents[2]
 SAMPLE = PROJECT / "data" / "sample" / "journals"

@@ -27,12 +27,12 @@ import psycopg
 import pytest
 from busy_state import live_a_busy_life
 
-from infrastructure.log.transfer import ExportWriter, LoggedEvent, LogSection
-from infrastructure.persistence import Persistence
-from journal.impl.ref import build_journal
 from journal_texts import journal_text
+from nenjim.admin.transfer import ImportRefusedError, import_store
 from nenjim.cli import main
-from nenjim.log_transfer import ImportRefusedError, import_store
+from nenjim.infrastructure.log.transfer import ExportWriter, LoggedEvent, LogSection
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.journal.impl.ref import build_journal
 from nenjim.testing import (
     RECORD_INSERTED,
     RECORD_REPLACED,

@@ -13,20 +13,20 @@ from typing import Any
 
 import pytest
 
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import projection_recorder
-from journal import JournalService
-from journal.impl.ref import JournalFollower, build_journal, filesystem
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.rebuild import journal_projection_statuses
-from journal.valuetypes import ArtifactCoordinate
 from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
-from projections import journal_chains
-from projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.journal import JournalService
+from nenjim.journal.impl.ref import JournalFollower, build_journal, filesystem
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.rebuild import journal_projection_statuses
+from nenjim.journal.valuetypes import ArtifactCoordinate
+from nenjim.projections import journal_chains
+from nenjim.projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 VERSIONS = [f"2026{month:02d}01T000000Z" for month in range(1, 6)]
 REPO = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def test_a_refresh_sees_what_another_process_appended(
         assert list(assembly.service.coordinates()) == []
         code = (
             "import sys\n"
-            "from journal.impl.ref import build_journal\n"
+            "from nenjim.journal.impl.ref import build_journal\n"
             "a = build_journal(sys.argv[1], store=sys.argv[2], journal='shared')\n"
             "a.process.start()\n"
             "a.process.stop()\n"
@@ -144,11 +144,11 @@ def test_a_refresh_sees_what_another_process_appended(
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from infrastructure.log import LogReader
-    from infrastructure.log.projection_store import projection_recorder
-    from journal.impl.ref.log import JournalLog
-    from projections.journal_chain_table import PersistedChains
-    from projections.journal_chains import JournalChainsProjection
+    from nenjim.infrastructure.log import LogReader
+    from nenjim.infrastructure.log.projection_store import projection_recorder
+    from nenjim.journal.impl.ref.log import JournalLog
+    from nenjim.projections.journal_chain_table import PersistedChains
+    from nenjim.projections.journal_chains import JournalChainsProjection
 
     log = JournalLog(sys.argv[1], create=False)
     recorder = projection_recorder(log)

@@ -36,7 +36,7 @@ import psycopg
 import pytest
 from busy_state import live_a_busy_life
 
-from infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence import Persistence
 
 PROJECT = Path(__file__).resolve().parents[2]
 NAME = "sample"

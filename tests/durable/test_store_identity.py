@@ -12,14 +12,14 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from journal.exception import JournalStoreError
-from journal.impl.ref import build_journal
 from journal_texts import Chain, Rel, content, write_chain
+from nenjim.journal.exception import JournalStoreError
+from nenjim.journal.impl.ref import build_journal
 
 _RACER = """
 import sys
-from journal.exception import JournalStoreError
-from journal.impl.ref import build_journal
+from nenjim.journal.exception import JournalStoreError
+from nenjim.journal.impl.ref import build_journal
 sys.stdin.readline()  # open together
 try:
     assembly = build_journal(sys.argv[1], store=sys.argv[2])

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import (
+from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
+from nenjim.cli import main
+from nenjim.journal.exception import (
     JournalConflictError,
     JournalLayoutError,
     JournalRootError,
     JournalStoreError,
 )
-from journal.impl.ref import build_journal, move_root
-from journal.impl.ref.log import JournalLog
-from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
-from nenjim.cli import main
+from nenjim.journal.impl.ref import build_journal, move_root
+from nenjim.journal.impl.ref.log import JournalLog
 
 
 def _root(path: Path, artifact: str) -> Path:

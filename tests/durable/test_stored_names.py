@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from eventsourcing.utils import get_topic, resolve_topic
 
-from domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, LEGACY_TOPICS, JournalChain
-from journal.impl.ref import build_journal
-from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, write_revision
+from nenjim.domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, LEGACY_TOPICS, JournalChain
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.log import JournalLog
 
 NAMED = [
     JournalChain,
@@ -63,7 +63,7 @@ def test_a_new_log_is_written_with_the_fixed_names(tmp_path: Path) -> None:
 def test_a_fresh_interpreter_reads_the_names_once_the_domain_is_imported() -> None:
     code = (
         "from eventsourcing.utils import resolve_topic\n"
-        "import domain.journal.chain as chain\n"
+        "import nenjim.domain.journal.chain as chain\n"
         "for topic in ['nenjim.journal:JournalChain.GenesisAccepted',\n"
         "              'domain.journal.chain:JournalChain.SuccessorAccepted']:\n"
         "    print(resolve_topic(topic).__qualname__)\n"

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 from stored_values import plain
 
-from domain.agents import AgentRoot
-from domain.persistence.errors import NotFoundError
-from infrastructure.persistence import Persistence, codecs
-from infrastructure.storage.sql import events
-from journal.impl.ref import build_journal
-from journal.impl.ref.log import JournalLog
 from nenjim.cli import main as nenjim
+from nenjim.domain.agents import AgentRoot
+from nenjim.domain.persistence.errors import NotFoundError
+from nenjim.infrastructure.persistence import Persistence, codecs
+from nenjim.infrastructure.storage.sql import events
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.log import JournalLog
 
 STORES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
 EXPECTED: dict[str, Any] = json.loads((STORES / "expected.json").read_text(encoding="utf-8"))

@@ -41,12 +41,12 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from domain.journal.chain import chain_id
-from journal.exception import JournalError, JournalIntegrityError
-from journal.impl.ref import build_journal
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import DIGEST_NAMESPACE
 from journal_texts import Chain, Rel, content, digest
+from nenjim.domain.journal.chain import chain_id
+from nenjim.journal.exception import JournalError, JournalIntegrityError
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
 
 A, B = "com.example.a0", "com.example.a1"
 V1, V2, V3, V4 = "20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401T000000Z"

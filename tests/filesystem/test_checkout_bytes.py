@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from journal.impl.ref import build_journal
+from nenjim.journal.impl.ref import build_journal
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SUFFIXES = (".journal", ".journal.example")

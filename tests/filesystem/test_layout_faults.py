@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from journal.exception import (
+from journal_texts import journal_text, write_revision
+from nenjim.journal.exception import (
     JournalError,
     JournalFormatError,
     JournalLayoutError,
     JournalRootError,
 )
-from journal.impl.ref import build_journal
-from journal_texts import journal_text, write_revision
+from nenjim.journal.impl.ref import build_journal
 
 A = "com.example.alpha"
 B = "com.example.beta"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import ChainViolation, JournalChainError
-from journal.impl.ref import build_journal
 from journal_texts import Rel, content, digest, journal_text, write_revision
+from nenjim.journal.exception import ChainViolation, JournalChainError
+from nenjim.journal.impl.ref import build_journal
 
 V1, V2, V3, V4 = (f"2026010{n}T000000Z" for n in range(1, 5))
 

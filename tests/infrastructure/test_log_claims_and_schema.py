@@ -11,7 +11,7 @@ import pytest
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
-from infrastructure.log import (
+from nenjim.infrastructure.log import (
     Claim,
     ClaimConflictError,
     IncompatibleStoreError,
@@ -247,7 +247,12 @@ def test_postgres_refuses_an_incompatible_schema_version(postgres_schema_url: st
 @pytest.mark.parametrize(
     ("url", "kind", "key", "value"),
     [
-        ("memory:", "memory", "PERSISTENCE_MODULE", "infrastructure.log.popo:ClaimingPOPOFactory"),
+        (
+            "memory:",
+            "memory",
+            "PERSISTENCE_MODULE",
+            "nenjim.infrastructure.log.popo:ClaimingPOPOFactory",
+        ),
         ("sqlite:///var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),
         ("sqlite:////var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),
         ("sqlite:rel/x.db", "sqlite", "SQLITE_DBNAME", str(Path("rel/x.db").absolute())),

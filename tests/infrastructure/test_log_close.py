@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from eventsourcing.domain import Aggregate
 
-from infrastructure.log import Claim, LogApplication, LogClosedError, StoreUnavailableError
+from nenjim.infrastructure.log import Claim, LogApplication, LogClosedError, StoreUnavailableError
 
 SCRIPT = textwrap.dedent(
     """
     import json, sys, threading, time
     from eventsourcing.domain import Aggregate
-    from infrastructure.log import Claim, LogApplication, LogClosedError
+    from nenjim.infrastructure.log import Claim, LogApplication, LogClosedError
 
     class Item(Aggregate):
         pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infrastructure.log.tiles import CommittedEdge, LogEnd
+from nenjim.infrastructure.log.tiles import CommittedEdge, LogEnd
 
 
 def _end(size: int) -> LogEnd:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infrastructure.log.transfer import (
+from nenjim.infrastructure.log.transfer import (
     ExportFormatError,
     ExportReader,
     ExportWriter,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.log.group_commit import AppendRequest, CommitGroup, commit_group
+from nenjim.infrastructure.log.group_commit import AppendRequest, CommitGroup, commit_group
 
 
 class _Writer:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from eventsourcing.domain import Aggregate, event
 
-from infrastructure.log import LogApplication, LogReader
-from infrastructure.log.reader import PAGE
+from nenjim.infrastructure.log import LogApplication, LogReader
+from nenjim.infrastructure.log.reader import PAGE
 
 
 class Counter(Aggregate):

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from eventsourcing.persistence import Notification, StoredEvent
 
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader
-from infrastructure.log.recent_commits import ATTACHED, KEPT, RecentCommits
-from journal.impl.ref.log import JournalLog
 from journal_texts import journal_text
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.recent_commits import ATTACHED, KEPT, RecentCommits
+from nenjim.journal.impl.ref.log import JournalLog
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "20260101T000000Z"
@@ -214,9 +214,9 @@ def test_a_reader_takes_the_events_the_processs_writers_appended(
 
 _APPEND_ONE = """
 import sys
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from journal.impl.ref.log import JournalLog
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.journal.impl.ref.log import JournalLog
 log = JournalLog(sys.argv[1])
 log.append_chains([JournalChain.start(parse_journal(sys.stdin.read()))])
 log.close()

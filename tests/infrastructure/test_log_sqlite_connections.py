@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from eventsourcing.domain import Aggregate
 
-from infrastructure.log import Claim, LogApplication
+from nenjim.infrastructure.log import Claim, LogApplication
 
 
 class Item(Aggregate):

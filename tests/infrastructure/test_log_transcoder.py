@@ -18,8 +18,8 @@ from eventsourcing.persistence import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infrastructure.log import LogApplication
-from infrastructure.log.compact_json import CompactJSONTranscoder, compact_encoder
+from nenjim.infrastructure.log import LogApplication
+from nenjim.infrastructure.log.compact_json import CompactJSONTranscoder, compact_encoder
 
 
 def _transcoders() -> tuple[JSONTranscoder, CompactJSONTranscoder]:

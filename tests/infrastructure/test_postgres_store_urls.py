@@ -13,10 +13,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from infrastructure.log import LogApplication, StoreUnavailableError, UnsupportedStoreError
-from infrastructure.storage import UnsupportedBackendError, open_backend
-from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from nenjim.cli import main
+from nenjim.infrastructure.log import LogApplication, StoreUnavailableError, UnsupportedStoreError
+from nenjim.infrastructure.storage import UnsupportedBackendError, open_backend
+from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 
 
 def _with(url: str, *, query: str = "", port: int | None = None, path: str | None = None) -> str:

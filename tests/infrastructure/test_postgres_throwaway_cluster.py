@@ -7,7 +7,7 @@ from pathlib import Path
 import psycopg
 from postgres_server import throwaway_cluster
 
-from infrastructure.log import Claim, LogApplication
+from nenjim.infrastructure.log import Claim, LogApplication
 
 
 def test_a_throwaway_cluster_serves_a_log_and_is_removed_afterwards() -> None:

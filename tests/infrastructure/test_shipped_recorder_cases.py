@@ -22,9 +22,9 @@ from eventsourcing.tests.persistence import (
     NonInterleavingNotificationIDsBaseCase,
 )
 
-from infrastructure.log.popo import ClaimingPOPOApplicationRecorder
-from infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from nenjim.infrastructure.log.popo import ClaimingPOPOApplicationRecorder
+from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from nenjim.infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
 
 
 class TestClaimingPOPORecorder(ApplicationRecorderTestCase[ClaimingPOPOApplicationRecorder]):

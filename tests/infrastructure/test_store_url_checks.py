@@ -18,10 +18,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from infrastructure.log import LogApplication, UnsupportedStoreError, resolve_store_url
-from infrastructure.storage import UnsupportedBackendError, open_backend
-from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from nenjim.cli import main
+from nenjim.infrastructure.log import LogApplication, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.storage import UnsupportedBackendError, open_backend
+from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 
 # (URL, words the refusal must contain). "{pg}" is the module's database on the suite's
 # server ("{auth}" its user, host and port, "{db}" its name), "{tmp}" an empty directory.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
-from projections.journal_chains import JournalChainsProjection
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 
 @pytest.fixture(autouse=True)

@@ -14,20 +14,20 @@ from types import FunctionType, MethodType, ModuleType
 
 import pytest
 
-import journal
-import journal.exception
-import journal.model
-import journal.valuetypes
-from infrastructure.log import LogApplication
-from journal import JournalService, JournalServiceManager
-from journal.component import NenjimComponent, NenjimProcess
-from journal.exception import JournalError, LifecycleError
-from journal.impl.ref import JournalAssembly, JournalFollower, build_journal, move_root
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.loader import RootLoader
-from journal.impl.ref.publication import JournalPublisher
+import nenjim.journal.exception
+import nenjim.journal.model
+import nenjim.journal.valuetypes
 from journal_texts import journal_text, write_revision
-from projections.journal_chains import JournalChainsProjection
+from nenjim import journal
+from nenjim.infrastructure.log import LogApplication
+from nenjim.journal import JournalService, JournalServiceManager
+from nenjim.journal.component import NenjimComponent, NenjimProcess
+from nenjim.journal.exception import JournalError, LifecycleError
+from nenjim.journal.impl.ref import JournalAssembly, JournalFollower, build_journal, move_root
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.loader import RootLoader
+from nenjim.journal.impl.ref.publication import JournalPublisher
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 _TEXT = journal_text("com.example.alpha", "20260101T000000Z")
 FORBIDDEN = {"start", "stop", "refresh", "root", "journal_root", "parse", "ingest", "ingest_text"}
@@ -46,15 +46,15 @@ def test_only_the_two_interfaces_are_directly_in_journal() -> None:
     assert set(journal.__all__) == {"JournalService", "JournalServiceManager"}
     # Types imported only for annotations are allowed to be visible, but the
     # package defines exactly the two interfaces.
-    defined = {n for n in classes if getattr(journal, n).__module__ == "journal"}
+    defined = {n for n in classes if getattr(journal, n).__module__ == "nenjim.journal"}
     assert defined == {"JournalService", "JournalServiceManager"}
 
 
 def test_public_subpackages_hold_models_values_and_exceptions() -> None:
     assert {"JournalRevision", "Release", "Dependency", "Preference", "Policy"} <= set(
-        journal.model.__all__
+        nenjim.journal.model.__all__
     )
-    assert set(journal.valuetypes.__all__) == {
+    assert set(nenjim.journal.valuetypes.__all__) == {
         "ArtifactCoordinate",
         "JournalVersion",
         "Sha256Digest",
@@ -62,11 +62,11 @@ def test_public_subpackages_hold_models_values_and_exceptions() -> None:
         "VersionRequirement",
         "PolicyStatus",
     }
-    for name in journal.exception.__all__:
-        value = getattr(journal.exception, name)
+    for name in nenjim.journal.exception.__all__:
+        value = getattr(nenjim.journal.exception, name)
         if inspect.isclass(value) and issubclass(value, Exception):
-            assert issubclass(value, journal.exception.JournalError)
-    assert issubclass(journal.exception.InvalidValueError, ValueError)
+            assert issubclass(value, nenjim.journal.exception.JournalError)
+    assert issubclass(nenjim.journal.exception.InvalidValueError, ValueError)
 
 
 def test_service_is_read_only_and_registrable() -> None:
@@ -102,7 +102,9 @@ def test_public_signatures_expose_no_implementation_type() -> None:
             for hint in hints.values():
                 for part in _flatten(hint):
                     module = getattr(part, "__module__", "")
-                    assert not module.startswith(("journal.impl", "infrastructure", "projections"))
+                    assert not module.startswith(
+                        ("nenjim.journal.impl", "infrastructure", "projections")
+                    )
 
 
 def _flatten(hint: object) -> list[object]:
@@ -112,7 +114,7 @@ def _flatten(hint: object) -> list[object]:
 
 def test_superseded_api_is_gone() -> None:
     assert not hasattr(journal, "JournalManager")
-    for name in ("journal.manager", "journal.journal_manager", "nenjim.journal"):
+    for name in ("nenjim.journal.manager", "nenjim.journal.journal_manager"):
         with pytest.raises(ImportError):
             importlib.import_module(name)
 
@@ -266,7 +268,7 @@ def _documented_public_names() -> dict[str, set[str]]:
     table: dict[str, set[str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 2 and cells[0].startswith("`journal"):
+        if len(cells) == 2 and cells[0].startswith("`nenjim.journal"):
             table[cells[0].strip("`")] = {n.strip().strip("`") for n in cells[1].split(",")}
     return table
 
@@ -274,23 +276,23 @@ def _documented_public_names() -> dict[str, set[str]]:
 def test_the_documented_public_names_are_the_modules_all() -> None:
     documented = _documented_public_names()
     assert set(documented) == {
-        "journal",
-        "journal.impl.ref",
-        "journal.component",
-        "journal.model",
-        "journal.valuetypes",
-        "journal.exception",
+        "nenjim.journal",
+        "nenjim.journal.impl.ref",
+        "nenjim.journal.component",
+        "nenjim.journal.model",
+        "nenjim.journal.valuetypes",
+        "nenjim.journal.exception",
     }
     for module, names in documented.items():
         assert set(importlib.import_module(module).__all__) == names, module
 
 
-PUBLIC_PACKAGES = ("journal", "journal.impl")
+PUBLIC_PACKAGES = ("nenjim.journal", "nenjim.journal.impl")
 
 
 def _public_submodules(module: str, documented: dict[str, set[str]]) -> set[str]:
     """The names of ``module``'s public subpackages, as attributes of it."""
-    children = {*documented, "journal.impl"}
+    children = {*documented, "nenjim.journal.impl"}
     return {name.rsplit(".", 1)[1] for name in children if name.rpartition(".")[0] == module}
 
 
@@ -341,7 +343,14 @@ def test_the_entry_points_of_journal_impl_ref_expose_no_implementation_type() ->
                 assert not module.startswith(IMPLEMENTATION), (function, part)
 
 
-IMPLEMENTATION = ("journal.impl", "infrastructure", "projections", "domain.journal.parser")
+LAYERS = ("journal", "domain", "infrastructure", "projections")
+
+IMPLEMENTATION = (
+    "nenjim.journal.impl",
+    "nenjim.infrastructure",
+    "nenjim.projections",
+    "nenjim.domain.journal.parser",
+)
 
 
 def test_the_readme_uses_only_documented_public_names() -> None:
@@ -351,9 +360,7 @@ def test_the_readme_uses_only_documented_public_names() -> None:
     imports = [
         line.split()
         for line in section.splitlines()
-        if line.startswith(
-            ("from journal", "from domain", "from infrastructure", "from projections")
-        )
+        if line.startswith(tuple(f"from nenjim.{layer}" for layer in LAYERS))
     ]
     assert imports
     for words in imports:

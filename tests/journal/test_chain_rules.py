@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from domain.journal.errors import (
+from journal_texts import Chain, Rel, content, digest, journal_text
+from nenjim.domain.journal.errors import (
     ChainViolation,
     JournalChainError,
     JournalConflictError,
     JournalError,
     JournalFormatError,
 )
-from domain.journal.parser import parse_journal
-from infrastructure.log import Claim
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-from journal_texts import Chain, Rel, content, digest, journal_text
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import Claim
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 
 A = "com.example.alpha"
 B = "com.example.beta"

@@ -12,10 +12,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from domain.journal.document import JournalRevision
-from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.values import PolicyStatus, Sha256Digest, VersionRequirement
-from journal.impl.ref import build_journal
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import decode_journal_bytes, parse_journal
+from nenjim.domain.journal.values import PolicyStatus, Sha256Digest, VersionRequirement
+from nenjim.journal.impl.ref import build_journal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "nenjim" / "journals"
 SUFFIX = ".journal.example"

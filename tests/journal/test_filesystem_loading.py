@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import JournalFormatError, JournalLayoutError, JournalRootError
-from journal.impl.ref import build_journal
 from journal_texts import Chain, Rel, content, digest, journal_text, write_chain, write_revision
+from nenjim.journal.exception import JournalFormatError, JournalLayoutError, JournalRootError
+from nenjim.journal.impl.ref import build_journal
 
 A = "com.example.alpha"
 V1, V2 = "20260101T000000Z", "20260201T000000Z"

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from journal import JournalServiceManager
-from journal.exception import (
+from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
+from nenjim.journal import JournalServiceManager
+from nenjim.journal.exception import (
     JournalChainError,
     JournalConflictError,
     JournalFormatError,
     JournalRootError,
     LifecycleError,
 )
-from journal.impl.ref import JournalAssembly, build_journal
-from journal.impl.ref.manager import ingest_text
-from journal.model import RefreshReport
-from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
+from nenjim.journal.impl.ref import JournalAssembly, build_journal
+from nenjim.journal.impl.ref.manager import ingest_text
+from nenjim.journal.model import RefreshReport
 
 A = "com.example.alpha"
 B = "com.example.beta"

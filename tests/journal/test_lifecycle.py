@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from journal import JournalService
-from journal.exception import (
+from journal_texts import Chain, journal_text, write_chain, write_revision
+from nenjim.journal import JournalService
+from nenjim.journal.exception import (
     InvalidValueError,
     JournalChainError,
     JournalFormatError,
     JournalRootError,
     LifecycleError,
 )
-from journal.impl.ref import build_journal
-from journal.impl.ref import loader as loader_module
-from journal.impl.ref.ingestion import JournalIngestion
-from journal_texts import Chain, journal_text, write_chain, write_revision
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref import loader as loader_module
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
 
 A = "com.example.alpha"
 B = "com.example.beta"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from journal.exception import JournalChainError, JournalConflictError, JournalFormatError
-from journal.impl.ref import JournalAssembly, build_journal
 from journal_texts import Chain, Rel, content, journal_text, write_chain, write_revision
+from nenjim.journal.exception import JournalChainError, JournalConflictError, JournalFormatError
+from nenjim.journal.impl.ref import JournalAssembly, build_journal
 
 A = "com.example.alpha"
 B = "com.example.beta"

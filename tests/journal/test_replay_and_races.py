@@ -5,17 +5,17 @@ from __future__ import annotations
 from eventsourcing.persistence import IntegrityError
 from threads import run_together
 
-from domain.journal.chain import JournalChain, chain_id
-from domain.journal.errors import ChainViolation, JournalChainError
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content, journal_text
+from nenjim.domain.journal.chain import JournalChain, chain_id
+from nenjim.domain.journal.errors import ChainViolation, JournalChainError
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import JournalChainsProjection, read_after
 from nenjim.testing import RecordedLog, assert_replay_equivalent
 from nenjim.testing.plugin import STORE_KINDS, NewStore
 from nenjim.testing.read_models import journal_chain_rows, journal_chains
-from projections.journal_chains import JournalChainsProjection, read_after
 
 A = "com.example.alpha"
 

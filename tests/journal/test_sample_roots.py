@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.sample_roots import generate_root
-from journal import JournalService
-from journal.impl.ref import build_journal
+from nenjim.journal import JournalService
+from nenjim.journal.impl.ref import build_journal
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "journals"
 HUBD = "com.r35157.nenjim.hubd"

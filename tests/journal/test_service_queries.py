@@ -6,12 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from journal import JournalService
-from journal.exception import InvalidValueError
-from journal.impl.ref import build_journal
-from journal.model import JournalRevision
-from journal.valuetypes import ArtifactCoordinate, JournalVersion, PolicyStatus, ReleaseVersion
 from journal_texts import Chain, Rel, content, write_chain
+from nenjim.journal import JournalService
+from nenjim.journal.exception import InvalidValueError
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.model import JournalRevision
+from nenjim.journal.valuetypes import (
+    ArtifactCoordinate,
+    JournalVersion,
+    PolicyStatus,
+    ReleaseVersion,
+)
 
 W = "com.example.widget"
 V1, V2, V3 = "20260101T000000Z", "20260201T000000Z", "20260301T000000Z"

@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from benchmarks.sample_roots import generate_root
-from domain.journal.document import JournalDocument, JournalRevision, Release
-from domain.journal.errors import JournalChainError
-from domain.journal.parser import forget_shared_values, parse_journal
-from infrastructure.log import Claim
-from journal.impl.ref.assembly import build_journal
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import APPEND_BATCH, DIGEST_NAMESPACE, Event, JournalLog
-from journal.impl.ref.transparency import RevisionEvent, revision_leaf
 from journal_texts import Chain, Rel, content
-from projections.journal_chains import JournalChainsProjection
+from nenjim.domain.journal.document import JournalDocument, JournalRevision, Release
+from nenjim.domain.journal.errors import JournalChainError
+from nenjim.domain.journal.parser import forget_shared_values, parse_journal
+from nenjim.infrastructure.log import Claim
+from nenjim.journal.impl.ref.assembly import build_journal
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import APPEND_BATCH, DIGEST_NAMESPACE, Event, JournalLog
+from nenjim.journal.impl.ref.transparency import RevisionEvent, revision_leaf
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 A, B, C, D = "com.example.alpha", "com.example.beta", "com.example.gamma", "com.example.delta"
 

@@ -1,4 +1,4 @@
-"""A store the Journal cannot use is a ``journal.exception.JournalStoreError``, whenever it
+"""A store the Journal cannot use is a ``nenjim.journal.exception.JournalStoreError``, whenever it
 shows: at ``build_journal`` or at ``start()``."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from infrastructure.log import StoreUnavailableError, UnsupportedStoreError
-from journal.exception import JournalStoreError
-from journal.impl.ref import build_journal
 from journal_texts import journal_text, write_revision
+from nenjim.infrastructure.log import StoreUnavailableError, UnsupportedStoreError
+from nenjim.journal.exception import JournalStoreError
+from nenjim.journal.impl.ref import build_journal
 
 A = "com.example.alpha"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence.errors import AgentBusyError, ConflictError
-from journal.exception import ChainViolation, JournalChainError
 from journal_texts import Chain, Rel, content, digest
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence.errors import AgentBusyError, ConflictError
+from nenjim.journal.exception import ChainViolation, JournalChainError
 from nenjim.testing import (
     BLOB_PUT,
     GENESIS_ACCEPTED,

@@ -19,13 +19,13 @@ from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threads import run_together
 
-from infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
-from infrastructure.langgraph.catalog import VALUES
-from infrastructure.langgraph.values import digest
-from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.storage import SerializationError, open_backend
-from infrastructure.storage.audit import audit_backend
 from nenjim.cli import main
+from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from nenjim.infrastructure.langgraph.catalog import VALUES
+from nenjim.infrastructure.langgraph.values import digest
+from nenjim.infrastructure.persistence import CATALOG, Persistence
+from nenjim.infrastructure.storage import SerializationError, open_backend
+from nenjim.infrastructure.storage.audit import audit_backend
 from nenjim.langgraph import AsyncNenjimSaver, CheckpointConflictError, NenjimSaver
 
 BIG = "x" * 10_000

@@ -12,9 +12,9 @@ import pytest
 
 from benchmarks.insert_floor import by_hand
 from benchmarks.storage import OPS, RESOURCES, spi_steps
-from infrastructure.storage import open_backend
-from infrastructure.storage.sql.events import record_stream
-from infrastructure.storage.testing.resources import EXECUTIONS, EXECUTIONS_ID
+from nenjim.infrastructure.storage import open_backend
+from nenjim.infrastructure.storage.sql.events import record_stream
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, EXECUTIONS_ID
 
 ROOT = "ours-0"
 

@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks import same_writes
 from benchmarks.same_writes import Statement
-from domain.transparency.tiles import tile_width_in_tree
-from journal.impl.ref.transparency import JournalTiler
+from nenjim.domain.transparency.tiles import tile_width_in_tree
+from nenjim.journal.impl.ref.transparency import JournalTiler
 
 # A tile boundary is crossed at 256 leaves: level 1 is written, then read.
 INGESTS = 300

@@ -15,14 +15,17 @@ import sys
 import zipfile
 from pathlib import Path
 
+from wheel_install import build_wheel
+
 PROJECT = Path(__file__).resolve().parents[2]
-PACKAGES = ["domain", "infrastructure", "journal", "projections", "nenjim"]
+LAYERS = ["domain", "infrastructure", "journal", "projections"]
+PACKAGES = ["nenjim", *(f"nenjim/{layer}" for layer in LAYERS)]
 POSTGRES_MODULES = [
     "psycopg",
     "psycopg_pool",
     "eventsourcing.postgres",
-    "infrastructure.log.postgres",
-    "infrastructure.storage.postgres",
+    "nenjim.infrastructure.log.postgres",
+    "nenjim.infrastructure.storage.postgres",
 ]
 
 # Makes psycopg unimportable, as on a machine without the postgres extra.
@@ -54,20 +57,7 @@ def _root(tmp_path: Path) -> Path:
 
 
 def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -> None:
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in [*PACKAGES, "pyproject.toml", "README.md"]:
-        copy = shutil.copytree if (PROJECT / name).is_dir() else shutil.copy
-        copy(PROJECT / name, source / name)
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"),
-            *("-w", str(tmp_path / "dist"), str(source)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = (tmp_path / "dist").glob("nenjim-*.whl")
+    wheel = build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -79,7 +69,7 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
     assert {f"{package}/py.typed" for package in PACKAGES} <= names
     assert {"nenjim/testing/__init__.py", "nenjim/testing/plugin.py"} <= names  # the replay kit
     assert {name.split("/")[0] for name in names if "/" in name} == {
-        *PACKAGES,
+        "nenjim",
         wheel.name.removesuffix("-py3-none-any.whl") + ".dist-info",
     }
     psycopg = [r for r in requires if r.startswith("psycopg")]
@@ -93,11 +83,11 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
 def test_memory_and_sqlite_stores_never_import_the_postgresql_driver(tmp_path: Path) -> None:
     code = """
 import json, sys
-from infrastructure.persistence import Persistence
-from infrastructure.log import LogApplication
-from journal.impl.ref import build_journal
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.rebuild import rebuild_chain_projection
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.log import LogApplication
+from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.rebuild import rebuild_chain_projection
 from nenjim.cli import main
 
 root, directory = sys.argv[1], sys.argv[2]
@@ -118,8 +108,8 @@ print(json.dumps(sorted(sys.modules)))
     result = _python(code, str(_root(tmp_path)), str(tmp_path))
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    assert "infrastructure.log.sqlite" in loaded
-    assert "infrastructure.storage.sqlite" in loaded
+    assert "nenjim.infrastructure.log.sqlite" in loaded
+    assert "nenjim.infrastructure.storage.sqlite" in loaded
     assert loaded.isdisjoint(POSTGRES_MODULES), loaded & set(POSTGRES_MODULES)
 
 
@@ -129,7 +119,7 @@ def test_the_command_line_works_on_sqlite_without_psycopg(tmp_path: Path) -> Non
     store = f"sqlite://{tmp_path / 'journal.db'}"
     state = f"sqlite://{tmp_path / 'state.db'}"
     created = _python(
-        BLOCK_PSYCOPG + "from infrastructure.persistence import Persistence\n"
+        BLOCK_PSYCOPG + "from nenjim.infrastructure.persistence import Persistence\n"
         "persistence = Persistence.open(sys.argv[1])\n"
         "persistence.contents.put_text('hello')\n"
         "persistence.close()\n",
@@ -195,7 +185,7 @@ def test_a_postgresql_store_without_psycopg_says_to_install_the_extra(tmp_path: 
             "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'\n"
         )
     storage = _python(
-        BLOCK_PSYCOPG + "from infrastructure.persistence import Persistence\n"
+        BLOCK_PSYCOPG + "from nenjim.infrastructure.persistence import Persistence\n"
         "try:\n    Persistence.open(sys.argv[1])\n"
         "except Exception as error:\n    print(type(error).__name__, error)\n",
         url,

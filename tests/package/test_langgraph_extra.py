@@ -19,7 +19,7 @@ POSTGRES_MODULES = {
     "psycopg",
     "psycopg_pool",
     "eventsourcing.postgres",
-    "infrastructure.storage.postgres",
+    "nenjim.infrastructure.storage.postgres",
 }
 
 
@@ -60,7 +60,7 @@ def test_nenjim_works_without_langgraph_and_says_how_to_get_the_saver(tmp_path: 
         _blocking("langgraph")
         + """
 import json
-import infrastructure.langgraph, infrastructure.langgraph.presence
+import nenjim.infrastructure.langgraph, nenjim.infrastructure.langgraph.presence
 from nenjim.cli import main
 assert main(["storage", "audit", "--store", sys.argv[1]]) == 0
 try:
@@ -95,5 +95,5 @@ print(json.dumps(sorted(sys.modules)))
     result = _python(code, f"sqlite://{tmp_path / 'state.db'}")
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    assert "infrastructure.storage.sqlite" in loaded
+    assert "nenjim.infrastructure.storage.sqlite" in loaded
     assert loaded.isdisjoint(POSTGRES_MODULES), loaded & POSTGRES_MODULES

@@ -19,17 +19,17 @@ DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 
 # What importing each package may load: none of the drivers, ever.
 PUBLIC_PACKAGES = [
-    "infrastructure.log",
-    "infrastructure.storage",
-    "infrastructure.storage.audit",
-    "infrastructure.persistence",
-    "infrastructure.langgraph",
+    "nenjim.infrastructure.log",
+    "nenjim.infrastructure.storage",
+    "nenjim.infrastructure.storage.audit",
+    "nenjim.infrastructure.persistence",
+    "nenjim.infrastructure.langgraph",
     "nenjim.langgraph",
-    "projections",
-    "journal",
-    "journal.impl.ref",
+    "nenjim.projections",
+    "nenjim.journal",
+    "nenjim.journal.impl.ref",
     "nenjim.cli",
-    "nenjim.cli_run",
+    "nenjim.cli.run",
     "nenjim.testing",
     "nenjim.testing.plugin",
 ]
@@ -57,14 +57,19 @@ def _loaded(name: str, *, walk: bool = False, code: str = _LOADED) -> set[str]:
 
 
 def _of(modules: set[str], roots: tuple[str, ...]) -> list[str]:
-    """The top-level packages of ``roots`` among ``modules``."""
-    return sorted({m.split(".")[0] for m in modules} & set(roots))
+    """The packages of ``roots`` (top-level names, or ``nenjim.<layer>``) among ``modules``."""
+    return sorted(
+        root for root in roots if any(m == root or m.startswith(root + ".") for m in modules)
+    )
 
 
 def test_the_whole_domain_loads_no_driver_and_nothing_of_ours_outside_it() -> None:
-    loaded = _loaded("domain", walk=True)
-    assert "domain.persistence.repositories" in loaded  # the walk reached the submodules
-    assert _of(loaded, (*DRIVERS, "infrastructure", "journal", "projections", "nenjim")) == []
+    loaded = _loaded("nenjim.domain", walk=True)
+    assert "nenjim.domain.persistence.repositories" in loaded  # the walk reached the submodules
+    ours = ("nenjim.infrastructure", "nenjim.journal", "nenjim.projections", "nenjim.cli")
+    assert _of(loaded, (*DRIVERS, *ours)) == []
+    # and never a top-level package of an application's names
+    assert _of(loaded, ("domain", "infrastructure", "journal", "projections")) == []
     assert "eventsourcing.persistence" not in loaded
 
 
@@ -77,8 +82,8 @@ def test_importing_a_public_package_loads_no_database_driver(name: str) -> None:
 
 _OPEN = """
 import json, sys
-from infrastructure.persistence import Persistence
-from journal.impl.ref.log import JournalLog
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.journal.impl.ref.log import JournalLog
 url = sys.argv[1]
 Persistence.open(url).close()
 JournalLog(url).close()
@@ -93,20 +98,20 @@ def test_opening_memory_stores_loads_no_driver() -> None:
 def test_opening_sqlite_stores_loads_sqlite3_only(tmp_path: Path) -> None:
     loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=_OPEN)
     assert _of(loaded, DRIVERS) == ["sqlite3"]
-    assert "infrastructure.storage.sql.sqlite_dialect" in loaded
-    assert "infrastructure.storage.sql.postgres_dialect" not in loaded
+    assert "nenjim.infrastructure.storage.sql.sqlite_dialect" in loaded
+    assert "nenjim.infrastructure.storage.sql.postgres_dialect" not in loaded
 
 
 def test_auditing_an_sqlite_store_loads_no_postgresql_module(tmp_path: Path) -> None:
     code = """
 import json, sys
-from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.storage.audit import audit_store
+from nenjim.infrastructure.persistence import CATALOG, Persistence
+from nenjim.infrastructure.storage.audit import audit_store
 Persistence.open(sys.argv[1]).close()
 assert audit_store(sys.argv[1], CATALOG).ok
 print(json.dumps(sorted(sys.modules)))
 """
     loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=code)
-    assert "infrastructure.storage.audit.sqlite_store" in loaded
+    assert "nenjim.infrastructure.storage.audit.sqlite_store" in loaded
     assert _of(loaded, DRIVERS) == ["sqlite3"]
-    assert "infrastructure.storage.audit.postgres_store" not in loaded
+    assert "nenjim.infrastructure.storage.audit.postgres_store" not in loaded

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence import Persistence
 
 BACKENDS = ["memory", "sqlite", "postgresql"]
 DURABLE_BACKENDS = ["sqlite", "postgresql"]

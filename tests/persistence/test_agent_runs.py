@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns, agent_run_rows
-from infrastructure.persistence.errors import UnsupportedBackendError
-from infrastructure.persistence.projections import (
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns, agent_run_rows
+from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
+from nenjim.infrastructure.persistence.projections import (
     STORAGE_PROJECTIONS,
     UnknownProjectionError,
     rebuild_storage_projection,
     storage_projection_statuses,
 )
-from infrastructure.storage.follow.log import LogPosition
-from infrastructure.storage.follow.tracking import RebuildLostError
-from projections.agent_runs import AgentRun
+from nenjim.infrastructure.storage.follow.log import LogPosition
+from nenjim.infrastructure.storage.follow.tracking import RebuildLostError
+from nenjim.projections.agent_runs import AgentRun
 
 from .conftest import Store
 

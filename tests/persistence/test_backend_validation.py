@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from domain.persistence import errors as perr
-from infrastructure import storage
-from infrastructure.persistence import CATALOG, Persistence, Repositories
-from infrastructure.persistence.agent_runs import AgentRuns
-from infrastructure.storage import REQUIRED_CAPABILITIES, Resource
-from infrastructure.storage.memory import InMemoryBackend
+from nenjim.domain.persistence import errors as perr
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import CATALOG, Persistence, Repositories
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.storage import REQUIRED_CAPABILITIES, Resource
+from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 EXTRA = Resource("test.extra", "records")
 
@@ -47,7 +47,7 @@ def working() -> Iterator[InMemoryBackend]:
 
 @pytest.mark.parametrize("backend", [None, 7, "memory:", object(), InMemoryBackend], ids=repr)
 def test_an_object_that_is_no_backend_is_refused(backend: Any) -> None:
-    _refused(backend, "infrastructure.storage.Backend", type(backend).__name__)
+    _refused(backend, "nenjim.infrastructure.storage.Backend", type(backend).__name__)
 
 
 def test_a_look_alike_without_resources_is_refused_naming_what_it_lacks(
@@ -58,7 +58,7 @@ def test_a_look_alike_without_resources_is_refused_naming_what_it_lacks(
         view=working.view,
         transaction=working.transaction,
     )
-    error = _refused(look_alike, "infrastructure.storage.Backend", "resources", "close")
+    error = _refused(look_alike, "nenjim.infrastructure.storage.Backend", "resources", "close")
     assert "capabilities" not in str(error).split("lacks", 1)[-1]
 
 
@@ -71,7 +71,7 @@ def test_a_complete_look_alike_is_refused_too(working: InMemoryBackend) -> None:
         transaction=working.transaction,
         close=working.close,
     )
-    _refused(look_alike, "infrastructure.storage.Backend", "SimpleNamespace")
+    _refused(look_alike, "nenjim.infrastructure.storage.Backend", "SimpleNamespace")
 
 
 class _Broken(InMemoryBackend):

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import catalog, codecs
-from infrastructure.storage import AppendEntry, Resource, UniqueConstraintError
-from infrastructure.storage.memory import InMemoryBackend
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import catalog, codecs
+from nenjim.infrastructure.storage import AppendEntry, Resource, UniqueConstraintError
+from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -102,7 +102,7 @@ def test_declarations(
 
 def test_value_modules_do_not_load_the_storage_layer() -> None:
     code = (
-        "import sys, domain.agents, domain.teams, domain.workflows\n"
+        "import sys, nenjim.domain.agents, nenjim.domain.teams, nenjim.domain.workflows\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('infrastructure'))\n"
         "assert not loaded, loaded\n"
     )

@@ -11,20 +11,20 @@ from typing import Any
 
 import pytest
 
-from domain.agents import (
+from nenjim.domain.agents import (
     AgentExecution,
     AgentJournalRecord,
     AgentRoot,
     HandoffState,
     LLMCallRecord,
 )
-from domain.persistence.errors import SerializationError
-from domain.teams import TeamExecution, TeamRoot
-from domain.workflows import WorkflowState
-from infrastructure.persistence import codecs
-from infrastructure.persistence.codec_support import RecordFormat
-from infrastructure.storage import DurableRecord, RecordEntry, StreamEntry
-from infrastructure.storage import SerializationError as StorageSerializationError
+from nenjim.domain.persistence.errors import SerializationError
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.domain.workflows import WorkflowState
+from nenjim.infrastructure.persistence import codecs
+from nenjim.infrastructure.persistence.codec_support import RecordFormat
+from nenjim.infrastructure.storage import DurableRecord, RecordEntry, StreamEntry
+from nenjim.infrastructure.storage import SerializationError as StorageSerializationError
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)

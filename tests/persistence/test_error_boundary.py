@@ -3,7 +3,7 @@ and ``execution_constraint_translation_spec``).
 
 Failures are injected by replacing one physical operation of an in-memory
 backend's driver (``backend.driver``) with one that raises. What reaches the
-caller must be the matching ``domain.persistence.errors`` class, which is the
+caller must be the matching ``nenjim.domain.persistence.errors`` class, which is the
 storage category too, with the same message and the storage error as
 ``__cause__`` — or, for anything the boundary does not know, the very same
 exception object.
@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure import storage
-from infrastructure.persistence import Persistence, Repositories
-from infrastructure.persistence import errors as ierr
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import Persistence, Repositories
+from nenjim.infrastructure.persistence import errors as ierr
 
 AGENT = "agent-1"
 TEAM = "team-1"
@@ -176,7 +176,7 @@ def test_every_storage_category_is_translated_with_its_cause(
     error = raised.value
     assert isinstance(error, expected)
     if expected is not perr.IntegrityError:
-        assert type(error).__module__ == "infrastructure.persistence.errors"
+        assert type(error).__module__ == "nenjim.infrastructure.persistence.errors"
         # Caught by the storage category's name too (a subclass such as a unique
         # constraint error is reported as its category, not as itself).
         storage_class = next(c for c in _CATEGORIES if isinstance(injected, c))
@@ -247,9 +247,9 @@ def test_persistence_errors_are_not_storage_errors() -> None:
 def test_error_contract_loads_without_storage() -> None:
     """failure_contract_spec: the error classes load on their own, without Storage."""
     probe = (
-        "import sys, domain.persistence.errors as e; "
+        "import sys, nenjim.domain.persistence.errors as e; "
         "assert issubclass(e.StateConflictError, e.ConflictError); "
-        "print(sorted(m for m in sys.modules if m.startswith('infrastructure.storage')))"
+        "print(sorted(m for m in sys.modules if m.startswith('nenjim.infrastructure.storage')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

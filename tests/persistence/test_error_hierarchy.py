@@ -1,8 +1,8 @@
 """Every error Persistence raises is catchable by its domain name and by its storage name.
 
-A missing content id is an ``infrastructure.storage.NotFoundError`` (the
+A missing content id is an ``nenjim.infrastructure.storage.NotFoundError`` (the
 Storage SPI's name for a missing blob) and a
-``domain.persistence.errors.NotFoundError`` (the domain's); the same holds
+``nenjim.domain.persistence.errors.NotFoundError`` (the domain's); the same holds
 for every category, whichever layer found the failure: a storage error
 translated at the boundary, or a repository's own check. Every test runs on
 memory, SQLite and PostgreSQL.
@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure import storage
-from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.storage import DurableRecord
-from infrastructure.storage.memory import InMemoryBackend
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import CATALOG, Persistence
+from nenjim.infrastructure.storage import DurableRecord
+from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 AGENT = "agent-1"
 TEAM = "team-1"

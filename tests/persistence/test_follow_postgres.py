@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 import psycopg
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns
-from infrastructure.storage.follow import follower
-from infrastructure.storage.follow.log import StoredEvent
-from infrastructure.storage.follow.tracking import TrackedProjection, rows_table
-from infrastructure.storage.sql.session import Session
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.storage.follow import follower
+from nenjim.infrastructure.storage.follow.log import StoredEvent
+from nenjim.infrastructure.storage.follow.tracking import TrackedProjection, rows_table
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns, run_events
-from infrastructure.storage.follow.log import START, read_after
-from infrastructure.storage.sql.driver import SqlDriver
-from projections.agent_runs import fold, timeline
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns, run_events
+from nenjim.infrastructure.storage.follow.log import START, read_after
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.projections.agent_runs import fold, timeline
 
 from .conftest import Store
 from .test_agent_runs import run_agent
@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CATCH_UP = """
 import sys, time
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns
 
 def progress(task, done, total):
     print(done, flush=True)
@@ -37,8 +37,8 @@ print("finished", flush=True)
 
 FOLLOW = """
 import sys, threading
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns
 
 persistence = Persistence.open(sys.argv[1])
 runs = AgentRuns(persistence.backend)

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
-from domain.persistence import errors as perr
-from infrastructure.persistence import CATALOG, Persistence, Repositories
-from infrastructure.storage import REQUIRED_CAPABILITIES, Resource, UnsupportedBackendError
-from infrastructure.storage.memory import InMemoryBackend
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
+from nenjim.domain.persistence import errors as perr
+from nenjim.infrastructure.persistence import CATALOG, Persistence, Repositories
+from nenjim.infrastructure.storage import REQUIRED_CAPABILITIES, Resource, UnsupportedBackendError
+from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 AGENT = "agent-1"
 REPOSITORIES = (

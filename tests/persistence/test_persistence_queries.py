@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import Persistence
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import Persistence, Repositories
-from infrastructure.persistence.codecs import (
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import Persistence, Repositories
+from nenjim.infrastructure.persistence.codecs import (
     encode_agent_execution,
     encode_agent_root,
     encode_journal_record,
 )
-from infrastructure.storage import AppendEntry, DurableRecord
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord
 
 AGENT = "agent-1"
 OTHER = "agent-2"

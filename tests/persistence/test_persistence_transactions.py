@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import Persistence, Repositories
-from infrastructure.storage import DurableRecord
-from infrastructure.storage.sql import records
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import Persistence, Repositories
+from nenjim.infrastructure.storage import DurableRecord
+from nenjim.infrastructure.storage.sql import records
 
 AGENT = "agent-1"
 TEAM = "team-1"

@@ -18,10 +18,10 @@ import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
 
-from infrastructure.persistence import CATALOG, Persistence
-from infrastructure.persistence.content_store import content_id
-from infrastructure.storage import is_transient
-from infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.persistence import CATALOG, Persistence
+from nenjim.infrastructure.persistence.content_store import content_id
+from nenjim.infrastructure.storage import is_transient
+from nenjim.infrastructure.storage.postgres import PostgresBackend
 
 FAULT_SECONDS = float(os.environ.get("NENJIM_POOL_FAULT_SECONDS", "2"))
 POOL_TIMEOUT = 5.0

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure import storage
-from infrastructure.persistence import Persistence, Repositories
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import Persistence, Repositories
 
 AGENT = "agent-1"
 TEAM = "team-1"

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from json_values import VALUES, same
 
-from domain.agents import AgentRoot
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.catalog import CATALOG
-from infrastructure.storage.audit import audit_store
+from nenjim.admin.transfer import export_store, import_store
 from nenjim.cli import main as nenjim
-from nenjim.log_transfer import export_store, import_store
+from nenjim.domain.agents import AgentRoot
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.storage.audit import audit_store
 
 from .conftest import Store
 

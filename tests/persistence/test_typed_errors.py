@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence import errors as perr
-from infrastructure.persistence import Persistence
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence import errors as perr
+from nenjim.infrastructure.persistence import Persistence
 
 AGENT = "agent-1"
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import Persistence
-from infrastructure.persistence.content_store import content_id
-from infrastructure.storage import BlobEntry, DurableRecord, RecordEntry, StreamEntry
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.persistence.content_store import content_id
+from nenjim.infrastructure.storage import BlobEntry, DurableRecord, RecordEntry, StreamEntry
 
 AGENT = "agent-1"
 TEAM = "team-1"

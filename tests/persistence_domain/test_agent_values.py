@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from domain.agents import (
+from nenjim.domain.agents import (
     ACTIVE_STATUSES,
     EXECUTION_STATUSES,
     TERMINAL_STATUSES,

@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 import pytest
 
-from domain import durable_fields as f
+from nenjim.domain import durable_fields as f
 
 
 class TestText:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from domain.agents import ACTIVE_STATUSES, EXECUTION_STATUSES
-from domain.teams import TEAM_LIFECYCLE_STATUSES, TeamExecution, TeamRoot
+from nenjim.domain.agents import ACTIVE_STATUSES, EXECUTION_STATUSES
+from nenjim.domain.teams import TEAM_LIFECYCLE_STATUSES, TeamExecution, TeamRoot
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from domain.agents import (
+from nenjim.domain.agents import (
     AgentExecution,
     AgentJournalRecord,
     AgentRoot,
     HandoffState,
     LLMCallRecord,
 )
-from domain.persistence.repositories import Revision
-from domain.teams import TeamExecution, TeamRoot
-from domain.workflows import WorkflowState
+from nenjim.domain.persistence.repositories import Revision
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.domain.workflows import WorkflowState
 
 AT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

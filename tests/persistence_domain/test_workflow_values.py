@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from domain.workflows import (
+from nenjim.domain.workflows import (
     SNAPSHOT_KEYS,
     WorkflowState,
     WorkflowValueError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.agent_runs import (
+from nenjim.projections.agent_runs import (
     AgentRunsError,
     ExecutionDeleted,
     ExecutionSaved,

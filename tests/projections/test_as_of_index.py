@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.journal.parser import parse_journal
-from domain.journal.values import JournalVersion
 from journal_texts import Chain
-from projections.journal_chains import ChainSnapshot
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import JournalVersion
+from nenjim.projections.journal_chains import ChainSnapshot
 
 _DAYS = st.integers(min_value=1, max_value=28)
 

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.journal.values import ArtifactCoordinate
-from projections.journal_chains import ChainMap, JournalWorldview
+from nenjim.domain.journal.values import ArtifactCoordinate
+from nenjim.projections.journal_chains import ChainMap, JournalWorldview
 
 _KEYS = st.integers(0, 300).map(lambda i: ArtifactCoordinate(f"com.example.a{i}"))
 _UPDATES = st.lists(st.dictionaries(_KEYS, st.integers(), max_size=40), max_size=30)

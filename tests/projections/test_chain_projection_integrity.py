@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.journal.chain import JournalChain, chain_id
 from journal_texts import Chain, digest, journal_text
-from projections.journal_chains import JournalChainsProjection, ProjectionIntegrityError
+from nenjim.domain.journal.chain import JournalChain, chain_id
+from nenjim.projections.journal_chains import JournalChainsProjection, ProjectionIntegrityError
 
 A = "com.example.alpha"
 

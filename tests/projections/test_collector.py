@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from projections.collector import cyclic_collection_paused
+from nenjim.projections.collector import cyclic_collection_paused
 
 
 class _Held:

@@ -6,11 +6,11 @@ import re
 
 import pytest
 
-from domain.journal.parser import parse_journal
-from journal.exception import JournalIntegrityError
-from journal.impl.ref.digest_index import check_digest_index
 from journal_texts import Chain
-from projections.journal_chains import ChainSnapshot, JournalWorldview
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.journal.exception import JournalIntegrityError
+from nenjim.journal.impl.ref.digest_index import check_digest_index
+from nenjim.projections.journal_chains import ChainSnapshot, JournalWorldview
 
 A = "com.example.alpha"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.journal.chain import JournalChain, chain_id
-from domain.journal.parser import parse_journal
 from journal_texts import digest, journal_text
-from projections.journal_chains import JournalChainsProjection, ProjectionIntegrityError
+from nenjim.domain.journal.chain import JournalChain, chain_id
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.projections.journal_chains import JournalChainsProjection, ProjectionIntegrityError
 
 A = "com.example.alpha"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from eventsourcing.persistence import Tracking
 
-from infrastructure.log import LogApplication, RebuildLostError
-from infrastructure.log.projection_store import (
+from nenjim.infrastructure.log import LogApplication, RebuildLostError
+from nenjim.infrastructure.log.projection_store import (
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,

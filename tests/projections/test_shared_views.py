@@ -14,14 +14,14 @@ from collections.abc import Iterator
 import pytest
 from worldviews import contents
 
-from domain.journal.chain import JournalChain
-from domain.journal.document import JournalRevision
-from domain.journal.parser import parse_journal
-from infrastructure.log import LogReader
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.log import JournalLog
 from journal_texts import journal_text
-from projections.journal_chains import ChainFold, JournalChainsProjection
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chains import ChainFold, JournalChainsProjection
 
 HEAD = "20260101T000000Z"
 

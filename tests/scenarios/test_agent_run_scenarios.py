@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from domain.agents import AgentExecution, AgentRoot
-from domain.persistence.errors import AgentBusyError
-from infrastructure.persistence import Persistence
+from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.domain.persistence.errors import AgentBusyError
+from nenjim.infrastructure.persistence import Persistence
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_run.py"
 STEPS = ("root", "admit", "journal", "workflow", "finish")
@@ -112,9 +112,9 @@ def test_a_killed_process_leaves_the_last_committed_state_consistent(
 
 _ADMIT = """
 import sys
-from domain.agents import AgentExecution
-from infrastructure.persistence import Persistence
-from domain.persistence.errors import AgentBusyError
+from nenjim.domain.agents import AgentExecution
+from nenjim.infrastructure.persistence import Persistence
+from nenjim.domain.persistence.errors import AgentBusyError
 p = Persistence.open(sys.argv[1])
 root = p.agents.load("contested")
 sys.stdin.readline()  # start together

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from pathlib import Path
 SCRIPT = textwrap.dedent(
     """
     import json, sys, threading, time
-    from infrastructure.storage import BackendClosedError, open_backend
-    from infrastructure.storage.testing.resources import (
+    from nenjim.infrastructure.storage import BackendClosedError, open_backend
+    from nenjim.infrastructure.storage.testing.resources import (
         FIXTURE_RESOURCES, WORKFLOW_STATES, opaque_record,
     )
 

@@ -17,8 +17,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from infrastructure.storage import DurableRecord, RecordEntry, SerializationError, canonical_json
-from infrastructure.storage.sql import events
+from nenjim.infrastructure.storage import (
+    DurableRecord,
+    RecordEntry,
+    SerializationError,
+    canonical_json,
+)
+from nenjim.infrastructure.storage.sql import events
 
 MAX_SAFE = canonical_json.MAX_SAFE_INTEGER
 

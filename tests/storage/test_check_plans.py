@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     DurableRecord,
     GuardRef,
     NoRows,
@@ -13,8 +13,8 @@ from infrastructure.storage import (
     StreamHeadIs,
     UnsupportedBackendError,
 )
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS, ROOTS_ID
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS, ROOTS_ID
 
 RECORD = DurableRecord("test.root", "1.0", {})
 

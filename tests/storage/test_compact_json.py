@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.sql.dialect import dumps
 
 JSON_VALUES = st.recursive(
     st.none()

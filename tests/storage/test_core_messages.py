@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     Backend,
     ConditionFailedError,
     DurableRecord,
@@ -26,9 +26,9 @@ from infrastructure.storage import (
     TransactionError,
     UniqueConstraintError,
 )
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.testing.inputs import loose
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.testing.inputs import loose
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
     INVENTORY_ITEMS,
@@ -38,7 +38,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import in_thread
+from nenjim.infrastructure.storage.testing.support import in_thread
 
 MAX = 2**63 - 1
 

@@ -13,8 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infrastructure.storage import AppendEntry, DurableRecord, SerializationError, StreamEntry
-from infrastructure.storage.scalars import MAX_KEY_BYTES, validate_key
+from nenjim.infrastructure.storage import (
+    AppendEntry,
+    DurableRecord,
+    SerializationError,
+    StreamEntry,
+)
+from nenjim.infrastructure.storage.scalars import MAX_KEY_BYTES, validate_key
 
 RECORD = DurableRecord("test.entry", "0.1", {"n": 1})
 

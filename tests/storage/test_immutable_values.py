@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from infrastructure.storage.audit.findings import AuditReport, Finding
-from infrastructure.storage.audit.repair import RepairReport
-from infrastructure.storage.follow.log import LogHead, LogPosition, StoredEvent
-from infrastructure.storage.follow.tracking import Generation
-from infrastructure.storage.testing.support import assign, remove
+from nenjim.infrastructure.storage.audit.findings import AuditReport, Finding
+from nenjim.infrastructure.storage.audit.repair import RepairReport
+from nenjim.infrastructure.storage.follow.log import LogHead, LogPosition, StoredEvent
+from nenjim.infrastructure.storage.follow.tracking import Generation
+from nenjim.infrastructure.storage.testing.support import assign, remove
 
 VALUE_CLASSES = (AuditReport, Finding, RepairReport, LogHead, LogPosition, StoredEvent, Generation)
 

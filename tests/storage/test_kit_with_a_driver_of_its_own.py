@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     Backend,
     NotFoundError,
     Resource,
     StorageError,
     UniqueConstraintError,
 )
-from infrastructure.storage.driver import StorageDriver
-from infrastructure.storage.memory import InMemoryDriver
-from infrastructure.storage.testing import BackendFactory, StorageConformanceContract
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.driver import StorageDriver
+from nenjim.infrastructure.storage.memory import InMemoryDriver
+from nenjim.infrastructure.storage.testing import BackendFactory, StorageConformanceContract
+from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
     INVENTORY_ITEMS,
     OWNER,

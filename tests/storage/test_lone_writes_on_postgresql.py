@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from infrastructure.storage import AppendEntry, ConflictError, DurableRecord
-from infrastructure.storage.conditions import GuardRef
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import AppendEntry, ConflictError, DurableRecord
+from nenjim.infrastructure.storage.conditions import GuardRef
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     JOURNAL,
     ROOTS,

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from infrastructure.storage import Backend, Resource
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.testing import (
+from nenjim.infrastructure.storage import Backend, Resource
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageGuardsContract,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Iterator
 
-from infrastructure.storage import AppendEntry, DurableRecord, RecordEntry
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.rules import find_unique_violation
-from infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord, RecordEntry
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.rules import find_unique_violation
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
 
 RECORD = DurableRecord("test.execution", "0.1", {"step": 1})
 

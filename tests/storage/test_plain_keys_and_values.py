@@ -13,10 +13,10 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from infrastructure.storage import AppendEntry, DurableRecord
-from infrastructure.storage.audit import audit_backend
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord
+from nenjim.infrastructure.storage.audit import audit_backend
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     FIXTURE_RESOURCES,
     INVENTORY_ITEMS,

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from infrastructure.storage import Backend, Resource
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.testing import (
+from nenjim.infrastructure.storage import Backend, Resource
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageGuardsContract,

@@ -12,9 +12,14 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import Backend, DurableRecord
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.testing.resources import EXECUTIONS, FIXTURE_RESOURCES, OWNER, ROOTS
+from nenjim.infrastructure.storage import Backend, DurableRecord
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.testing.resources import (
+    EXECUTIONS,
+    FIXTURE_RESOURCES,
+    OWNER,
+    ROOTS,
+)
 
 INACTIVE = {"owner": OWNER, "active": False}
 

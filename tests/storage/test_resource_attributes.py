@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import Resource
-from infrastructure.storage.scalars import MAX_INDEXED_TEXT_BYTES
+from nenjim.infrastructure.storage import Resource
+from nenjim.infrastructure.storage.scalars import MAX_INDEXED_TEXT_BYTES
 
 TAGGED = Resource(
     "test.tagged",

@@ -41,7 +41,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     UNCHECKED,
     AppendEntry,
     Backend,
@@ -53,13 +53,13 @@ from infrastructure.storage import (
     TransactionError,
     View,
 )
-from infrastructure.storage.audit import audit_backend
-from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.scalars import MAX_INTEGER, MAX_KEY_BYTES, MIN_INTEGER
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import audit_backend
+from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.scalars import MAX_INTEGER, MAX_KEY_BYTES, MIN_INTEGER
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     FIXTURE_RESOURCES,

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from infrastructure.storage import AppendEntry, Backend, ConflictError, DurableRecord
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql import events, streams
-from infrastructure.storage.testing.resources import FIXTURE_RESOURCES, JOURNAL, OWNER, ROOTS
+from nenjim.infrastructure.storage import AppendEntry, Backend, ConflictError, DurableRecord
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql import events, streams
+from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES, JOURNAL, OWNER, ROOTS
 from storage_sql import log_stream, sql_rows
 
 SIZE = events.EVENTS_PER_STATEMENT * 2 + 200  # three statements' worth of events and of ids

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConflictError,
@@ -29,10 +29,10 @@ from infrastructure.storage import (
     UniqueConstraintError,
     canonical_json,
 )
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
     GUARD_RESOURCES,
@@ -422,11 +422,11 @@ def test_database_index_refuses_a_racing_duplicate_the_pre_check_missed(
 
 _CONTENDER = """
 import json, sys
-from infrastructure.storage import ConflictError, DurableRecord, UniqueConstraintError
-from infrastructure.storage import canonical_json
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.testing.resources import EXECUTIONS, FIXTURE_RESOURCES, OWNER
-from infrastructure.storage.testing.resources import WORKFLOW_STATES
+from nenjim.infrastructure.storage import ConflictError, DurableRecord, UniqueConstraintError
+from nenjim.infrastructure.storage import canonical_json
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, FIXTURE_RESOURCES, OWNER
+from nenjim.infrastructure.storage.testing.resources import WORKFLOW_STATES
 
 url, number = sys.argv[1], sys.argv[2]
 backend = open_backend(url, FIXTURE_RESOURCES)

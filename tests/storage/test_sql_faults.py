@@ -14,9 +14,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from infrastructure.log import StoreUnavailableError
-from infrastructure.log.schema import IncompatibleStoreError
-from infrastructure.storage import (
+from nenjim.infrastructure.log import StoreUnavailableError
+from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.storage import (
     Backend,
     ConditionFailedError,
     ConflictError,
@@ -30,14 +30,14 @@ from infrastructure.storage import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.audit import audit_backend
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.sql import events, records
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import SQLiteBackend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import audit_backend
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.sql import events, records
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     EXECUTIONS_ID,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from refusals import refusals_in_every_position
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConflictError,
@@ -19,9 +19,9 @@ from infrastructure.storage import (
     NotFoundError,
     UniqueConstraintError,
 )
-from infrastructure.storage.audit import audit_store
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import audit_store
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
     JOURNAL,

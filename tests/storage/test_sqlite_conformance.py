@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from infrastructure.storage import Backend, Resource
-from infrastructure.storage.sqlite import SQLiteBackend
-from infrastructure.storage.testing import (
+from nenjim.infrastructure.storage import Backend, Resource
+from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
     StorageGuardsContract,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from infrastructure.storage import AppendEntry, Backend, DurableRecord
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
+from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
     JOURNAL,
     OWNER,

@@ -19,19 +19,19 @@ from typing import Any
 
 import pytest
 
-from infrastructure.log.group_commit import BATCH_LIMIT
-from infrastructure.storage import (
+from nenjim.infrastructure.log.group_commit import BATCH_LIMIT
+from nenjim.infrastructure.storage import (
     AppendEntry,
     ConflictError,
     DurableRecord,
     NotFoundError,
     StreamEntry,
 )
-from infrastructure.storage.audit import audit_store
-from infrastructure.storage.entries import RecordEntry
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import SQLiteBackend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import audit_store
+from nenjim.infrastructure.storage.entries import RecordEntry
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
     JOURNAL,
@@ -347,10 +347,10 @@ def test_an_error_after_the_items_ran_fails_every_item_and_keeps_none(
 _WRITER = r"""
 import sys, threading
 from pathlib import Path
-from infrastructure.storage import AppendEntry, DurableRecord
-from infrastructure.storage.entries import RecordEntry
-from infrastructure.storage.sqlite import SQLiteBackend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord
+from nenjim.infrastructure.storage.entries import RecordEntry
+from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES, JOURNAL, ROOTS, WORKFLOW_STATES,
 )

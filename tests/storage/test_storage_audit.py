@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConflictError,
@@ -31,7 +31,7 @@ from infrastructure.storage import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.audit import (
+from nenjim.infrastructure.storage.audit import (
     AuditReport,
     RepairRefusedError,
     StoreNotFoundError,
@@ -42,12 +42,12 @@ from infrastructure.storage.audit import (
     repair_store,
     replay,
 )
-from infrastructure.storage.audit import repair as repair_module
-from infrastructure.storage.memory import InMemoryBackend
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import repair as repair_module
+from nenjim.infrastructure.storage.memory import InMemoryBackend
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     FIXTURE_RESOURCES,

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from infrastructure.storage import AppendEntry, Backend, ConflictError, DurableRecord
-from infrastructure.storage.entries import RecordEntry
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.dialect import dumps
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import AppendEntry, Backend, ConflictError, DurableRecord
+from nenjim.infrastructure.storage.entries import RecordEntry
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     FIXTURE_RESOURCES,

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     Backend,
     BackendClosedError,
     ConflictError,
@@ -28,9 +28,9 @@ from infrastructure.storage import (
     View,
     is_transient,
 )
-from infrastructure.storage.postgres import PostgresBackend
-from infrastructure.storage.sqlite import SQLiteBackend
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
     ROOTS,
     WORKFLOW_STATES,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConflictError,
@@ -30,11 +30,11 @@ from infrastructure.storage import (
     StreamHeadIs,
     UniqueConstraintError,
 )
-from infrastructure.storage.audit import audit_store
-from infrastructure.storage.opening import open_backend
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sqlite import SQLiteDriver
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.audit import audit_store
+from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sqlite import SQLiteDriver
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     EXECUTIONS_ID,
     FIXTURE_RESOURCES,

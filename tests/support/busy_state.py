@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from domain.persistence import errors as perr
-from domain.teams import TeamExecution, TeamRoot
-from infrastructure.persistence import Persistence, Repositories
+from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
+from nenjim.domain.persistence import errors as perr
+from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.persistence import Persistence, Repositories
 
 
 class RolledBackError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from domain.journal.values import Sha256Digest
+from nenjim.domain.journal.values import Sha256Digest
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from infrastructure.storage.canonical_json import MAX_DEPTH, MAX_SAFE_INTEGER
+from nenjim.infrastructure.storage.canonical_json import MAX_DEPTH, MAX_SAFE_INTEGER
 
 BOUNDARY_FLOATS = (
     2.0**53 - 1,

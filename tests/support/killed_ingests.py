@@ -8,10 +8,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from infrastructure.log import LogReader
-from journal.impl.ref.log import JournalLog
 from journal_texts import Chain, Rel, content
 from nenjim.cli import main
+from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.log import JournalLog
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "20260101T000000Z"
@@ -20,10 +20,10 @@ REVISIONS = 400
 _WRITERS = textwrap.dedent(
     """
     import sys, threading
-    from domain.journal.parser import parse_journal
-    from journal.impl.ref.ingestion import JournalIngestion
-    from journal.impl.ref.log import JournalLog
-    from projections.journal_chains import JournalChainsProjection
+    from nenjim.domain.journal.parser import parse_journal
+    from nenjim.journal.impl.ref.ingestion import JournalIngestion
+    from nenjim.journal.impl.ref.log import JournalLog
+    from nenjim.projections.journal_chains import JournalChainsProjection
 
     texts = sys.stdin.read().split("\\x00")
     lock = threading.Lock()

@@ -6,9 +6,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from infrastructure.storage import Backend
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage import Backend
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 def sql_rows(backend: Backend, template: str, params: Sequence[object] = ()) -> list[Any]:

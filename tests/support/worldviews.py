@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.journal_chains import JournalWorldview
+from nenjim.projections.journal_chains import JournalWorldview
 
 Contents = tuple[int, dict[str, list[tuple[str, str, str]]]]
 

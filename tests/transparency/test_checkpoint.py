@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     EMPTY_ROOT,
     Checkpoint,
     InvalidCheckpointError,

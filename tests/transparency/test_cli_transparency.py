@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from domain.transparency import SignerKey, VerifierKey, open_checkpoint
-from journal.impl.ref.log import DIGEST_NAMESPACE
 from journal_texts import Chain, digest, write_chain
 from nenjim.cli import main as nenjim
+from nenjim.domain.transparency import SignerKey, VerifierKey, open_checkpoint
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
 
 A, B = "com.example.a0", "com.example.a1"
 V1, V2, V3 = "20260101T000000Z", "20260201T000000Z", "20260301T000000Z"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     InvalidLeafError,
     JournalLeaf,
     check_leaf_lines,

@@ -19,18 +19,18 @@ from pathlib import Path
 import pytest
 from eventsourcing.persistence import IntegrityError
 
-from domain.journal.chain import JournalChain, chain_id
-from domain.journal.parser import parse_journal
-from domain.transparency import MemoryTree, SignerKey, Tile, read_tile, tiles_for_size
-from infrastructure.log import Claim, LogApplication, LogReader
-from infrastructure.log.group_commit import AppendRequest
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
-from journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf
-from journal.impl.ref.transparency_audit import tree_problem
-from journal.impl.ref.transparency_proofs import JournalTree
 from journal_texts import Chain, journal_text
 from nenjim.cli import main as nenjim
+from nenjim.domain.journal.chain import JournalChain, chain_id
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.transparency import MemoryTree, SignerKey, Tile, read_tile, tiles_for_size
+from nenjim.infrastructure.log import Claim, LogApplication, LogReader
+from nenjim.infrastructure.log.group_commit import AppendRequest
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
+from nenjim.journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf
+from nenjim.journal.impl.ref.transparency_audit import tree_problem
+from nenjim.journal.impl.ref.transparency_proofs import JournalTree
 
 V1, V2 = "20260101T000000Z", "20260201T000000Z"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "journal.db"
@@ -171,9 +171,9 @@ def test_the_edge_of_a_batch_that_failed_whole_is_not_kept(durable_store_url: st
 
 _APPEND_ONE = """
 import sys
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from journal.impl.ref.log import JournalLog
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.journal.impl.ref.log import JournalLog
 log = JournalLog(sys.argv[1])
 log.append_chains([JournalChain.start(parse_journal(sys.stdin.read()))])
 log.close()

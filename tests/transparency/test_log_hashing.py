@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from domain.transparency import (
+from nenjim.client.log_hashing import (
+    CHUNK_TILES,
+    POOL_MIN_TILES,
+    LogCheckError,
+    pool_workers,
+    recompute_log,
+    usable_cores,
+)
+from nenjim.domain.transparency import (
     TILE_WIDTH,
     Checkpoint,
     EntryBundle,
@@ -16,15 +24,7 @@ from domain.transparency import (
     entry_bundles_for_size,
     journal_leaf_data,
 )
-from journal.impl.ref.transparency import expected_tiles
-from nenjim.log_hashing import (
-    CHUNK_TILES,
-    POOL_MIN_TILES,
-    LogCheckError,
-    pool_workers,
-    recompute_log,
-    usable_cores,
-)
+from nenjim.journal.impl.ref.transparency import expected_tiles
 
 SIZE = (CHUNK_TILES + 3) * TILE_WIDTH + 77  # more than one pool task, and a partial bundle
 LEAVES = [

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     EMPTY_ROOT,
     TILE_WIDTH,
     InvalidProofError,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     EMPTY_ROOT,
     HashSourceError,
     InvalidHashError,

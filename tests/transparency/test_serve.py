@@ -17,9 +17,12 @@ import httpx
 import pytest
 
 from benchmarks.served_log import served_log
-from domain.journal.chain import JournalChain
-from domain.journal.parser import parse_journal
-from domain.transparency import (
+from journal_texts import Rel, journal_text
+from nenjim.cli import main as nenjim
+from nenjim.client import log_hashing
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.transparency import (
     Checkpoint,
     MemoryTree,
     SignerKey,
@@ -29,11 +32,8 @@ from domain.transparency import (
     read_tile,
     sign_checkpoint,
 )
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency_proofs import check_proof
-from journal_texts import Rel, journal_text
-from nenjim import log_hashing
-from nenjim.cli import main as nenjim
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency_proofs import check_proof
 
 V1 = "20260101T000000Z"
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     TILE_WIDTH,
     EntryBundle,
     HashSourceError,

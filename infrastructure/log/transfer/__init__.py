@@ -8,7 +8,7 @@ from the events (claims, inline tables, projections) is the owner's to
 rebuild; this package knows no owner.
 """
 
-from infrastructure.log.transfer.format import (
+from nenjim.infrastructure.log.transfer.format import (
     FORMAT,
     FORMAT_VERSION,
     ExportFormatError,
@@ -18,7 +18,7 @@ from infrastructure.log.transfer.format import (
     LoggedEvent,
     LogSection,
 )
-from infrastructure.log.transfer.stores import (
+from nenjim.infrastructure.log.transfer.stores import (
     LogFilling,
     LogSnapshot,
     LogStore,
@@ -26,7 +26,7 @@ from infrastructure.log.transfer.stores import (
     UnreadableEventError,
     open_log_store,
 )
-from infrastructure.log.transfer.tables import EventTable, application_log
+from nenjim.infrastructure.log.transfer.tables import EventTable, application_log
 
 __all__ = [
     "FORMAT",

@@ -9,21 +9,21 @@ from typing import Any
 import psycopg
 from psycopg import IsolationLevel, sql
 
-from infrastructure.log.claims import Claim
-from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.postgres import log_table_statements, run_log_ddl
-from infrastructure.log.postgres_connect import one_line
-from infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
-from infrastructure.log.transfer.format import LoggedEvent
-from infrastructure.log.transfer.stores import (
+from nenjim.infrastructure.log.claims import Claim
+from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.log.postgres import log_table_statements, run_log_ddl
+from nenjim.infrastructure.log.postgres_connect import one_line
+from nenjim.infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
+from nenjim.infrastructure.log.transfer.format import LoggedEvent
+from nenjim.infrastructure.log.transfer.stores import (
     PAGE,
     LogFilling,
     LogSnapshot,
     LogStore,
     decode_row,
 )
-from infrastructure.log.transfer.tables import EventTable
-from infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation
+from nenjim.infrastructure.log.transfer.tables import EventTable
+from nenjim.infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation
 
 _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
 

@@ -9,25 +9,25 @@ from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
 
-from infrastructure.log.claims import Claim
-from infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
-from infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
-from infrastructure.log.sqlite import log_table_statements
-from infrastructure.log.sqlite_files import (
+from nenjim.infrastructure.log.claims import Claim
+from nenjim.infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
+from nenjim.infrastructure.log.sqlite import log_table_statements
+from nenjim.infrastructure.log.sqlite_files import (
     prepare_database_file,
     read_only_reason,
     reading_uri,
 )
-from infrastructure.log.transfer.format import LoggedEvent
-from infrastructure.log.transfer.stores import (
+from nenjim.infrastructure.log.transfer.format import LoggedEvent
+from nenjim.infrastructure.log.transfer.stores import (
     PAGE,
     LogFilling,
     LogSnapshot,
     LogStore,
     decode_row,
 )
-from infrastructure.log.transfer.tables import EventTable
-from infrastructure.log.urls import StoreLocation
+from nenjim.infrastructure.log.transfer.tables import EventTable
+from nenjim.infrastructure.log.urls import StoreLocation
 
 BUSY_TIMEOUT = 30.0
 """Seconds to wait for another connection's writer lock."""

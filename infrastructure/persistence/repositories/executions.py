@@ -6,15 +6,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from domain.persistence import repositories as domain
-from domain.persistence.errors import AgentBusyError
-from domain.persistence.repositories import Revision
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codec_support import written_row
-from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
-from infrastructure.persistence.repositories.roots import decoded_or_none
+from nenjim.domain.persistence import repositories as domain
+from nenjim.domain.persistence.errors import AgentBusyError
+from nenjim.domain.persistence.repositories import Revision
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codec_support import written_row
+from nenjim.infrastructure.persistence.errors import (
+    ConflictError,
+    NotFoundError,
+    SerializationError,
+)
+from nenjim.infrastructure.persistence.repositories.roots import decoded_or_none
 
 _E = TypeVar("_E")
 

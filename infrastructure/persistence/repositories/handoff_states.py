@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from domain.agents import HandoffState
-from domain.persistence import repositories as domain
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codec_support import written_row
-from infrastructure.persistence.codecs import (
+from nenjim.domain.agents import HandoffState
+from nenjim.domain.persistence import repositories as domain
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codec_support import written_row
+from nenjim.infrastructure.persistence.codecs import (
     decode_handoff_state,
     encode_handoff_state,
     handoff_state_attributes,
 )
-from infrastructure.persistence.errors import ConflictError, SerializationError
-from infrastructure.persistence.repositories.roots import decoded_or_none
+from nenjim.infrastructure.persistence.errors import ConflictError, SerializationError
+from nenjim.infrastructure.persistence.repositories.roots import decoded_or_none
 
 
 class HandoffStateRepository(domain.HandoffStateRepository):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.agents import AgentJournalRecord
-from domain.persistence import repositories as domain
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codec_support import written_entries
-from infrastructure.persistence.codecs import decode_journal_record, encode_journal_record
-from infrastructure.persistence.errors import ConflictError, SerializationError
+from nenjim.domain.agents import AgentJournalRecord
+from nenjim.domain.persistence import repositories as domain
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codec_support import written_entries
+from nenjim.infrastructure.persistence.codecs import decode_journal_record, encode_journal_record
+from nenjim.infrastructure.persistence.errors import ConflictError, SerializationError
 
 
 class JournalRepository(domain.AgentJournalRepository):

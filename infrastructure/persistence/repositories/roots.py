@@ -6,13 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from domain.persistence import repositories as domain
-from domain.persistence.repositories import Revision
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codec_support import written_row
-from infrastructure.persistence.errors import ConflictError, NotFoundError, SerializationError
+from nenjim.domain.persistence import repositories as domain
+from nenjim.domain.persistence.repositories import Revision
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codec_support import written_row
+from nenjim.infrastructure.persistence.errors import (
+    ConflictError,
+    NotFoundError,
+    SerializationError,
+)
 
 _R = TypeVar("_R")
 _T = TypeVar("_T")

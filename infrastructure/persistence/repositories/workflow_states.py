@@ -6,15 +6,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from domain.persistence import repositories as domain
-from domain.persistence.repositories import Revision
-from infrastructure import storage
-from infrastructure.persistence import arguments
-from infrastructure.persistence.boundary import at_boundary
-from infrastructure.persistence.codec_support import written_row
-from infrastructure.persistence.codecs import decode_workflow_state, encode_workflow_state
-from infrastructure.persistence.errors import ConflictError
-from infrastructure.persistence.repositories.roots import decoded_or_none
+from nenjim.domain.persistence import repositories as domain
+from nenjim.domain.persistence.repositories import Revision
+from nenjim.infrastructure import storage
+from nenjim.infrastructure.persistence import arguments
+from nenjim.infrastructure.persistence.boundary import at_boundary
+from nenjim.infrastructure.persistence.codec_support import written_row
+from nenjim.infrastructure.persistence.codecs import decode_workflow_state, encode_workflow_state
+from nenjim.infrastructure.persistence.errors import ConflictError
+from nenjim.infrastructure.persistence.repositories.roots import decoded_or_none
 
 
 class WorkflowStateRepository(domain.WorkflowStateRepository):

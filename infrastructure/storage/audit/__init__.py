@@ -12,16 +12,16 @@ transaction, and refuses while the log itself has findings.
 This package takes any resource list; it knows nothing of a domain catalog.
 """
 
-from infrastructure.storage.audit.auditing import audit_backend, audit_store
-from infrastructure.storage.audit.findings import AuditReport, Finding
-from infrastructure.storage.audit.repair import (
+from nenjim.infrastructure.storage.audit.auditing import audit_backend, audit_store
+from nenjim.infrastructure.storage.audit.findings import AuditReport, Finding
+from nenjim.infrastructure.storage.audit.repair import (
     RepairFailedError,
     RepairRefusedError,
     RepairReport,
     repair_backend,
     repair_store,
 )
-from infrastructure.storage.audit.sessions import StoreNotFoundError
+from nenjim.infrastructure.storage.audit.sessions import StoreNotFoundError
 
 __all__ = [
     "AuditReport",

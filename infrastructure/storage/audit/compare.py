@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from infrastructure.storage.audit import replay
-from infrastructure.storage.audit.findings import (
+from nenjim.infrastructure.storage.audit import replay
+from nenjim.infrastructure.storage.audit.findings import (
     BLOBS_TABLE,
     EVENTS_TABLE,
     HEADS_TABLE,
@@ -24,10 +24,10 @@ from infrastructure.storage.audit.findings import (
     RECORDS_TABLE,
     Finding,
 )
-from infrastructure.storage.audit.replay import Identity, ReplayedLog
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.audit.replay import Identity, ReplayedLog
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import Session
 
 BLOB_PAGE = 100  # blob rows carry their bytes: fewer per page
 _LISTED = 5  # ids named in a line before "and N more"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.immutable import immutable
 
 Source = Literal["log", "table", "schema"]
 

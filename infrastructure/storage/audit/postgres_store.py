@@ -9,14 +9,14 @@ from typing import Any
 import psycopg
 from psycopg import IsolationLevel
 
-from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.postgres_connect import one_line
-from infrastructure.log.urls import StoreLocation
-from infrastructure.storage.audit.sessions import SqlStore, locked_tables
-from infrastructure.storage.postgres import PostgresDriver, PostgresSettings
-from infrastructure.storage.sql.driver import SqlDriver
-from infrastructure.storage.sql.postgres_dialect import PostgresDialect
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.log.postgres_connect import one_line
+from nenjim.infrastructure.log.urls import StoreLocation
+from nenjim.infrastructure.storage.audit.sessions import SqlStore, locked_tables
+from nenjim.infrastructure.storage.postgres import PostgresDriver, PostgresSettings
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 class PostgresStore(SqlStore):

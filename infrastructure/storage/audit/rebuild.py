@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infrastructure.storage.audit.repair import RepairReport, repair_session
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import schema
-from infrastructure.storage.sql.dialect import Dialect
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.audit.repair import RepairReport, repair_session
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import schema
+from nenjim.infrastructure.storage.sql.dialect import Dialect
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 def storage_session(connection: Any, kind: str, schema_name: str) -> Session:
@@ -28,11 +28,11 @@ def storage_session(connection: Any, kind: str, schema_name: str) -> Session:
     """
     dialect: Dialect
     if kind == "sqlite":
-        from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
+        from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
 
         dialect = SQLiteDialect()
     else:
-        from infrastructure.storage.sql.postgres_dialect import PostgresDialect  # noqa: PLC0415
+        from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect  # noqa: PLC0415
 
         dialect = PostgresDialect(schema_name)
     return Session(connection, dialect)

@@ -16,24 +16,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from infrastructure.storage.audit.auditing import examine
-from infrastructure.storage.audit.findings import (
+from nenjim.infrastructure.storage.audit.auditing import examine
+from nenjim.infrastructure.storage.audit.findings import (
     BLOBS_TABLE,
     HEADS_TABLE,
     IDS_TABLE,
     RECORDS_TABLE,
     AuditReport,
 )
-from infrastructure.storage.audit.replay import ReplayedLog
-from infrastructure.storage.audit.sessions import SqlStore
-from infrastructure.storage.backend import Backend
-from infrastructure.storage.errors import StorageError
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import events
-from infrastructure.storage.sql.dialect import dumps
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.audit.replay import ReplayedLog
+from nenjim.infrastructure.storage.audit.sessions import SqlStore
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.errors import StorageError
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import Session
 
 INDEXES = "indexes"
 """The ``rewritten`` entry counting created indexes."""

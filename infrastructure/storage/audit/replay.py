@@ -37,15 +37,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from infrastructure.storage.audit.findings import EVENTS_TABLE, Finding
-from infrastructure.storage.entries import BlobEntry, RecordEntry
-from infrastructure.storage.errors import SerializationError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.rules import attributes_match
-from infrastructure.storage.scalars import validate_revision
-from infrastructure.storage.sql import codec, events
-from infrastructure.storage.sql.dialect import dumps
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.audit.findings import EVENTS_TABLE, Finding
+from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry
+from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.rules import attributes_match
+from nenjim.infrastructure.storage.scalars import validate_revision
+from nenjim.infrastructure.storage.sql import codec, events
+from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.sql.session import Session
 
 PAGE = 1000
 

@@ -28,22 +28,22 @@ from typing import cast
 
 from eventsourcing.utils import resolve_topic
 
-from infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
-from infrastructure.storage.backend import Backend
-from infrastructure.storage.errors import StorageError, UnsupportedBackendError
-from infrastructure.storage.sql.dialect import Dialect
-from infrastructure.storage.sql.driver import SqlDriver
-from infrastructure.storage.sql.schema import COMPONENT
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sql.versions import check_storage_version
+from nenjim.infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
+from nenjim.infrastructure.storage.sql.dialect import Dialect
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.schema import COMPONENT
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sql.versions import check_storage_version
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "generated")
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
 STORES = {
-    "sqlite": "infrastructure.storage.audit.sqlite_store:SQLiteStore",
-    "postgresql": "infrastructure.storage.audit.postgres_store:PostgresStore",
+    "sqlite": "nenjim.infrastructure.storage.audit.sqlite_store:SQLiteStore",
+    "postgresql": "nenjim.infrastructure.storage.audit.postgres_store:PostgresStore",
 }
 """The store class of each database, by topic (imported on demand)."""
 

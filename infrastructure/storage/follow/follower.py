@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, cast
 
-from infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.backend import Backend
 
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between looks when nothing wakes the follower."""
@@ -71,7 +71,7 @@ def wakeup_for(backend: Backend, stop: threading.Event) -> Wakeup:
     if getattr(backend.driver, "kind", None) != "postgresql":
         return Polling(stop)
     # Imported here: it loads psycopg, which only PostgreSQL stores need.
-    module = importlib.import_module("infrastructure.storage.follow.postgres_wakeup")
+    module = importlib.import_module("nenjim.infrastructure.storage.follow.postgres_wakeup")
     return cast(Wakeup, module.Listening(backend, stop))
 
 

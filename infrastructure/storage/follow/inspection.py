@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.urls import resolve_store_url
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.log.urls import resolve_store_url
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 @contextmanager
@@ -30,7 +30,9 @@ def log_session(url: str) -> Iterator[Session | None]:
         with _sqlite_session(Path(location.env["SQLITE_DBNAME"])) as session:
             yield session
     else:
-        module: Any = importlib.import_module("infrastructure.storage.follow.postgres_inspection")
+        module: Any = importlib.import_module(
+            "nenjim.infrastructure.storage.follow.postgres_inspection"
+        )
         with module.postgres_session(url) as session:
             yield session
 
@@ -39,8 +41,8 @@ def log_session(url: str) -> Iterator[Session | None]:
 def _sqlite_session(path: Path) -> Iterator[Session | None]:
     import sqlite3  # noqa: PLC0415 - only SQLite stores load the driver
 
-    from infrastructure.log.sqlite_files import reading_uri  # noqa: PLC0415
-    from infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
+    from nenjim.infrastructure.log.sqlite_files import reading_uri  # noqa: PLC0415
+    from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
 
     if not path.is_file():
         yield None

@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.sql.events import decode
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.sql.events import decode
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 @immutable

@@ -25,8 +25,8 @@ SQLite needs nothing: its ids are dense and in commit order.
 
 from __future__ import annotations
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect
+from nenjim.infrastructure.storage.sql.session import Session
 
 CHANNEL = "nenjim_storage"
 """The ``LISTEN`` channel woken by every commit that appends storage events."""

@@ -25,14 +25,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from infrastructure.log.errors import RebuildLostError
-from infrastructure.storage.backend import Backend
-from infrastructure.storage.errors import UnsupportedBackendError
-from infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
-from infrastructure.storage.follow.schema import qualified
-from infrastructure.storage.immutable import immutable
-from infrastructure.storage.sql.driver import SqlDriver
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.log.errors import RebuildLostError
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.errors import UnsupportedBackendError
+from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
+from nenjim.infrastructure.storage.follow.schema import qualified
+from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.session import Session
 
 POSITIONS = "storage_projection_positions"
 """The table of every tracked projection's generations and positions."""

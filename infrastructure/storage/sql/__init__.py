@@ -28,9 +28,9 @@ only with their driver), ``schema`` (DDL
 and generated indexes), ``events`` (the log), ``records``, ``streams``,
 ``blobs``, ``codec`` (rows back to entries), ``session`` and ``driver``.
 The databases' connection and transaction handling live in
-``infrastructure.storage.sqlite`` and ``infrastructure.storage.postgres``.
+``nenjim.infrastructure.storage.sqlite`` and ``nenjim.infrastructure.storage.postgres``.
 """
 
-from infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
 
 __all__ = ["SqlDriver"]

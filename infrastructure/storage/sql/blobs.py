@@ -9,12 +9,12 @@ then reads its row.
 
 from __future__ import annotations
 
-from infrastructure.storage.entries import BlobEntry
-from infrastructure.storage.errors import BlobConflictError, ConflictError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import codec, events
-from infrastructure.storage.sql.dialect import dumps
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.entries import BlobEntry
+from nenjim.infrastructure.storage.errors import BlobConflictError, ConflictError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import codec, events
+from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.sql.session import Session
 
 
 def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:

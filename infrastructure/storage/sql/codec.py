@@ -12,16 +12,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from infrastructure.storage.durable_record import DurableRecord
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.durable_record import DurableRecord
+from nenjim.infrastructure.storage.entries import (
     Attributes,
     BlobEntry,
     RecordedEntry,
     RecordEntry,
     StreamEntry,
 )
-from infrastructure.storage.errors import SerializationError
-from infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.storage.resource import Resource
 
 _T = TypeVar("_T")
 

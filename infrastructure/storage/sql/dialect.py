@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from infrastructure.log.compact_json import compact_encoder
-from infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.log.compact_json import compact_encoder
+from nenjim.infrastructure.storage.errors import SerializationError
 
 TABLE_NAMES = {
     "events": "storage_events",

@@ -12,9 +12,9 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.driver import AttributeValues, CheckRead, StorageDriver
-from infrastructure.storage.entries import (
+from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.driver import AttributeValues, CheckRead, StorageDriver
+from nenjim.infrastructure.storage.entries import (
     AppendEntry,
     Attributes,
     BlobEntry,
@@ -22,12 +22,12 @@ from infrastructure.storage.entries import (
     RecordEntry,
     StreamEntry,
 )
-from infrastructure.storage.errors import UnsupportedBackendError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import blobs, records, streams
-from infrastructure.storage.sql.dialect import Dialect
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import RecordGuard, Session
+from nenjim.infrastructure.storage.errors import UnsupportedBackendError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import blobs, records, streams
+from nenjim.infrastructure.storage.sql.dialect import Dialect
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
 
 
 class SqlDriver(StorageDriver[Session]):
@@ -48,7 +48,7 @@ class SqlDriver(StorageDriver[Session]):
 
     @abstractmethod
     def _open_schema(self, layout: Layout) -> None:
-        """Apply :func:`infrastructure.storage.sql.schema.apply` under the database's DDL lock."""
+        """Apply :func:`~nenjim.infrastructure.storage.sql.schema.apply` under the DDL lock."""
 
     @property
     def layout(self) -> Layout:

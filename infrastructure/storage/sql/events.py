@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
-from infrastructure.storage import canonical_json
-from infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
-from infrastructure.storage.errors import SerializationError
-from infrastructure.storage.sql.dialect import Dialect, dumps
-from infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage import canonical_json
+from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
+from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.storage.sql.dialect import Dialect, dumps
+from nenjim.infrastructure.storage.sql.session import Session
 
 _LONG_DIGITS = re.compile(b"[0-9]{16}")
 """A run of digits as long as the shortest integer past 2^53-1."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from infrastructure.log.transfer import EventTable
-from infrastructure.storage.sql.dialect import TABLE_NAMES
-from infrastructure.storage.sql.versions import EVENTS_COMPONENT
+from nenjim.infrastructure.log.transfer import EventTable
+from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES
+from nenjim.infrastructure.storage.sql.versions import EVENTS_COMPONENT
 
 STORAGE_EVENTS = EventTable(
     log="storage",

@@ -11,7 +11,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
+from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
 
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_.:/ -]*")
 """Text that a plain literal carries through the placeholder rewrite and psycopg unchanged."""

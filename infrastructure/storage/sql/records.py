@@ -16,21 +16,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from infrastructure.storage.conditions import _Unchecked
-from infrastructure.storage.driver import HEAD, REVISION, AttributeValues, CheckRead
-from infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
-from infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.rules import attributes_match, check_preconditions
-from infrastructure.storage.sql import codec, events, schema
-from infrastructure.storage.sql.dialect import (
+from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.driver import HEAD, REVISION, AttributeValues, CheckRead
+from nenjim.infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
+from nenjim.infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.rules import attributes_match, check_preconditions
+from nenjim.infrastructure.storage.sql import codec, events, schema
+from nenjim.infrastructure.storage.sql.dialect import (
     Dialect,
     as_template,
     dumps,
     primary_key,
 )
-from infrastructure.storage.sql.schema import Layout
-from infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
+from nenjim.infrastructure.storage.sql.schema import Layout
+from nenjim.infrastructure.storage.sql.session import Guard, RecordGuard, Row, Session
 
 _COLUMNS = "key, revision, attributes, record_type, format_version, payload"
 
@@ -508,7 +508,7 @@ class PreparedCheckRead(NamedTuple):
 
 
 def prepared_check_read(dialect: Dialect, layout: Layout, read: CheckRead) -> PreparedCheckRead:
-    """``read`` (see :data:`~infrastructure.storage.driver.CheckRead`) as a column of
+    """``read`` (see :data:`~nenjim.infrastructure.storage.driver.CheckRead`) as a column of
     :func:`check_reads`' statement."""
     kind, resource, argument = read
     if kind == REVISION:
@@ -528,7 +528,7 @@ _ANCHOR_COLUMN = "(" + _LOCK_GUARD + ")"
 def check_reads(
     session: Session, anchors: Sequence[tuple[Resource, str]], reads: Sequence[PreparedCheckRead]
 ) -> list[Any]:
-    """:meth:`~infrastructure.storage.driver.StorageDriver.check_reads` in one statement,
+    """:meth:`~nenjim.infrastructure.storage.driver.StorageDriver.check_reads` in one statement,
     for a transaction that already holds the database's only write lock (finding an
     anchor is locking it): one column per anchor, then one per read, its text built once
     per shape."""

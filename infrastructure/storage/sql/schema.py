@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infrastructure.storage.follow import schema as follow_schema
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql.dialect import Dialect, as_template, dumps
-from infrastructure.storage.sql.session import Session
-from infrastructure.storage.sql.versions import (
+from nenjim.infrastructure.storage.follow import schema as follow_schema
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql.dialect import Dialect, as_template, dumps
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sql.versions import (
     EVENTS_COMPONENT,
     EVENTS_VERSION,
     STORAGE_SCHEMA_VERSION,

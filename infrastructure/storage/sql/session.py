@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
-from infrastructure.storage.sql.dialect import Dialect
+from nenjim.infrastructure.storage.sql.dialect import Dialect
 
 Row = tuple[Any, ...]
 

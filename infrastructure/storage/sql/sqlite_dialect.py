@@ -6,7 +6,7 @@ import re
 import sqlite3
 import uuid
 
-from infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, as_template
+from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, as_template
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infrastructure.storage.entries import AppendEntry, StreamEntry
-from infrastructure.storage.errors import ConflictError
-from infrastructure.storage.resource import Resource
-from infrastructure.storage.sql import codec, events, records
-from infrastructure.storage.sql.dialect import primary_key
-from infrastructure.storage.sql.session import RecordGuard, Session
+from nenjim.infrastructure.storage.entries import AppendEntry, StreamEntry
+from nenjim.infrastructure.storage.errors import ConflictError
+from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.sql import codec, events, records
+from nenjim.infrastructure.storage.sql.dialect import primary_key
+from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
 
 _APPEND_KEYS = frozenset((primary_key("ids"), primary_key("events")))
 """The keys an append sent alone fails on when an id or a version is taken."""

@@ -3,7 +3,7 @@
 Version 1 is the original layout. Version 2 adds, on PostgreSQL, the id of
 the writing transaction to each event (``storage_events.transaction_id``,
 ``xid8``) and a notification on every commit that appends events, which is
-what followers of the log need (:mod:`infrastructure.storage.follow`); on
+what followers of the log need (:mod:`nenjim.infrastructure.storage.follow`); on
 SQLite the tables are unchanged. Version 3 keys SQLite's ``storage_events``
 by its notification id (one b-tree fewer written per event); on PostgreSQL
 nothing changes. Version 4 notifies, on PostgreSQL, only while a follower
@@ -17,7 +17,7 @@ not change: their own version (``storage.events``) stays 1.
 
 from __future__ import annotations
 
-from infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.log.schema import IncompatibleStoreError
 
 STORAGE_SCHEMA_VERSION = 4
 """The version a store has once this build opened it."""

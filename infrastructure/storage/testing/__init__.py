@@ -4,7 +4,7 @@ The kit is shipped with the package (it is not collected by itself) and is
 what the project's own drivers run. A backend proves conformance by
 subclassing the contract classes in its own test module and providing one
 fixture, ``make_backend``: a callable that takes a sequence of
-:class:`~infrastructure.storage.Resource` objects and returns a fresh, empty
+:class:`~nenjim.infrastructure.storage.Resource` objects and returns a fresh, empty
 backend registered over exactly those (identical) objects. Tearing the
 backend down (closing pools, deleting files or schemas) is that fixture's
 business; it may be called more than once per test.
@@ -16,8 +16,8 @@ business; it may be called more than once per test.
 
     import pytest
 
-    from infrastructure.storage import Backend, Resource
-    from infrastructure.storage.testing import StorageConformanceContract
+    from nenjim.infrastructure.storage import Backend, Resource
+    from nenjim.infrastructure.storage.testing import StorageConformanceContract
     from my_package import MyBackend
 
 
@@ -69,7 +69,7 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
 ``workflow.states`` and ``inventory.items``; see
-:mod:`infrastructure.storage.testing.resources`), so a backend that needs a
+:mod:`nenjim.infrastructure.storage.testing.resources`), so a backend that needs a
 physical mapping per resource must be able to map those. The concurrency
 tests use real threads; a backend must therefore accept root-view calls from
 any thread. The whole kit is meant to stay fast (seconds on an in-memory
@@ -78,17 +78,17 @@ backend); a hanging helper thread fails its test after ten seconds.
 
 from __future__ import annotations
 
-from infrastructure.storage.testing.declarations import StorageDeclarationContract
-from infrastructure.storage.testing.guards import StorageGuardsContract
-from infrastructure.storage.testing.lifecycle import StorageLifecycleContract
-from infrastructure.storage.testing.limits import StorageLimitsContract
-from infrastructure.storage.testing.names import StorageNamesContract
-from infrastructure.storage.testing.primitives import StoragePrimitivesContract
-from infrastructure.storage.testing.resources import FIXTURE_RESOURCES
-from infrastructure.storage.testing.support import BackendFactory, StorageContract
-from infrastructure.storage.testing.transactions import StorageTransactionContract
-from infrastructure.storage.testing.validation import StorageValidationContract
-from infrastructure.storage.testing.values import StorageValuesContract
+from nenjim.infrastructure.storage.testing.declarations import StorageDeclarationContract
+from nenjim.infrastructure.storage.testing.guards import StorageGuardsContract
+from nenjim.infrastructure.storage.testing.lifecycle import StorageLifecycleContract
+from nenjim.infrastructure.storage.testing.limits import StorageLimitsContract
+from nenjim.infrastructure.storage.testing.names import StorageNamesContract
+from nenjim.infrastructure.storage.testing.primitives import StoragePrimitivesContract
+from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
+from nenjim.infrastructure.storage.testing.support import BackendFactory, StorageContract
+from nenjim.infrastructure.storage.testing.transactions import StorageTransactionContract
+from nenjim.infrastructure.storage.testing.validation import StorageValidationContract
+from nenjim.infrastructure.storage.testing.values import StorageValuesContract
 
 
 class StorageConformanceContract(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     Backend,
     GuardRef,
     NoRows,
@@ -22,13 +22,13 @@ from infrastructure.storage import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.testing.inputs import (
+from nenjim.infrastructure.storage.testing.inputs import (
     BAD_KEYS,
     BAD_REVISIONS,
     inventory_item,
     loose,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     CONTENT_BLOBS_ID,
     EXECUTIONS,
@@ -44,7 +44,7 @@ from infrastructure.storage.testing.resources import (
     opaque_record,
     roots_resource,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     INVALID_ARGUMENT,
     OWNER_ROOT_REVISION,
     BackendFactory,

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConditionFailedError,
@@ -45,7 +45,7 @@ from infrastructure.storage import (
     UnsupportedBackendError,
     View,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     GUARD_RESOURCES,
     INVENTORY_ITEMS,
@@ -58,7 +58,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     OWNER_ROOT_REVISION,
     BackendFactory,
     StorageContract,

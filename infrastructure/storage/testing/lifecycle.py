@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     BackendClosedError,
@@ -27,7 +27,7 @@ from infrastructure.storage import (
     TransactionError,
     View,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     JOURNAL,
@@ -36,7 +36,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import StorageContract, in_thread
+from nenjim.infrastructure.storage.testing.support import StorageContract, in_thread
 
 BASE = "base"
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConditionFailedError,
@@ -40,7 +40,7 @@ from infrastructure.storage import (
     UniqueConstraintError,
     View,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     JOURNAL,
@@ -51,7 +51,7 @@ from infrastructure.storage.testing.resources import (
     opaque_record,
     roots_resource,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     INVALID_ARGUMENT,
     BackendFactory,
     StorageContract,

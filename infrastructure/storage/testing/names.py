@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     ConditionFailedError,
     ConflictError,
@@ -29,8 +29,8 @@ from infrastructure.storage import (
     StreamHeadIs,
     UniqueConstraintError,
 )
-from infrastructure.storage.testing.resources import opaque_record
-from infrastructure.storage.testing.support import BackendFactory, StorageContract
+from nenjim.infrastructure.storage.testing.resources import opaque_record
+from nenjim.infrastructure.storage.testing.support import BackendFactory, StorageContract
 
 ODD_ATTRIBUTE_NAMES = (
     "owner-id",

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     UNCHECKED,
     AppendEntry,
     Backend,
@@ -30,7 +30,7 @@ from infrastructure.storage import (
     UniqueConstraintError,
     UnsupportedBackendError,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     EXECUTIONS_ID,
@@ -41,7 +41,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     OWNER_ROOT_REVISION,
     StorageContract,
     assert_names_missing,

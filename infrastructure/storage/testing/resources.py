@@ -11,7 +11,7 @@ the guards contract adds :data:`GUARD_RESOURCES`' three.
 
 from __future__ import annotations
 
-from infrastructure.storage import DurableRecord, Resource
+from nenjim.infrastructure.storage import DurableRecord, Resource
 
 ROOTS_ID = "agent.roots"
 EXECUTIONS_ID = "agent.executions"

@@ -10,8 +10,8 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
-from infrastructure.storage import Backend, NotFoundError, Resource
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage import Backend, NotFoundError, Resource
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     FIXTURE_RESOURCES,
     OWNER,

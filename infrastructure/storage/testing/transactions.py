@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConditionFailedError,
@@ -27,7 +27,7 @@ from infrastructure.storage import (
     TransactionError,
     UniqueConstraintError,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
     JOURNAL,
@@ -36,7 +36,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     BackendFactory,
     StorageContract,
     ThreadOutcome,

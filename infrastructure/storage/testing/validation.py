@@ -13,21 +13,21 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     ConflictError,
     Resource,
     SerializationError,
 )
-from infrastructure.storage.testing.inputs import (
+from nenjim.infrastructure.storage.testing.inputs import (
     BAD_KEYS,
     BAD_LIMITS,
     BAD_REVISIONS,
     inventory_item,
     loose,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     INVENTORY_ITEMS,
@@ -35,7 +35,7 @@ from infrastructure.storage.testing.resources import (
     OWNER,
     opaque_record,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     INVALID_ARGUMENT,
     StorageContract,
 )

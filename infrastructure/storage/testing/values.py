@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.storage import (
+from nenjim.infrastructure.storage import (
     REQUIRED_CAPABILITIES,
     UNCHECKED,
     AppendEntry,
@@ -34,10 +34,10 @@ from infrastructure.storage import (
     UnsupportedBackendError,
     validate_capabilities,
 )
-from infrastructure.storage.testing.inputs import (
+from nenjim.infrastructure.storage.testing.inputs import (
     loose,
 )
-from infrastructure.storage.testing.resources import (
+from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
     INVENTORY_ITEMS,
@@ -47,7 +47,7 @@ from infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     opaque_record,
 )
-from infrastructure.storage.testing.support import (
+from nenjim.infrastructure.storage.testing.support import (
     StorageContract,
     assign,
     remove,

@@ -8,9 +8,9 @@ the path the root moved to. The submodules (parser wiring, ingestion, chain
 state, filesystem loader, audit) are not API.
 """
 
-from journal.impl.ref.assembly import JournalAssembly, build_journal
-from journal.impl.ref.follower import JournalFollower
-from journal.impl.ref.root_move import move_root
+from nenjim.journal.impl.ref.assembly import JournalAssembly, build_journal
+from nenjim.journal.impl.ref.follower import JournalFollower
+from nenjim.journal.impl.ref.root_move import move_root
 
 __all__ = ["JournalAssembly", "JournalFollower", "build_journal", "move_root"]
 

@@ -7,18 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from infrastructure.log import resolve_store_url
-from journal import JournalService, JournalServiceManager
-from journal.component import NenjimProcess
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.loader import RootLoader
-from journal.impl.ref.log import JournalLog, name_identity, root_identity
-from journal.impl.ref.manager import ReferenceJournalServiceManager
-from journal.impl.ref.opening import IngestionHandle
-from journal.impl.ref.publication import open_publication
-from journal.impl.ref.service import ReferenceJournal
-from journal.impl.ref.store_errors import store_errors
-from projections.journal_chains import JournalChainsProjection
+from nenjim.infrastructure.log import resolve_store_url
+from nenjim.journal import JournalService, JournalServiceManager
+from nenjim.journal.component import NenjimProcess
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.loader import RootLoader
+from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
+from nenjim.journal.impl.ref.manager import ReferenceJournalServiceManager
+from nenjim.journal.impl.ref.opening import IngestionHandle
+from nenjim.journal.impl.ref.publication import open_publication
+from nenjim.journal.impl.ref.service import ReferenceJournal
+from nenjim.journal.impl.ref.store_errors import store_errors
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ def build_journal(
     store once it accepted every file, and a start that fails before leaves
     the store unclaimed. When ``root`` is an existing directory the store is
     opened here, and one holding another Journal raises
-    ``journal.exception.JournalStoreError`` at once; otherwise it is opened
+    ``nenjim.journal.exception.JournalStoreError`` at once; otherwise it is opened
     by ``start()``, once the root exists (a root still missing then fails
     with ``JournalRootError`` and opens no store). Every store failure
     (unreachable, unwritable, of another version, an unsupported URL) is a

@@ -24,18 +24,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.journal.chain import JournalChain, accept_revision
-from domain.journal.errors import JournalError, JournalIntegrityError, one_line
-from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import Row
-from journal.impl.ref.digest_index import check_digest_index
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.progress import Progress, silent
-from journal.impl.ref.transparency_audit import tree_problem
-from projections.journal_chain_table import chain_row, projection_problem
-from projections.journal_chains import ChainFold, JournalWorldview, StoredRevision, read_after
+from nenjim.domain.journal.chain import JournalChain, accept_revision
+from nenjim.domain.journal.errors import JournalError, JournalIntegrityError, one_line
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import Row
+from nenjim.journal.impl.ref.digest_index import check_digest_index
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.progress import Progress, silent
+from nenjim.journal.impl.ref.transparency_audit import tree_problem
+from nenjim.projections.journal_chain_table import chain_row, projection_problem
+from nenjim.projections.journal_chains import (
+    ChainFold,
+    JournalWorldview,
+    StoredRevision,
+    read_after,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +68,7 @@ def audit_journal_log(
     """Audit the Journal log in ``store`` (a store URL; ``None``: ``$NENJIM_STORE_URL``).
 
     The store must exist and hold a Journal log (``StoreUnavailableError``
-    otherwise: nothing is created); ``identity`` (see ``journal.impl.ref.log``)
+    otherwise: nothing is created); ``identity`` (see ``nenjim.journal.impl.ref.log``)
     checks whose it is. ``progress`` is told how many events are read.
     """
     log = JournalLog(store, read_only=True, identity=identity)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from domain.journal.errors import JournalIntegrityError
-from projections.journal_chains import JournalWorldview
+from nenjim.domain.journal.errors import JournalIntegrityError
+from nenjim.projections.journal_chains import JournalWorldview
 
 
 def check_digest_index(

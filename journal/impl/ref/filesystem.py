@@ -16,15 +16,15 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from domain.journal.document import JournalRevision
-from domain.journal.errors import (
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.errors import (
     InvalidValueError,
     JournalError,
     JournalLayoutError,
     JournalRootError,
 )
-from domain.journal.parser import decode_journal_bytes, parse_journal
-from domain.journal.values import ArtifactCoordinate, JournalVersion, version_reader
+from nenjim.domain.journal.parser import decode_journal_bytes, parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, version_reader
 
 REVISION_SUFFIX = ".journal"
 EXAMPLE_SUFFIX = ".journal.example"

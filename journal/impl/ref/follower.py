@@ -18,17 +18,17 @@ import os
 import threading
 from collections.abc import Callable
 
-from domain.journal.document import JournalRevision, Release
-from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from infrastructure.log import LogClosedError, LogReader, resolve_store_url
-from infrastructure.log.projection_store import projection_recorder
-from infrastructure.log.wakeup import AppendWaker
-from journal import JournalService
-from journal.impl.ref.log import JournalLog, name_identity, root_identity
-from journal.impl.ref.service import WorldviewQueries
-from journal.impl.ref.store_errors import store_errors
-from projections.journal_chain_table import PersistedChains
-from projections.journal_chains import JournalChainsProjection, JournalWorldview
+from nenjim.domain.journal.document import JournalRevision, Release
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.infrastructure.log.wakeup import AppendWaker
+from nenjim.journal import JournalService
+from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
+from nenjim.journal.impl.ref.service import WorldviewQueries
+from nenjim.journal.impl.ref.store_errors import store_errors
+from nenjim.projections.journal_chain_table import PersistedChains
+from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 
 class JournalFollower:
@@ -41,7 +41,7 @@ class JournalFollower:
     callback. A view is a ``JournalService`` over the log as one poll left it:
     it answers at once and never changes. Every store failure (missing,
     unreachable, holding another Journal, closed) raises
-    ``journal.exception.JournalStoreError``. Close the follower when done.
+    ``nenjim.journal.exception.JournalStoreError``. Close the follower when done.
     """
 
     def __init__(

@@ -10,23 +10,23 @@ from uuid import UUID
 from eventsourcing.domain import CanMutateAggregate
 from eventsourcing.persistence import IntegrityError
 
-from domain.journal.chain import JournalChain, accept_revision
-from domain.journal.document import JournalRevision
-from domain.journal.errors import (
+from nenjim.domain.journal.chain import JournalChain, accept_revision
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.errors import (
     ChainViolation,
     JournalChainError,
     JournalConflictError,
     JournalError,
     JournalIntegrityError,
 )
-from domain.journal.parser import parse_journal
-from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import ClaimConflictError, LogReader
-from infrastructure.log.projection_store import projection_recorder
-from journal.impl.ref.digest_index import check_digest_index
-from journal.impl.ref.log import JournalLog
-from projections.journal_chain_table import PersistedChains
-from projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
+from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
+from nenjim.infrastructure.log import ClaimConflictError, LogReader
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.journal.impl.ref.digest_index import check_digest_index
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.projections.journal_chain_table import PersistedChains
+from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
 ChainEvent = CanMutateAggregate[UUID]
 # The file of the revision at a position of an ingestion (``None``: none), for errors.

@@ -11,18 +11,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from domain.journal.document import JournalRevision
-from domain.journal.errors import JournalStoreError, LifecycleError
-from domain.journal.parser import forget_shared_releases, forget_shared_values
-from domain.journal.values import ArtifactCoordinate
-from journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, check_root, scan_root
-from journal.impl.ref.ingestion import JournalIngestion
-from journal.impl.ref.opening import IngestionHandle
-from journal.impl.ref.progress import Progress, silent
-from journal.impl.ref.publication import JournalPublisher
-from journal.impl.ref.store_errors import store_errors
-from journal.model import RefreshReport
-from projections.journal_chains import JournalWorldview, StoredRevision
+from nenjim.domain.journal.document import JournalRevision
+from nenjim.domain.journal.errors import JournalStoreError, LifecycleError
+from nenjim.domain.journal.parser import forget_shared_releases, forget_shared_values
+from nenjim.domain.journal.values import ArtifactCoordinate
+from nenjim.journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, check_root, scan_root
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.opening import IngestionHandle
+from nenjim.journal.impl.ref.progress import Progress, silent
+from nenjim.journal.impl.ref.publication import JournalPublisher
+from nenjim.journal.impl.ref.store_errors import store_errors
+from nenjim.journal.model import RefreshReport
+from nenjim.projections.journal_chains import JournalWorldview, StoredRevision
 
 # Files parsed between two emptyings of the parser's release cache: the parses are
 # dropped as they are decided, and the cache would keep every release of the load

@@ -7,7 +7,7 @@ that it holds no other Journal (refused with ``JournalStoreError``); the
 identity is recorded by :meth:`JournalLog.claim`, which a start calls once it
 accepted everything it read: before its first append, or at its end when it
 appends nothing. A start that fails before then leaves the store unclaimed.
-``journal.impl.ref.move_root`` gives a root's store to the path it moved to.
+``nenjim.journal.impl.ref.move_root`` gives a root's store to the path it moved to.
 On PostgreSQL a named Journal's log lives in the schema ``journal_<NAME>``
 (created on demand) unless the URL's ``?schema=`` names one, so several
 Journals share a database under distinct names.
@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from urllib.parse import urlsplit, urlunsplit
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
 
-from domain.journal.chain import JournalChain
-from domain.journal.errors import InvalidValueError, JournalStoreError
-from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
-from journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.errors import InvalidValueError, JournalStoreError
+from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
+from nenjim.infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
+from nenjim.infrastructure.log.urls import resolve_store_url
+from nenjim.journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
 DIGEST_NAMESPACE = "journal-digest"
 JOURNAL_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -193,3 +195,16 @@ def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:
             [Claim(DIGEST_NAMESPACE, event.digest, event.coordinate) for event in revisions],
             [revision_leaf(e) if isinstance(e, RevisionEvent) else None for e in batch],
         )
+
+
+def journal_store_url(url: str, identity: str | None) -> str:
+    """``url`` with the schema of the Journal ``identity`` when it is a PostgreSQL URL
+    that names none (a named Journal lives in ``journal_NAME``); else ``url``."""
+    schema = named_schema(identity)
+    if schema is None or resolve_store_url(url).kind != "postgresql":
+        return url
+    if "POSTGRES_SCHEMA" in resolve_store_url(url).env:
+        return url
+    parts = urlsplit(url)
+    query = f"{parts.query}&schema={schema}" if parts.query else f"schema={schema}"
+    return urlunsplit(parts._replace(query=query))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from journal import JournalServiceManager
-from journal.impl.ref.loader import RootLoader
-from journal.model import JournalRevision, RefreshReport
+from nenjim.journal import JournalServiceManager
+from nenjim.journal.impl.ref.loader import RootLoader
+from nenjim.journal.model import JournalRevision, RefreshReport
 
 
 class ReferenceJournalServiceManager(JournalServiceManager):
@@ -41,7 +41,7 @@ def ingest_text(manager: JournalServiceManager, text: str) -> JournalRevision:
     checks: the lifecycle first (``LifecycleError`` unless the Journal started
     successfully and runs), then the text (``TypeError`` unless a ``str``; a
     ``JournalError`` subclass for every rejection). ``manager`` must come from
-    ``journal.impl.ref.build_journal`` (``TypeError`` otherwise).
+    ``nenjim.journal.impl.ref.build_journal`` (``TypeError`` otherwise).
     """
     if not isinstance(manager, ReferenceJournalServiceManager):
         raise TypeError(

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from domain.journal.errors import LifecycleError
-from journal.impl.ref.ingestion import JournalIngestion
+from nenjim.domain.journal.errors import LifecycleError
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
 
 
 class IngestionHandle:

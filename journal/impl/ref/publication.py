@@ -22,8 +22,8 @@ import threading
 import weakref
 from collections.abc import Callable
 
-from domain.journal.errors import LifecycleError
-from projections.journal_chains import JournalWorldview
+from nenjim.domain.journal.errors import LifecycleError
+from nenjim.projections.journal_chains import JournalWorldview
 
 
 class JournalState(enum.Enum):

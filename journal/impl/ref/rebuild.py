@@ -5,11 +5,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import projection_recorder
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.progress import Progress
-from projections.journal_chain_table import CHAIN_PROJECTION, CHAIN_TABLE, rebuild_chain_table
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.progress import Progress
+from nenjim.projections.journal_chain_table import (
+    CHAIN_PROJECTION,
+    CHAIN_TABLE,
+    rebuild_chain_table,
+)
 
 JOURNAL_PROJECTIONS = (CHAIN_PROJECTION,)
 """The names of the projections of the Journal log."""

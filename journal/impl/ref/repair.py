@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.journal.errors import JournalIntegrityError
-from infrastructure.log import LogReader
-from infrastructure.log.projection_store import projection_recorder
-from journal.impl.ref.audit import AuditReport, audit_open_log
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.progress import Progress
-from projections.journal_chain_table import rebuild_chain_table
+from nenjim.domain.journal.errors import JournalIntegrityError
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.progress import Progress
+from nenjim.projections.journal_chain_table import rebuild_chain_table
 
 
 class JournalRepairRefusedError(JournalIntegrityError):

@@ -12,17 +12,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from domain.journal.errors import JournalStoreError
-from infrastructure.log import StoreIdentityError, resolve_store_url
-from journal.impl.ref.filesystem import REVISION_SUFFIX, check_root
-from journal.impl.ref.log import (
+from nenjim.domain.journal.errors import JournalStoreError
+from nenjim.infrastructure.log import StoreIdentityError, resolve_store_url
+from nenjim.journal.impl.ref.filesystem import REVISION_SUFFIX, check_root
+from nenjim.journal.impl.ref.log import (
     JournalLog,
     describe_identity,
     identity_root,
     refusal,
     root_identity,
 )
-from journal.impl.ref.store_errors import store_errors
+from nenjim.journal.impl.ref.store_errors import store_errors
 
 
 def move_root(

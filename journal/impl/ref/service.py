@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from domain.journal.document import JournalRevision, Release
-from domain.journal.errors import LifecycleError
-from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from journal import JournalService
-from journal.component import NenjimProcess
-from journal.impl.ref.publication import ServedJournal
-from projections.collector import cyclic_collection_paused
-from projections.journal_chains import ChainSnapshot, JournalWorldview
+from nenjim.domain.journal.document import JournalRevision, Release
+from nenjim.domain.journal.errors import LifecycleError
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from nenjim.journal import JournalService
+from nenjim.journal.component import NenjimProcess
+from nenjim.journal.impl.ref.publication import ServedJournal
+from nenjim.projections.collector import cyclic_collection_paused
+from nenjim.projections.journal_chains import ChainSnapshot, JournalWorldview
 
 
 class WorldviewQueries(JournalService):

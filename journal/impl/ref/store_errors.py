@@ -1,4 +1,4 @@
-"""Store failures as the public API reports them: ``journal.exception.JournalStoreError``.
+"""Store failures as the public API reports them: ``nenjim.journal.exception.JournalStoreError``.
 
 The log reports a store it cannot use with its own errors (and the
 ``eventsourcing`` recorders with theirs); a caller of the public API gets one
@@ -13,8 +13,8 @@ from contextlib import contextmanager
 
 from eventsourcing.persistence import PersistenceError
 
-from domain.journal.errors import JournalStoreError
-from infrastructure.log import (
+from nenjim.domain.journal.errors import JournalStoreError
+from nenjim.infrastructure.log import (
     IncompatibleStoreError,
     StoreIdentityError,
     StoreUnavailableError,

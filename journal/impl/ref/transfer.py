@@ -15,15 +15,15 @@ from dataclasses import dataclass
 
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
-from domain.journal.chain import JournalChain
-from domain.journal.errors import JournalIntegrityError, one_line
-from infrastructure.log import Claim, ClaimConflictError, LogReader
-from infrastructure.log.transfer import EventTable, LoggedEvent, application_log
-from infrastructure.log.urls import MEMORY_URL
-from journal.impl.ref.audit import AuditReport, audit_open_log
-from journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog, named_schema
-from journal.impl.ref.progress import Progress
-from projections.journal_chains import decode_event
+from nenjim.domain.journal.chain import JournalChain
+from nenjim.domain.journal.errors import JournalIntegrityError, one_line
+from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
+from nenjim.infrastructure.log.transfer import EventTable, LoggedEvent, application_log
+from nenjim.infrastructure.log.urls import MEMORY_URL
+from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
+from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog, named_schema
+from nenjim.journal.impl.ref.progress import Progress
+from nenjim.projections.journal_chains import decode_event
 
 JOURNAL_EVENTS = application_log(JournalLog.name)
 """The Journal log's events table (``journal_events``), its claims and identity rows."""

@@ -1,9 +1,9 @@
 """The Journal's transparency log: its revisions as the leaves of a tiled Merkle tree.
 
 Every accepted revision, in the log's notification order, is one leaf; its
-data is the leaf line of :mod:`domain.transparency.journal_leaf`, computed
+data is the leaf line of :mod:`nenjim.domain.transparency.journal_leaf`, computed
 from the stored text. :class:`JournalTiler` is what the Journal log gives
-``infrastructure.log`` so that the leaves (as entries) and the tree's tiles
+``nenjim.infrastructure.log`` so that the leaves (as entries) and the tree's tiles
 are written in the transaction of the revisions they cover.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from eventsourcing.persistence import Notification
 
-from domain.journal.chain import EVENT_TOPICS, JournalChain
-from domain.transparency import (
+from nenjim.domain.journal.chain import EVENT_TOPICS, JournalChain
+from nenjim.domain.transparency import (
     HASH_SIZE,
     TILE_HEIGHT,
     TILE_WIDTH,
@@ -25,8 +25,8 @@ from domain.transparency import (
     TreeBuilder,
     leaf_hashes,
 )
-from domain.transparency.tiles import tile_width_in_tree
-from infrastructure.log import (
+from nenjim.domain.transparency.tiles import tile_width_in_tree
+from nenjim.infrastructure.log import (
     Decode,
     StoredTile,
     TileGrowth,
@@ -47,7 +47,7 @@ def revision_leaf(event: RevisionEvent) -> bytes:
 
 
 class JournalTiler:
-    """Leaves of revision events, and the tiles they change (``infrastructure.log.EntryTiler``).
+    """Leaves of revision events, and the tiles they change (the log's ``EntryTiler``).
 
     Every tile is stored except a partial tile of level 0: its hashes are
     those of the newest leaves, so :class:`TreeTiles` hashes it from the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     Checkpoint,
     InvalidProofError,
     InvalidTileError,
@@ -23,10 +23,10 @@ from domain.transparency import (
     tree_hash,
     verify_consistency,
 )
-from infrastructure.log import LogDamagedError, TilesMissingError
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency import TreeTiles
-from journal.impl.ref.transparency_audit import text_leaves
+from nenjim.infrastructure.log import LogDamagedError, TilesMissingError
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency import TreeTiles
+from nenjim.journal.impl.ref.transparency_audit import text_leaves
 
 
 def anchor_problem(log: JournalLog, checkpoint: Checkpoint) -> str | None:

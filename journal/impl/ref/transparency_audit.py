@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import cast
 
-from domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
-from infrastructure.log import LogDamagedError, LogReader, StoredTile
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency import (
+from nenjim.domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
+from nenjim.infrastructure.log import LogDamagedError, LogReader, StoredTile
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency import (
     RevisionEvent,
     expected_tiles,
     is_stored_tile,
     revision_leaf,
 )
-from projections.journal_chains import ChainFold, JournalWorldview, read_after
+from nenjim.projections.journal_chains import ChainFold, JournalWorldview, read_after
 
 
 def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:

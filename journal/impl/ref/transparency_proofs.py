@@ -15,9 +15,9 @@ from typing import Any
 
 from eventsourcing.application import AggregateNotFoundError
 
-from domain.journal.chain import JournalChain, chain_id
-from domain.journal.errors import JournalIntegrityError
-from domain.transparency import (
+from nenjim.domain.journal.chain import JournalChain, chain_id
+from nenjim.domain.journal.errors import JournalIntegrityError
+from nenjim.domain.transparency import (
     HASH_SIZE,
     Checkpoint,
     EntryBundle,
@@ -38,10 +38,10 @@ from domain.transparency import (
     verify_consistency,
     verify_inclusion,
 )
-from domain.transparency.tiles import tile_width_in_tree
-from infrastructure.log import TiledLog
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency import NewestLeafHashes, TreeTiles
+from nenjim.domain.transparency.tiles import tile_width_in_tree
+from nenjim.infrastructure.log import TiledLog
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency import NewestLeafHashes, TreeTiles
 
 
 class ProofRequestError(LookupError):

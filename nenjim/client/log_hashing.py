@@ -19,7 +19,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from domain.transparency import (
+from nenjim.domain.transparency import (
     EMPTY_ROOT,
     TILE_WIDTH,
     Checkpoint,

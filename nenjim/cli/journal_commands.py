@@ -19,25 +19,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from infrastructure.log.urls import redact
-from journal.impl.ref import JournalAssembly, build_journal
-from journal.impl.ref import move_root as move_journal_root
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.repair import repair_journal_store
-from journal.model import JournalRevision
-from journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
-from nenjim.cli_draft import draft_path, successor_text, utc_now, write_new_file
-from nenjim.cli_exit import EXIT_FAILURE, EXIT_OK, CommandError
-from nenjim.cli_json import (
+from nenjim.admin.json_output import (
     dumps,
     located_release_json,
     log_json,
     revision_json,
     verify_json,
 )
-from nenjim.cli_progress import progress_for
-from nenjim.cli_store import chosen_store, journal_identity, required_store
-from nenjim.cli_text import render_log, render_release, render_revision, render_verify
+from nenjim.cli.draft import draft_path, successor_text, utc_now, write_new_file
+from nenjim.cli.exit import EXIT_FAILURE, EXIT_OK, CommandError
+from nenjim.cli.progress import progress_for
+from nenjim.cli.store_options import chosen_store, journal_identity, required_store
+from nenjim.cli.text import render_log, render_release, render_revision, render_verify
+from nenjim.infrastructure.log.urls import redact
+from nenjim.journal.impl.ref import JournalAssembly, build_journal
+from nenjim.journal.impl.ref import move_root as move_journal_root
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.repair import repair_journal_store
+from nenjim.journal.model import JournalRevision
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 
 
 @contextmanager

@@ -26,7 +26,14 @@ from pathlib import Path
 
 import httpx
 
-from domain.transparency import (
+from nenjim.client.log_hashing import (
+    LogCheckError,
+    LoggedLeaves,
+    LogUnavailableError,
+    pool_workers,
+    recompute_log,
+)
+from nenjim.domain.transparency import (
     Checkpoint,
     TransparencyError,
     VerifierKey,
@@ -34,14 +41,7 @@ from domain.transparency import (
     open_checkpoint,
     tiles_for_size,
 )
-from journal.impl.ref.filesystem import scan_root
-from nenjim.log_hashing import (
-    LogCheckError,
-    LoggedLeaves,
-    LogUnavailableError,
-    pool_workers,
-    recompute_log,
-)
+from nenjim.journal.impl.ref.filesystem import scan_root
 
 __all__ = ["LogCheckError", "LogUnavailableError", "VerifiedLog", "verify_log"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from nenjim.cli_exit import EXIT_STORE, CommandError, one_line
+from nenjim.cli.exit import EXIT_STORE, CommandError, one_line
 
 
 class OneLineFormatter(logging.Formatter):

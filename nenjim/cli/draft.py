@@ -6,10 +6,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from domain.journal.renderer import render_journal
-from journal.model import JournalRevision
-from journal.valuetypes import JournalVersion
-from nenjim.cli_exit import CommandError
+from nenjim.cli.exit import CommandError
+from nenjim.domain.journal.renderer import render_journal
+from nenjim.journal.model import JournalRevision
+from nenjim.journal.valuetypes import JournalVersion
 
 REVISION_SUFFIX = ".journal"
 LAST_VERSION = JournalVersion("99991231T235959Z")

@@ -29,32 +29,32 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from infrastructure.log.transfer import (
-    ExportFormatError,
-    ExportSummary,
-    UnreadableEventError,
-    open_log_store,
-)
-from infrastructure.log.urls import redact
-from journal.impl.ref.log import describe_identity
-from nenjim.cli_exit import (
-    EXIT_CODES_HELP,
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_STORE,
-    CommandError,
-)
-from nenjim.cli_json import dumps
-from nenjim.cli_progress import progress_for
-from nenjim.cli_store import add_store_options, required_store
-from nenjim.cli_subcommand import add_subcommand
-from nenjim.log_transfer import (
+from nenjim.admin.json_output import dumps
+from nenjim.admin.transfer import (
     ImportAuditError,
     ImportRefusedError,
     ImportReport,
     export_store,
     import_store,
 )
+from nenjim.cli.exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    CommandError,
+)
+from nenjim.cli.progress import progress_for
+from nenjim.cli.store_options import add_store_options, required_store
+from nenjim.cli.subcommand import add_subcommand
+from nenjim.infrastructure.log.transfer import (
+    ExportFormatError,
+    ExportSummary,
+    UnreadableEventError,
+    open_log_store,
+)
+from nenjim.infrastructure.log.urls import redact
+from nenjim.journal.impl.ref.log import describe_identity
 
 _T = TypeVar("_T")
 STDIN = "-"

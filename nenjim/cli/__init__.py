@@ -4,7 +4,7 @@
 command line in this process. This module imports only ``io``, ``os``,
 ``signal`` and ``sys``, which cost next to nothing, so a Ctrl-C is nenjim's
 from its first line on: the commands, and all they import, load afterwards
-(:mod:`nenjim.cli_run`). Exit codes are in :mod:`nenjim.cli_exit` and in
+(:mod:`nenjim.cli.run`). Exit codes are in :mod:`nenjim.cli.exit` and in
 ``nenjim --help``.
 """
 
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # resolve would stop every command; nenjim stamps its events in UTC whatever it says.
     os.environ.pop("TZINFO_TOPIC", None)
     try:
-        from nenjim.cli_run import run  # noqa: PLC0415 - after the Ctrl-C handler, in entry
+        from nenjim.cli.run import run  # noqa: PLC0415 - after the Ctrl-C handler, in entry
     except KeyboardInterrupt:
         return _interrupted(arguments)
     except Exception as error:  # a broken installation: still one line
@@ -88,14 +88,14 @@ def _drop_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
 
 
 def _interrupted(arguments: Sequence[str]) -> int:
-    from nenjim.cli_exit import EXIT_INTERRUPTED, Failure, report  # noqa: PLC0415
+    from nenjim.cli.exit import EXIT_INTERRUPTED, Failure, report  # noqa: PLC0415
 
     failure = Failure("interrupted", "interrupted", EXIT_INTERRUPTED)
     return report(failure, as_json="--json" in arguments)
 
 
 def _internal(error: Exception, arguments: Sequence[str]) -> int:
-    from nenjim.cli_exit import EXIT_INTERNAL, Failure, report  # noqa: PLC0415
+    from nenjim.cli.exit import EXIT_INTERNAL, Failure, report  # noqa: PLC0415
 
     message = f"internal error: {type(error).__name__}: {error} (is nenjim installed whole?)"
     return report(Failure(message, "internal", EXIT_INTERNAL), as_json="--json" in arguments)

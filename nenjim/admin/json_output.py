@@ -54,7 +54,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from journal.model import JournalRevision, Policy, Release
+from nenjim.journal.model import JournalRevision, Policy, Release
 
 
 def dumps(document: dict[str, object]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from journal.model import JournalRevision, Policy, Release
-from journal.valuetypes import Sha256Digest
-from nenjim.cli_table import format_table
+from nenjim.cli.table import format_table
+from nenjim.journal.model import JournalRevision, Policy, Release
+from nenjim.journal.valuetypes import Sha256Digest
 
 ABSENT = "-"
 SHORT_DIGEST_HEX = 12

@@ -13,13 +13,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from domain.journal.errors import InvalidValueError
-from domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from infrastructure.log import LogReader
-from journal.impl.ref.log import JournalLog
-from journal.model import JournalRevision
-from nenjim.cli_json import located_release_json, log_json, revision_json
-from projections.journal_chains import ChainSnapshot, JournalChainsProjection, JournalWorldview
+from nenjim.admin.json_output import located_release_json, log_json, revision_json
+from nenjim.domain.journal.errors import InvalidValueError
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
+from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.model import JournalRevision
+from nenjim.projections.journal_chains import (
+    ChainSnapshot,
+    JournalChainsProjection,
+    JournalWorldview,
+)
 
 FRESH = {"Cache-Control": "no-cache"}
 ERROR_CHARS = 160

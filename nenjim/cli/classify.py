@@ -1,7 +1,7 @@
 """The report of any exception that reaches the command line: its message, kind and exit code.
 
 Known failures get their own code and message; anything else is an internal
-error, still one line (see :mod:`nenjim.cli_exit`).
+error, still one line (see :mod:`nenjim.cli.exit`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,16 @@ from __future__ import annotations
 from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 from eventsourcing.utils import TopicError
 
-from infrastructure.log import (
+from nenjim.cli.exit import (
+    EXIT_FAILURE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_STORE,
+    EXIT_USAGE,
+    CommandError,
+    Failure,
+)
+from nenjim.infrastructure.log import (
     IncompatibleStoreError,
     LogDamagedError,
     ProjectionDamagedError,
@@ -19,17 +28,8 @@ from infrastructure.log import (
     UnsupportedStoreError,
     is_read_only_error,
 )
-from journal.exception import JournalError, JournalStoreError
-from nenjim.cli_exit import (
-    EXIT_FAILURE,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_STORE,
-    EXIT_USAGE,
-    CommandError,
-    Failure,
-)
-from projections.journal_chains import ProjectionIntegrityError
+from nenjim.journal.exception import JournalError, JournalStoreError
+from nenjim.projections.journal_chains import ProjectionIntegrityError
 
 _STORE_FAILURES = (
     UnsupportedStoreError,

@@ -24,25 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from domain.transparency import (
-    Checkpoint,
-    SignerKey,
-    TransparencyError,
-    VerifierKey,
-    open_checkpoint,
-)
-from infrastructure.log import LogDamagedError
-from journal.exception import InvalidValueError, JournalIntegrityError
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency_anchor import anchor_problem
-from journal.impl.ref.transparency_proofs import (
-    JournalTree,
-    ProofCheckError,
-    ProofRequestError,
-    check_proof,
-)
-from journal.valuetypes import ArtifactCoordinate, JournalVersion
-from nenjim.cli_exit import (
+from nenjim.cli.exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
     EXIT_OK,
@@ -50,7 +32,25 @@ from nenjim.cli_exit import (
     EXIT_USAGE,
     CommandError,
 )
-from nenjim.cli_store import add_store_options, journal_identity, required_store
+from nenjim.cli.store_options import add_store_options, journal_identity, required_store
+from nenjim.domain.transparency import (
+    Checkpoint,
+    SignerKey,
+    TransparencyError,
+    VerifierKey,
+    open_checkpoint,
+)
+from nenjim.infrastructure.log import LogDamagedError
+from nenjim.journal.exception import InvalidValueError, JournalIntegrityError
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency_anchor import anchor_problem
+from nenjim.journal.impl.ref.transparency_proofs import (
+    JournalTree,
+    ProofCheckError,
+    ProofRequestError,
+    check_proof,
+)
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 
 Handler = Callable[[argparse.Namespace], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -303,8 +303,8 @@ def check_proof_command(args: argparse.Namespace) -> int:
 def serve_command(args: argparse.Namespace) -> int:
     """Serve until interrupted: the store is opened and the port bound before "serving"."""
     try:
-        from nenjim.server import build_app  # noqa: PLC0415
-        from nenjim.server_run import listen, run_server, url_of  # noqa: PLC0415
+        from nenjim.cli.serve_run import listen, run_server, url_of  # noqa: PLC0415
+        from nenjim.serve.app import build_app  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     signer = _signer(args)
@@ -324,7 +324,7 @@ def serve_command(args: argparse.Namespace) -> int:
 def verify_log_command(args: argparse.Namespace) -> int:
     """Verify a served log end to end; exit 1 unless it holds."""
     try:
-        from nenjim.log_client import (  # noqa: PLC0415
+        from nenjim.client.log_client import (  # noqa: PLC0415
             LogCheckError,
             LogUnavailableError,
             verify_log,

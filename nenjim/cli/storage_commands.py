@@ -1,7 +1,7 @@
 """``nenjim storage audit|repair [--store URL] [--journal NAME] [--json]``: inline rows vs. the log.
 
 Both commands take their store as every command does (``--store URL``,
-else ``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli_store`)
+else ``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli.store_options`)
 and check it, on SQLite or PostgreSQL, against the resource catalogs it was
 opened with: domain Persistence's, the LangGraph saver's, or
 both (a store opened with neither is checked as Persistence's). Neither
@@ -29,13 +29,24 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
-from infrastructure.langgraph.presence import catalog_in_store
-from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.schema import IncompatibleStoreError
-from infrastructure.persistence.catalog import CATALOG
-from infrastructure.storage import Resource, StorageError, UnsupportedBackendError
-from infrastructure.storage.audit import (
+from nenjim.admin.json_output import dumps
+from nenjim.cli.exit import (
+    EXIT_CODES_HELP,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_USAGE,
+    CommandError,
+)
+from nenjim.cli.store_options import add_store_options, selected_store
+from nenjim.cli.subcommand import add_subcommand
+from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from nenjim.infrastructure.langgraph.presence import catalog_in_store
+from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.storage import Resource, StorageError, UnsupportedBackendError
+from nenjim.infrastructure.storage.audit import (
     AuditReport,
     RepairFailedError,
     RepairRefusedError,
@@ -44,17 +55,6 @@ from infrastructure.storage.audit import (
     audit_store,
     repair_store,
 )
-from nenjim.cli_exit import (
-    EXIT_CODES_HELP,
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_STORE,
-    EXIT_USAGE,
-    CommandError,
-)
-from nenjim.cli_json import dumps
-from nenjim.cli_store import add_store_options, selected_store
-from nenjim.cli_subcommand import add_subcommand
 
 _T = TypeVar("_T")
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from infrastructure.log import StoreReadOnlyError, StoreUnavailableError
-from infrastructure.log.urls import resolve_store_url
-from infrastructure.persistence.projections import (
+from nenjim.infrastructure.log import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.log.urls import resolve_store_url
+from nenjim.infrastructure.persistence.projections import (
     STORAGE_PROJECTIONS,
     rebuild_storage_projection,
     storage_projection_statuses,
 )
-from journal.impl.ref.progress import Progress, silent
-from journal.impl.ref.rebuild import (
+from nenjim.journal.impl.ref.progress import Progress, silent
+from nenjim.journal.impl.ref.rebuild import (
     JOURNAL_PROJECTIONS,
     journal_projection_statuses,
     rebuild_chain_projection,

@@ -3,7 +3,7 @@
 ``nenjim journal verify|digest|log|show|release|new|audit|move-root|repair``, ``nenjim
 projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
 export|import``; see ``--help``. Every command takes ``--json``. Exit
-codes are in :mod:`nenjim.cli_exit` and in ``nenjim --help``: whatever goes
+codes are in :mod:`nenjim.cli.exit` and in ``nenjim --help``: whatever goes
 wrong ends as one line on stderr (one JSON object with ``--json``) and a
 documented code, never as a traceback.
 """
@@ -17,12 +17,9 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-from infrastructure.log.urls import STORE_URL_VARIABLE, redact
-from journal.exception import InvalidValueError
-from journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from nenjim import cli_commands as journal_commands
-from nenjim.cli_classify import classify
-from nenjim.cli_exit import (
+from nenjim.cli import journal_commands
+from nenjim.cli.classify import classify
+from nenjim.cli.exit import (
     EXIT_BROKEN_PIPE,
     EXIT_CODES_HELP,
     EXIT_USAGE,
@@ -30,16 +27,19 @@ from nenjim.cli_exit import (
     UsageError,
     report,
 )
-from nenjim.cli_log import add_log_commands
-from nenjim.cli_projections import add_projection_commands
-from nenjim.cli_storage import add_storage_commands
-from nenjim.cli_store import add_store_options, chosen_store
-from nenjim.cli_transparency import (
+from nenjim.cli.log_commands import add_log_commands
+from nenjim.cli.projection_commands import add_projection_commands
+from nenjim.cli.storage_commands import add_storage_commands
+from nenjim.cli.store_options import add_store_options, chosen_store
+from nenjim.cli.transparency_commands import (
     add_audit_options,
     add_journal_commands,
     add_key_commands,
     add_serve_command,
 )
+from nenjim.infrastructure.log.urls import STORE_URL_VARIABLE, redact
+from nenjim.journal.exception import InvalidValueError
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite

@@ -7,7 +7,7 @@
   one), with a progress bar on a terminal.
 
 Both take their store as every command does (``--store URL``, else
-``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli_store`).
+``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli.store_options`).
 Neither creates a store: a missing one (or ``memory:``, which holds no
 persisted projection) exits 3. An unknown NAME is bad usage (exit 2) and
 names the known ones. ``--json`` prints one JSON object.
@@ -20,14 +20,14 @@ import sys
 import time
 from typing import Any
 
-from journal.impl.ref.progress import silent
-from nenjim import projection_admin
-from nenjim.cli_exit import EXIT_CODES_HELP, EXIT_OK, UsageError
-from nenjim.cli_json import dumps
-from nenjim.cli_progress import progress_for
-from nenjim.cli_store import add_store_options, selected_store
-from nenjim.cli_subcommand import add_subcommand
-from nenjim.cli_table import format_table
+from nenjim.admin import projections as projection_admin
+from nenjim.admin.json_output import dumps
+from nenjim.cli.exit import EXIT_CODES_HELP, EXIT_OK, UsageError
+from nenjim.cli.progress import progress_for
+from nenjim.cli.store_options import add_store_options, selected_store
+from nenjim.cli.subcommand import add_subcommand
+from nenjim.cli.table import format_table
+from nenjim.journal.impl.ref.progress import silent
 
 
 def add_projection_commands(groups: Any) -> None:

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from nenjim.cli_exit import EXIT_CODES_HELP
+from nenjim.cli.exit import EXIT_CODES_HELP
 
 
 def add_subcommand(

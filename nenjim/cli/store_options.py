@@ -18,17 +18,21 @@ from __future__ import annotations
 
 import argparse
 import os
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from infrastructure.log.urls import (
+from nenjim.cli.exit import EXIT_STORE, CommandError, UsageError
+from nenjim.infrastructure.log.urls import (
     INSTALL_POSTGRES,
     STORE_URL_VARIABLE,
     redact,
-    resolve_store_url,
 )
-from journal.exception import InvalidValueError
-from journal.impl.ref.log import JournalLog, check_journal_name, name_identity, named_schema
-from nenjim.cli_exit import EXIT_STORE, CommandError, UsageError
+from nenjim.journal.exception import InvalidValueError
+from nenjim.journal.impl.ref.log import (
+    JournalLog,
+    check_journal_name,
+    journal_store_url,
+    name_identity,
+)
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 JOURNAL_HELP = (
@@ -92,19 +96,6 @@ def selected_store(args: argparse.Namespace) -> str:
         return store
     JournalLog(store, create=False, identity=identity).close()  # refuses another Journal
     return journal_store_url(store, identity)
-
-
-def journal_store_url(url: str, identity: str | None) -> str:
-    """``url`` with the schema of the Journal ``identity`` when it is a PostgreSQL URL
-    that names none (a named Journal lives in ``journal_NAME``); else ``url``."""
-    schema = named_schema(identity)
-    if schema is None or urlsplit(url).scheme not in POSTGRES_SCHEMES:
-        return url
-    if "POSTGRES_SCHEMA" in resolve_store_url(url).env:
-        return url
-    parts = urlsplit(url)
-    query = f"{parts.query}&schema={schema}" if parts.query else f"schema={schema}"
-    return urlunsplit(parts._replace(query=query))
 
 
 def _check_driver(url: str) -> None:

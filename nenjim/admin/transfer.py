@@ -32,11 +32,12 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import IO
 
-from domain.journal.errors import JournalStoreError
-from infrastructure.log.claims import Claim
-from infrastructure.log.errors import StoreUnavailableError
-from infrastructure.log.schema import check_schema_version
-from infrastructure.log.transfer import (
+from nenjim.admin.projections import rebuild_all
+from nenjim.domain.journal.errors import JournalStoreError
+from nenjim.infrastructure.log.claims import Claim
+from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.log.schema import check_schema_version
+from nenjim.infrastructure.log.transfer import (
     EventTable,
     ExportReader,
     ExportSummary,
@@ -48,22 +49,25 @@ from infrastructure.log.transfer import (
     StoreNotEmptyError,
     open_log_store,
 )
-from infrastructure.persistence.catalog import CATALOG
-from infrastructure.storage.audit import AuditReport as StorageAuditReport
-from infrastructure.storage.audit import RepairFailedError, RepairRefusedError, audit_store
-from infrastructure.storage.audit.rebuild import (
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.storage.audit import AuditReport as StorageAuditReport
+from nenjim.infrastructure.storage.audit import RepairFailedError, RepairRefusedError, audit_store
+from nenjim.infrastructure.storage.audit.rebuild import (
     create_storage_tables,
     rebuild_inline_tables,
     storage_session,
 )
-from infrastructure.storage.sql.log_table import STORAGE_EVENTS
-from journal.impl.ref.audit import AuditReport as JournalAuditReport
-from journal.impl.ref.audit import audit_journal_log
-from journal.impl.ref.log import JournalLog, describe_identity, name_identity
-from journal.impl.ref.progress import Progress, silent
-from journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
-from nenjim.cli_store import journal_store_url
-from nenjim.projection_admin import rebuild_all
+from nenjim.infrastructure.storage.sql.log_table import STORAGE_EVENTS
+from nenjim.journal.impl.ref.audit import AuditReport as JournalAuditReport
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.log import (
+    JournalLog,
+    describe_identity,
+    journal_store_url,
+    name_identity,
+)
+from nenjim.journal.impl.ref.progress import Progress, silent
+from nenjim.journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
 
 JOURNAL = JOURNAL_EVENTS.log
 STORAGE = STORAGE_EVENTS.log

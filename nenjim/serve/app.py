@@ -5,14 +5,14 @@ checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 ``GET /tile/entries/<N>[.p/<W>]``; plus ``GET /lookup/<COORD>/<VERSION>``
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
 journal prove`` prints it), the Journal's queries as JSON under
-``/journal/`` (see :mod:`nenjim.server_queries`) and ``GET /openapi.json``.
+``/journal/`` (see :mod:`nenjim.serve.queries`) and ``GET /openapi.json``.
 Every request reads the store as it is: revisions another process appends
 show up at the next request. Full tiles and bundles never change and are
 served as immutable. A malformed coordinate or version is answered 400,
 what the log does not hold 404, as is a path that is not a canonical tile;
 an error answer says at most 160 characters, however long the request.
 Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
-:mod:`nenjim.server_run`.
+:mod:`nenjim.cli.serve_run`.
 """
 
 from __future__ import annotations
@@ -24,21 +24,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from domain.journal.errors import InvalidValueError
-from domain.journal.values import ArtifactCoordinate, JournalVersion
-from domain.transparency import (
+from nenjim.domain.journal.errors import InvalidValueError
+from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion
+from nenjim.domain.transparency import (
     InvalidTilePathError,
     SignerKey,
     parse_entry_bundle_path,
     parse_tile_path,
 )
-from journal.impl.ref.log import JournalLog
-from journal.impl.ref.transparency_proofs import (
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.transparency_proofs import (
     JournalTree,
     ProofRequestError,
     served_bundle,
 )
-from nenjim.server_queries import bounded, error_answer, query_routes
+from nenjim.serve.queries import bounded, error_answer, query_routes
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"

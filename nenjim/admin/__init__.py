@@ -1,0 +1,1 @@
+"""Administration of stores: moving them, their projections."""

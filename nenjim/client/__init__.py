@@ -1,0 +1,1 @@
+"""Clients of a served Journal log (``nenjim journal verify-log``)."""

@@ -1,0 +1,1 @@
+"""``nenjim serve``: the Journal over HTTP, read-only."""
