@@ -44,11 +44,11 @@ from benchmarks.common import (
 from nenjim.domain.agents import AgentExecution, AgentRoot
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable, run_events
-from nenjim.infrastructure.storage.follow import follower
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent, pending_after, read_after
-from nenjim.infrastructure.storage.follow.tracking import TrackedProjection
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.store.tracking import TrackedProjection
 from nenjim.projections.agent_runs import ExecutionSaved
 
 WRITERS = 8

@@ -40,10 +40,10 @@ from pathlib import Path
 from benchmarks.common import Options, parse_options, scratch_dir, table
 from benchmarks.storage import OPS, RECORD, _sqlite_store, spi_steps
 from benchmarks.storage_raw import sqlite_connect
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.records import _INSERT_ROW as INSERT_ROW
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
 from nenjim.infrastructure.storage.testing.resources import EXECUTIONS_ID, ROOTS_ID
 
 GOAL = 0.6

@@ -44,9 +44,9 @@ from benchmarks.common import PG_URL, Options, Step, Timing, parse_options, pg_p
 from benchmarks.common import table as render_table
 from benchmarks.insert_floor import InsertValues
 from benchmarks.storage import OPS, RECORD, Op, _pg_store, spi_steps
-from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.postgresql.dialect import PostgresDialect
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage.sql import events
-from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from nenjim.infrastructure.storage.testing.resources import EXECUTIONS_ID, JOURNAL_ID, ROOTS_ID
 
 GOAL = 0.6

@@ -48,7 +48,7 @@ from benchmarks.common import (
 )
 from benchmarks.startup import generate, load
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.infrastructure.store.log_projections import projection_recorder
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
 from nenjim.projections.journal_chains import JournalChainsProjection, decode_event

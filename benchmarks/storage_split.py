@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any
 
-import nenjim.infrastructure.storage.sqlite as sqlite_backend
+import nenjim.infrastructure.sqlite.storage as sqlite_backend
 from benchmarks.common import scratch_dir
 from benchmarks.storage import OPS, _sqlite_store, spi_steps
 

@@ -9,7 +9,7 @@ loads the rows, folds only the events after the stored position, and parses
 nothing until a query asks for a revision.
 
 The rows and the position are written together (see
-``nenjim.infrastructure.log.projection_store``): a crash leaves the projection at
+``nenjim.infrastructure.store.log_projections``): a crash leaves the projection at
 its last written position, and the next process resumes there.
 """
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
-from nenjim.infrastructure.log.projection_store import (
+from nenjim.infrastructure.store.log_projections import (
     Persisted,
     ProjectionRecorder,
     ProjectionState,

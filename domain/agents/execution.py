@@ -10,7 +10,7 @@ from typing import Any, Self
 from nenjim.domain import durable_fields as f
 from nenjim.domain.agents.journal import AgentJournalRecord
 from nenjim.domain.agents.root import AgentRoot
-from nenjim.domain.immutable import immutable
+from nenjim.immutable import immutable
 
 ACTIVE_STATUSES = frozenset({"preparing", "active", "suspended"})
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})

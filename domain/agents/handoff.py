@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from nenjim.domain import durable_fields as f
-from nenjim.domain.immutable import immutable
+from nenjim.immutable import immutable
 
 HANDOFF_PHASES = frozenset({"stable", "target_pending", "target_active"})
 

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
-from nenjim.domain.immutable import immutable
 from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.immutable import immutable
 
 _R = TypeVar("_R")
 _V = TypeVar("_V")

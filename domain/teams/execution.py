@@ -9,7 +9,7 @@ from typing import Any, Self
 
 from nenjim.domain import durable_fields as f
 from nenjim.domain.agents.execution import EXECUTION_STATUSES, RunStatus
-from nenjim.domain.immutable import immutable
+from nenjim.immutable import immutable
 
 
 @immutable

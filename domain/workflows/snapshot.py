@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nenjim.domain import durable_fields as f
-from nenjim.domain.immutable import immutable
+from nenjim.immutable import immutable
 
 SNAPSHOT_KEYS = frozenset({"fields", "phase"})
 

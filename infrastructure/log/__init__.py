@@ -4,18 +4,7 @@ through :class:`LogReader`."""
 
 from nenjim.infrastructure.log.application import LogApplication, LogBatch
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
-from nenjim.infrastructure.log.errors import (
-    LogClosedError,
-    LogDamagedError,
-    ProjectionDamagedError,
-    RebuildLostError,
-    StoreIdentityError,
-    StoreReadOnlyError,
-    StoreUnavailableError,
-    is_read_only_error,
-)
 from nenjim.infrastructure.log.reader import LogReader
-from nenjim.infrastructure.log.schema import IncompatibleStoreError
 from nenjim.infrastructure.log.tiles import (
     Decode,
     EntryTiler,
@@ -26,7 +15,18 @@ from nenjim.infrastructure.log.tiles import (
     TileReads,
     TilesMissingError,
 )
-from nenjim.infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.store.errors import (
+    LogClosedError,
+    LogDamagedError,
+    ProjectionDamagedError,
+    RebuildLostError,
+    StoreIdentityError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+    is_read_only_error,
+)
+from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
+from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 __all__ = [
     "Claim",

@@ -23,15 +23,15 @@ from eventsourcing.utils import Environment, EnvType, get_topic
 from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.compact_json import CompactJSONTranscoder
-from nenjim.infrastructure.log.errors import (
+from nenjim.infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
+from nenjim.infrastructure.store.errors import (
     StoreIdentityError,
     StoreReadOnlyError,
     StoreUnavailableError,
     is_read_only_error,
 )
-from nenjim.infrastructure.log.group_commit import APPENDED, StoredBatch
-from nenjim.infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
-from nenjim.infrastructure.log.urls import (
+from nenjim.infrastructure.store.log_group_commit import APPENDED, StoredBatch
+from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,
     check_schema,
@@ -188,7 +188,7 @@ class LogApplication(Application[UUID]):
             raise StoreUnavailableError(f"{self.where} is empty: there is no log to read")
         if kind == "postgresql":
             # The pool would only report a timeout; one direct connection names the cause.
-            from nenjim.infrastructure.log.postgres_connect import check_reachable  # noqa: PLC0415
+            from nenjim.infrastructure.postgresql.connect import check_reachable  # noqa: PLC0415
 
             check_reachable(env[POSTGRES_CONNINFO], self.where)
         if kind != "sqlite":
@@ -196,7 +196,7 @@ class LogApplication(Application[UUID]):
         # sqlite3 loads only for an SQLite store: importing the log loads no driver.
         import sqlite3  # noqa: PLC0415
 
-        from nenjim.infrastructure.log import sqlite_files  # noqa: PLC0415
+        from nenjim.infrastructure.sqlite import files as sqlite_files  # noqa: PLC0415
 
         path = Path(env["SQLITE_DBNAME"])
         if path.is_file() and sqlite_files.read_only_reason(path) is not None:

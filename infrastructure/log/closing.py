@@ -25,8 +25,8 @@ from eventsourcing.persistence import (
     Subscription,
 )
 
-from nenjim.infrastructure.log.errors import LogClosedError
 from nenjim.infrastructure.log.recent_commits import RecentCommits
+from nenjim.infrastructure.store.errors import LogClosedError
 
 
 class ClosableRecorder(ApplicationRecorder):

@@ -18,8 +18,8 @@ from eventsourcing.application import Application, LocalNotificationLog
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
-from nenjim.infrastructure.log.errors import LogDamagedError
 from nenjim.infrastructure.log.recent_commits import RecentCommits
+from nenjim.infrastructure.store.errors import LogDamagedError
 
 PAGE = 500
 """Notifications read per round trip."""

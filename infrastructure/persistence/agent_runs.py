@@ -4,7 +4,7 @@ The fold is :mod:`nenjim.projections.agent_runs`; this module is its glue to the
 storage log. It turns each ``agent.executions`` event of ``storage_events``
 into the fold's plain events, keeps the runs in a table of the store (SQLite,
 PostgreSQL) with the position in the same transaction
-(:class:`~nenjim.infrastructure.storage.follow.tracking.TrackedProjection`), or in
+(:class:`~nenjim.infrastructure.store.tracking.TrackedProjection`), or in
 process memory for ``memory:`` stores, whose log lives only as long as the
 process.
 """
@@ -18,14 +18,17 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
+from nenjim.infrastructure.memory.storage import InMemoryDriver
 from nenjim.infrastructure.persistence import arguments
 from nenjim.infrastructure.persistence.catalog import EXECUTIONS
 from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage import Backend
 from nenjim.infrastructure.storage.errors import SerializationError
-from nenjim.infrastructure.storage.follow import follower
 from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, pending_after
-from nenjim.infrastructure.storage.follow.tracking import (
+from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
+from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.store.tracking import (
     DEFAULT_BATCH,
     Progress,
     TrackedProjection,
@@ -33,9 +36,6 @@ from nenjim.infrastructure.storage.follow.tracking import (
     live_generation,
     rows_table,
 )
-from nenjim.infrastructure.storage.memory import InMemoryDriver
-from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
-from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.projections.agent_runs import (
     AgentRun,
     ExecutionDeleted,

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from nenjim.domain.persistence import repositories as domain
 from nenjim.infrastructure import storage
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import arguments, catalog
 from nenjim.infrastructure.persistence.boundary import at_boundary, storage_boundary
 from nenjim.infrastructure.persistence.compatibility import checked_backend
@@ -18,7 +19,6 @@ from nenjim.infrastructure.persistence.errors import (
     StateConflictError,
 )
 from nenjim.infrastructure.persistence.repository_set import Repositories
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.opening import open_backend
 
 _T = TypeVar("_T")

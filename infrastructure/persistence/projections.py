@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.urls import resolve_store_url
 from nenjim.infrastructure.persistence import agent_runs
 from nenjim.infrastructure.persistence.persistence import Persistence
 from nenjim.infrastructure.storage.follow.inspection import log_session
 from nenjim.infrastructure.storage.follow.log import START, head_after
-from nenjim.infrastructure.storage.follow.tracking import has_positions, live_generation
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sql.versions import FOLLOWED_SINCE
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.storage_versions import FOLLOWED_SINCE
+from nenjim.infrastructure.store.tracking import has_positions, live_generation
+from nenjim.infrastructure.store.urls import resolve_store_url
 
 STORAGE_PROJECTIONS: tuple[str, ...] = (agent_runs.NAME,)
 """The projections of the storage log, by name."""

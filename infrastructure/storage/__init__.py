@@ -1,8 +1,8 @@
 """Storage SPI 2: neutral records, streams and blobs with guards, conditions and scopes.
 
-Drivers: ``nenjim.infrastructure.storage.memory.InMemoryBackend``,
-``nenjim.infrastructure.storage.sqlite.SQLiteBackend``,
-``nenjim.infrastructure.storage.postgres.PostgresBackend``; ``open_backend(url,
+Drivers: ``nenjim.infrastructure.memory.storage.InMemoryBackend``,
+``nenjim.infrastructure.sqlite.storage.SQLiteBackend``,
+``nenjim.infrastructure.postgresql.storage.PostgresBackend``; ``open_backend(url,
 resources)`` picks one by URL. The conformance kit is
 ``nenjim.infrastructure.storage.testing``.
 """
@@ -41,8 +41,8 @@ from nenjim.infrastructure.storage.errors import (
 )
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.resource import Resource
-from nenjim.infrastructure.storage.transient import is_transient
 from nenjim.infrastructure.storage.view import Blobs, Records, Streams, View
+from nenjim.infrastructure.store.transient import is_transient
 
 __all__ = [
     "REQUIRED_CAPABILITIES",

@@ -1,6 +1,6 @@
 """``open_backend(url, resources)``: a storage backend chosen by a store URL.
 
-The URL forms are the log's (:mod:`nenjim.infrastructure.log.urls`): ``memory:``,
+The URL forms are the log's (:mod:`nenjim.infrastructure.store.urls`): ``memory:``,
 ``sqlite:///abs/path.db``, ``sqlite:relative.db`` (relative to the working
 directory) and ``postgresql://user@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
 plus any libpq parameter. Each backend is imported only when a URL names its
@@ -15,16 +15,16 @@ from typing import cast
 
 from eventsourcing.utils import resolve_topic
 
-from nenjim.infrastructure.log.urls import UnsupportedStoreError, resolve_store_url
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.store.urls import UnsupportedStoreError, resolve_store_url
 
 # The backend of each store kind, by topic: opening a store imports its own driver only.
 BACKENDS = {
-    "memory": "nenjim.infrastructure.storage.memory:InMemoryBackend",
-    "sqlite": "nenjim.infrastructure.storage.sqlite:SQLiteBackend",
-    "postgresql": "nenjim.infrastructure.storage.postgres:PostgresBackend",
+    "memory": "nenjim.infrastructure.memory.storage:InMemoryBackend",
+    "sqlite": "nenjim.infrastructure.sqlite.storage:SQLiteBackend",
+    "postgresql": "nenjim.infrastructure.postgresql.storage:PostgresBackend",
 }
 
 

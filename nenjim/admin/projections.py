@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Protocol
 
 from nenjim.infrastructure.log import StoreReadOnlyError, StoreUnavailableError
-from nenjim.infrastructure.log.urls import resolve_store_url
 from nenjim.infrastructure.persistence.projections import (
     STORAGE_PROJECTIONS,
     rebuild_storage_projection,
     storage_projection_statuses,
 )
+from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.rebuild import (
     JOURNAL_PROJECTIONS,

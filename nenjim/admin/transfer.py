@@ -35,8 +35,6 @@ from typing import IO
 from nenjim.admin.projections import rebuild_all
 from nenjim.domain.journal.errors import JournalStoreError
 from nenjim.infrastructure.log.claims import Claim
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.schema import check_schema_version
 from nenjim.infrastructure.log.transfer import (
     EventTable,
     ExportReader,
@@ -58,6 +56,8 @@ from nenjim.infrastructure.storage.audit.rebuild import (
     storage_session,
 )
 from nenjim.infrastructure.storage.sql.log_table import STORAGE_EVENTS
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.log_versions import check_schema_version
 from nenjim.journal.impl.ref.audit import AuditReport as JournalAuditReport
 from nenjim.journal.impl.ref.audit import audit_journal_log
 from nenjim.journal.impl.ref.log import (

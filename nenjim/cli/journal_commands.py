@@ -31,7 +31,7 @@ from nenjim.cli.exit import EXIT_FAILURE, EXIT_OK, CommandError
 from nenjim.cli.progress import progress_for
 from nenjim.cli.store_options import chosen_store, journal_identity, required_store
 from nenjim.cli.text import render_log, render_release, render_revision, render_verify
-from nenjim.infrastructure.log.urls import redact
+from nenjim.infrastructure.store.urls import redact
 from nenjim.journal.impl.ref import JournalAssembly, build_journal
 from nenjim.journal.impl.ref import move_root as move_journal_root
 from nenjim.journal.impl.ref.audit import audit_journal_log

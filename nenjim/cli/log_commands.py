@@ -53,7 +53,7 @@ from nenjim.infrastructure.log.transfer import (
     UnreadableEventError,
     open_log_store,
 )
-from nenjim.infrastructure.log.urls import redact
+from nenjim.infrastructure.store.urls import redact
 from nenjim.journal.impl.ref.log import describe_identity
 
 _T = TypeVar("_T")

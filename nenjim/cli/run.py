@@ -37,7 +37,7 @@ from nenjim.cli.transparency_commands import (
     add_key_commands,
     add_serve_command,
 )
-from nenjim.infrastructure.log.urls import STORE_URL_VARIABLE, redact
+from nenjim.infrastructure.store.urls import STORE_URL_VARIABLE, redact
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 

@@ -42,8 +42,6 @@ from nenjim.cli.store_options import add_store_options, selected_store
 from nenjim.cli.subcommand import add_subcommand
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.langgraph.presence import catalog_in_store
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.schema import IncompatibleStoreError
 from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.storage import Resource, StorageError, UnsupportedBackendError
 from nenjim.infrastructure.storage.audit import (
@@ -55,6 +53,8 @@ from nenjim.infrastructure.storage.audit import (
     audit_store,
     repair_store,
 )
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 
 _T = TypeVar("_T")
 

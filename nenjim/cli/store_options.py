@@ -21,7 +21,7 @@ import os
 from urllib.parse import urlsplit
 
 from nenjim.cli.exit import EXIT_STORE, CommandError, UsageError
-from nenjim.infrastructure.log.urls import (
+from nenjim.infrastructure.store.urls import (
     INSTALL_POSTGRES,
     STORE_URL_VARIABLE,
     redact,

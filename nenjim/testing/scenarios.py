@@ -26,9 +26,9 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalError
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.log.transfer import open_log_store
-from nenjim.infrastructure.log.urls import MEMORY_URL, resolve_store_url
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.storage.sql import events as storage_events
+from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transfer import replay_journal_events

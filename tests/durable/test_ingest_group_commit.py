@@ -19,7 +19,7 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalChainError
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
-from nenjim.infrastructure.log.group_commit import AppendRequest, CommitGroup
+from nenjim.infrastructure.store.log_group_commit import AppendRequest, CommitGroup
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.projections.journal_chains import JournalChainsProjection
@@ -278,7 +278,7 @@ class _CapturedError(Exception):
 
 _DIE_MID_BATCH = """
 import os, signal
-from nenjim.infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from nenjim.infrastructure.sqlite.log import ClaimingSQLiteApplicationRecorder
 
 insert, inserted, batch = ClaimingSQLiteApplicationRecorder._insert_events, [], []
 write_batch = ClaimingSQLiteApplicationRecorder._write_batch

@@ -21,7 +21,7 @@ from nenjim.cli import main
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import ClaimConflictError, LogReader
-from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
+from nenjim.infrastructure.postgresql.log import ClaimingPostgresApplicationRecorder
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.journal.impl.ref.transparency import RevisionEvent, revision_leaf
 
@@ -130,8 +130,8 @@ def test_an_event_another_writer_appended_without_a_leaf_is_caught_up_first(
 
 _DIE_WITH_A_BATCH_IN_FLIGHT = """
 import os, signal
-from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from nenjim.infrastructure.log.postgres_tiles import PostgresTiles
+from nenjim.infrastructure.postgresql.log import ClaimingPostgresApplicationRecorder
+from nenjim.infrastructure.postgresql.tiles import PostgresTiles
 
 write_batch = ClaimingPostgresApplicationRecorder._write_batch
 extend_at = PostgresTiles.extend_at

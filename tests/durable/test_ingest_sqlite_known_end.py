@@ -18,7 +18,8 @@ from journal_texts import journal_text
 from nenjim.cli import main
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.parser import parse_journal
-from nenjim.infrastructure.log import LogReader, sqlite_tiles
+from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.sqlite import tiles as sqlite_tiles
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.journal.impl.ref.transparency import RevisionEvent, revision_leaf
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nenjim.infrastructure.log.group_commit import AppendRequest, CommitGroup, commit_group
+from nenjim.infrastructure.store.log_group_commit import AppendRequest, CommitGroup, commit_group
 
 
 class _Writer:

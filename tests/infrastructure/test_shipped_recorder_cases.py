@@ -22,9 +22,9 @@ from eventsourcing.tests.persistence import (
     NonInterleavingNotificationIDsBaseCase,
 )
 
-from nenjim.infrastructure.log.popo import ClaimingPOPOApplicationRecorder
-from nenjim.infrastructure.log.postgres import ClaimingPostgresApplicationRecorder
-from nenjim.infrastructure.log.sqlite import ClaimingSQLiteApplicationRecorder
+from nenjim.infrastructure.memory.log import ClaimingPOPOApplicationRecorder
+from nenjim.infrastructure.postgresql.log import ClaimingPostgresApplicationRecorder
+from nenjim.infrastructure.sqlite.log import ClaimingSQLiteApplicationRecorder
 
 
 class TestClaimingPOPORecorder(ApplicationRecorderTestCase[ClaimingPOPOApplicationRecorder]):

@@ -12,8 +12,8 @@ import pytest
 
 from benchmarks.postgres_floor import by_hand
 from benchmarks.storage import OPS, RECORD, RESOURCES, spi_steps
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 from nenjim.infrastructure.storage.sql.events import entry_stream, record_stream
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,

@@ -24,8 +24,8 @@ POSTGRES_MODULES = [
     "psycopg",
     "psycopg_pool",
     "eventsourcing.postgres",
-    "nenjim.infrastructure.log.postgres",
-    "nenjim.infrastructure.storage.postgres",
+    "nenjim.infrastructure.postgresql.log",
+    "nenjim.infrastructure.postgresql.storage",
 ]
 
 # Makes psycopg unimportable, as on a machine without the postgres extra.
@@ -108,8 +108,8 @@ print(json.dumps(sorted(sys.modules)))
     result = _python(code, str(_root(tmp_path)), str(tmp_path))
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    assert "nenjim.infrastructure.log.sqlite" in loaded
-    assert "nenjim.infrastructure.storage.sqlite" in loaded
+    assert "nenjim.infrastructure.sqlite.log" in loaded
+    assert "nenjim.infrastructure.sqlite.storage" in loaded
     assert loaded.isdisjoint(POSTGRES_MODULES), loaded & set(POSTGRES_MODULES)
 
 

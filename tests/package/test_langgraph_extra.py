@@ -19,7 +19,7 @@ POSTGRES_MODULES = {
     "psycopg",
     "psycopg_pool",
     "eventsourcing.postgres",
-    "nenjim.infrastructure.storage.postgres",
+    "nenjim.infrastructure.postgresql.storage",
 }
 
 
@@ -95,5 +95,5 @@ print(json.dumps(sorted(sys.modules)))
     result = _python(code, f"sqlite://{tmp_path / 'state.db'}")
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    assert "nenjim.infrastructure.storage.sqlite" in loaded
+    assert "nenjim.infrastructure.sqlite.storage" in loaded
     assert loaded.isdisjoint(POSTGRES_MODULES), loaded & POSTGRES_MODULES

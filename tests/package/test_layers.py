@@ -98,8 +98,8 @@ def test_opening_memory_stores_loads_no_driver() -> None:
 def test_opening_sqlite_stores_loads_sqlite3_only(tmp_path: Path) -> None:
     loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=_OPEN)
     assert _of(loaded, DRIVERS) == ["sqlite3"]
-    assert "nenjim.infrastructure.storage.sql.sqlite_dialect" in loaded
-    assert "nenjim.infrastructure.storage.sql.postgres_dialect" not in loaded
+    assert "nenjim.infrastructure.sqlite.dialect" in loaded
+    assert "nenjim.infrastructure.postgresql.dialect" not in loaded
 
 
 def test_auditing_an_sqlite_store_loads_no_postgresql_module(tmp_path: Path) -> None:
@@ -112,6 +112,6 @@ assert audit_store(sys.argv[1], CATALOG).ok
 print(json.dumps(sorted(sys.modules)))
 """
     loaded = _loaded(f"sqlite:///{tmp_path / 'state.db'}", code=code)
-    assert "nenjim.infrastructure.storage.audit.sqlite_store" in loaded
+    assert "nenjim.infrastructure.sqlite.maintenance" in loaded
     assert _of(loaded, DRIVERS) == ["sqlite3"]
-    assert "nenjim.infrastructure.storage.audit.postgres_store" not in loaded
+    assert "nenjim.infrastructure.postgresql.maintenance" not in loaded

@@ -18,7 +18,7 @@ from nenjim.infrastructure.persistence.projections import (
     storage_projection_statuses,
 )
 from nenjim.infrastructure.storage.follow.log import LogPosition
-from nenjim.infrastructure.storage.follow.tracking import RebuildLostError
+from nenjim.infrastructure.store.tracking import RebuildLostError
 from nenjim.projections.agent_runs import AgentRun
 
 from .conftest import Store

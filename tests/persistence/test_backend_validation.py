@@ -19,10 +19,10 @@ import pytest
 
 from nenjim.domain.persistence import errors as perr
 from nenjim.infrastructure import storage
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import CATALOG, Persistence, Repositories
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns
 from nenjim.infrastructure.storage import REQUIRED_CAPABILITIES, Resource
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 EXTRA = Resource("test.extra", "records")
 

@@ -10,9 +10,9 @@ import pytest
 
 from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, HandoffState
 from nenjim.domain.teams import TeamExecution, TeamRoot
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import catalog, codecs
 from nenjim.infrastructure.storage import AppendEntry, Resource, UniqueConstraintError
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

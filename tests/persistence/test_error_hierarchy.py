@@ -19,9 +19,9 @@ from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot, 
 from nenjim.domain.persistence import errors as perr
 from nenjim.domain.teams import TeamExecution, TeamRoot
 from nenjim.infrastructure import storage
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage import DurableRecord
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 AGENT = "agent-1"
 TEAM = "team-1"

@@ -18,10 +18,10 @@ import pytest
 from nenjim.domain.agents import AgentExecution, AgentRoot
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns
-from nenjim.infrastructure.storage.follow import follower
 from nenjim.infrastructure.storage.follow.log import StoredEvent
-from nenjim.infrastructure.storage.follow.tracking import TrackedProjection, rows_table
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.store.tracking import TrackedProjection, rows_table
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import pytest
 
 from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
 from nenjim.domain.persistence import errors as perr
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import CATALOG, Persistence, Repositories
 from nenjim.infrastructure.storage import REQUIRED_CAPABILITIES, Resource, UnsupportedBackendError
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 
 AGENT = "agent-1"
 REPOSITORIES = (

@@ -20,8 +20,8 @@ from psycopg_pool import PoolTimeout
 
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.persistence.content_store import content_id
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import is_transient
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 
 FAULT_SECONDS = float(os.environ.get("NENJIM_POOL_FAULT_SECONDS", "2"))
 POOL_TIMEOUT = 5.0

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from nenjim.infrastructure.storage.postgres import PostgresBackend
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 
 

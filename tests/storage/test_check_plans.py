@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
     DurableRecord,
     GuardRef,
@@ -13,7 +14,6 @@ from nenjim.infrastructure.storage import (
     StreamHeadIs,
     UnsupportedBackendError,
 )
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS, ROOTS_ID
 
 RECORD = DurableRecord("test.root", "1.0", {})

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
     Backend,
     ConditionFailedError,
@@ -26,7 +27,6 @@ from nenjim.infrastructure.storage import (
     TransactionError,
     UniqueConstraintError,
 )
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.testing.inputs import loose
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,

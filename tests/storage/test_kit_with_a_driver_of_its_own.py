@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from nenjim.infrastructure.memory.storage import InMemoryDriver
 from nenjim.infrastructure.storage import (
     Backend,
     NotFoundError,
@@ -24,7 +25,6 @@ from nenjim.infrastructure.storage import (
     UniqueConstraintError,
 )
 from nenjim.infrastructure.storage.driver import StorageDriver
-from nenjim.infrastructure.storage.memory import InMemoryDriver
 from nenjim.infrastructure.storage.testing import BackendFactory, StorageConformanceContract
 from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,

@@ -7,9 +7,9 @@ import uuid
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nenjim.infrastructure.postgresql.dialect import PostgresDialect
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.storage.sql import events
-from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 
 # Any text a key may hold, and the separators the stream names put between their parts.
 names = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)

@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry, ConflictError, DurableRecord
 from nenjim.infrastructure.storage.conditions import GuardRef
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     JOURNAL,

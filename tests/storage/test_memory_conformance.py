@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import Backend, Resource
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Iterator
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import AppendEntry, DurableRecord, RecordEntry
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.rules import find_unique_violation
 from nenjim.infrastructure.storage.testing.resources import EXECUTIONS, JOURNAL, ROOTS
 

@@ -13,12 +13,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import Backend, DurableRecord
-from nenjim.infrastructure.storage.follow import follower
 from nenjim.infrastructure.storage.follow.schema import CHANNEL, listening_lock
 from nenjim.infrastructure.storage.opening import open_backend
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES, WORKFLOW_STATES
+from nenjim.infrastructure.store import follow as follower
 
 KEYS = itertools.count()
 QUIET = 0.5

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import Backend, Resource
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,

@@ -41,6 +41,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
     UNCHECKED,
     AppendEntry,
@@ -55,7 +56,6 @@ from nenjim.infrastructure.storage import (
 )
 from nenjim.infrastructure.storage.audit import audit_backend
 from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry, StreamEntry
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.scalars import MAX_INTEGER, MAX_KEY_BYTES, MIN_INTEGER
 from nenjim.infrastructure.storage.sql.session import Session

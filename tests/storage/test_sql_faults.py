@@ -15,7 +15,9 @@ import psycopg
 import pytest
 
 from nenjim.infrastructure.log import StoreUnavailableError
-from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.memory.storage import InMemoryBackend
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage import (
     Backend,
     ConditionFailedError,
@@ -31,12 +33,9 @@ from nenjim.infrastructure.storage import (
     UnsupportedBackendError,
 )
 from nenjim.infrastructure.storage.audit import audit_backend
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.opening import open_backend
-from nenjim.infrastructure.storage.postgres import PostgresBackend
 from nenjim.infrastructure.storage.sql import events, records
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
 from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
@@ -47,6 +46,7 @@ from nenjim.infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     roots_resource,
 )
+from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 
 OTHER_OWNER = "owner-2"
 TIMEOUT = 20.0

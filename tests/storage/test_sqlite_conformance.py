@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage import Backend, Resource
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
 from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,

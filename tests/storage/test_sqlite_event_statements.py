@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord
 from nenjim.infrastructure.storage.opening import open_backend
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
 from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
     JOURNAL,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from nenjim.infrastructure.log.group_commit import BATCH_LIMIT
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage import (
     AppendEntry,
     ConflictError,
@@ -30,7 +30,6 @@ from nenjim.infrastructure.storage import (
 from nenjim.infrastructure.storage.audit import audit_store
 from nenjim.infrastructure.storage.entries import RecordEntry
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES,
@@ -39,6 +38,7 @@ from nenjim.infrastructure.storage.testing.resources import (
     ROOTS,
     WORKFLOW_STATES,
 )
+from nenjim.infrastructure.store.log_group_commit import BATCH_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
@@ -349,7 +349,7 @@ import sys, threading
 from pathlib import Path
 from nenjim.infrastructure.storage import AppendEntry, DurableRecord
 from nenjim.infrastructure.storage.entries import RecordEntry
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     FIXTURE_RESOURCES, JOURNAL, ROOTS, WORKFLOW_STATES,

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
+from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
@@ -43,7 +44,6 @@ from nenjim.infrastructure.storage.audit import (
     replay,
 )
 from nenjim.infrastructure.storage.audit import repair as repair_module
-from nenjim.infrastructure.storage.memory import InMemoryBackend
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.session import Session

@@ -15,17 +15,17 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.memory.storage import InMemoryBackend, InMemoryDriver
 from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.storage import DurableRecord, Resource
 from nenjim.infrastructure.storage.audit import audit_store
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent, read_after
-from nenjim.infrastructure.storage.memory import InMemoryBackend, InMemoryDriver
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
-from nenjim.infrastructure.storage.sql.versions import STORAGE_SCHEMA_VERSION
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
+from nenjim.infrastructure.store.storage_versions import STORAGE_SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "storage.db"
 NOTES = Resource("notes", "records")

@@ -37,12 +37,12 @@ from json_values import PAYLOADS, nested, same
 
 from nenjim.admin.transfer import export_store, import_store
 from nenjim.infrastructure.log.transfer import ExportReader, LoggedEvent
+from nenjim.infrastructure.memory.storage import InMemoryBackend, InMemoryDriver
 from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord, SerializationError
 from nenjim.infrastructure.storage.audit import audit_backend, audit_store, repair_backend
 from nenjim.infrastructure.storage.canonical_json import MAX_DEPTH
 from nenjim.infrastructure.storage.follow.log import START, head_after, read_after
-from nenjim.infrastructure.storage.memory import InMemoryBackend, InMemoryDriver
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.scalars import MAX_INTEGER, MIN_INTEGER
 from nenjim.infrastructure.storage.sql.session import Session

@@ -18,6 +18,8 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from nenjim.infrastructure.postgresql.storage import PostgresBackend
+from nenjim.infrastructure.sqlite.storage import SQLiteBackend
 from nenjim.infrastructure.storage import (
     Backend,
     BackendClosedError,
@@ -28,8 +30,6 @@ from nenjim.infrastructure.storage import (
     View,
     is_transient,
 )
-from nenjim.infrastructure.storage.postgres import PostgresBackend
-from nenjim.infrastructure.storage.sqlite import SQLiteBackend
 from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
     ROOTS,

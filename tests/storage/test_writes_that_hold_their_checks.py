@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nenjim.infrastructure.sqlite.storage import SQLiteDriver
 from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
@@ -33,7 +34,6 @@ from nenjim.infrastructure.storage import (
 from nenjim.infrastructure.storage.audit import audit_store
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sqlite import SQLiteDriver
 from nenjim.infrastructure.storage.testing.resources import (
     EXECUTIONS,
     EXECUTIONS_ID,

@@ -25,14 +25,14 @@ from uuid import UUID
 from eventsourcing.utils import resolve_topic
 
 from nenjim.infrastructure.log.claims import Claim
-from nenjim.infrastructure.log.errors import StoreUnavailableError
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 STORES = {
-    "sqlite": "nenjim.infrastructure.log.transfer.sqlite_store:SQLiteLogStore",
-    "postgresql": "nenjim.infrastructure.log.transfer.postgres_store:PostgresLogStore",
+    "sqlite": "nenjim.infrastructure.sqlite.transfer:SQLiteLogStore",
+    "postgresql": "nenjim.infrastructure.postgresql.transfer:PostgresLogStore",
 }
 """The store class of each database, by topic (imported on demand)."""
 PAGE = 1000

@@ -28,11 +28,11 @@ def storage_session(connection: Any, kind: str, schema_name: str) -> Session:
     """
     dialect: Dialect
     if kind == "sqlite":
-        from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
+        from nenjim.infrastructure.sqlite.dialect import SQLiteDialect  # noqa: PLC0415
 
         dialect = SQLiteDialect()
     else:
-        from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect  # noqa: PLC0415
+        from nenjim.infrastructure.postgresql.dialect import PostgresDialect  # noqa: PLC0415
 
         dialect = PostgresDialect(schema_name)
     return Session(connection, dialect)

@@ -28,22 +28,22 @@ from typing import cast
 
 from eventsourcing.utils import resolve_topic
 
-from nenjim.infrastructure.log.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sql.versions import check_storage_version
+from nenjim.infrastructure.store.storage_versions import check_storage_version
+from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "generated")
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
 STORES = {
-    "sqlite": "nenjim.infrastructure.storage.audit.sqlite_store:SQLiteStore",
-    "postgresql": "nenjim.infrastructure.storage.audit.postgres_store:PostgresStore",
+    "sqlite": "nenjim.infrastructure.sqlite.maintenance:SQLiteStore",
+    "postgresql": "nenjim.infrastructure.postgresql.maintenance:PostgresStore",
 }
 """The store class of each database, by topic (imported on demand)."""
 

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.urls import resolve_store_url
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.urls import resolve_store_url
 
 
 @contextmanager
@@ -30,9 +30,7 @@ def log_session(url: str) -> Iterator[Session | None]:
         with _sqlite_session(Path(location.env["SQLITE_DBNAME"])) as session:
             yield session
     else:
-        module: Any = importlib.import_module(
-            "nenjim.infrastructure.storage.follow.postgres_inspection"
-        )
+        module: Any = importlib.import_module("nenjim.infrastructure.postgresql.inspection")
         with module.postgres_session(url) as session:
             yield session
 
@@ -41,8 +39,8 @@ def log_session(url: str) -> Iterator[Session | None]:
 def _sqlite_session(path: Path) -> Iterator[Session | None]:
     import sqlite3  # noqa: PLC0415 - only SQLite stores load the driver
 
-    from nenjim.infrastructure.log.sqlite_files import reading_uri  # noqa: PLC0415
-    from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect  # noqa: PLC0415
+    from nenjim.infrastructure.sqlite.dialect import SQLiteDialect  # noqa: PLC0415
+    from nenjim.infrastructure.sqlite.files import reading_uri  # noqa: PLC0415
 
     if not path.is_file():
         yield None

@@ -28,7 +28,7 @@ only with their driver), ``schema`` (DDL
 and generated indexes), ``events`` (the log), ``records``, ``streams``,
 ``blobs``, ``codec`` (rows back to entries), ``session`` and ``driver``.
 The databases' connection and transaction handling live in
-``nenjim.infrastructure.storage.sqlite`` and ``nenjim.infrastructure.storage.postgres``.
+``nenjim.infrastructure.sqlite.storage`` and ``nenjim.infrastructure.postgresql.storage``.
 """
 
 from nenjim.infrastructure.storage.sql.driver import SqlDriver

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from nenjim.domain.journal.document import JournalRevision, Release
 from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
-from nenjim.infrastructure.log.projection_store import projection_recorder
-from nenjim.infrastructure.log.wakeup import AppendWaker
+from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.log_wakeup import AppendWaker
 from nenjim.journal import JournalService
 from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
 from nenjim.journal.impl.ref.service import WorldviewQueries

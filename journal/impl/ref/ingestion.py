@@ -22,7 +22,7 @@ from nenjim.domain.journal.errors import (
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import ClaimConflictError, LogReader
-from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.infrastructure.store.log_projections import projection_recorder
 from nenjim.journal.impl.ref.digest_index import check_digest_index
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.projections.journal_chain_table import PersistedChains

@@ -26,7 +26,7 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import InvalidValueError, JournalStoreError
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
-from nenjim.infrastructure.log.urls import resolve_store_url
+from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
 DIGEST_NAMESPACE = "journal-digest"

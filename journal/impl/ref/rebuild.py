@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.infrastructure.store.log_projections import projection_recorder
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.progress import Progress
 from nenjim.projections.journal_chain_table import (

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from nenjim.domain.journal.errors import JournalIntegrityError
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.log.projection_store import projection_recorder
+from nenjim.infrastructure.store.log_projections import projection_recorder
 from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.progress import Progress

@@ -19,7 +19,7 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalIntegrityError, one_line
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
 from nenjim.infrastructure.log.transfer import EventTable, LoggedEvent, application_log
-from nenjim.infrastructure.log.urls import MEMORY_URL
+from nenjim.infrastructure.store.urls import MEMORY_URL
 from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog, named_schema
 from nenjim.journal.impl.ref.progress import Progress

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from nenjim.infrastructure.log.group_commit import take_in
+from nenjim.infrastructure.store.log_group_commit import take_in
 
 
 class Pending:

@@ -8,9 +8,9 @@ from typing import Any
 
 import psycopg
 
+from nenjim.infrastructure.postgresql.storage import PostgresDriver
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.follow.schema import CHANNEL, listening_lock
-from nenjim.infrastructure.storage.postgres import PostgresDriver
 
 _SLICE = 0.25  # how often a wait looks at its stop event
 

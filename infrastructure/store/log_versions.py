@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nenjim.infrastructure.log.errors import LogDamagedError, StoreUnavailableError
+from nenjim.infrastructure.store.errors import LogDamagedError, StoreUnavailableError
 
 SCHEMA_VERSION = 1
 SCHEMA_TABLE = "nenjim_schema"

@@ -10,10 +10,6 @@ import psycopg
 from psycopg import IsolationLevel, sql
 
 from nenjim.infrastructure.log.claims import Claim
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.postgres import log_table_statements, run_log_ddl
-from nenjim.infrastructure.log.postgres_connect import one_line
-from nenjim.infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.stores import (
     PAGE,
@@ -23,7 +19,11 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.log.urls import POSTGRES_CONNINFO, StoreLocation
+from nenjim.infrastructure.postgresql.connect import one_line
+from nenjim.infrastructure.postgresql.log import log_table_statements, run_log_ddl
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
+from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
 
 _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
 

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from eventsourcing.persistence import OperationalError
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 
 _T = TypeVar("_T")
 

@@ -17,7 +17,7 @@ not change: their own version (``storage.events``) stays 1.
 
 from __future__ import annotations
 
-from nenjim.infrastructure.log.schema import IncompatibleStoreError
+from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 
 STORAGE_SCHEMA_VERSION = 4
 """The version a store has once this build opened it."""

@@ -7,10 +7,10 @@ from contextlib import contextmanager
 
 import psycopg
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.storage.postgres import PostgresSettings
-from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
+from nenjim.infrastructure.postgresql.dialect import PostgresDialect
+from nenjim.infrastructure.postgresql.storage import PostgresSettings
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from nenjim.infrastructure.log.urls import POSTGRES_CONNINFO
+from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication

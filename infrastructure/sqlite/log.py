@@ -22,15 +22,23 @@ from eventsourcing.utils import Environment, EnvType
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.errors import LogClosedError
-from nenjim.infrastructure.log.group_commit import (
+from nenjim.infrastructure.log.tiles import Tiling, new_entries
+from nenjim.infrastructure.sqlite.files import (
+    SQLITE_READ_ONLY,
+    enable_wal,
+    reading_uri,
+    retry_when_locked,
+)
+from nenjim.infrastructure.sqlite.tiles import SQLiteTiles
+from nenjim.infrastructure.store.errors import LogClosedError
+from nenjim.infrastructure.store.log_group_commit import (
     BATCH_LIMIT,
     AppendRequest,
     StoredBatch,
     commit_group,
     committed_appends,
 )
-from nenjim.infrastructure.log.schema import (
+from nenjim.infrastructure.store.log_versions import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
     SCHEMA_VERSION,
@@ -38,14 +46,6 @@ from nenjim.infrastructure.log.schema import (
     recorded_version,
     require_log_tables,
 )
-from nenjim.infrastructure.log.sqlite_files import (
-    SQLITE_READ_ONLY,
-    enable_wal,
-    reading_uri,
-    retry_when_locked,
-)
-from nenjim.infrastructure.log.sqlite_tiles import SQLiteTiles
-from nenjim.infrastructure.log.tiles import Tiling, new_entries
 
 # The page cache of an append in batches, in SQLite's notation (negative: KiB).
 _BATCHES_CACHE_SIZE = -256

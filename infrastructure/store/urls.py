@@ -8,7 +8,7 @@ open stores through it, so both refuse the same URLs, with the same
 ``UnsupportedStoreError``, before anything is opened or created. An SQLite
 URL names one file and takes no parameters (a ``?`` or ``#`` in a file name
 is written ``%3F``, ``%23``). PostgreSQL URLs are parsed by
-:mod:`nenjim.infrastructure.log.postgres_urls`, which needs psycopg (the
+:mod:`nenjim.infrastructure.postgresql.urls`, which needs psycopg (the
 ``postgres`` extra): nothing here imports it for the other kinds.
 """
 
@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 
 MEMORY_URL = "memory:"
 STORE_URL_VARIABLE = "NENJIM_STORE_URL"
 # The libpq conninfo string of a PostgreSQL store (our own environment key).
 POSTGRES_CONNINFO = "NENJIM_POSTGRES_CONNINFO"
 # The recorders' factories, by topic: eventsourcing imports only the one a URL needs.
-POPO_FACTORY = "nenjim.infrastructure.log.popo:ClaimingPOPOFactory"
-SQLITE_FACTORY = "nenjim.infrastructure.log.sqlite:ClaimingSQLiteFactory"
-POSTGRES_FACTORY = "nenjim.infrastructure.log.postgres:ClaimingPostgresFactory"
+POPO_FACTORY = "nenjim.infrastructure.memory.log:ClaimingPOPOFactory"
+SQLITE_FACTORY = "nenjim.infrastructure.sqlite.log:ClaimingSQLiteFactory"
+POSTGRES_FACTORY = "nenjim.infrastructure.postgresql.log:ClaimingPostgresFactory"
 INSTALL_POSTGRES = "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'"
 
 NAME_BYTES = 63
@@ -80,7 +80,7 @@ def resolve_store_url(url: str | None) -> StoreLocation:
         return StoreLocation("sqlite", url, _sqlite_env(url))
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from nenjim.infrastructure.log.postgres_urls import postgres_env  # noqa: PLC0415
+            from nenjim.infrastructure.postgresql.urls import postgres_env  # noqa: PLC0415
         except ImportError:
             raise StoreUnavailableError(f"{redact(url)}: {INSTALL_POSTGRES}") from None
         return StoreLocation("postgresql", url, postgres_env(url))

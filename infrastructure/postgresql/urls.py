@@ -12,7 +12,7 @@ Refused, as ``UnsupportedStoreError``: a parameter given twice; a query
 value that contradicts the database, host, port, user or password written
 before the ``?``; a database or user name over 63 bytes (the server would
 cut it, and two URLs would open one store); a schema name
-:func:`~nenjim.infrastructure.log.urls.schema_problem` refuses; an integer
+:func:`~nenjim.infrastructure.store.urls.schema_problem` refuses; an integer
 parameter that is not a plain decimal within :data:`INTEGERS`' bounds.
 """
 
@@ -24,7 +24,7 @@ from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urlsplit, url
 from psycopg import Error as PsycopgError
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from nenjim.infrastructure.log.urls import (
+from nenjim.infrastructure.store.urls import (
     NAME_BYTES,
     POSTGRES_CONNINFO,
     POSTGRES_FACTORY,

@@ -9,8 +9,6 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
-from nenjim.infrastructure.log.errors import LogDamagedError
-from nenjim.infrastructure.log.sqlite_files import retry_when_locked
 from nenjim.infrastructure.log.tiles import (
     CommittedEdge,
     LogEnd,
@@ -20,6 +18,8 @@ from nenjim.infrastructure.log.tiles import (
     Tiling,
     extend_entries,
 )
+from nenjim.infrastructure.sqlite.files import retry_when_locked
+from nenjim.infrastructure.store.errors import LogDamagedError
 
 _PAGE = 500
 

@@ -9,14 +9,14 @@ from typing import Any
 import psycopg
 from psycopg import IsolationLevel
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
-from nenjim.infrastructure.log.postgres_connect import one_line
-from nenjim.infrastructure.log.urls import StoreLocation
+from nenjim.infrastructure.postgresql.connect import one_line
+from nenjim.infrastructure.postgresql.dialect import PostgresDialect
+from nenjim.infrastructure.postgresql.storage import PostgresDriver, PostgresSettings
 from nenjim.infrastructure.storage.audit.sessions import SqlStore, locked_tables
-from nenjim.infrastructure.storage.postgres import PostgresDriver, PostgresSettings
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
-from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.urls import StoreLocation
 
 
 class PostgresStore(SqlStore):

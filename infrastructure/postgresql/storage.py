@@ -25,7 +25,7 @@ looking again, so a burst of dropped connections stalled every writer for
 seconds while fresh connections sat idle in the pool.)
 
 URL: ``postgresql://user:password@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
-and any libpq parameter (parsed by :mod:`nenjim.infrastructure.log.urls`); the pool
+and any libpq parameter (parsed by :mod:`nenjim.infrastructure.store.urls`); the pool
 holds ``pool_size`` to ``pool_size + max_overflow`` connections. One direct
 connection is made before the pool opens, so an unreachable server fails at
 once with libpq's reason (``StoreUnavailableError``).
@@ -43,21 +43,21 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from nenjim.infrastructure.log.postgres_connect import check_reachable
-from nenjim.infrastructure.log.urls import (
-    POSTGRES_CONNINFO,
-    UnsupportedStoreError,
-    resolve_store_url,
-)
+from nenjim.infrastructure.postgresql.connect import check_reachable
+from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.driver import StorageDriver
 from nenjim.infrastructure.storage.errors import BackendClosedError, UnsupportedBackendError
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.dialect import Dialect
-from nenjim.infrastructure.storage.sql.postgres_dialect import PostgresDialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.urls import (
+    POSTGRES_CONNINFO,
+    UnsupportedStoreError,
+    resolve_store_url,
+)
 
 _T = TypeVar("_T")
 

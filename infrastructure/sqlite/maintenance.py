@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-from nenjim.infrastructure.log.errors import StoreReadOnlyError
-from nenjim.infrastructure.log.sqlite_files import read_only_reason, reading_uri
-from nenjim.infrastructure.log.urls import StoreLocation
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
+from nenjim.infrastructure.sqlite.files import read_only_reason, reading_uri
+from nenjim.infrastructure.sqlite.storage import DEFAULT_BUSY_TIMEOUT, SQLiteDriver
 from nenjim.infrastructure.storage.audit.sessions import SqlStore, StoreNotFoundError
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
-from nenjim.infrastructure.storage.sqlite import DEFAULT_BUSY_TIMEOUT, SQLiteDriver
+from nenjim.infrastructure.store.errors import StoreReadOnlyError
+from nenjim.infrastructure.store.urls import StoreLocation
 
 
 class SQLiteStore(SqlStore):

@@ -16,8 +16,9 @@ from eventsourcing.persistence import Tracking
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.errors import ProjectionDamagedError, RebuildLostError
-from nenjim.infrastructure.log.projection_store import (
+from nenjim.infrastructure.sqlite.files import retry_when_locked
+from nenjim.infrastructure.store.errors import ProjectionDamagedError, RebuildLostError
+from nenjim.infrastructure.store.log_projections import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,
@@ -32,7 +33,6 @@ from nenjim.infrastructure.log.projection_store import (
     next_generation,
     tracked_state,
 )
-from nenjim.infrastructure.log.sqlite_files import retry_when_locked
 
 _TRACKING_DDL = (
     f"CREATE TABLE IF NOT EXISTS {TRACKING_TABLE} (name TEXT PRIMARY KEY, "

@@ -38,7 +38,7 @@ from weakref import WeakKeyDictionary
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.errors import ProjectionDamagedError
+from nenjim.infrastructure.store.errors import ProjectionDamagedError
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication
@@ -286,12 +286,12 @@ def projection_recorder(application: LogApplication) -> ProjectionRecorder:
         return memory_projections(recorder)
     datastore = cast(Any, application.factory).datastore
     if kind == "sqlite":
-        from nenjim.infrastructure.log.projection_sqlite import (  # noqa: PLC0415 - no driver otherwise
+        from nenjim.infrastructure.sqlite.projections import (  # noqa: PLC0415 - no driver otherwise
             SQLiteProjectionRecorder,
         )
 
         return SQLiteProjectionRecorder(datastore, recorder)
-    from nenjim.infrastructure.log.projection_postgres import (  # noqa: PLC0415 - the postgres extra
+    from nenjim.infrastructure.postgresql.projections import (  # noqa: PLC0415 - the postgres extra
         PostgresProjectionRecorder,
     )
 

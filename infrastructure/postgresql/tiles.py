@@ -11,7 +11,6 @@ from eventsourcing.persistence import Notification
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
-from nenjim.infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
 from nenjim.infrastructure.log.tiles import (
     CommittedEdge,
     LogEnd,
@@ -21,6 +20,7 @@ from nenjim.infrastructure.log.tiles import (
     Tiling,
     extend_entries,
 )
+from nenjim.infrastructure.postgresql.arrays import arguments, array_argument, as_scalars
 
 _PAGE = 500
 # The SQL types of the columns of the entries and tiles tables, in their order.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import psycopg
 
-from nenjim.infrastructure.log.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 
 
 def check_reachable(conninfo: str, where: str) -> None:

@@ -10,14 +10,6 @@ from itertools import islice
 from pathlib import Path
 
 from nenjim.infrastructure.log.claims import Claim
-from nenjim.infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
-from nenjim.infrastructure.log.schema import IDENTITY_TABLE, SCHEMA_TABLE
-from nenjim.infrastructure.log.sqlite import log_table_statements
-from nenjim.infrastructure.log.sqlite_files import (
-    prepare_database_file,
-    read_only_reason,
-    reading_uri,
-)
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.stores import (
     PAGE,
@@ -27,7 +19,15 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.log.urls import StoreLocation
+from nenjim.infrastructure.sqlite.files import (
+    prepare_database_file,
+    read_only_reason,
+    reading_uri,
+)
+from nenjim.infrastructure.sqlite.log import log_table_statements
+from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
+from nenjim.infrastructure.store.urls import StoreLocation
 
 BUSY_TIMEOUT = 30.0
 """Seconds to wait for another connection's writer lock."""

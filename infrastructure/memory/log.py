@@ -10,9 +10,9 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.group_commit import StoredBatch
-from nenjim.infrastructure.log.popo_tiles import POPOTiles
 from nenjim.infrastructure.log.tiles import Tiling, new_entries
+from nenjim.infrastructure.memory.tiles import POPOTiles
+from nenjim.infrastructure.store.log_group_commit import StoredBatch
 
 
 class ClaimingPOPOFactory(POPOFactory):

@@ -10,7 +10,7 @@ writer waits up to ``busy_timeout`` seconds for the lock; past that SQLite's
 (it is not a conflict, and nothing retries it).
 
 Root-view operations (one operation, no transaction of the caller's open)
-are group-committed (:mod:`nenjim.infrastructure.storage.group_commit`): those
+are group-committed (:mod:`nenjim.infrastructure.store.group_commit`): those
 that arrive while another batch commits share one ``BEGIN IMMEDIATE`` ...
 ``COMMIT``, so one fsync. A batch whose items all succeed runs them one
 after the other; one where an item raises is rolled back and run again with
@@ -37,19 +37,19 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nenjim.infrastructure.log.errors import StoreReadOnlyError, StoreUnavailableError
-from nenjim.infrastructure.log.group_commit import BATCH_LIMIT
-from nenjim.infrastructure.log.sqlite_files import enable_wal, read_only_reason
+from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
+from nenjim.infrastructure.sqlite.files import enable_wal, read_only_reason
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.driver import StorageDriver
 from nenjim.infrastructure.storage.errors import BackendClosedError
-from nenjim.infrastructure.storage.group_commit import GroupCommit, Pending
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.sql.sqlite_dialect import SQLiteDialect
-from nenjim.infrastructure.storage.transient import is_transient
+from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.group_commit import GroupCommit, Pending
+from nenjim.infrastructure.store.log_group_commit import BATCH_LIMIT
+from nenjim.infrastructure.store.transient import is_transient
 
 _T = TypeVar("_T")
 

@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from nenjim.infrastructure.log.errors import RebuildLostError
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
@@ -33,6 +32,7 @@ from nenjim.infrastructure.storage.follow.schema import qualified
 from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.errors import RebuildLostError
 
 POSITIONS = "storage_projection_positions"
 """The table of every tracked projection's generations and positions."""

@@ -71,7 +71,7 @@ def wakeup_for(backend: Backend, stop: threading.Event) -> Wakeup:
     if getattr(backend.driver, "kind", None) != "postgresql":
         return Polling(stop)
     # Imported here: it loads psycopg, which only PostgreSQL stores need.
-    module = importlib.import_module("nenjim.infrastructure.storage.follow.postgres_wakeup")
+    module = importlib.import_module("nenjim.infrastructure.postgresql.wakeup")
     return cast(Wakeup, module.Listening(backend, stop))
 
 

@@ -20,8 +20,8 @@ from psycopg.rows import DictRow, tuple_row
 from psycopg.sql import SQL, Identifier
 
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.errors import RebuildLostError
-from nenjim.infrastructure.log.projection_store import (
+from nenjim.infrastructure.store.errors import RebuildLostError
+from nenjim.infrastructure.store.log_projections import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,

@@ -36,15 +36,16 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.group_commit import (
+from nenjim.infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
+from nenjim.infrastructure.postgresql.arrays import arguments, array_argument, as_scalars
+from nenjim.infrastructure.postgresql.tiles import PostgresTiles
+from nenjim.infrastructure.store.log_group_commit import (
     AppendRequest,
     StoredBatch,
     commit_group,
     committed_appends,
 )
-from nenjim.infrastructure.log.postgres_arrays import arguments, array_argument, as_scalars
-from nenjim.infrastructure.log.postgres_tiles import PostgresTiles
-from nenjim.infrastructure.log.schema import (
+from nenjim.infrastructure.store.log_versions import (
     IDENTITY_TABLE,
     SCHEMA_TABLE,
     SCHEMA_VERSION,
@@ -52,8 +53,7 @@ from nenjim.infrastructure.log.schema import (
     recorded_version,
     require_log_tables,
 )
-from nenjim.infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
-from nenjim.infrastructure.log.urls import POSTGRES_CONNINFO
+from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).

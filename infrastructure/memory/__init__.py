@@ -1,0 +1,1 @@
+"""The ``memory:`` store kind: everything a store held in this process needs."""

@@ -1,0 +1,1 @@
+"""The ``postgresql://`` store kind: everything a PostgreSQL store needs (imports psycopg)."""

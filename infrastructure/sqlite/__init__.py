@@ -1,0 +1,1 @@
+"""The ``sqlite:`` store kind: everything an SQLite file store needs (imports ``sqlite3``)."""

@@ -1,0 +1,1 @@
+"""The store spine: what both logs share whatever the store kind."""
