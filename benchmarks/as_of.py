@@ -1,4 +1,4 @@
-"""Benchmark 3: ``as_of`` latency on an artifact with 10,000 revisions (in process).
+"""The ``as_of`` benchmark: ``as_of`` latency on an artifact with 10,000 revisions (in process).
 
 The chain is written as 10,000 files of one artifact and loaded through the
 public path (``build_journal(root, store="memory:")`` + ``start()``); a
@@ -82,7 +82,7 @@ def _write_chain(root: Path, texts: Sequence[str], versions: Sequence[str]) -> N
 
 
 def run(options: Options) -> str:
-    """Run benchmark 3 and return its report."""
+    """Run the ``as_of`` benchmark and return its report."""
     limit, seconds = (
         (QUICK_SAMPLES, QUICK_SECONDS) if options.quick else (FULL_SAMPLES, FULL_SECONDS)
     )

@@ -1,4 +1,4 @@
-"""Benchmark 1: single-revision ingest throughput against stock ``eventsourcing`` and raw drivers.
+"""The ingest benchmark: single-revision ingests against stock ``eventsourcing`` and raw drivers.
 
 Ours: ``JournalIngestion.ingest(revision)`` of successor revisions (an append
 at the expected head, durable), texts built and parsed before timing. Each
@@ -749,7 +749,7 @@ def _scaled(micros: float | None, goal: float | None) -> float | None:
 
 
 def run(options: Options) -> str:
-    """Run benchmark 1 and return its report."""
+    """Run the ingest benchmark and return its report."""
     out: list[str] = []
     profiles: list[str] = []
     results: dict[str, BackendResult] = {}

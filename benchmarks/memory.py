@@ -1,4 +1,4 @@
-"""Benchmark 7: peak resident memory of a cold start, next to the size of the texts it loads.
+"""The memory benchmark: peak resident memory of a cold start, next to the size of its texts.
 
 A cold start runs in a child process, once on the embedded default store
 (a new SQLite file: the log lives on disk) and once on ``memory:`` (the log

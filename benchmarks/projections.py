@@ -1,6 +1,6 @@
-"""Benchmark 6: the persisted Journal chain projection, and a CLI query that no longer replays.
+"""The projections benchmark: the persisted Journal chain projection, and a CLI query on it.
 
-(a) On an SQLite store loaded with benchmark 2's root (2,000 artifacts x 5
+(a) On an SQLite store loaded with the start-up benchmark's root (2,000 artifacts x 5
 revisions), side by side in one run: merely reading and decoding every
 event of the Journal log (``LogReader.notifications`` + ``decode_event``,
 what any fold must do), a rebuild of the projection into a fresh generation

@@ -1,13 +1,13 @@
-"""Benchmark 4: projection rebuild from the log, in events per second.
+"""The rebuild benchmark: projection rebuild from the log, in events per second.
 
 ``JournalChainsProjection().catch_up(LogReader(JournalLog(url)))`` on the stores that
-benchmark 2 loads (2,000 artifacts x 5 revisions), SQLite and PostgreSQL.
+the start-up benchmark loads (2,000 artifacts x 5 revisions), SQLite and PostgreSQL.
 The log is opened before the clock starts; each run replays into a fresh
 projection. Two reference rows split the cost: reading the notification
 rows only, and reading plus mapping them to domain events.
 
 Run: ``python -m benchmarks.rebuild [--quick] [--no-profile]`` (it loads its
-own stores first); ``benchmarks.run_all`` reuses benchmark 2's stores.
+own stores first); ``benchmarks.run_all`` reuses the start-up benchmark's stores.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def report(options: Options, stores: Mapping[str, str], revisions: int) -> str:
 
 
 def run(options: Options) -> str:
-    """Load fresh stores like benchmark 2, then run benchmark 4 on them."""
+    """Load fresh stores as the start-up benchmark does, then rebuild from them."""
     with loaded_stores(options) as (stores, revisions):
         return report(options, stores, revisions)
 

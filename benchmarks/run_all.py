@@ -2,8 +2,11 @@
 
 A full run also writes its tables as JSON under ``benchmarks/results/``.
 
-Benchmark 4 (rebuild) replays the stores that benchmark 2 (start-up) loaded
-last, so the root is generated and loaded once.
+Each section is named after its benchmark (a number would shift whenever one
+is added). The rebuild benchmark replays the stores that the start-up
+benchmark loaded last, so the root is generated and loaded once. Three probes
+(``benchmarks.probes``) run last, so that each result file keeps the floors
+beside the goal rows they bound.
 """
 
 from __future__ import annotations
@@ -13,18 +16,16 @@ from collections.abc import Mapping, Sequence
 
 from benchmarks import (
     as_of,
-    commit_pages,
     follower_lag,
     ingest,
-    insert_floor,
     memory,
-    postgres_floor,
     projections,
     rebuild,
     startup,
     storage,
 )
 from benchmarks.common import machine_info, machine_table, parse_options
+from benchmarks.probes import commit_pages, insert_floor, postgres_floor
 from benchmarks.results import write_result
 
 
@@ -40,22 +41,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         report.append(f"## {title}\n\n{body}\n")
         print(report[-1], flush=True)
 
-    section("1. Single-revision ingest", ingest.run(options))
+    section("Single-revision ingest", ingest.run(options))
     rebuild_reports: list[str] = []
 
     def rebuild_on(stores: Mapping[str, str], revisions: int) -> None:
         rebuild_reports.append(rebuild.report(options, stores, revisions))
 
-    section("2. Start-up load", startup.run(options, stores_ready=rebuild_on))
-    section("3. as_of latency", as_of.run(options))
-    section("4. Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
-    section("5. Storage SPI operations", storage.run(options))
-    section("6. Projections", projections.run(options))
-    section("7. Peak memory of a cold start", memory.run(options))
-    section("8. Followers", follower_lag.run(options))
-    section("9. Pages a SQLite write commits", commit_pages.run(options))
-    section("10. The SQLite insert's floor", insert_floor.run(options))
-    section("11. The PostgreSQL writes' floor", postgres_floor.run(options))
+    section("Start-up load", startup.run(options, stores_ready=rebuild_on))
+    section("as_of latency", as_of.run(options))
+    section("Projection rebuild", "\n\n".join(rebuild_reports) or "no durable store loaded")
+    section("Storage SPI operations", storage.run(options))
+    section("Persisted projections", projections.run(options))
+    section("Peak memory of a cold start", memory.run(options))
+    section("Followers", follower_lag.run(options))
+    section("Probe: pages a SQLite write commits", commit_pages.run(options))
+    section("Probe: the SQLite insert's floor", insert_floor.run(options))
+    section("Probe: the PostgreSQL writes' floor", postgres_floor.run(options))
     seconds = time.perf_counter() - started
     print(f"All benchmarks took {seconds:.0f} s.", flush=True)
     if not options.quick:

@@ -1,4 +1,4 @@
-"""Benchmark 2: start-up load of a generated root (2,000 artifacts x 5 revisions).
+"""The start-up benchmark: start-up load of a generated root (2,000 artifacts x 5 revisions).
 
 ``benchmarks.sample_roots.generate_root`` writes the root into a temporary
 directory. Each timed load opens a fresh store (``build_journal(root,
@@ -175,7 +175,10 @@ class Loads:
 
 
 def run(options: Options, stores_ready: StoresReady | None = None) -> str:
-    """Run benchmark 2 and return its report; ``stores_ready`` may use the last loaded stores."""
+    """Run the start-up benchmark and return its report.
+
+    ``stores_ready`` may use the stores loaded last.
+    """
     runs = 1 if options.quick else RUNS
     warm_runs = 1 if options.quick else WARM_RUNS
     out: list[str] = []

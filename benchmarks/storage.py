@@ -1,4 +1,4 @@
-"""Benchmark 5: Storage SPI operations against raw ``sqlite3``/psycopg doing the same SQL.
+"""The Storage SPI benchmark: its operations against raw ``sqlite3``/psycopg doing the same SQL.
 
 Operations, each one root-view call (its own transaction): record insert,
 record CAS replace, stream append of 1 and of 100 entries, and ``check()``
@@ -530,7 +530,7 @@ def _pg_raw_settings() -> str:
 
 
 def run(options: Options) -> str:
-    """Run benchmark 5 and return its report."""
+    """Run the Storage SPI benchmark and return its report."""
     timing = QUICK if options.quick else DURABLE
     out: list[str] = []
     profiles: list[str] = []

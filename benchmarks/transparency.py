@@ -1,4 +1,4 @@
-"""Benchmark 6: hashing a transparency log's leaves, next to ``hashlib.sha256``'s own rate.
+"""The leaf-hashing benchmark: a transparency log's leaves hashed, next to ``hashlib``'s own rate.
 
 A log of Journal leaves (``<coordinate> <journal-version> sha256:<hex>\\n``,
 ~100 bytes each) is encoded as C2SP entry bundles of 256 entries. Timed, each

@@ -1,7 +1,7 @@
-"""Benchmark 7: what the transparency tree costs a single-revision ingest.
+"""The transparency-ingest benchmark: what the transparency tree costs a single-revision ingest.
 
-``JournalIngestion.ingest(revision)`` of successor revisions (as in benchmark
-1: one writer, one append at the expected head per revision, durable), on a
+``JournalIngestion.ingest(revision)`` of successor revisions (as in the ingest
+benchmark: one writer, one append at the expected head per revision, durable), on a
 Journal log that writes the tree's leaves and tiles in each append's
 transaction, and on the same log without them (the log as a build before the
 tree wrote it: events and claims only). Both run on fresh stores of each kind,

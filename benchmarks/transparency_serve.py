@@ -1,4 +1,4 @@
-"""Benchmark 8: ``nenjim serve`` under a bounded load on loopback, 1 and 4 server processes.
+"""The serve benchmark: ``nenjim serve`` under a bounded load on loopback, 1 and 4 server processes.
 
 A PostgreSQL Journal log of 5,000 revisions (``--quick``: 1,000) is served by
 1, then 4 ``nenjim serve`` processes (each its own port; the client spreads

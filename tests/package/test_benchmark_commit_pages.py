@@ -1,4 +1,4 @@
-"""The page counter of ``benchmarks.commit_pages``: frames per write, and whose pages they are."""
+"""The page counter of ``benchmarks.probes.commit_pages``: frames per write, and whose pages."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.commit_pages import PASSES, frame_bytes, frames_per_write, wal_pages
+from benchmarks.probes.commit_pages import PASSES, frame_bytes, frames_per_write, wal_pages
 
 
 def _wal_file(path: Path) -> sqlite3.Connection:

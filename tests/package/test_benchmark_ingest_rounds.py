@@ -1,10 +1,10 @@
-"""``benchmarks.ingest_rounds``: the same ingest work every run, for instruction counts."""
+"""``benchmarks.probes.ingest_rounds``: the same ingest work every run, for instruction counts."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks import ingest_rounds
+from benchmarks.probes import ingest_rounds
 
 
 def test_writers_ingest_in_turns_the_rounds_asked_for(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""The by-hand writer of ``benchmarks.insert_floor`` writes what the engine's insert writes."""
+"""The by-hand writer of ``benchmarks.probes.insert_floor`` writes what the engine's insert does."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.insert_floor import by_hand
+from benchmarks.probes.insert_floor import by_hand
 from benchmarks.storage import OPS, RESOURCES, spi_steps
 from nenjim.infrastructure.storage import open_backend
 from nenjim.infrastructure.storage.sql.events import record_stream

@@ -1,11 +1,11 @@
-"""``benchmarks.parse_handoff``: parsed revisions pickled and unpickled against the parse."""
+"""``benchmarks.probes.parse_handoff``: parsed revisions pickled and unpickled against the parse."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks import parse_handoff
 from benchmarks.common import chain_texts
+from benchmarks.probes import parse_handoff
 
 
 def _files(count: int) -> list[bytes]:

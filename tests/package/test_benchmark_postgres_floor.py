@@ -1,4 +1,4 @@
-"""The by-hand writers of ``benchmarks.postgres_floor`` write what the engine's insert and
+"""The by-hand writers of ``benchmarks.probes.postgres_floor`` write what the engine's insert and
 1-entry append write, and check what the statement answers."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from benchmarks.postgres_floor import by_hand
+from benchmarks.probes.postgres_floor import by_hand
 from benchmarks.storage import OPS, RECORD, RESOURCES, spi_steps
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry

@@ -9,8 +9,8 @@ count is the same on any host, loaded or not. Run it under callgrind twice,
 with ``--rounds 0`` (set-up only) and with rounds, and divide the difference
 by the ingests::
 
-    valgrind --tool=callgrind python -m benchmarks.ingest_rounds --writers 8 --rounds 0
-    valgrind --tool=callgrind python -m benchmarks.ingest_rounds --writers 8 --rounds 50
+    valgrind --tool=callgrind python -m benchmarks.probes.ingest_rounds --writers 8 --rounds 0
+    valgrind --tool=callgrind python -m benchmarks.probes.ingest_rounds --writers 8 --rounds 50
 
 Without valgrind it prints the ingests per second of the rounds (no ratio:
 this is a counting tool, not a benchmark with a baseline).

@@ -8,7 +8,7 @@ baseline) against pickling the parses one artifact at a time (the worker's
 side) and unpickling them (the start-up process's side). Unpickling a
 Journal value checks its text again, as building it does.
 
-Run: ``python -m benchmarks.parse_handoff [--quick]``.
+Run: ``python -m benchmarks.probes.parse_handoff [--quick]``.
 """
 
 from __future__ import annotations

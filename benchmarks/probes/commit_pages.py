@@ -19,7 +19,7 @@ the WAL mid-pass), the median pass shown:
   root inserted, an unindexed workflow state replaced, an indexed execution
   inserted.
 
-Run: ``python -m benchmarks.commit_pages`` (also section 9 of ``benchmarks.run_all``).
+Run: ``python -m benchmarks.probes.commit_pages`` (also part of ``benchmarks.run_all``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ With 8 writers on a 2-core machine, client and server share both cores: the
 by-hand ratio is what the rows and indexes the engine writes leave for any
 client, whatever the engine's Python.
 
-Run: ``python -m benchmarks.postgres_floor [--quick]`` (also a section of
+Run: ``python -m benchmarks.probes.postgres_floor [--quick]`` (also part of
 ``benchmarks.run_all``).
 """
 
@@ -42,7 +42,7 @@ import psycopg
 
 from benchmarks.common import PG_URL, Options, Step, Timing, parse_options, pg_problem, run_pass
 from benchmarks.common import table as render_table
-from benchmarks.insert_floor import InsertValues
+from benchmarks.probes.insert_floor import InsertValues
 from benchmarks.storage import OPS, RECORD, Op, _pg_store, spi_steps
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.postgresql.storage import PostgresBackend

@@ -8,7 +8,7 @@ free" is the baseline's time over ours' time in ``sqlite3`` alone: the ratio
 the statements ours sends would reach with no Python around them, i.e. the
 floor that the storage format sets for the goal of >= 0.6x.
 
-Run: ``python -m benchmarks.storage_split [operations per round]``.
+Run: ``python -m benchmarks.probes.storage_split [operations per round]``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ time in turn (ours, then by hand, then the baseline), so a shared disk whose
 The by-hand writer is a floor for the storage format: what the goal's ratio can
 reach with the rows and indexes an insert writes, whatever the engine's Python.
 
-Run: ``python -m benchmarks.insert_floor [--quick]`` (also section 10 of
+Run: ``python -m benchmarks.probes.insert_floor [--quick]`` (also part of
 ``benchmarks.run_all``).
 """
 
