@@ -70,14 +70,37 @@ def _cells(line: str) -> list[str]:
 
 
 def goal_rows(tables: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
-    """Rows that carry a verdict, keyed by ``table title / first cell[s]`` (stable across runs)."""
+    """Rows that carry a verdict, keyed by ``table title / first cell[s]`` (stable across runs).
+
+    A title or cell may carry a remark with a measured value, ``(what: value)``
+    (the imports' memory, the slowest lookup); the key leaves such remarks out,
+    so that the same goal row of two runs has the same key.
+    """
     goals: dict[str, list[str]] = {}
     for table in tables:
         for row in table["rows"]:
             if any(cell in _VERDICTS for cell in row):
-                key = f"{table['title']} / {' / '.join(row[:2])}"
+                key = " / ".join(_without_remarks(part) for part in [table["title"], *row[:2]])
                 goals[key] = [str(cell) for cell in row]
     return goals
+
+
+def _without_remarks(text: str) -> str:
+    """``text`` without its parenthesised groups that hold a colon, spaces collapsed."""
+    kept: list[str] = []
+    start = opened = depth = 0
+    for index, char in enumerate(text):
+        if char == "(":
+            if depth == 0:
+                opened = index
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0 and ":" in text[opened:index]:
+                kept.append(text[start:opened])
+                start = index + 1
+    kept.append(text[start:])
+    return " ".join("".join(kept).split())
 
 
 def write_result(report: str, machine: list[tuple[str, str]], seconds: float) -> Path:

@@ -71,3 +71,29 @@ def test_comparing_without_any_result_file_says_so(
     monkeypatch.setattr(results, "RESULTS", tmp_path)
     assert results.main([]) == 1
     assert "no result files" in capsys.readouterr().err
+
+
+def _memory_run(imports: str, worst: str, ratio: str) -> list[dict[str, object]]:
+    report = "\n\n".join(
+        [
+            table(
+                f"Peak memory of a cold start (imports alone: {imports})",
+                ["store", "revisions", "added / texts", "met"],
+                [["SQLite", "10,000", ratio, mark(True)]],
+            ),
+            table(
+                "as_of target",
+                ["target", "wanted", "measured", ""],
+                [[f"as_of p99 (worst lookup: {worst})", "<= 10 µs", "2.05 µs", mark(True)]],
+            ),
+        ]
+    )
+    return [t.as_json() for t in results.parse_tables(report)]
+
+
+def test_a_remark_that_carries_a_measured_value_does_not_split_a_goal_row() -> None:
+    today = {"commit": "new", "tables": _memory_run("29.6 MiB", "`as_of(str, str)`", "2.78x")}
+    previous = {"commit": "old", "tables": _memory_run("29.5 MiB", "`as_of(Coord)`", "2.80x")}
+    lines = results.comparison(today, previous).splitlines()
+    assert "| Peak memory of a cold start / SQLite / 10,000 | 2.78x · ✅ | 2.80x · ✅ |" in lines
+    assert "| as_of target / as_of p99 / <= 10 µs | 2.05 µs · ✅ | 2.05 µs · ✅ |" in lines
