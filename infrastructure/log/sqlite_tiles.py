@@ -22,6 +22,9 @@ from infrastructure.log.tiles import (
 )
 
 _PAGE = 500
+# The SQLite storage class of each column of the entries and tiles tables.
+_ENTRY_TYPES = {"position": "integer", "notification_id": "integer", "data": "blob"}
+_TILE_TYPES = {"level": "integer", "idx": "integer", "data": "blob"}
 
 
 class SQLiteTiles:
@@ -84,6 +87,30 @@ class SQLiteTiles:
             )
             present = {row[0] for row in c.fetchall()}
         return [name for name in (self.entries_table, self.tiles_table) if name not in present]
+
+    def mistyped_value(self) -> str | None:
+        for table, keys, columns in (
+            (self.entries_table, ("position",), _ENTRY_TYPES),
+            (self.tiles_table, ("level", "idx"), _TILE_TYPES),
+        ):
+            selected = ", ".join([*keys, *(f"typeof({name})" for name in columns)])
+            wrong = " OR ".join(f"typeof({name}) <> '{kind}'" for name, kind in columns.items())
+            with self.datastore.transaction(commit=False) as c:
+                c.execute(f"SELECT {selected} FROM {table} WHERE {wrong} LIMIT 1")
+                row = c.fetchone()
+            if row is None:
+                continue
+            where = ", ".join(f"{key} {value!r}" for key, value in zip(keys, row, strict=False))
+            name, found = next(
+                (name, found)
+                for name, found in zip(columns, row[len(keys) :], strict=True)
+                if found != columns[name]
+            )
+            return (
+                f"{table} row ({where}) holds {name} of SQLite type {found}, "
+                f"not {columns[name]} (an edited row)"
+            )
+        return None
 
     def _catch_up(self, *, rebuild: bool = False) -> None:
         with self.datastore.get_connection(commit=True) as conn:

@@ -250,6 +250,12 @@ class TiledLog(Protocol):
         """The names of the entries and tiles tables that the store does not hold."""
         ...
 
+    def mistyped_value(self) -> str | None:
+        """The first value in the entries or tiles tables of another type than its column's,
+        described (``None``: none). Only SQLite lets a column hold any type (a BLOB
+        edited into TEXT holding the same bytes reads back the same, yet is an edit)."""
+        ...
+
 
 def new_entries(ids: Sequence[int] | None, kwargs: dict[str, Any]) -> list[tuple[int, bytes]]:
     """The ``(notification id, data)`` pairs of an append's ``entries`` keyword.
