@@ -19,7 +19,7 @@ from infrastructure.log import (
     UnsupportedStoreError,
     is_read_only_error,
 )
-from journal.exception import JournalError, JournalStoreError
+from journal.exception import JournalError, JournalIntegrityError, JournalStoreError
 from nenjim.cli_exit import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -52,6 +52,9 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return classify(error.__cause__, store)
         case JournalStoreError():
             return Failure(str(error), "store", EXIT_STORE)
+        case JournalIntegrityError() if isinstance(error.__cause__, LogDamagedError):
+            # The Journal API's form of damage to the store's tables: as damage is reported.
+            return Failure(str(error), "integrity", EXIT_FAILURE)
         case JournalError():
             return Failure(str(error), "journal", EXIT_FAILURE)
         case (

@@ -12,6 +12,7 @@ from infrastructure.log.errors import (
     StoreIdentityError,
     StoreReadOnlyError,
     StoreUnavailableError,
+    TiledLogDamagedError,
     is_read_only_error,
 )
 from infrastructure.log.reader import LogReader
@@ -50,6 +51,7 @@ __all__ = [
     "TileKey",
     "TileReads",
     "TiledLog",
+    "TiledLogDamagedError",
     "TilesMissingError",
     "UnsupportedStoreError",
     "is_read_only_error",

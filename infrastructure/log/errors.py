@@ -78,3 +78,10 @@ class LogDamagedError(RuntimeError):
     """The log's own tables were edited behind the engine's back so that they cannot be
     read as a log: a table of the log is missing beside the others, its schema version row
     is gone, or a stored event's columns hold what no event can (a NULL, another type)."""
+
+
+class TiledLogDamagedError(LogDamagedError):
+    """A tiled log's entries or tiles were edited behind the engine's back: an entry or a
+    tile that the others call for is missing, or holds what none can (another type, too
+    few bytes). They derive from the events (``TiledLog.rebuild_entries`` rebuilds them);
+    a write that finds them so is rolled back whole: its events are not appended."""

@@ -9,7 +9,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
 
-from infrastructure.log.errors import LogDamagedError
+from infrastructure.log.errors import LogDamagedError, TiledLogDamagedError
 from infrastructure.log.sqlite_files import retry_when_locked
 from infrastructure.log.tiles import (
     CommittedEdge,
@@ -181,7 +181,7 @@ class _Transaction:
             "ORDER BY position DESC LIMIT 1"
         )
         row = self.c.fetchone()
-        return (0, 0) if row is None else (int(row[0]) + 1, int(row[1]))
+        return (0, 0) if row is None else (int(row[0]) + 1, self._notification_id(row[1]))
 
     def notifications(self, after: int, upto: int | None) -> Iterator[Notification]:
         last = upto if upto is not None else -1
@@ -228,7 +228,16 @@ class _Transaction:
             "WHERE position >= ? AND position < ? ORDER BY position",
             (start, stop),
         )
-        return [(int(row[0]), bytes(row[1])) for row in self.c.fetchall()]
+        return [(self._notification_id(row[0]), bytes(row[1])) for row in self.c.fetchall()]
+
+    def _notification_id(self, value: object) -> int:
+        """An entry's notification id, as read (SQLite lets the column hold any type)."""
+        if type(value) is not int:
+            raise TiledLogDamagedError(
+                f"{self.tables.entries_table} holds notification id {value!r}: not an integer "
+                "(an edited row)"
+            )
+        return value
 
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]

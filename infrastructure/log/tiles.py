@@ -32,6 +32,8 @@ from uuid import UUID
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
+from infrastructure.log.errors import TiledLogDamagedError
+
 TileKey = tuple[int, int]
 """A tile's ``(level, index)``."""
 
@@ -47,8 +49,8 @@ class StoredTile:
     data: bytes
 
 
-class TilesMissingError(LookupError):
-    """A tile that the entries call for is not stored."""
+class TilesMissingError(TiledLogDamagedError, LookupError):
+    """A tile that the entries call for is not stored (or too short to be that tile)."""
 
 
 class TileReads(Protocol):

@@ -30,6 +30,7 @@ matrix with ``NENJIM_TEST_EVERY_EDIT=1``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import shutil
@@ -48,7 +49,7 @@ from domain.journal.chain import JournalChain, accept_revision
 from domain.journal.parser import parse_journal
 from infrastructure.persistence import Persistence
 from journal.impl.ref.log import JournalLog, root_identity
-from journal_texts import digest, journal_text
+from journal_texts import digest, journal_text, write_revision
 from nenjim.cli import main as nenjim
 
 V1, V2 = "20260101T000000Z", "20260201T000000Z"
@@ -531,6 +532,33 @@ def damaged(
 
 # -- the checks ---------------------------------------------------------------------
 
+TREE = {"journal_entries", "journal_tiles"}
+"""The tables of the Journal's transparency tree, derived from its log: the writers read
+them to extend the tree."""
+NEW = "org.example.new"
+
+
+def _ingest(url: str, root: Path, rows: Rows) -> tuple[int, str, str]:
+    """A start that ingests one new revision (a later ``journal verify`` of the root, a file
+    added); when it fails, nothing was appended."""
+    gc.collect()  # no log of this process is left to hand its tree's edge to this one
+    before = _event_count(rows)
+    path = write_revision(root, NEW, V1, journal_text(NEW, V1))
+    try:
+        result = _run("journal", "verify", str(root), "--store", url)
+    finally:
+        shutil.rmtree(path.parent)
+    if result[0]:
+        assert _event_count(rows) == before, f"a failed ingest appended events: {result[2]}"
+    return result
+
+
+def _event_count(rows: Rows) -> int | None:
+    try:
+        return int(rows.execute("SELECT count(*) FROM journal_events")[0][0])
+    except (sqlite3.Error, psycopg.Error):
+        return None  # the table was dropped
+
 STORE_LEVEL = ("schema version", "holds the Journal of", "belongs to")
 """What an exit 3 may say on a damaged store: the store is of another schema version or
 Journal (documented: the store cannot be used), not a crash."""
@@ -576,17 +604,24 @@ def test_every_edit_of_every_table_ends_in_a_report(
     assert rows.dump() == before, "an audit wrote to the store"
 
     start = _run("journal", "verify", str(template.root), "--store", url)
-    for what, (code, _, err) in {
+    family = TABLES[edit.table][0]
+    ran = {
         "journal audit": journal_audit,
         "journal audit --checkpoint": anchored,
         "storage audit": storage_audit,
         "start": start,
-        "journal repair": _run("journal", "repair", "--store", url),
-        "storage repair": _run("storage", "repair", "--store", url),
-    }.items():
+    }
+    if family != STORAGE:  # the Journal's own tables: what its writers read
+        ran["ingest"] = ingest = _ingest(url, template.root, rows)
+        if edit.table in TREE and ingest[0]:
+            assert "nenjim journal repair --store" in ingest[2], ingest[2]
+    ran["journal repair"] = _run("journal", "repair", "--store", url)
+    ran["storage repair"] = _run("storage", "repair", "--store", url)
+    for what, (code, _, err) in ran.items():
         _check(what, code, err)
+    if edit.table in TREE and ran["journal repair"][0] == 0:
+        assert _ingest(url, template.root, rows)[0] == 0, "an ingest after the repair failed"
 
-    family = TABLES[edit.table][0]
     if edit.table in UNCHECKED:
         return
     if edit.id in RECOVERED:

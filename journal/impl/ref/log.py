@@ -22,9 +22,15 @@ from uuid import UUID
 from eventsourcing.domain import DomainEventProtocol
 
 from domain.journal.chain import JournalChain
-from domain.journal.errors import InvalidValueError, JournalStoreError
+from domain.journal.errors import InvalidValueError, JournalIntegrityError, JournalStoreError
 from domain.journal.values import ArtifactCoordinate, Sha256Digest
-from infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
+from infrastructure.log import (
+    Claim,
+    LogApplication,
+    LogBatch,
+    StoreIdentityError,
+    TiledLogDamagedError,
+)
 from journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
 DIGEST_NAMESPACE = "journal-digest"
@@ -125,6 +131,9 @@ class JournalLog(LogApplication):
             )
         except StoreIdentityError as error:
             raise refusal(error.where, error.recorded, error.wanted) from None
+        except TiledLogDamagedError as error:  # the catch-up of leaves missing from the tree
+            raise tree_damage(self.location.display, identity, error) from error
+        self._identity = identity
         # The identity to record at the first append or claim(); None once recorded.
         self._unclaimed = identity if create and not self.read_only else None
 
@@ -165,7 +174,26 @@ class JournalLog(LogApplication):
         holds the stored form of all its events.
         """
         self.claim()
-        return self.append_batches(_batches(events, batch_size))
+        try:
+            return self.append_batches(_batches(events, batch_size))
+        except TiledLogDamagedError as error:
+            raise tree_damage(self.location.display, self._identity, error) from error
+
+
+def tree_damage(
+    store: str, identity: str | None, error: TiledLogDamagedError
+) -> JournalIntegrityError:
+    """The Journal's error for a write that found the transparency tree damaged (it wrote
+    nothing): the tree derives from the log, and the repair rebuilds it."""
+    named = (
+        f" --journal {identity.removeprefix(_NAME)}"
+        if identity and identity.startswith(_NAME)
+        else ""
+    )
+    return JournalIntegrityError(
+        f"the transparency tree in {store} is damaged, nothing was appended: {error} "
+        f"(derived from the log: nenjim journal repair --store {store}{named} rebuilds it)"
+    )
 
 
 def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:
