@@ -14,6 +14,7 @@ from infrastructure.log import (
     LogDamagedError,
     ProjectionDamagedError,
     RebuildLostError,
+    RebuildTimeoutError,
     StoreIdentityError,
     StoreUnavailableError,
     UnsupportedStoreError,
@@ -69,7 +70,7 @@ def classify(error: BaseException, store: str | None) -> Failure:
                 "integrity",
                 EXIT_FAILURE,
             )
-        case RebuildLostError():
+        case RebuildLostError() | RebuildTimeoutError():
             return Failure(str(error), "failure", EXIT_FAILURE)
         case UnsupportedStoreError():
             return Failure(f"argument --store: {error}", "usage", EXIT_USAGE)

@@ -68,6 +68,16 @@ class RebuildLostError(RuntimeError):
     """
 
 
+class RebuildTimeoutError(TimeoutError):
+    """A projection rebuild waited too long for transactions older than it to end.
+
+    On PostgreSQL an event is final (a follower may apply it) only once every
+    transaction that started before it, anywhere on the server, has ended; a
+    rebuild covers every event committed before it began, so it waits for them.
+    The live generation is unchanged.
+    """
+
+
 class ProjectionDamagedError(RuntimeError):
     """A persisted projection that was edited behind the engine's back: its tracking row
     holds a value of the wrong type, its table is missing, or its table holds rows past
