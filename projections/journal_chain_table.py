@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 
 from eventsourcing.persistence import Tracking
 
+from nenjim.domain.journal.chain import JournalChain
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
 from nenjim.infrastructure.store.log_projections import (
     Persisted,
@@ -37,6 +38,7 @@ from nenjim.projections.journal_chains import (
     JournalChainsProjection,
     JournalWorldview,
     KnownTexts,
+    LoggedRevision,
     ProjectionIntegrityError,
     StoredRevision,
     decode_event,
@@ -127,20 +129,20 @@ def chain_row(stored: StoredRevision) -> Row:
     return (stored.position, stored.coordinate, stored.version_key, stored.digest)
 
 
-def text_loader(log: LogReader) -> Callable[[int], str]:
-    """Reads the text of the revision accepted at a position, from the log."""
+def text_loader(log: LogReader) -> Callable[[int], LoggedRevision]:
+    """Reads the revision accepted at a position, from its event in the log."""
 
-    def load(position: int) -> str:
+    def load(position: int) -> LoggedRevision:
         notification = log.at(position)
         if notification is None:
             raise ProjectionIntegrityError(
                 f"notification {position}: the persisted chain projection names it, "
                 "the log does not hold it"
             )
-        text = getattr(decode_event(log, notification), "text", None)
-        if not isinstance(text, str):
+        event = decode_event(log, notification)
+        if not isinstance(event, JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted):
             raise ProjectionIntegrityError(f"notification {position}: no revision text")
-        return text
+        return LoggedRevision(event.coordinate, event.journal_version, event.digest, event.text)
 
     return load
 

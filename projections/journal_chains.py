@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
@@ -73,13 +73,22 @@ class ProjectionIntegrityError(JournalIntegrityError):
     """An event in the log contradicts the log or its chain (an edited or corrupt log)."""
 
 
+class LoggedRevision(NamedTuple):
+    """What the log's event at a position says of its revision: its row and its text."""
+
+    coordinate: str
+    version_key: str
+    digest: str
+    text: str
+
+
 class StoredRevision:
     """One accepted revision as the log holds it; its text read and parsed once, on first use.
 
     A revision folded from the log holds its text; one loaded from a
     persisted projection holds only its position, digest and version, and
-    ``load_text`` reads its text from the log when first needed (checked
-    then against its digest).
+    ``load_text`` reads its event from the log when first needed (checked
+    then: the event must say what the row says, and its text digest to it).
     """
 
     __slots__ = ("_load", "_parsed", "_text", "coordinate", "digest", "position", "version_key")
@@ -93,7 +102,7 @@ class StoredRevision:
         text: str | None,
         position: int,
         parsed: JournalRevision | None = None,
-        load_text: Callable[[int], str] | None = None,
+        load_text: Callable[[int], LoggedRevision] | None = None,
     ) -> None:
         self.coordinate = coordinate
         self.version_key = version_key
@@ -117,7 +126,14 @@ class StoredRevision:
                     f"notification {self.position}: no text for {self.coordinate} "
                     f"{self.version_key}"
                 )
-            text = self._load(self.position)
+            logged = self._load(self.position)
+            row = (self.coordinate, self.version_key, self.digest)
+            if logged[:3] != row:
+                raise ProjectionIntegrityError(
+                    f"notification {self.position}: the persisted chain projection says "
+                    f"{' '.join(row)}; its event says {' '.join(logged[:3])}"
+                )
+            text = logged.text
             if _digest(text) != self.digest:
                 raise ProjectionIntegrityError(
                     f"notification {self.position} ({self.coordinate} {self.version_key}): "
@@ -128,10 +144,12 @@ class StoredRevision:
 
     @classmethod
     def from_rows(
-        cls, rows: Iterable[tuple[int, str, str, str]], load_text: Callable[[int], str]
+        cls,
+        rows: Iterable[tuple[int, str, str, str]],
+        load_text: Callable[[int], LoggedRevision],
     ) -> list[StoredRevision]:
         """Revisions of persisted rows ``(position, coordinate, version key, digest)``,
-        holding no text: ``load_text`` reads each from the log when first needed.
+        holding no text: ``load_text`` reads each one's event when its text is first needed.
 
         Slots set directly: a start builds one per accepted revision, and a call with
         keywords each would cost four times as much.

@@ -20,9 +20,11 @@ from nenjim.infrastructure.store.errors import (
     LogDamagedError,
     ProjectionDamagedError,
     RebuildLostError,
+    RebuildTimeoutError,
     StoreIdentityError,
     StoreReadOnlyError,
     StoreUnavailableError,
+    TiledLogDamagedError,
     is_read_only_error,
 )
 from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
@@ -41,6 +43,7 @@ __all__ = [
     "LogReader",
     "ProjectionDamagedError",
     "RebuildLostError",
+    "RebuildTimeoutError",
     "StoreIdentityError",
     "StoreLocation",
     "StoreReadOnlyError",
@@ -50,6 +53,7 @@ __all__ = [
     "TileKey",
     "TileReads",
     "TiledLog",
+    "TiledLogDamagedError",
     "TilesMissingError",
     "UnsupportedStoreError",
     "is_read_only_error",

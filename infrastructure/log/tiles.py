@@ -32,6 +32,8 @@ from uuid import UUID
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
+from nenjim.infrastructure.store.errors import TiledLogDamagedError
+
 TileKey = tuple[int, int]
 """A tile's ``(level, index)``."""
 
@@ -47,8 +49,8 @@ class StoredTile:
     data: bytes
 
 
-class TilesMissingError(LookupError):
-    """A tile that the entries call for is not stored."""
+class TilesMissingError(TiledLogDamagedError, LookupError):
+    """A tile that the entries call for is not stored (or too short to be that tile)."""
 
 
 class TileReads(Protocol):
@@ -248,6 +250,12 @@ class TiledLog(Protocol):
 
     def missing_tables(self) -> list[str]:
         """The names of the entries and tiles tables that the store does not hold."""
+        ...
+
+    def mistyped_value(self) -> str | None:
+        """The first value in the entries or tiles tables of another type than its column's,
+        described (``None``: none). Only SQLite lets a column hold any type (a BLOB
+        edited into TEXT holding the same bytes reads back the same, yet is an edit)."""
         ...
 
 

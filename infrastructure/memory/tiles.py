@@ -56,6 +56,9 @@ class POPOTiles:
     def missing_tables(self) -> list[str]:
         return []  # kept in memory: nothing to lose
 
+    def mistyped_value(self) -> str | None:
+        return None  # kept as Python values: no row to edit
+
     def entry_count(self) -> int:
         with self._lock:
             return len(self._entries)

@@ -104,6 +104,11 @@ class PostgresDialect(Dialect):
 
     for_update = " FOR UPDATE"
     dense_notification_ids = False  # a bigserial value is spent by a rolled-back insert
+    notification_id_sequence = (
+        "SELECT s IS NOT NULL, pg_sequence_last_value(s), "
+        "(SELECT max(notification_id) FROM {events}) "
+        "FROM (SELECT pg_get_serial_sequence(?, 'notification_id')::regclass AS s) AS q"
+    )
     append_event = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "VALUES (?, ?, ?, ?) ON CONFLICT (originator_id, originator_version) DO NOTHING"

@@ -183,6 +183,9 @@ class PostgresTiles:
         present = {row["tablename"] for row in rows}
         return [name for name in names if name not in present]
 
+    def mistyped_value(self) -> str | None:
+        return None  # PostgreSQL holds only values of a column's type
+
     def entry_count(self) -> int:
         with self.datastore.get_connection() as conn:
             return _Transaction(self, conn).end()[0]

@@ -41,6 +41,7 @@ class SQLiteDialect(Dialect):
 
     for_update = ""  # BEGIN IMMEDIATE already made this connection the only writer
     dense_notification_ids = True
+    notification_id_sequence = None
     index_names = "SELECT name FROM sqlite_master WHERE type = 'index'"
     # The notification id is the row id, which SQLite gives a row inserted without one as
     # the largest in the table plus one: with one writer at a time, ids without gaps.

@@ -19,9 +19,12 @@ from nenjim.infrastructure.log.tiles import (
     extend_entries,
 )
 from nenjim.infrastructure.sqlite.files import retry_when_locked
-from nenjim.infrastructure.store.errors import LogDamagedError
+from nenjim.infrastructure.store.errors import LogDamagedError, TiledLogDamagedError
 
 _PAGE = 500
+# The SQLite storage class of each column of the entries and tiles tables.
+_ENTRY_TYPES = {"position": "integer", "notification_id": "integer", "data": "blob"}
+_TILE_TYPES = {"level": "integer", "idx": "integer", "data": "blob"}
 
 
 class SQLiteTiles:
@@ -84,6 +87,30 @@ class SQLiteTiles:
             )
             present = {row[0] for row in c.fetchall()}
         return [name for name in (self.entries_table, self.tiles_table) if name not in present]
+
+    def mistyped_value(self) -> str | None:
+        for table, keys, columns in (
+            (self.entries_table, ("position",), _ENTRY_TYPES),
+            (self.tiles_table, ("level", "idx"), _TILE_TYPES),
+        ):
+            selected = ", ".join([*keys, *(f"typeof({name})" for name in columns)])
+            wrong = " OR ".join(f"typeof({name}) <> '{kind}'" for name, kind in columns.items())
+            with self.datastore.transaction(commit=False) as c:
+                c.execute(f"SELECT {selected} FROM {table} WHERE {wrong} LIMIT 1")
+                row = c.fetchone()
+            if row is None:
+                continue
+            where = ", ".join(f"{key} {value!r}" for key, value in zip(keys, row, strict=False))
+            name, found = next(
+                (name, found)
+                for name, found in zip(columns, row[len(keys) :], strict=True)
+                if found != columns[name]
+            )
+            return (
+                f"{table} row ({where}) holds {name} of SQLite type {found}, "
+                f"not {columns[name]} (an edited row)"
+            )
+        return None
 
     def _catch_up(self, *, rebuild: bool = False) -> None:
         with self.datastore.get_connection(commit=True) as conn:
@@ -154,7 +181,7 @@ class _Transaction:
             "ORDER BY position DESC LIMIT 1"
         )
         row = self.c.fetchone()
-        return (0, 0) if row is None else (int(row[0]) + 1, int(row[1]))
+        return (0, 0) if row is None else (int(row[0]) + 1, self._notification_id(row[1]))
 
     def notifications(self, after: int, upto: int | None) -> Iterator[Notification]:
         last = upto if upto is not None else -1
@@ -201,7 +228,16 @@ class _Transaction:
             "WHERE position >= ? AND position < ? ORDER BY position",
             (start, stop),
         )
-        return [(int(row[0]), bytes(row[1])) for row in self.c.fetchall()]
+        return [(self._notification_id(row[0]), bytes(row[1])) for row in self.c.fetchall()]
+
+    def _notification_id(self, value: object) -> int:
+        """An entry's notification id, as read (SQLite lets the column hold any type)."""
+        if type(value) is not int:
+            raise TiledLogDamagedError(
+                f"{self.tables.entries_table} holds notification id {value!r}: not an integer "
+                "(an edited row)"
+            )
+        return value
 
     def write(
         self, first: int, entries: Sequence[tuple[int, bytes]], tiles: Sequence[StoredTile]

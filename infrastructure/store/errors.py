@@ -68,6 +68,16 @@ class RebuildLostError(RuntimeError):
     """
 
 
+class RebuildTimeoutError(TimeoutError):
+    """A projection rebuild waited too long for transactions older than it to end.
+
+    On PostgreSQL an event is final (a follower may apply it) only once every
+    transaction that started before it, anywhere on the server, has ended; a
+    rebuild covers every event committed before it began, so it waits for them.
+    The live generation is unchanged.
+    """
+
+
 class ProjectionDamagedError(RuntimeError):
     """A persisted projection that was edited behind the engine's back: its tracking row
     holds a value of the wrong type, its table is missing, or its table holds rows past
@@ -78,3 +88,10 @@ class LogDamagedError(RuntimeError):
     """The log's own tables were edited behind the engine's back so that they cannot be
     read as a log: a table of the log is missing beside the others, its schema version row
     is gone, or a stored event's columns hold what no event can (a NULL, another type)."""
+
+
+class TiledLogDamagedError(LogDamagedError):
+    """A tiled log's entries or tiles were edited behind the engine's back: an entry or a
+    tile that the others call for is missing, or holds what none can (another type, too
+    few bytes). They derive from the events (``TiledLog.rebuild_entries`` rebuilds them);
+    a write that finds them so is rolled back whole: its events are not appended."""

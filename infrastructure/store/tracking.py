@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,18 +28,28 @@ from typing import Protocol
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
-from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, read_after
+from nenjim.infrastructure.storage.follow.log import (
+    START,
+    LogPosition,
+    StoredEvent,
+    commit_horizon,
+    is_final,
+    read_after,
+)
 from nenjim.infrastructure.storage.follow.schema import qualified
 from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.errors import RebuildLostError
+from nenjim.infrastructure.store.errors import RebuildLostError, RebuildTimeoutError
 
 POSITIONS = "storage_projection_positions"
 """The table of every tracked projection's generations and positions."""
 
 DEFAULT_BATCH = 1000
 """Events applied per transaction."""
+
+DEFAULT_REBUILD_WAIT = 30.0
+"""Seconds a rebuild waits for transactions older than the events it must cover."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(task, done, total)``."""
@@ -169,9 +180,20 @@ class TrackedProjection:
                 progress(f"catching up {self.projection.name}", done, done)
         return done
 
-    def rebuild(self, progress: Progress | None = None) -> int:
-        """Build a new generation from the start of the log and swap it in; its event count."""
+    def rebuild(
+        self, progress: Progress | None = None, *, timeout: float = DEFAULT_REBUILD_WAIT
+    ) -> int:
+        """Build a new generation from the start of the log and swap it in; its event count.
+
+        The new generation covers at least every event committed before the rebuild
+        began. On PostgreSQL those are not all final while a transaction that started
+        before them still runs (anywhere on the server): the rebuild waits for such
+        transactions to end, at most ``timeout`` seconds, then raises
+        ``RebuildTimeoutError`` and leaves the live generation as it was.
+        """
         name = self.projection.name
+        with self._driver.transaction(None) as session:
+            horizon = commit_horizon(session)
         with self.transaction() as session:
             self.live(session)
             existing = generations(session, name)
@@ -193,6 +215,7 @@ class TrackedProjection:
             done += applied
             if progress is not None:
                 progress(f"rebuilding {name}", done, max(total, done))
+        self._await_final(horizon, timeout, progress, done, total)
         with self.transaction() as session:
             while applied := self._advance(session, self._generation(session, building.number)):
                 done += applied
@@ -206,6 +229,33 @@ class TrackedProjection:
         if progress is not None:
             progress(f"rebuilding {name}", done, done)
         return done
+
+    def _await_final(
+        self, horizon: int, timeout: float, progress: Progress | None, done: int, total: int
+    ) -> None:
+        """Wait until every event committed below ``horizon`` is final (see ``rebuild``)."""
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        waiting = False
+        while True:
+            with self._driver.transaction(None) as session:
+                if is_final(session, horizon):
+                    return
+            if not waiting and progress is not None:
+                progress(
+                    f"rebuilding {self.projection.name}: waiting for older transactions",
+                    done,
+                    max(total, done),
+                )
+            waiting = True
+            if time.monotonic() > deadline:
+                raise RebuildTimeoutError(
+                    f"projection {self.projection.name!r}: events committed before the rebuild "
+                    f"began are not final after {timeout:g} s: a transaction that started "
+                    "before them still runs on the server; the live generation is unchanged"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _advance(self, session: Session, generation: Generation) -> int:
         events = read_after(session, generation.position, self.batch)

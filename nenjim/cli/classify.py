@@ -23,12 +23,13 @@ from nenjim.infrastructure.log import (
     LogDamagedError,
     ProjectionDamagedError,
     RebuildLostError,
+    RebuildTimeoutError,
     StoreIdentityError,
     StoreUnavailableError,
     UnsupportedStoreError,
     is_read_only_error,
 )
-from nenjim.journal.exception import JournalError, JournalStoreError
+from nenjim.journal.exception import JournalError, JournalIntegrityError, JournalStoreError
 from nenjim.projections.journal_chains import ProjectionIntegrityError
 
 _STORE_FAILURES = (
@@ -52,6 +53,9 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return classify(error.__cause__, store)
         case JournalStoreError():
             return Failure(str(error), "store", EXIT_STORE)
+        case JournalIntegrityError() if isinstance(error.__cause__, LogDamagedError):
+            # The Journal API's form of damage to the store's tables: as damage is reported.
+            return Failure(str(error), "integrity", EXIT_FAILURE)
         case JournalError():
             return Failure(str(error), "journal", EXIT_FAILURE)
         case (
@@ -66,7 +70,7 @@ def classify(error: BaseException, store: str | None) -> Failure:
                 "integrity",
                 EXIT_FAILURE,
             )
-        case RebuildLostError():
+        case RebuildLostError() | RebuildTimeoutError():
             return Failure(str(error), "failure", EXIT_FAILURE)
         case UnsupportedStoreError():
             return Failure(f"argument --store: {error}", "usage", EXIT_USAGE)

@@ -13,23 +13,27 @@ an integer moved by one: a lowered or raised position), and drop the table.
 
 Then every command that checks the store runs on it, as a user runs it:
 ``journal audit``, ``journal audit --checkpoint``, a Journal start
-(``journal verify`` of an empty root), ``storage audit``, and last the
-repairs (``journal repair``, ``storage repair``). Each must end with a
-documented exit code (0, 1, or 3 for a store of another schema version or
+(``journal verify`` of an empty root), ``storage audit``, after an edit of
+the Journal's tables an ingest (a start with a new file in the root), and
+last the repairs (``journal repair``, ``storage repair``). Each must end with
+a documented exit code (0, 1, or 3 for a store of another schema version or
 Journal) and, when it fails, one line naming what and where: never exit 4,
 never a traceback, never a raw driver error. The audit that owns the table
 must report the edit (exit 1), unless the row is one no check depends on
-(listed below, with why). And the audits write nothing: every table is
-dumped before and after them.
+(listed below, with why). The audits write nothing: every table is dumped
+before and after them. An ingest that fails appends nothing; one that fails
+on the transparency tree points to ``journal repair``, after which it goes
+through. An edit the database itself refuses must be one known to be refused.
 
 Every edit runs on SQLite; on PostgreSQL a slice runs by default (see
-``_slice``: each store there is filled anew, a few seconds a case), the whole
-matrix with ``NENJIM_TEST_EVERY_EDIT=1``.
+``_slice``: each store there is filled anew, a second or two a case), the
+whole matrix with ``NENJIM_TEST_EVERY_EDIT=1``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import shutil
@@ -43,7 +47,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from journal_texts import digest, journal_text
+from journal_texts import digest, journal_text, write_revision
 from nenjim.cli import main as nenjim
 from nenjim.domain.agents import AgentExecution, AgentJournalRecord, AgentRoot
 from nenjim.domain.journal.chain import JournalChain, accept_revision
@@ -60,7 +64,7 @@ JOURNAL, STORAGE, SHARED = "journal", "storage", "shared"
 @dataclass(frozen=True)
 class Column:
     name: str
-    kind: str  # "int", "text", "blob" or "uuid" (PostgreSQL's uuid, SQLite's text)
+    kind: str  # "int", "text", "blob", "uuid" or "json" (PostgreSQL's uuid, jsonb; SQLite's text)
     nullable: dict[str, bool]  # by backend: does SQL let it hold NULL?
 
 
@@ -123,7 +127,7 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
             _col("resource", "text"),
             _col("key", "text"),
             _col("revision", "int"),
-            _col("attributes", "text"),
+            _col("attributes", "json"),
             _col("record_type", "text"),
             _col("format_version", "text"),
             _col("payload", "text"),
@@ -136,7 +140,7 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
             _col("resource", "text"),
             _col("key", "text"),
             _col("data", "blob"),
-            _col("attributes", "text"),
+            _col("attributes", "json"),
         ),
     ),
     "storage_stream_heads": (
@@ -170,9 +174,6 @@ UNCHECKED = {
     # by the audit, which opens any Journal's log.
     "nenjim_identity": "checked by a start, not by the audit",
 }
-# PostgreSQL only: its sequences leave gaps in notification ids by design, so a moved id
-# that keeps the order is not an edit the storage audit can tell.
-UNCHECKED_POSTGRESQL = {"storage_events-corrupt-notification_id"}
 
 
 # Edits after which nothing is served from what was edited: the tracking row of the
@@ -192,9 +193,27 @@ RECOVERED = {
         "drop",
     )
 }
-# SQLite only: a BLOB of the tree stored as TEXT holding the same bytes, which every
-# reader casts back to those bytes: nothing read differs.
-EQUIVALENT = {"journal_tiles-retype-data", "journal_entries-retype-data"}
+
+
+# Edits the database itself refuses: a lowered key taken by the row before (the edits
+# change the last row), SQLite's integer primary keys holding text.
+_LOWERED_KEYS = {
+    "journal_entries-lower-position",
+    "journal_tiles-lower-level",
+    "journal_chain_revisions_g1-lower-position",
+    "storage_events-lower-notification_id",
+    "storage_events-lower-originator_version",
+}
+REFUSED = {
+    "sqlite": _LOWERED_KEYS
+    | {
+        "journal_events-lower-originator_version",
+        "journal_entries-retype-position",
+        "journal_chain_revisions_g1-retype-position",
+        "storage_events-retype-notification_id",
+    },
+    "postgresql": _LOWERED_KEYS,
+}
 
 
 @dataclass(frozen=True)
@@ -224,11 +243,28 @@ def _edits(backend: str) -> list[Edit]:
     return edits
 
 
+# Beside every table's last row deleted and the table dropped, what PostgreSQL stores its
+# own way: its JSON columns (jsonb), the ids its sequences hand out (with gaps) or the
+# Journal numbers itself, the tree's write path (ingests extend it in pipelined
+# statements), a log with gaps by design. With them every kind of edit runs there once.
+POSTGRESQL_ALSO = {
+    "storage_records-insert-bogus",
+    "storage_blobs-insert-bogus",
+    "storage_records-corrupt-attributes",
+    "storage_events-corrupt-notification_id",
+    "storage_events-delete-first",
+    "journal_events-insert-bogus",
+    "journal_tiles-corrupt-data",
+    "journal_entries-corrupt-position",
+    "nenjim_projections-lower-position",
+}
+
+
 def _slice(edits: list[Edit]) -> list[Edit]:
-    """What PostgreSQL adds to the SQLite matrix, bounded: every table's last row deleted
-    and the table dropped, every NULL its columns allow, and a lowered tracked position."""
+    """What PostgreSQL runs by default, bounded: every table's last row deleted and the
+    table dropped, every NULL its columns allow, and :data:`POSTGRESQL_ALSO`."""
     kinds = {"delete-last", "drop", "null"}
-    return [e for e in edits if e.kind in kinds or e.id == "nenjim_projections-lower-position"]
+    return [e for e in edits if e.kind in kinds or e.id in POSTGRESQL_ALSO]
 
 
 EVERY_EDIT = os.environ.get("NENJIM_TEST_EVERY_EDIT") == "1"
@@ -344,11 +380,18 @@ class Rows:
                 values.append(name)
             elif column.kind == "uuid" and not self.sqlite:
                 values.append("md5(random()::text)::uuid")
+            elif column.kind == "json" and not self.sqlite:
+                values.append(f"{name} || {_JSON_KEY}")  # jsonb holds only JSON
             elif name in ("resource", "namespace"):
                 values.append(name)  # a resource (claims namespace) in use, another key
             else:
                 values.append(f"{name} || '-bogus'")
         names = ", ".join(c.name for c in columns)
+        if table == "journal_events" and not self.sqlite:
+            # The Journal's log numbers its events itself (max + 1 under its lock), so the
+            # column's sequence is never advanced: its next value is an id already taken.
+            names += ", notification_id"
+            values.append("(SELECT max(notification_id) + 1 FROM journal_events)")
         where = self._row_where(table, last=True)
         self.execute(
             f"INSERT INTO {table} ({names}) SELECT {', '.join(values)} FROM {table} WHERE {where}"
@@ -365,6 +408,7 @@ class Rows:
                 "int": "'not a number'",
                 "text": "7",
                 "uuid": "7",
+                "json": "7",
                 "blob": f"CAST({name} AS TEXT)",
             }[column.kind]
         # corrupt
@@ -374,8 +418,12 @@ class Rows:
             return f"substr({name}, 2)" if self.sqlite else f"substring({name} from 2)"
         if column.kind == "uuid":  # another stream's id
             return "'0123456789abcdef0123456789abcdef'" if self.sqlite else "md5('x')::uuid"
+        if column.kind == "json" and not self.sqlite:  # jsonb holds only JSON: a key added
+            return f"{name} || {_JSON_KEY}"
         return f"{name} || '~'"
 
+
+_JSON_KEY = """'{"~": 1}'::jsonb"""
 
 _WITHOUT_ROWID = {
     "journal_claims",
@@ -504,6 +552,34 @@ def damaged(
 
 # -- the checks ---------------------------------------------------------------------
 
+TREE = {"journal_entries", "journal_tiles"}
+"""The tables of the Journal's transparency tree, derived from its log: the writers read
+them to extend the tree."""
+NEW = "org.example.new"
+
+
+def _ingest(url: str, root: Path, rows: Rows) -> tuple[int, str, str]:
+    """A start that ingests one new revision (a later ``journal verify`` of the root, a file
+    added); when it fails, nothing was appended."""
+    gc.collect()  # no log of this process is left to hand its tree's edge to this one
+    before = _event_count(rows)
+    path = write_revision(root, NEW, V1, journal_text(NEW, V1))
+    try:
+        result = _run("journal", "verify", str(root), "--store", url)
+    finally:
+        shutil.rmtree(path.parent)
+    if result[0]:
+        assert _event_count(rows) == before, f"a failed ingest appended events: {result[2]}"
+    return result
+
+
+def _event_count(rows: Rows) -> int | None:
+    try:
+        return int(rows.execute("SELECT count(*) FROM journal_events")[0][0])
+    except (sqlite3.Error, psycopg.Error):
+        return None  # the table was dropped
+
+
 STORE_LEVEL = ("schema version", "holds the Journal of", "belongs to")
 """What an exit 3 may say on a damaged store: the store is of another schema version or
 Journal (documented: the store cannot be used), not a crash."""
@@ -528,7 +604,10 @@ def test_every_edit_of_every_table_ends_in_a_report(
     edit = case[1]
     rows = Rows(url)
     if not rows.edit(edit):
-        return  # a unique key of the table refuses it: nothing to check
+        # The database refused it (a unique key, SQLite's integer primary key): nothing to
+        # check, as long as it is one of the edits known to be refused.
+        assert edit.id in REFUSED[case[0]], f"the database refused {edit.id}"
+        return
     before = rows.dump()
 
     journal_audit = _run("journal", "audit", "--store", url)
@@ -546,20 +625,25 @@ def test_every_edit_of_every_table_ends_in_a_report(
     assert rows.dump() == before, "an audit wrote to the store"
 
     start = _run("journal", "verify", str(template.root), "--store", url)
-    for what, (code, _, err) in {
+    family = TABLES[edit.table][0]
+    ran = {
         "journal audit": journal_audit,
         "journal audit --checkpoint": anchored,
         "storage audit": storage_audit,
         "start": start,
-        "journal repair": _run("journal", "repair", "--store", url),
-        "storage repair": _run("storage", "repair", "--store", url),
-    }.items():
+    }
+    if family != STORAGE:  # the Journal's own tables: what its writers read
+        ran["ingest"] = ingest = _ingest(url, template.root, rows)
+        if edit.table in TREE and ingest[0]:
+            assert "nenjim journal repair --store" in ingest[2], ingest[2]
+    ran["journal repair"] = _run("journal", "repair", "--store", url)
+    ran["storage repair"] = _run("storage", "repair", "--store", url)
+    for what, (code, _, err) in ran.items():
         _check(what, code, err)
+    if edit.table in TREE and ran["journal repair"][0] == 0:
+        assert _ingest(url, template.root, rows)[0] == 0, "an ingest after the repair failed"
 
-    family = TABLES[edit.table][0]
-    if edit.table in UNCHECKED or edit.id in EQUIVALENT:
-        return
-    if not rows.sqlite and edit.id in UNCHECKED_POSTGRESQL:
+    if edit.table in UNCHECKED:
         return
     if edit.id in RECOVERED:
         assert start[0] == 0, start[2]
@@ -574,3 +658,7 @@ def test_the_table_lists_every_table_of_the_store(
 ) -> None:
     path, _ = sqlite_template
     assert Rows(f"sqlite://{path}").tables() == set(TABLES)
+
+
+def test_the_postgresql_slice_names_edits_of_the_matrix() -> None:
+    assert {e.id for e in _edits("postgresql")} >= POSTGRESQL_ALSO

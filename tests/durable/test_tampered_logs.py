@@ -41,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from journal_texts import Chain, Rel, content, digest
+from journal_texts import Chain, Rel, content, digest, journal_text
 from nenjim.domain.journal.chain import chain_id
 from nenjim.journal.exception import JournalError, JournalIntegrityError
 from nenjim.journal.impl.ref import build_journal
@@ -667,6 +667,38 @@ def test_a_text_edited_under_a_persisted_projection_is_refused_at_start(
     assert "notification 2 (com.example.a0 20260201T000000Z): stored text does not digest" in (
         str(error)
     )
+
+
+@pytest.mark.parametrize("edit", ["event", "row"])
+def test_a_start_that_finds_the_log_or_its_projection_damaged_appends_nothing(
+    tmp_path: Path, durable_store_url: str, edit: str
+) -> None:
+    """The texts a start reads back from the log (no file holds them) are read, and checked
+    against their events and persisted rows, before the root's new files are appended."""
+    store = durable_store_url
+    _load(tmp_path, store)
+    rows = LogRows(store)
+    if edit == "event":
+        rows.edit_state(2, text=rows.state(2)["text"] + "# edited\n")
+        says = "notification 2 (com.example.a0 20260201T000000Z): stored text does not digest"
+    else:  # the persisted row of the revision names another version than its event
+        rows.execute(  # the rows of the generation the one start wrote
+            "UPDATE journal_chain_revisions_g1 SET journal_version = %s WHERE position = 2", (V4,)
+        )
+        says = (
+            f"notification 2: the persisted chain projection says {A} {V4} "
+            f"{rows.state(2)['digest']}; its event says {A} {V2} {rows.state(2)['digest']}"
+        )
+    new = tmp_path / "com.example.new"
+    new.mkdir()
+    (new / f"{V1}.journal").write_text(journal_text("com.example.new", V1))
+    before = rows.execute("SELECT count(*) FROM journal_events")
+    outcome = _start_and_read(tmp_path, store)
+    assert outcome is not None, "the damage went unnoticed"
+    phase, error = outcome
+    assert phase == "start"
+    assert says in str(error)
+    assert rows.execute("SELECT count(*) FROM journal_events") == before
 
 
 def test_a_text_edited_under_a_persisted_projection_is_served_from_its_file_and_audited(

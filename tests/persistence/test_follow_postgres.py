@@ -16,8 +16,9 @@ import psycopg
 import pytest
 
 from nenjim.domain.agents import AgentExecution, AgentRoot
+from nenjim.infrastructure.log import RebuildTimeoutError
 from nenjim.infrastructure.persistence import Persistence
-from nenjim.infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable
 from nenjim.infrastructure.storage.follow.log import StoredEvent
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store import follow as follower
@@ -180,3 +181,52 @@ def test_a_commit_wakes_a_listening_follower_and_a_rollback_does_not(
         stop.set()
         sleeper.join(5)
         wakeup.close()
+
+
+def _older_transaction(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection holding open a transaction that has taken an id (it wrote nothing here:
+    any transaction on the server holds the bound back)."""
+    connection = psycopg.connect(url.split("?", maxsplit=1)[0])
+    connection.execute("SELECT pg_current_xact_id()")
+    return connection
+
+
+def test_a_rebuild_covers_the_events_committed_before_it_behind_an_older_transaction(
+    persistence: Persistence, postgres_schema_url: str
+) -> None:
+    older = _older_transaction(postgres_schema_url)
+    root = persistence.agents.create(AgentRoot.create("a1", definition_id="d"))
+    persistence.executions.create_active(AgentExecution.start("r1", agent_id="a1", base=root))
+    tasks: list[str] = []
+
+    def progress(task: str, done: int, total: int) -> None:
+        tasks.append(task)
+        if task.endswith("waiting for older transactions"):
+            older.rollback()  # ends it once the rebuild waits for it
+
+    try:
+        runs = AgentRuns(persistence.backend)
+        assert runs.rebuild(progress) == len(committed_ids(postgres_schema_url))
+    finally:
+        older.close()
+    assert "rebuilding agent-runs: waiting for older transactions" in tasks
+    assert [run.execution_id for run in runs.timeline()] == ["r1"]
+
+
+def test_a_rebuild_that_waits_too_long_leaves_the_live_generation(
+    persistence: Persistence, postgres_schema_url: str
+) -> None:
+    runs = AgentRuns(persistence.backend)
+    runs.sync()  # the live generation, empty
+    older = _older_transaction(postgres_schema_url)
+    root = persistence.agents.create(AgentRoot.create("a1", definition_id="d"))
+    persistence.executions.create_active(AgentExecution.start("r1", agent_id="a1", base=root))
+    tracked = TrackedProjection(persistence.backend, AgentRunsTable())
+    try:
+        with pytest.raises(RebuildTimeoutError, match="the live generation is unchanged"):
+            tracked.rebuild(timeout=0.05)
+    finally:
+        older.close()
+    assert runs.timeline() == ()
+    assert runs.sync() > 0  # the follower goes on from the live generation's position
+    assert [run.execution_id for run in runs.timeline()] == ["r1"]

@@ -588,6 +588,44 @@ def test_an_unknown_topic_is_a_finding_in_the_log(store: Store) -> None:
     _refused(store)
 
 
+def test_an_event_id_moved_before_its_earlier_version_is_a_finding_in_the_log(
+    store: Store,
+) -> None:
+    # Id 0 is never given out, on either database: a version numbered before the one it follows.
+    stream = store.originator(events.entry_stream(JOURNAL.id, OWNER))
+    store.execute(
+        "UPDATE storage_events SET notification_id = 0 "
+        "WHERE originator_id = ? AND originator_version = 3",
+        (stream,),
+    )
+    lines = audit_backend(store.backend).lines()
+    assert any(
+        line.startswith(
+            'storage_events agent.journal["owner-1"] version 3: notification id 0 is not above '
+        )
+        and line.endswith(" of version 2 (a log stream's ids grow with its versions: edited?)")
+        for line in lines
+    ), lines
+    _refused(store)
+
+
+def test_an_event_id_above_what_the_sequence_handed_out_is_a_finding_in_the_log(
+    postgres_store: Store,
+) -> None:
+    # (SQLite numbers events without gaps: a raised last id leaves a gap before it.)
+    store = postgres_store
+    (top,) = store.rows("SELECT max(notification_id) FROM {events}")[0]
+    store.execute(
+        "UPDATE storage_events SET notification_id = notification_id + 1 WHERE notification_id = ?",
+        (top,),
+    )
+    assert _only_line(audit_backend(store.backend)) == (
+        f"storage_events notification id {top + 1}: above the ids its sequence handed out "
+        f"(up to {top}): an id was edited"
+    )
+    _refused(store)
+
+
 def test_several_disagreements_are_repaired_together(store: Store) -> None:
     store.execute("UPDATE storage_records SET revision = 5 WHERE key = ?", (WF,))
     store.execute("UPDATE storage_stream_heads SET head = 2 WHERE stream = ?", (OWNER,))

@@ -281,7 +281,7 @@ def _tampered_store(tmp_path: Path, count: int) -> tuple[str, Path]:
     ("edit", "named"),
     [
         (
-            "UPDATE journal_tiles SET data = zeroblob(32) || substr(data, 33) "
+            "UPDATE journal_tiles SET data = CAST(zeroblob(32) || substr(data, 33) AS BLOB) "
             "WHERE level = 0 AND idx = 0",
             "stored tile tile/0/000 differs from the tree recomputed from the texts",
         ),
@@ -313,6 +313,20 @@ def _tampered_store(tmp_path: Path, count: int) -> tuple[str, Path]:
             "UPDATE journal_entries SET notification_id = 99 WHERE position = 7",
             "transparency leaf 7 is stored for notification 99; the revision at that position "
             "is notification 8",
+        ),
+        # SQLite lets a column hold any type: the same bytes as TEXT read back the same.
+        (
+            "UPDATE journal_tiles SET data = CAST(data AS TEXT) WHERE level = 1",
+            "journal_tiles row (level 1, idx 0) holds data of SQLite type text, not blob",
+        ),
+        (
+            "UPDATE journal_entries SET data = CAST(data AS TEXT) WHERE position = 7",
+            "journal_entries row (position 7) holds data of SQLite type text, not blob",
+        ),
+        (
+            "UPDATE journal_entries SET notification_id = 'eight' WHERE position = 7",
+            "journal_entries row (position 7) holds notification_id of SQLite type text, "
+            "not integer",
         ),
     ],
 )

@@ -17,10 +17,16 @@ rules the driver writes them by:
 
 Every state must decode into what the resource accepts (attributes,
 envelope, Canonical JSON payload). The final live rows must satisfy every
-unique constraint. On SQLite, notification ids are numbered without gaps
-(each event takes ``max + 1`` under the single writer lock), so a gap means
-events were removed; PostgreSQL sequences leave gaps by design, so there
-only duplicates are checked.
+unique constraint.
+
+Notification ids must be unique, and grow with the versions of each log
+stream (a version is written only once the one before it has committed, so
+it takes a later id). On SQLite they are numbered without gaps (each event
+takes ``max + 1`` under the single writer lock), so a gap means events were
+removed. PostgreSQL takes them from a sequence, which leaves gaps by design
+(a rolled-back insert spends its id): there no stored id may be above the
+last value the sequence handed out. An id moved into a gap, keeping both
+rules, is an edit no audit can tell from the log as written.
 
 A log stream whose own events are broken (a gap, an undecodable state, a
 key mismatch) is *damaged*: it is reported, and the table comparison skips
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -106,6 +113,7 @@ class _Event:
     version: int
     topic: str
     state: dict[str, Any] | None  # None: the stored state is not a JSON object
+    notification_id: Any  # an int, unless edited into another type
 
 
 def replay_log(session: Session, resources: Mapping[str, Resource]) -> ReplayedLog:
@@ -151,6 +159,7 @@ class _Replay:
             self._damaged(identity, stream_events[0].version, f"{kind} events on a {resource.kind}")
             return
         self.result.last_versions[identity] = stream_events[-1].version
+        self._in_id_order(identity, stream_events)
         if not self._contiguous(identity, stream_events):
             return
         if kind == "records":
@@ -199,6 +208,18 @@ class _Replay:
                 self._damaged(identity, event.version, f"{gap} missing before it")
             expected = event.version + 1
         return identity not in self.result.damaged
+
+    def _in_id_order(self, identity: Identity, stream_events: Sequence[_Event]) -> None:
+        """Each version's notification id above the one before it."""
+        for before, event in itertools.pairwise(stream_events):
+            earlier, later = before.notification_id, event.notification_id
+            if type(earlier) is int and type(later) is int and later <= earlier:
+                self._log(
+                    identity,
+                    event.version,
+                    f"notification id {later} is not above {earlier} of version "
+                    f"{before.version} (a log stream's ids grow with its versions: edited?)",
+                )
 
     # records
     def _record(self, resource: Resource, key: str, stream_events: Sequence[_Event]) -> None:
@@ -325,12 +346,15 @@ class _Replay:
                 )
 
     def notification_ids(self, session: Session) -> None:
-        """Duplicated ids (both databases); gaps too where ids are dense (SQLite)."""
+        """Duplicated ids (both databases); gaps where ids are dense (SQLite); ids the
+        sequence never handed out where one numbers them (PostgreSQL)."""
         for notification_id, count in session.all(
             "SELECT notification_id, count(*) FROM {events} GROUP BY notification_id "
             "HAVING count(*) > 1 ORDER BY notification_id"
         ):
             self._notification(f"notification id {notification_id}", f"{count} events share it")
+        if session.dialect.notification_id_sequence is not None:
+            self._sequence(session, session.dialect.notification_id_sequence)
         if not session.dialect.dense_notification_ids:
             return
         for start, end in session.all(
@@ -342,6 +366,21 @@ class _Replay:
         ):
             ids = f"notification id {start}" if start == end else f"notification ids {start}..{end}"
             self._notification(ids, "missing (SQLite numbers events without gaps: removed?)")
+
+    def _sequence(self, session: Session, query: str) -> None:
+        found = session.one(query, (session.dialect.tables["events"],))
+        assert found is not None  # one row, whatever the tables hold
+        has_sequence, last, top = found
+        if not has_sequence:
+            self._notification(
+                "notification_id", "takes its values from no sequence: writers cannot number events"
+            )
+        elif top is not None and (last is None or top > last):
+            handed = "none yet" if last is None else f"up to {last}"
+            self._notification(
+                f"notification id {top}",
+                f"above the ids its sequence handed out ({handed}): an id was edited",
+            )
 
     def _notification(self, where: str, problem: str) -> None:
         self.result.findings.append(Finding("log", EVENTS_TABLE, None, None, where, problem))
@@ -365,7 +404,7 @@ def _log_streams(
     and added to ``unreadable``."""
     current: Any = None
     collected: list[_Event] = []
-    for originator, version, topic, state in _event_rows(session):
+    for originator, version, topic, state, notification_id in _event_rows(session):
         if type(version) is not int:
             unreadable.append((originator, version))
             continue
@@ -373,13 +412,15 @@ def _log_streams(
             yield str(current), collected
             collected = []
         current = originator
-        collected.append(_Event(version, str(topic), _state(state)))
+        collected.append(_Event(version, str(topic), _state(state), notification_id))
     if collected:
         yield str(current), collected
 
 
 def _event_rows(session: Session) -> Iterator[tuple[Any, ...]]:
-    columns = "SELECT originator_id, originator_version, topic, state FROM {events}"
+    columns = (
+        "SELECT originator_id, originator_version, topic, state, notification_id FROM {events}"
+    )
     order = " ORDER BY originator_id, originator_version LIMIT ?"
     rows = session.all(columns + order, (PAGE,))
     while rows:

@@ -109,6 +109,30 @@ def head_after(session: Session, after: LogPosition) -> LogHead:
     return LogHead(int(row[0]), int(row[1]))
 
 
+def commit_horizon(session: Session) -> int:
+    """A bound below which lies every transaction that has committed so far: once none
+    below it is running (:func:`is_final`), every event committed before this call is
+    final. PostgreSQL: the current snapshot's ``xmax``; 0 where every committed event is
+    final already (SQLite)."""
+    if session.dialect.dense_notification_ids:
+        return 0
+    row = session.one("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
+    assert row is not None  # a SELECT without FROM answers one row
+    return int(row[0])
+
+
+def is_final(session: Session, horizon: int) -> bool:
+    """Whether no transaction below ``horizon`` (see :func:`commit_horizon`) is running, so
+    that every event they wrote is final. Asked in a transaction that wrote nothing: one
+    that did would count itself."""
+    if session.dialect.dense_notification_ids:
+        return True
+    row = session.one(
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint >= ?", (horizon,)
+    )
+    return row is not None and bool(row[0])
+
+
 def pending_after(session: Session, after: LogPosition) -> bool:
     """Whether any committed event lies after ``after``, final or not (uses the log's index)."""
     if session.dialect.dense_notification_ids:

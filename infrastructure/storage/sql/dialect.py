@@ -145,6 +145,12 @@ class Dialect(ABC):
     dense_notification_ids: bool
     """Whether notification ids have no gaps (one writer at a time numbers them)."""
 
+    notification_id_sequence: str | None
+    """Where a sequence numbers the events (``None``: the writer numbers them itself),
+    select whether the events table's ``notification_id`` column has one, the last value
+    it handed out (``NULL``: none yet) and the highest stored id; one parameter, the
+    events table's name."""
+
     def __init__(self, tables: Mapping[str, str]) -> None:
         self.tables = dict(tables)
         self.texts: dict[str, str] = {}

@@ -66,6 +66,9 @@ class RootLoader:
             locate = _locator(files)
             total = len(files)
             new = _new_files(files, ingestion.view)
+            # The texts no file handed over are read from the log, and checked, before
+            # anything is appended: a start that finds the log damaged appends nothing.
+            ingestion.view.settle()
             parses = bool(new)
             try:
                 ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)

@@ -23,9 +23,15 @@ from uuid import UUID
 from eventsourcing.domain import DomainEventProtocol
 
 from nenjim.domain.journal.chain import JournalChain
-from nenjim.domain.journal.errors import InvalidValueError, JournalStoreError
+from nenjim.domain.journal.errors import InvalidValueError, JournalIntegrityError, JournalStoreError
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
-from nenjim.infrastructure.log import Claim, LogApplication, LogBatch, StoreIdentityError
+from nenjim.infrastructure.log import (
+    Claim,
+    LogApplication,
+    LogBatch,
+    StoreIdentityError,
+    TiledLogDamagedError,
+)
 from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.journal.impl.ref.transparency import JournalTiler, RevisionEvent, revision_leaf
 
@@ -127,6 +133,9 @@ class JournalLog(LogApplication):
             )
         except StoreIdentityError as error:
             raise refusal(error.where, error.recorded, error.wanted) from None
+        except TiledLogDamagedError as error:  # the catch-up of leaves missing from the tree
+            raise tree_damage(self.location.display, identity, error) from error
+        self._identity = identity
         # The identity to record at the first append or claim(); None once recorded.
         self._unclaimed = identity if create and not self.read_only else None
 
@@ -173,6 +182,8 @@ class JournalLog(LogApplication):
         except BaseException as error:
             if claiming is not None:  # a store is owned from the first start that succeeds
                 self._unclaim(claiming, error)
+            if isinstance(error, TiledLogDamagedError):
+                raise tree_damage(self.location.display, self._identity, error) from error
             raise
 
     def _unclaim(self, identity: str, error: BaseException) -> None:
@@ -183,6 +194,22 @@ class JournalLog(LogApplication):
             error.add_note(f"the store could not be given back unowned: {failure}")
             return
         self._unclaimed = identity
+
+
+def tree_damage(
+    store: str, identity: str | None, error: TiledLogDamagedError
+) -> JournalIntegrityError:
+    """The Journal's error for a write that found the transparency tree damaged (it wrote
+    nothing): the tree derives from the log, and the repair rebuilds it."""
+    named = (
+        f" --journal {identity.removeprefix(_NAME)}"
+        if identity and identity.startswith(_NAME)
+        else ""
+    )
+    return JournalIntegrityError(
+        f"the transparency tree in {store} is damaged, nothing was appended: {error} "
+        f"(derived from the log: nenjim journal repair --store {store}{named} rebuilds it)"
+    )
 
 
 def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:

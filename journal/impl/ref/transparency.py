@@ -174,6 +174,12 @@ class TreeTiles:
         if stored:
             answers = self._reads.read_tiles([key for _, key in stored])
             for (position, key), data in zip(stored, answers, strict=True):
+                tile = tiles[position]
+                if len(data) < tile.width * HASH_SIZE:
+                    raise TilesMissingError(
+                        f"tile {tile.path} is stored with {len(data)} bytes, too few for its "
+                        f"{tile.width} hashes"
+                    )
                 found[position] = self.seen[key] = bytes(data)
         return found
 

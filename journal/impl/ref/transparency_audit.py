@@ -54,7 +54,8 @@ def _tree_problem(log: JournalLog) -> str | None:
 
     A log without both tables of the tree was written before the tree existed:
     there is nothing stored to compare (the next writer's open builds it). One
-    table without the other is damage.
+    table without the other is damage, and so is a value of another type than its
+    column's, even one that reads back as the same bytes.
     """
     leaves = text_leaves(log)
     tiled = log.tiled_log
@@ -63,6 +64,8 @@ def _tree_problem(log: JournalLog) -> str | None:
         return None
     if absent:
         return f"table {absent[0]} of the transparency tree is missing"
+    if (mistyped := tiled.mistyped_value()) is not None:
+        return mistyped
     stored = tiled.read_entries(0, max(tiled.entry_count(), len(leaves)) + 1)
     for position, (expected, found) in enumerate(zip(leaves, stored, strict=False)):
         if found[0] != expected[0]:
