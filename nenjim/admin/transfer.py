@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import IO
 
+from nenjim.admin import Progress, silent
 from nenjim.admin.projections import rebuild_all
 from nenjim.domain.journal.errors import JournalStoreError
 from nenjim.infrastructure.log.claims import Claim
@@ -66,8 +67,22 @@ from nenjim.journal.impl.ref.log import (
     journal_store_url,
     name_identity,
 )
-from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
+
+__all__ = [
+    "JOURNAL",
+    "LOGS",
+    "STORAGE",
+    "ExportSummary",
+    "ImportAuditError",
+    "ImportRefusedError",
+    "ImportReport",
+    "export_store",
+    "import_store",
+    "open_log_store",
+    "rebuild_projections",
+    "store_tables",
+]
 
 JOURNAL = JOURNAL_EVENTS.log
 STORAGE = STORAGE_EVENTS.log
