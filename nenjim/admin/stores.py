@@ -5,7 +5,7 @@ The store is ``--store URL``, else ``$NENJIM_STORE_URL`` (:func:`chosen_store`).
 (:func:`journal_store`; on PostgreSQL it lives in the schema ``journal_NAME``
 unless the URL's ``?schema=`` names one). :func:`open_journal` loads a Journal
 root, in memory or on a store; :func:`open_log` reads a store's Journal log and
-writes nothing.
+writes nothing; :func:`move_root` gives a store to the path its root moved to.
 """
 
 from __future__ import annotations
