@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import IO
 
+from nenjim.admin import Progress, silent
 from nenjim.admin.projections import rebuild_all
 from nenjim.domain.journal.errors import JournalStoreError
 from nenjim.infrastructure.log.claims import Claim
@@ -66,8 +67,22 @@ from nenjim.journal.impl.ref.log import (
     journal_store_url,
     name_identity,
 )
-from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.transfer import JOURNAL_EVENTS, check_journal_log, journal_events_table
+
+__all__ = [
+    "JOURNAL",
+    "LOGS",
+    "STORAGE",
+    "ExportSummary",
+    "ImportAuditError",
+    "ImportRefusedError",
+    "ImportReport",
+    "export_store",
+    "import_store",
+    "open_log_store",
+    "rebuild_projections",
+    "store_tables",
+]
 
 JOURNAL = JOURNAL_EVENTS.log
 STORAGE = STORAGE_EVENTS.log
@@ -130,7 +145,7 @@ def export_store(
     (default: the URL, without its password). A store holding no log raises
     ``StoreUnavailableError``; nothing is ever created.
     """
-    report = progress or silent
+    progress = progress or silent
     store = open_log_store(url)
     wanted = None if journal is None else name_identity(journal)
     with store.snapshot() as snapshot:
@@ -153,16 +168,16 @@ def export_store(
         total = sum(snapshot.count(table) for table in tables)
         writer = ExportWriter(out, source if source is not None else store.location.display)
         done = 0
-        report("exporting events", done, total)
+        progress("exporting events", done, total)
         for table in tables:
             writer.begin_log(LogSection(table.log, snapshot.identity(table)))
             for event in snapshot.events(table):
                 writer.event(event)
                 done += 1
                 if done % _PAGE == 0:
-                    report("exporting events", done, total)
+                    progress("exporting events", done, total)
         summary = writer.finish()
-        report("exporting events", total, total)
+        progress("exporting events", total, total)
         return summary
 
 
@@ -183,15 +198,15 @@ def import_store(
     ``StoreNotEmptyError`` for a store that is not empty (all three before
     anything is written), ``UnsupportedStoreError`` for ``memory:``.
     """
-    report = progress or silent
+    progress = progress or silent
     store = open_log_store(url)
-    checked = _check_file(source, name, report)
+    checked = _check_file(source, name, progress)
     sections = {section.log: section for section in checked.summary.logs}
     identity = sections[JOURNAL].identity if JOURNAL in sections else None
     journal_table, storage_table = store_tables(store, identity)
     claims: tuple[Claim, ...] = ()
     if JOURNAL in sections:
-        audit = check_journal_log(checked.journal_events, progress=report)
+        audit = check_journal_log(checked.journal_events, progress=progress)
         if not audit.report.ok:
             raise ImportRefusedError(
                 f"{name}: the {JOURNAL} log does not audit, nothing was written: "
@@ -223,7 +238,7 @@ def import_store(
             tables=tables,
             renumber=renumber,
             checked=checked,
-            report=report,
+            progress=progress,
         )
         if written.sha256 != checked.summary.sha256:
             raise ImportRefusedError(f"{name} changed while it was imported; nothing was written")
@@ -247,7 +262,7 @@ def import_store(
         # The transparency tree is derived from the log, and an audit only reads:
         # opening the log to write builds the imported revisions' leaves and tiles.
         JournalLog(url, create=False, identity=identity).close()
-        journal_audit = audit_journal_log(url, identity=identity, progress=report)
+        journal_audit = audit_journal_log(url, identity=identity, progress=progress)
         if not journal_audit.ok:
             raise ImportAuditError(
                 f"{store.where}: imported, but its {JOURNAL} log does not audit: "
@@ -279,14 +294,14 @@ def rebuild_projections(url: str, identity: str | None = None) -> tuple[str, ...
     return tuple(lines)
 
 
-def _check_file(source: IO[bytes], name: str, report: Progress) -> _CheckedFile:
+def _check_file(source: IO[bytes], name: str, progress: Progress) -> _CheckedFile:
     """Read the whole file once and check it; keep the Journal's events (to audit them)."""
     size = _size(source)
     reader = ExportReader(source, name)
     journal_events: list[LoggedEvent] = []
     storage_dense, last_storage = True, 0
     task = f"checking {name}"
-    report(task, 0, size)
+    progress(task, 0, size)
     for number, item in enumerate(reader, start=1):
         if isinstance(item, LogSection):
             if item.log not in LOGS:
@@ -300,8 +315,8 @@ def _check_file(source: IO[bytes], name: str, report: Progress) -> _CheckedFile:
             storage_dense = storage_dense and item.id == last_storage + 1
             last_storage = item.id
         if number % _EVERY == 0:
-            report(task, min(source.tell(), size), size)
-    report(task, size, size)
+            progress(task, min(source.tell(), size), size)
+    progress(task, size, size)
     assert reader.summary is not None  # the reader returned: the file was intact
     if not reader.summary.logs:
         raise ImportRefusedError(f"{name} holds no log; nothing was written")
@@ -315,7 +330,7 @@ def _fill(
     tables: dict[str, EventTable],
     renumber: bool,
     checked: _CheckedFile,
-    report: Progress,
+    progress: Progress,
 ) -> ExportSummary:
     """Copy every event of the file into the filling transaction, a page at a time."""
     total, done = checked.summary.total, 0
@@ -330,9 +345,9 @@ def _fill(
             filling.insert_events(table, page)
             done += len(page)
             page.clear()
-            report("importing events", done, total)
+            progress("importing events", done, total)
 
-    report("importing events", done, total)
+    progress("importing events", done, total)
     for item in reader:
         if isinstance(item, LogSection):
             flush()

@@ -6,9 +6,23 @@ error, still one line (see :mod:`nenjim.cli.exit`).
 
 from __future__ import annotations
 
-from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
-from eventsourcing.utils import TopicError
-
+from nenjim.admin.errors import (
+    DraftError,
+    IncompatibleStoreError,
+    LogDamagedError,
+    MapperDeserialisationError,
+    MissingExtraError,
+    PersistenceError,
+    ProjectionDamagedError,
+    ProjectionIntegrityError,
+    RebuildLostError,
+    RebuildTimeoutError,
+    StoreIdentityError,
+    StoreUnavailableError,
+    TopicError,
+    UnsupportedStoreError,
+    is_read_only_error,
+)
 from nenjim.cli.exit import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -18,19 +32,7 @@ from nenjim.cli.exit import (
     CommandError,
     Failure,
 )
-from nenjim.infrastructure.log import (
-    IncompatibleStoreError,
-    LogDamagedError,
-    ProjectionDamagedError,
-    RebuildLostError,
-    RebuildTimeoutError,
-    StoreIdentityError,
-    StoreUnavailableError,
-    UnsupportedStoreError,
-    is_read_only_error,
-)
 from nenjim.journal.exception import JournalError, JournalIntegrityError, JournalStoreError
-from nenjim.projections.journal_chains import ProjectionIntegrityError
 
 _STORE_FAILURES = (
     UnsupportedStoreError,
@@ -48,6 +50,10 @@ def classify(error: BaseException, store: str | None) -> Failure:
             return Failure("interrupted", "interrupted", EXIT_INTERRUPTED)
         case CommandError():
             return Failure(str(error), error.kind, error.exit_code)
+        case MissingExtraError():
+            return Failure(str(error), "extra", EXIT_STORE)
+        case DraftError():
+            return Failure(str(error), "failure", EXIT_FAILURE)
         case JournalStoreError() if isinstance(error.__cause__, _STORE_FAILURES):
             # The Journal API's form of a store failure: reported as the failure itself.
             return classify(error.__cause__, store)

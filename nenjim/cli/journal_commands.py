@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
+from nenjim.admin import stores
+from nenjim.admin.audits import audit_journal_log, repair_journal_store
+from nenjim.admin.draft import draft_path, successor_text, utc_now, write_new_file
 from nenjim.admin.json_output import (
     dumps,
     located_release_json,
@@ -26,34 +28,21 @@ from nenjim.admin.json_output import (
     revision_json,
     verify_json,
 )
-from nenjim.cli.draft import draft_path, successor_text, utc_now, write_new_file
+from nenjim.admin.stores import JournalAssembly, journal_identity, redact
 from nenjim.cli.exit import EXIT_FAILURE, EXIT_OK, CommandError
 from nenjim.cli.progress import progress_for
-from nenjim.cli.store_options import chosen_store, journal_identity, required_store
+from nenjim.cli.store_options import chosen_store, required_store
 from nenjim.cli.text import render_log, render_release, render_revision, render_verify
-from nenjim.infrastructure.store.urls import redact
-from nenjim.journal.impl.ref import JournalAssembly, build_journal
-from nenjim.journal.impl.ref import move_root as move_journal_root
-from nenjim.journal.impl.ref.audit import audit_journal_log
-from nenjim.journal.impl.ref.repair import repair_journal_store
 from nenjim.journal.model import JournalRevision
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, Sha256Digest
 
 
-@contextmanager
-def open_journal(args: argparse.Namespace) -> Iterator[JournalAssembly]:
-    """Build the Journal over ``args.root``, start it (loading everything), stop it afterwards."""
-    assembly = build_journal(
-        args.root,
-        store=chosen_store(args),
-        journal=args.journal,
-        progress=progress_for(sys.stderr),
+def open_journal(args: argparse.Namespace) -> AbstractContextManager[JournalAssembly]:
+    """The Journal over ``args.root`` on the chosen store, loaded (see
+    :func:`nenjim.admin.stores.open_journal`), with a progress bar on a terminal."""
+    return stores.open_journal(
+        args.root, store=chosen_store(args), journal=args.journal, progress=progress_for(sys.stderr)
     )
-    try:
-        assembly.process.start()
-        yield assembly
-    finally:
-        assembly.process.stop()
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -62,7 +51,7 @@ def verify(args: argparse.Namespace) -> int:
         service = journal.service
         chains = [service.revisions(c) for c in sorted(service.coordinates())]
         root = journal.manager.journal_root
-        _print(dumps(verify_json(root, chains)) if args.json else render_verify(root, chains))
+        print(dumps(verify_json(root, chains)) if args.json else render_verify(root, chains))
     return EXIT_OK
 
 
@@ -74,7 +63,7 @@ def digest(args: argparse.Namespace) -> int:
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
     value = str(Sha256Digest.of_bytes(data))
-    _print(dumps({"file": str(path), "digest": value}) if args.json else value)
+    print(dumps({"file": str(path), "digest": value}) if args.json else value)
     return EXIT_OK
 
 
@@ -84,7 +73,7 @@ def log(args: argparse.Namespace) -> int:
         chain = journal.service.revisions(args.coordinate)
         if not chain:
             raise _unknown_artifact(args.coordinate, journal)
-        _print(dumps(log_json(chain)) if args.json else render_log(chain))
+        print(dumps(log_json(chain)) if args.json else render_log(chain))
     return EXIT_OK
 
 
@@ -92,7 +81,7 @@ def show(args: argparse.Namespace) -> int:
     """Print the latest (or as-of) revision of an artifact."""
     with open_journal(args) as journal:
         revision = _select(journal, args.coordinate, args.as_of)
-        _print(dumps(revision_json(revision)) if args.json else render_revision(revision))
+        print(dumps(revision_json(revision)) if args.json else render_revision(revision))
     return EXIT_OK
 
 
@@ -107,9 +96,9 @@ def release(args: argparse.Namespace) -> int:
                 f"in revision {revision.version}"
             )
         if args.json:
-            _print(dumps(located_release_json(revision, found)))
+            print(dumps(located_release_json(revision, found)))
         else:
-            _print(render_release(revision, found))
+            print(render_release(revision, found))
     return EXIT_OK
 
 
@@ -136,11 +125,11 @@ def new(args: argparse.Namespace) -> int:
             "text": text,
             "path": None if path is None else str(path),
         }
-        _print(dumps(document))
+        print(dumps(document))
     elif path is None:
         sys.stdout.write(text)
     else:
-        _print(str(path))
+        print(str(path))
     return EXIT_OK
 
 
@@ -169,13 +158,15 @@ def _unknown_artifact(coordinate: ArtifactCoordinate, journal: JournalAssembly) 
 def audit(args: argparse.Namespace) -> int:
     """Re-check every logged text, digest, chain link and digest claim of a store."""
     report = audit_journal_log(
-        required_store(args), identity=journal_identity(args), progress=progress_for(sys.stderr)
+        required_store(args),
+        identity=journal_identity(args.journal),
+        progress=progress_for(sys.stderr),
     )
     summary = (
         f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"
     )
     if args.json:
-        _print(
+        print(
             dumps(
                 {
                     "ok": report.ok,
@@ -194,14 +185,14 @@ def audit(args: argparse.Namespace) -> int:
             f"audit failed after {summary}: {report.problem}{hint}", EXIT_FAILURE, "audit"
         )
     if not args.json:
-        _print(f"audit OK: {summary}")
+        print(f"audit OK: {summary}")
     return EXIT_OK
 
 
 def move_root(args: argparse.Namespace) -> int:
     """Give a store to the new path of the root that owns it."""
     store = required_store(args)
-    moved = move_journal_root(store, args.old_root, args.new_root)
+    moved = stores.move_root(store, args.old_root, args.new_root)
     new = os.path.realpath(args.new_root)
     if args.json:
         document = {
@@ -210,25 +201,27 @@ def move_root(args: argparse.Namespace) -> int:
             "to": new,
             "moved": moved,
         }
-        _print(dumps(document))
+        print(dumps(document))
     elif moved:
-        _print(f"the store now belongs to root {new}")
+        print(f"the store now belongs to root {new}")
     else:
-        _print(f"the store already belongs to root {new}")
+        print(f"the store already belongs to root {new}")
     return EXIT_OK
 
 
 def repair(args: argparse.Namespace) -> int:
     """Rebuild what the store derives from its log when only that is damaged."""
     result = repair_journal_store(
-        required_store(args), identity=journal_identity(args), progress=progress_for(sys.stderr)
+        required_store(args),
+        identity=journal_identity(args.journal),
+        progress=progress_for(sys.stderr),
     )
     before = result.before
     summary = (
         f"{before.events} events, {before.revisions} revisions of {before.artifacts} artifacts"
     )
     if args.json:
-        _print(
+        print(
             dumps(
                 {
                     "repaired": result.repaired,
@@ -240,12 +233,8 @@ def repair(args: argparse.Namespace) -> int:
             )
         )
     elif not result.repaired:
-        _print(f"repair: nothing to do: {summary}")
+        print(f"repair: nothing to do: {summary}")
     else:
-        _print(f"fixed: {before.problem}")
-        _print(f"repaired: rebuilt the transparency tree and the chain projection of {summary}")
+        print(f"fixed: {before.problem}")
+        print(f"repaired: rebuilt the transparency tree and the chain projection of {summary}")
     return EXIT_OK
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")

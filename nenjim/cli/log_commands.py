@@ -29,13 +29,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from nenjim.admin.json_output import dumps
-from nenjim.admin.transfer import (
+from nenjim.admin.errors import (
+    ExportFormatError,
     ImportAuditError,
     ImportRefusedError,
+    UnreadableEventError,
+    is_driver_error,
+)
+from nenjim.admin.json_output import dumps
+from nenjim.admin.stores import describe_identity, redact
+from nenjim.admin.transfer import (
+    ExportSummary,
     ImportReport,
     export_store,
     import_store,
+    open_log_store,
 )
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
@@ -47,14 +55,6 @@ from nenjim.cli.exit import (
 from nenjim.cli.progress import progress_for
 from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.cli.subcommand import add_subcommand
-from nenjim.infrastructure.log.transfer import (
-    ExportFormatError,
-    ExportSummary,
-    UnreadableEventError,
-    open_log_store,
-)
-from nenjim.infrastructure.store.urls import redact
-from nenjim.journal.impl.ref.log import describe_identity
 
 _T = TypeVar("_T")
 STDIN = "-"
@@ -122,10 +122,10 @@ def export(args: argparse.Namespace) -> int:
             lambda: export_store(store, stream, journal=args.journal, progress=progress)
         )
     if args.json:
-        _print(dumps(_export_json(store, path, summary)))
+        print(dumps(_export_json(store, path, summary)))
     else:
         counts = ", ".join(f"{log} {count}" for log, count in summary.events.items())
-        _print(f"exported {summary.total} events from {redact(store)} to {path}: {counts}")
+        print(f"exported {summary.total} events from {redact(store)} to {path}: {counts}")
     return EXIT_OK
 
 
@@ -137,29 +137,29 @@ def import_(args: argparse.Namespace) -> int:
             lambda: import_store(store, stream, name=name, progress=progress_for(sys.stderr))
         )
     if args.json:
-        _print(dumps(_import_json(store, name, report)))
+        print(dumps(_import_json(store, name, report)))
         return EXIT_OK
     summary = report.summary
     counts = ", ".join(f"{log} {count}" for log, count in summary.events.items())
     identity = next((s.identity for s in summary.logs if s.identity is not None), None)
     owner = "" if identity is None else f" ({describe_identity(identity)})"
-    _print(f"imported {summary.total} events into {redact(store)}: {counts}{owner}")
+    print(f"imported {summary.total} events into {redact(store)}: {counts}{owner}")
     if report.renumbered:
-        _print(
+        print(
             "storage log ids renumbered 1, 2, 3, ... in their order "
             "(SQLite numbers its storage log without gaps)"
         )
     if report.journal_audit is not None:
         audit = report.journal_audit
-        _print(
+        print(
             f"journal audit OK: {audit.events} events, {audit.revisions} revisions of "
             f"{audit.artifacts} artifacts"
         )
     if report.storage_audit is not None:
         live = ", ".join(f"{count} {kind}" for kind, count in report.storage_audit.live.items())
-        _print(f"storage audit OK: {report.storage_audit.events} events, live {live}")
+        print(f"storage audit OK: {report.storage_audit.events} events, live {live}")
     for line in report.rebuilt:
-        _print(f"rebuilt {line}")
+        print(f"rebuilt {line}")
     return EXIT_OK
 
 
@@ -186,18 +186,10 @@ def _checked(action: Callable[[], _T]) -> _T:
             f"the log in the store is inconsistent: {error}", EXIT_FAILURE, "integrity"
         ) from None
     except Exception as error:
-        if not _is_driver_error(error):
+        if not is_driver_error(error):
             raise
         message = f"store: {' '.join(str(error).split())}"
         raise CommandError(message, EXIT_STORE, "store") from None
-
-
-def _is_driver_error(error: Exception) -> bool:
-    """An error of a database driver (one that was never imported raised nothing)."""
-    sqlite3, psycopg = sys.modules.get("sqlite3"), sys.modules.get("psycopg")
-    return (sqlite3 is not None and isinstance(error, sqlite3.Error)) or (
-        psycopg is not None and isinstance(error, psycopg.Error)
-    )
 
 
 @contextmanager
@@ -269,7 +261,3 @@ def _import_json(store: str, name: str, report: ImportReport) -> dict[str, objec
         "storage_audit": None if storage is None else storage.as_json(),
         "rebuilt": list(report.rebuilt),
     }
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")

@@ -21,13 +21,13 @@ import time
 from typing import Any
 
 from nenjim.admin import projections as projection_admin
+from nenjim.admin import silent
 from nenjim.admin.json_output import dumps
 from nenjim.cli.exit import EXIT_CODES_HELP, EXIT_OK, UsageError
 from nenjim.cli.progress import progress_for
 from nenjim.cli.store_options import add_store_options, selected_store
 from nenjim.cli.subcommand import add_subcommand
 from nenjim.cli.table import format_table
-from nenjim.journal.impl.ref.progress import silent
 
 
 def add_projection_commands(groups: Any) -> None:

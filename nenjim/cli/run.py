@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
+from nenjim.admin.stores import STORE_URL_VARIABLE, redact
 from nenjim.cli import journal_commands
 from nenjim.cli.classify import classify
 from nenjim.cli.exit import (
@@ -37,7 +38,6 @@ from nenjim.cli.transparency_commands import (
     add_key_commands,
     add_serve_command,
 )
-from nenjim.infrastructure.store.urls import STORE_URL_VARIABLE, redact
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 

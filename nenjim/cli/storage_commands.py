@@ -25,10 +25,25 @@ another schema version.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from nenjim.admin.audits import (
+    StorageAuditReport,
+    StorageRepairReport,
+    audit_storage,
+    repair_storage,
+)
+from nenjim.admin.errors import (
+    IncompatibleStoreError,
+    RepairFailedError,
+    RepairRefusedError,
+    StorageError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+    UnsupportedBackendError,
+    is_driver_error,
+)
 from nenjim.admin.json_output import dumps
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
@@ -40,21 +55,6 @@ from nenjim.cli.exit import (
 )
 from nenjim.cli.store_options import add_store_options, selected_store
 from nenjim.cli.subcommand import add_subcommand
-from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
-from nenjim.infrastructure.langgraph.presence import catalog_in_store
-from nenjim.infrastructure.persistence.catalog import CATALOG
-from nenjim.infrastructure.storage import Resource, StorageError, UnsupportedBackendError
-from nenjim.infrastructure.storage.audit import (
-    AuditReport,
-    RepairFailedError,
-    RepairRefusedError,
-    RepairReport,
-    StoreNotFoundError,
-    audit_store,
-    repair_store,
-)
-from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 
 _T = TypeVar("_T")
 
@@ -85,7 +85,7 @@ def add_storage_commands(groups: Any) -> None:
 def audit(args: argparse.Namespace) -> int:
     """Audit the store; one line per finding."""
     store = selected_store(args)
-    report = _checked(lambda: audit_store(store, _catalogs(store)))
+    report = _checked(lambda: audit_storage(store))
     if args.json:
         print(dumps(report.as_json()))
     elif report.ok:
@@ -102,7 +102,7 @@ def repair(args: argparse.Namespace) -> int:
     """Repair the store; refuse while the log itself has findings."""
     store = selected_store(args)
     try:
-        result = _checked(lambda: repair_store(store, _catalogs(store)))
+        result = _checked(lambda: repair_storage(store))
     except RepairRefusedError as refused:
         if args.json:
             print(dumps({"repaired": False, "refused": True, "audit": refused.report.as_json()}))
@@ -122,12 +122,6 @@ def repair(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _catalogs(url: str) -> tuple[Resource, ...]:
-    """The resources of every catalog the store was opened with (Persistence's by default)."""
-    found = [c for c in (CATALOG, LANGGRAPH_CATALOG) if catalog_in_store(url, c)] or [CATALOG]
-    return tuple(resource for catalog in found for resource in catalog)
-
-
 def _checked(action: Callable[[], _T]) -> _T:
     """Run ``action``; a store error becomes a one-line ``CommandError``."""
     try:
@@ -143,21 +137,13 @@ def _checked(action: Callable[[], _T]) -> _T:
     except StorageError as error:
         raise CommandError(f"store: {' '.join(str(error).split())}", EXIT_FAILURE) from None
     except Exception as error:
-        if not _is_driver_error(error):
+        if not is_driver_error(error):
             raise
         message = f"store: {' '.join(str(error).split())}"
         raise CommandError(message, EXIT_STORE, "store") from None
 
 
-def _is_driver_error(error: Exception) -> bool:
-    """An error of a database driver (one that was never imported raised nothing)."""
-    sqlite3, psycopg = sys.modules.get("sqlite3"), sys.modules.get("psycopg")
-    return (sqlite3 is not None and isinstance(error, sqlite3.Error)) or (
-        psycopg is not None and isinstance(error, psycopg.Error)
-    )
-
-
-def _verdict(report: AuditReport) -> str:
+def _verdict(report: StorageAuditReport) -> str:
     in_log = len(report.log_findings)
     if in_log:
         advice = f"{in_log} in the log itself, so a repair would refuse"
@@ -166,7 +152,7 @@ def _verdict(report: AuditReport) -> str:
     return f"{report.store}: {len(report.findings)} finding(s); {advice}"
 
 
-def _repair_json(result: RepairReport) -> dict[str, object]:
+def _repair_json(result: StorageRepairReport) -> dict[str, object]:
     return {
         "repaired": result.changed,
         "refused": False,

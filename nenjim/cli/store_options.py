@@ -1,15 +1,15 @@
-"""How every command takes its store: one rule, one set of options, for every group.
+"""How every command takes its store: one set of options for every group, following the
+rules of :mod:`nenjim.admin.stores`.
 
 - ``--store URL``, else ``$NENJIM_STORE_URL``. The commands that load a
   Journal root work in memory without either; every other command that
   takes a store needs one, and says so (bad usage, exit 2).
-- ``--journal NAME`` selects the Journal named NAME: on PostgreSQL it lives
-  in the schema ``journal_NAME`` unless the URL's ``?schema=`` names one,
-  and the store must hold that Journal (a command that loads a root claims
-  an empty store for it instead). ``projections`` and ``storage`` take the
-  same option and select the same store, so what a named Journal's store
-  holds is found where the Journal commands put it. ``log import`` has
-  none: the Journal it imports is the one its file holds.
+- ``--journal NAME`` selects the Journal named NAME, and the store must hold
+  it (a command that loads a root claims an empty store for it instead).
+  ``projections`` and ``storage`` take the same option and select the same
+  store, so what a named Journal's store holds is found where the Journal
+  commands put it. ``log import`` has none: the Journal it imports is the
+  one its file holds.
 - A PostgreSQL URL needs the ``postgres`` extra: without psycopg every
   command says so in one line before doing anything (exit 3, kind ``extra``).
 """
@@ -17,24 +17,12 @@
 from __future__ import annotations
 
 import argparse
-import os
-from urllib.parse import urlsplit
 
-from nenjim.cli.exit import EXIT_STORE, CommandError, UsageError
-from nenjim.infrastructure.store.urls import (
-    INSTALL_POSTGRES,
-    STORE_URL_VARIABLE,
-    redact,
-)
+from nenjim.admin import stores
+from nenjim.admin.stores import STORE_URL_VARIABLE, check_journal_name
+from nenjim.cli.exit import UsageError
 from nenjim.journal.exception import InvalidValueError
-from nenjim.journal.impl.ref.log import (
-    JournalLog,
-    check_journal_name,
-    journal_store_url,
-    name_identity,
-)
 
-POSTGRES_SCHEMES = ("postgresql", "postgres")
 JOURNAL_HELP = (
     "the Journal named NAME (a lowercase letter, then up to 47 of a-z 0-9 _; on PostgreSQL "
     "in the schema journal_NAME unless the URL has ?schema=)"
@@ -60,14 +48,9 @@ def add_store_options(
 
 
 def chosen_store(args: argparse.Namespace) -> str | None:
-    """``--store``, else ``$NENJIM_STORE_URL``, else ``None``; ``None`` for a command
-    that takes no store. A PostgreSQL store without psycopg is refused here."""
-    if not hasattr(args, "store"):
-        return None
-    store: str | None = args.store or os.environ.get(STORE_URL_VARIABLE) or None
-    if store is not None:
-        _check_driver(store)
-    return store
+    """The store of :func:`nenjim.admin.stores.chosen_store`; ``None`` for a command that
+    takes no store."""
+    return stores.chosen_store(args.store) if hasattr(args, "store") else None
 
 
 def required_store(args: argparse.Namespace) -> str:
@@ -81,30 +64,10 @@ def required_store(args: argparse.Namespace) -> str:
     return store
 
 
-def journal_identity(args: argparse.Namespace) -> str | None:
-    """The identity of the Journal named by ``--journal``, or ``None``."""
-    name: str | None = getattr(args, "journal", None)
-    return None if name is None else name_identity(name)
-
-
 def selected_store(args: argparse.Namespace) -> str:
-    """The required store, as the Journal named by ``--journal`` has it (see
-    :func:`journal_store_url`), checked to hold that Journal."""
-    store = required_store(args)
-    identity = journal_identity(args)
-    if identity is None:
-        return store
-    JournalLog(store, create=False, identity=identity).close()  # refuses another Journal
-    return journal_store_url(store, identity)
-
-
-def _check_driver(url: str) -> None:
-    if urlsplit(url).scheme not in POSTGRES_SCHEMES:
-        return
-    try:
-        import psycopg  # noqa: F401, PLC0415 - the postgres extra
-    except ImportError:
-        raise CommandError(f"{redact(url)}: {INSTALL_POSTGRES}", EXIT_STORE, "extra") from None
+    """The required store, as the Journal named by ``--journal`` has it, checked to hold
+    that Journal (:func:`nenjim.admin.stores.journal_store`)."""
+    return stores.journal_store(required_store(args), stores.journal_identity(args.journal))
 
 
 def _journal_name(text: str) -> str:

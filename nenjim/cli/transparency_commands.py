@@ -20,10 +20,27 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from nenjim.admin.errors import (
+    LogDamagedError,
+    MissingExtraError,
+    ProofCheckError,
+    ProofRequestError,
+    TransparencyError,
+)
+from nenjim.admin.stores import JournalLog, journal_identity, open_log
+from nenjim.admin.transparency import (
+    Checkpoint,
+    JournalTree,
+    SignerKey,
+    VerifierKey,
+    anchor_problem,
+    check_proof,
+    open_checkpoint,
+)
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
@@ -32,24 +49,8 @@ from nenjim.cli.exit import (
     EXIT_USAGE,
     CommandError,
 )
-from nenjim.cli.store_options import add_store_options, journal_identity, required_store
-from nenjim.domain.transparency import (
-    Checkpoint,
-    SignerKey,
-    TransparencyError,
-    VerifierKey,
-    open_checkpoint,
-)
-from nenjim.infrastructure.log import LogDamagedError
+from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.journal.exception import InvalidValueError, JournalIntegrityError
-from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.transparency_anchor import anchor_problem
-from nenjim.journal.impl.ref.transparency_proofs import (
-    JournalTree,
-    ProofCheckError,
-    ProofRequestError,
-    check_proof,
-)
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 
 Handler = Callable[[argparse.Namespace], int]
@@ -241,10 +242,10 @@ def keys_new(args: argparse.Namespace) -> int:
         out.write(key.encode() + "\n")
     verifier = key.verifier.encode()
     if args.json:
-        _print(_dumps({"name": key.name, "signer_key_file": str(path), "verifier_key": verifier}))
+        print(_dumps({"name": key.name, "signer_key_file": str(path), "verifier_key": verifier}))
     else:
-        _print(f"wrote the signer key {key.name} to {path} (keep it secret); its verifier key:")
-        _print(verifier)
+        print(f"wrote the signer key {key.name} to {path} (keep it secret); its verifier key:")
+        print(verifier)
     return EXIT_OK
 
 
@@ -253,7 +254,7 @@ def checkpoint_command(args: argparse.Namespace) -> int:
     with _tree(args) as tree:
         signed = tree.sign()
     if args.json:
-        _print(_dumps({"checkpoint": signed.note, "tree_size": signed.checkpoint.size}))
+        print(_dumps({"checkpoint": signed.note, "tree_size": signed.checkpoint.size}))
     else:
         sys.stdout.write(signed.note)
     return EXIT_OK
@@ -274,7 +275,7 @@ def prove_command(args: argparse.Namespace) -> int:
                 document = tree.prove_consistency(args.old_size)
         except ProofRequestError as error:
             raise CommandError(str(error)) from None
-    _print(_dumps(document))
+    print(_dumps(document))
     return EXIT_OK
 
 
@@ -294,9 +295,9 @@ def check_proof_command(args: argparse.Namespace) -> int:
     except ProofCheckError as error:
         raise CommandError(f"proof {args.file} does not hold: {error}") from None
     if args.json:
-        _print(_dumps({"ok": True, "kind": checked.kind, "tree_size": checked.checkpoint.size}))
+        print(_dumps({"ok": True, "kind": checked.kind, "tree_size": checked.checkpoint.size}))
     else:
-        _print(f"proof OK: {checked.summary}")
+        print(f"proof OK: {checked.summary}")
     return EXIT_OK
 
 
@@ -313,7 +314,7 @@ def serve_command(args: argparse.Namespace) -> int:
         with listen(args.host, args.port) as listener:
             url = url_of(listener)
             if args.json:
-                _print(_dumps({"serving": url}))
+                print(_dumps({"serving": url}))
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
@@ -344,23 +345,21 @@ def verify_log_command(args: argparse.Namespace) -> int:
         raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "integrity") from None
     size = verified.checkpoint.size
     if args.json:
-        _print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
+        print(_dumps({"ok": True, "tree_size": size, "tiles": verified.tiles}))
     else:
         extends = "" if since is None else f", extending the trusted tree of {since.size}"
         if args.root is not None:
             extends += f"; every file under {args.root} is in it"
-        _print(
+        print(
             f"log OK: {verified.checkpoint.origin} at tree size {size}: {verified.tiles} "
             f"tiles and every entry verified{extends}"
         )
     return EXIT_OK
 
 
-def _needs_serve(error: ImportError) -> CommandError:
-    return CommandError(
-        f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})",
-        EXIT_STORE,
-        "extra",
+def _needs_serve(error: ImportError) -> MissingExtraError:
+    return MissingExtraError(
+        f"this command needs the serve extra: pip install 'nenjim[serve]' ({error})"
     )
 
 
@@ -389,7 +388,7 @@ def _anchored(audit: Handler) -> Handler:
                     "audit",
                 )
             if not args.json:
-                _print(
+                print(
                     f"checkpoint OK: the log extends {checkpoint.origin} at tree size "
                     f"{checkpoint.size}"
                 )
@@ -398,13 +397,8 @@ def _anchored(audit: Handler) -> Handler:
     return run
 
 
-@contextmanager
-def _opened(args: argparse.Namespace) -> Iterator[JournalLog]:
-    log = JournalLog(required_store(args), read_only=True, identity=journal_identity(args))
-    try:
-        yield log
-    finally:
-        log.close()
+def _opened(args: argparse.Namespace) -> AbstractContextManager[JournalLog]:
+    return open_log(required_store(args), journal_identity(args.journal))
 
 
 @contextmanager
@@ -475,7 +469,3 @@ def _checkpoint(path: str, verifier: VerifierKey) -> Checkpoint:
 
 def _dumps(document: dict[str, Any]) -> str:
     return json.dumps(document, sort_keys=True)
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")

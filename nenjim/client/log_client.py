@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from nenjim.admin.transparency import scan_root
 from nenjim.client.log_hashing import (
     LogCheckError,
     LoggedLeaves,
@@ -41,7 +42,6 @@ from nenjim.domain.transparency import (
     open_checkpoint,
     tiles_for_size,
 )
-from nenjim.journal.impl.ref.filesystem import scan_root
 
 __all__ = ["LogCheckError", "LogUnavailableError", "VerifiedLog", "verify_log"]
 

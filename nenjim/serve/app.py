@@ -24,20 +24,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from nenjim.domain.journal.errors import InvalidValueError
-from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion
-from nenjim.domain.transparency import (
-    InvalidTilePathError,
+from nenjim.admin.errors import InvalidTilePathError, ProofRequestError
+from nenjim.admin.stores import JournalLog
+from nenjim.admin.transparency import (
+    JournalTree,
     SignerKey,
     parse_entry_bundle_path,
     parse_tile_path,
-)
-from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.transparency_proofs import (
-    JournalTree,
-    ProofRequestError,
     served_bundle,
 )
+from nenjim.journal.exception import InvalidValueError
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 from nenjim.serve.queries import bounded, error_answer, query_routes
 
 TEXT = "text/plain; charset=utf-8"

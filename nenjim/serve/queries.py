@@ -7,23 +7,16 @@ answered at the next request, as the tree's checkpoint is.
 
 from __future__ import annotations
 
-import threading
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from nenjim.admin.json_output import located_release_json, log_json, revision_json
-from nenjim.domain.journal.errors import InvalidValueError
-from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
-from nenjim.infrastructure.log import LogReader
-from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.admin.stores import JournalLog
+from nenjim.admin.transparency import FollowedChains
+from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.model import JournalRevision
-from nenjim.projections.journal_chains import (
-    ChainSnapshot,
-    JournalChainsProjection,
-    JournalWorldview,
-)
+from nenjim.journal.valuetypes import JournalVersion, ReleaseVersion
 
 FRESH = {"Cache-Control": "no-cache"}
 ERROR_CHARS = 160
@@ -40,29 +33,9 @@ def bounded(message: str) -> str:
     return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 1] + "\u2026"
 
 
-class _Followed:
-    """The chain projection of one log, caught up on demand under a lock."""
-
-    def __init__(self, log: JournalLog) -> None:
-        self._reader = LogReader(log)
-        self._projection = JournalChainsProjection()
-        self._lock = threading.Lock()
-
-    def chain(self, coordinate: str) -> ChainSnapshot:
-        view = self.caught_up()
-        chain = view.chain(ArtifactCoordinate(coordinate))
-        if chain is None:
-            raise LookupError(f"no artifact {coordinate}")
-        return chain
-
-    def caught_up(self) -> JournalWorldview:
-        with self._lock:
-            return self._projection.catch_up(self._reader)
-
-
 def query_routes(log: JournalLog) -> list[Route]:
     """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release."""
-    followed = _Followed(log)
+    followed = FollowedChains(log)
 
     def answer(request: Request) -> Response:
         params = request.path_params

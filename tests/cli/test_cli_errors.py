@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.sample_roots import generate_root
-from nenjim.cli import journal_commands as cli_commands
+from nenjim.admin import stores
 from nenjim.cli import main
 from nenjim.infrastructure.persistence import Persistence
 
@@ -83,7 +83,7 @@ def test_ctrl_c_is_one_line_and_exit_130(
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_commands, "build_journal", interrupted)
+    monkeypatch.setattr(stores, "build_journal", interrupted)
     assert main(["journal", "verify", str(sample.root)]) == 130
     assert capsys.readouterr().err == "nenjim: error: interrupted\n"
 
@@ -325,7 +325,7 @@ def test_an_unexpected_error_is_one_line_with_exit_4(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli_commands, "build_journal", broken)
+    monkeypatch.setattr(stores, "build_journal", broken)
     assert main(["journal", "verify", str(sample.root)]) == 4
     assert capsys.readouterr().err == (
         "nenjim: error: internal error: RuntimeError: boom\\nsecond line "

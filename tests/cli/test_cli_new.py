@@ -6,9 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from nenjim.admin.draft import DraftError, next_version
 from nenjim.cli import main
-from nenjim.cli.draft import next_version
-from nenjim.cli.exit import CommandError
 from nenjim.journal.impl.ref import build_journal
 from nenjim.journal.valuetypes import JournalVersion, Sha256Digest
 
@@ -177,8 +176,8 @@ def test_new_on_a_head_at_the_last_version_is_one_line_and_writes_nothing(
     assert [p.name for p in (tmp_path / "com.example.last").iterdir()] == [f"{last}.journal"]
 
 
-def test_next_version_after_the_last_version_is_a_command_error():
-    with pytest.raises(CommandError, match="no Journal version is later than 99991231T235959Z"):
+def test_next_version_after_the_last_version_is_a_draft_error():
+    with pytest.raises(DraftError, match="no Journal version is later than 99991231T235959Z"):
         next_version(JournalVersion("99991231T235959Z"), datetime(2026, 1, 1, tzinfo=UTC))
     # The second before the last still has a successor.
     assert next_version(

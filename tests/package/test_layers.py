@@ -73,6 +73,14 @@ def test_the_whole_domain_loads_no_driver_and_nothing_of_ours_outside_it() -> No
     assert "eventsourcing.persistence" not in loaded
 
 
+def test_the_whole_admin_facade_loads_no_driver() -> None:
+    # The command line imports every module of the facade; a store's driver loads only
+    # when a store of its kind is opened.
+    loaded = _loaded("nenjim.admin", walk=True)
+    assert "nenjim.admin.stores" in loaded  # the walk reached the submodules
+    assert _of(loaded, DRIVERS) == []
+
+
 @pytest.mark.parametrize("name", PUBLIC_PACKAGES)
 def test_importing_a_public_package_loads_no_database_driver(name: str) -> None:
     loaded = _loaded(name)

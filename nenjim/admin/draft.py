@@ -6,14 +6,17 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from nenjim.cli.exit import CommandError
 from nenjim.domain.journal.renderer import render_journal
+from nenjim.journal.impl.ref.filesystem import REVISION_SUFFIX
 from nenjim.journal.model import JournalRevision
 from nenjim.journal.valuetypes import JournalVersion
 
-REVISION_SUFFIX = ".journal"
 LAST_VERSION = JournalVersion("99991231T235959Z")
 """The latest instant a Journal version can name (its year has four digits)."""
+
+
+class DraftError(ValueError):
+    """A successor of the head cannot be drafted: no Journal version is later than it."""
 
 
 def utc_now() -> datetime:
@@ -26,13 +29,13 @@ def next_version(head: JournalVersion, now: datetime) -> JournalVersion:
 
     A successor must be strictly later than its predecessor, and a head may lie
     in the future or in the current second. A head at :data:`LAST_VERSION` has
-    no later version: ``CommandError``.
+    no later version: :class:`DraftError`.
     """
     candidate = JournalVersion.from_datetime(now)
     if candidate > head:
         return candidate
     if head >= LAST_VERSION:
-        raise CommandError(
+        raise DraftError(
             f"no Journal version is later than {head}, the last one (9999-12-31 23:59:59 "
             "UTC): a successor of this head cannot be drafted"
         )

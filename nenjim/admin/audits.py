@@ -1,0 +1,47 @@
+"""Audits and repairs of what a store holds: the Journal log, and durable state.
+
+The Journal's (:func:`audit_journal_log`, :func:`repair_journal_store`)
+re-check every logged revision, and rebuild what the store derives from its
+log when only that is damaged. Durable state's (:func:`audit_storage`,
+:func:`repair_storage`) check the inline rows of an SQLite or PostgreSQL
+store against its storage log, and rebuild the rows that disagree. None of
+them creates a store.
+"""
+
+from __future__ import annotations
+
+from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
+from nenjim.infrastructure.langgraph.presence import catalog_in_store
+from nenjim.infrastructure.persistence.catalog import CATALOG
+from nenjim.infrastructure.storage import Resource
+from nenjim.infrastructure.storage.audit import AuditReport as StorageAuditReport
+from nenjim.infrastructure.storage.audit import RepairReport as StorageRepairReport
+from nenjim.infrastructure.storage.audit import audit_store, repair_store
+from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.repair import repair_journal_store
+
+__all__ = [
+    "StorageAuditReport",
+    "StorageRepairReport",
+    "audit_journal_log",
+    "audit_storage",
+    "repair_journal_store",
+    "repair_storage",
+]
+
+
+def audit_storage(url: str) -> StorageAuditReport:
+    """Audit durable state in the store ``url`` against the catalogs it was opened with."""
+    return audit_store(url, _catalogs(url))
+
+
+def repair_storage(url: str) -> StorageRepairReport:
+    """Rebuild the inline rows of the store ``url`` that disagree with its log, all or
+    nothing; ``RepairRefusedError`` while the log itself has findings."""
+    return repair_store(url, _catalogs(url))
+
+
+def _catalogs(url: str) -> tuple[Resource, ...]:
+    """The resources of every catalog the store was opened with (Persistence's by default)."""
+    found = [c for c in (CATALOG, LANGGRAPH_CATALOG) if catalog_in_store(url, c)] or [CATALOG]
+    return tuple(resource for catalog in found for resource in catalog)

@@ -1,0 +1,99 @@
+"""Which store a command uses, and opening a Journal on it.
+
+The store is ``--store URL``, else ``$NENJIM_STORE_URL`` (:func:`chosen_store`).
+``--journal NAME`` selects the Journal named NAME, which the store must hold
+(:func:`journal_store`; on PostgreSQL it lives in the schema ``journal_NAME``
+unless the URL's ``?schema=`` names one). :func:`open_journal` loads a Journal
+root, in memory or on a store; :func:`open_log` reads a store's Journal log and
+writes nothing; :func:`move_root` gives a store to the path its root moved to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from nenjim.admin import Progress
+from nenjim.admin.errors import MissingExtraError
+from nenjim.infrastructure.store.urls import INSTALL_POSTGRES, STORE_URL_VARIABLE, redact
+from nenjim.journal.impl.ref import JournalAssembly, build_journal, move_root
+from nenjim.journal.impl.ref.log import (
+    JournalLog,
+    check_journal_name,
+    describe_identity,
+    journal_store_url,
+    name_identity,
+)
+
+__all__ = [
+    "STORE_URL_VARIABLE",
+    "JournalAssembly",
+    "JournalLog",
+    "check_journal_name",
+    "chosen_store",
+    "describe_identity",
+    "journal_identity",
+    "journal_store",
+    "move_root",
+    "open_journal",
+    "open_log",
+    "redact",
+]
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def chosen_store(given: str | None) -> str | None:
+    """``given`` (``--store``), else ``$NENJIM_STORE_URL``, else ``None``.
+
+    A PostgreSQL URL without psycopg installed raises :class:`MissingExtraError`.
+    """
+    store = given or os.environ.get(STORE_URL_VARIABLE) or None
+    if store is not None and urlsplit(store).scheme in POSTGRES_SCHEMES:
+        try:
+            import psycopg  # noqa: F401, PLC0415 - the postgres extra
+        except ImportError:
+            raise MissingExtraError(f"{redact(store)}: {INSTALL_POSTGRES}") from None
+    return store
+
+
+def journal_identity(name: str | None) -> str | None:
+    """The identity of the Journal named ``name``, or ``None`` for none."""
+    return None if name is None else name_identity(name)
+
+
+def journal_store(url: str, identity: str | None) -> str:
+    """The URL of the store of the Journal ``identity`` at ``url`` (on PostgreSQL
+    its schema, unless ``url`` names one), checked to hold that Journal; ``url``
+    itself when ``identity`` is ``None``."""
+    if identity is None:
+        return url
+    JournalLog(url, create=False, identity=identity).close()  # refuses another Journal
+    return journal_store_url(url, identity)
+
+
+@contextmanager
+def open_journal(
+    root: str, *, store: str | None, journal: str | None, progress: Progress | None
+) -> Iterator[JournalAssembly]:
+    """The Journal over ``root`` on ``store`` (``None``: in memory), named ``journal``,
+    started (loading everything, telling ``progress``), stopped afterwards."""
+    assembly = build_journal(root, store=store, journal=journal, progress=progress)
+    try:
+        assembly.process.start()
+        yield assembly
+    finally:
+        assembly.process.stop()
+
+
+@contextmanager
+def open_log(store: str, identity: str | None) -> Iterator[JournalLog]:
+    """The Journal log of ``identity`` (``None``: any Journal's) in the existing ``store``,
+    opened to read only: nothing is created or written. Closed afterwards."""
+    log = JournalLog(store, read_only=True, identity=identity)
+    try:
+        yield log
+    finally:
+        log.close()
