@@ -1,5 +1,5 @@
-"""The ADR-061 error boundary (storage-spi-notes §2.3, §2.9, §3.12 ``failure_contract_spec``
-and ``execution_constraint_translation_spec``).
+"""The error boundary of Persistence: every storage failure reaches the caller as the
+domain's error of the same category, and constraint violations as the domain's conflicts.
 
 Failures are injected by replacing one physical operation of an in-memory
 backend's driver (``backend.driver``) with one that raises. What reaches the
@@ -167,7 +167,7 @@ def test_every_storage_category_is_translated_with_its_cause(
     method, call = OPERATIONS[operation]
     injected, expected = _storage_errors()[category]
     if operation == "contents.put" and category == "BlobConflict":
-        expected = perr.IntegrityError  # the content store's own mapping (§2.6)
+        expected = perr.IntegrityError  # the content store's own mapping
     _inject(monkeypatch, memory, method, injected)
 
     with pytest.raises(expected) as raised:
@@ -186,7 +186,7 @@ def test_every_storage_category_is_translated_with_its_cause(
     if expected is perr.IntegrityError:
         return  # a new domain error about the content, raised from the storage conflict
     if operation == "watermark" and category == "ConditionFailed":
-        # §2.8: a failed watermark condition is the watermark's own ConflictError, which
+        # A failed watermark condition is the watermark's own ConflictError, which
         # names the condition and then gives the storage message.
         assert str(error).endswith(str(injected))
         return
@@ -485,7 +485,7 @@ def test_assert_idle_busy_has_the_condition_failure_as_cause(
 
 @pytest.mark.parametrize("kind", BUSY_CASES)
 def test_assert_idle_busy_keeps_the_storage_message(memory: Persistence, kind: str) -> None:
-    """§2.9: the busy error keeps the storage error's message."""
+    """The busy error keeps the storage error's message."""
     repo, _, _ = _busy_setup(memory, kind)
     with pytest.raises(perr.AgentBusyError) as raised:
         repo.assert_idle(_owner(kind))

@@ -1,4 +1,4 @@
-"""storage-spi-notes §3.3 "a Persistence backend" and §3.4 "a persistence content store".
+"""The contract of a Persistence backend and of its content store.
 
 Every test runs on the in-memory, SQLite and PostgreSQL backends.
 """
@@ -35,7 +35,7 @@ def _root(agent_id: str = AGENT) -> AgentRoot:
 
 
 def _execution(root: AgentRoot, execution_id: str = "exec-1") -> AgentExecution:
-    """The §3.3 fixture: an execution started from an ``input_received`` record."""
+    """The contract's fixture: an execution started from an ``input_received`` record."""
     received = AgentJournalRecord.create(
         "input-1", agent_id=root.agent_id, kind="input_received", execution_id=execution_id
     )
@@ -49,7 +49,7 @@ def _text_id(text: str) -> str:
 
 
 def _write_everything(tx: Repositories) -> dict[str, object]:
-    """§3.3.4's sequence: content, Agent, journal, admission, Workflow, Agent save."""
+    """One execution's writes: content, Agent, journal, admission, Workflow, Agent save."""
     content = tx.contents.put_text("hello")
     root = tx.agents.create(_root())
     record = AgentJournalRecord.create("rec-1", agent_id=AGENT, kind="message", content_ref=content)
@@ -72,7 +72,7 @@ def _write_everything(tx: Repositories) -> dict[str, object]:
     }
 
 
-# §3.3.1 ---------------------------------------------------------------------
+# capabilities --------------------------------------------------------------
 
 
 def test_backend_capabilities_are_exactly_the_required_ones(persistence: Persistence) -> None:
@@ -112,7 +112,7 @@ def test_open_refuses_an_unknown_url_scheme() -> None:
         Persistence.open("mongodb://localhost/nothing")
 
 
-# §3.3.2 / §3.3.3 -------------------------------------------------------------
+# the transaction view ------------------------------------------------------
 
 
 def test_transaction_view_answers_every_repository_and_the_watermark(
@@ -134,7 +134,7 @@ def test_transaction_returns_the_block_value(persistence: Persistence) -> None:
     assert nested == ("outer", "inner")
 
 
-# §3.3.4 / §3.3.5 -------------------------------------------------------------
+# one transaction across repositories ---------------------------------------
 
 
 def test_one_transaction_across_repositories_commits(persistence: Persistence) -> None:
@@ -185,7 +185,7 @@ def test_a_raise_rolls_back_the_whole_transaction(persistence: Persistence) -> N
     assert persistence.workflow_states.load("wf-1") is None
 
 
-# §3.3.6 to §3.3.9 -------------------------------------------------------------
+# an execution's life -------------------------------------------------------
 
 
 @pytest.fixture
@@ -263,7 +263,7 @@ def test_watermark_and_following_write_share_one_transaction(
     assert persistence.agents.load(AGENT).lifecycle_status == "active"
 
 
-# §3.4 content store -----------------------------------------------------------
+# content store -----------------------------------------------------------
 
 
 def test_same_bytes_give_the_same_id(persistence: Persistence) -> None:

@@ -1,4 +1,4 @@
-"""Read-only result queries of ``Persistence`` (storage-spi-notes §2.1, §2.11).
+"""Read-only result queries of ``Persistence`` (paged, ordered, and never writing).
 
 ``execution_result``, ``team_execution_result`` and ``handoff_result`` on every backend.
 """

@@ -1,4 +1,4 @@
-"""storage-spi-notes §3.5 to §3.11 (one test per checklist line), §2.7/§2.11 pagination,
+"""The eight repositories, one test per rule of each, their pagination,
 revision start values and ``history``. Every test runs on memory, SQLite and PostgreSQL.
 """
 
@@ -62,7 +62,7 @@ def _stored_revision(persistence: Persistence, resource: str, key: str) -> int:
     return entry.revision
 
 
-# §3.5 an Agent repository ---------------------------------------------------
+# an Agent repository ---------------------------------------------------
 
 
 def test_agent_create_and_load_round_trip(persistence: Persistence) -> None:
@@ -138,7 +138,7 @@ def test_agent_delete_is_idempotent(persistence: Persistence) -> None:
         persistence.agents.load(AGENT)
 
 
-# §3.6 a Journal repository --------------------------------------------------
+# a Journal repository --------------------------------------------------
 
 
 @pytest.fixture
@@ -263,7 +263,7 @@ def test_journal_delete_needs_the_agent_root(persistence: Persistence, agent: Ag
         persistence.journals.delete(AGENT)
 
 
-# §3.7 an Execution repository -------------------------------------------------
+# an Execution repository -------------------------------------------------
 
 
 def test_execution_create_active_and_load_round_trip(
@@ -467,7 +467,7 @@ def test_delete_for_agent_removes_only_that_agents_executions(
     assert persistence.executions.list(AGENT) == ()
 
 
-# §3.8 a workflow state repository ---------------------------------------------
+# a workflow state repository ---------------------------------------------
 
 
 class Key(enum.StrEnum):
@@ -577,7 +577,7 @@ def test_workflow_replace_of_a_missing_row_conflicts(persistence: Persistence) -
         )
 
 
-# §3.9 a Handoff state repository ------------------------------------------------
+# a Handoff state repository ------------------------------------------------
 
 
 def test_loading_an_absent_handoff_is_none(persistence: Persistence) -> None:
@@ -648,7 +648,7 @@ def test_handoff_delete_is_checked(persistence: Persistence) -> None:
         persistence.handoff_states.delete(AGENT, expected_revision=2)
 
 
-# §3.10 a Team repository ---------------------------------------------------------
+# a Team repository ---------------------------------------------------------
 
 
 def test_team_create_load_round_trip_and_duplicate(persistence: Persistence) -> None:
@@ -685,7 +685,7 @@ def test_team_save_of_another_team_and_idempotent_delete(persistence: Persistenc
         persistence.teams.load(TEAM)
 
 
-# §3.11 a Team execution repository ------------------------------------------------
+# a Team execution repository ------------------------------------------------
 
 
 @pytest.fixture
@@ -807,7 +807,7 @@ def test_failed_transaction_rolls_back_all_eight_resources(
     assert not persistence.contents.exists(content)
 
 
-# §2.7 / §2.11 pagination ------------------------------------------------------------
+# pagination ------------------------------------------------------------
 
 # UTF-8 byte order; U+1F600 sorts before U+FF5A (fullwidth z) in UTF-16 order, after it here.
 ORDERED_IDS = ["Z", "a", "it's", "z", "é", "あ", "\uff5a", "😀"]
@@ -1031,7 +1031,7 @@ def test_empty_journal_append_is_checked_against_the_head(
 def test_a_completed_agent_execution_may_be_reactivated_while_idle(
     persistence: Persistence, agent: AgentRoot
 ) -> None:
-    """Only Team runs refuse reactivation (§2.7); Agent executions follow the busy rule."""
+    """Only Team runs refuse reactivation ; Agent executions follow the busy rule."""
     run = persistence.executions.create_active(_run(agent, "exec-1"))
     done = persistence.executions.save(
         "exec-1", expected_revision=0, execution=run.evolve(status="completed")

@@ -1,5 +1,5 @@
-"""Transactions across repositories and durability (storage-spi-notes §1.13 at the domain
-level, §2.1, and the domain-level §3.13 "a SQL coordination backend" bullets).
+"""Transactions across repositories and durability at the domain level, and what a SQL
+backend coordinating several processes must guarantee.
 
 The rollback, savepoint and pagination tests run on memory, SQLite and PostgreSQL; the
 durability tests reopen the same SQLite file or PostgreSQL schema in a fresh
@@ -665,7 +665,7 @@ UNGUARDED_INSERTS: dict[str, Callable[[Persistence, str], object]] = {
 def test_insert_racing_a_committed_insert_of_the_same_key_conflicts_on_postgresql(
     postgres_schema_url: str, monkeypatch: pytest.MonkeyPatch, operation: str
 ) -> None:
-    """§3.13 / §4.4: of two initial writers of one key, one wins, the other gets ConflictError.
+    """Of two initial writers of one key, one wins, the other gets ConflictError.
 
     The interleaving is forced: writer B has found the key absent and is about
     to append its first log event when writer A inserts the same key and
