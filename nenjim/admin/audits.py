@@ -1,7 +1,8 @@
 """Audits and repairs of what a store holds: the Journal log, and durable state.
 
 The Journal's (:func:`audit_journal_log`, :func:`repair_journal_store`)
-re-check every logged revision, and rebuild what the store derives from its
+re-check every logged revision (the first problem found is the report's one
+finding: :func:`journal_problem`), and rebuild what the store derives from its
 log when only that is damaged. Durable state's (:func:`audit_storage`,
 :func:`repair_storage`) check the inline rows of an SQLite or PostgreSQL
 store against its storage log, and rebuild the rows that disagree. None of
@@ -14,23 +15,24 @@ from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.langgraph.presence import catalog_in_store
 from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.storage import Resource
-from nenjim.infrastructure.storage.audit import AuditReport as StorageAuditReport
 from nenjim.infrastructure.storage.audit import RepairReport as StorageRepairReport
 from nenjim.infrastructure.storage.audit import audit_store, repair_store
-from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.infrastructure.store.audit_report import AuditReport
+from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.repair import repair_journal_store
 
 __all__ = [
-    "StorageAuditReport",
+    "AuditReport",
     "StorageRepairReport",
     "audit_journal_log",
     "audit_storage",
+    "journal_problem",
     "repair_journal_store",
     "repair_storage",
 ]
 
 
-def audit_storage(url: str) -> StorageAuditReport:
+def audit_storage(url: str) -> AuditReport:
     """Audit durable state in the store ``url`` against the catalogs it was opened with."""
     return audit_store(url, _catalogs(url))
 

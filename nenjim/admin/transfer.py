@@ -49,7 +49,6 @@ from nenjim.infrastructure.log.transfer import (
     open_log_store,
 )
 from nenjim.infrastructure.persistence.catalog import CATALOG
-from nenjim.infrastructure.storage.audit import AuditReport as StorageAuditReport
 from nenjim.infrastructure.storage.audit import RepairFailedError, RepairRefusedError, audit_store
 from nenjim.infrastructure.storage.audit.rebuild import (
     create_storage_tables,
@@ -57,10 +56,10 @@ from nenjim.infrastructure.storage.audit.rebuild import (
     storage_session,
 )
 from nenjim.infrastructure.storage.sql.log_table import STORAGE_EVENTS
+from nenjim.infrastructure.store.audit_report import AuditReport
 from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.log_versions import check_schema_version
-from nenjim.journal.impl.ref.audit import AuditReport as JournalAuditReport
-from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import (
     JournalLog,
     describe_identity,
@@ -115,8 +114,8 @@ class ImportReport:
     """The file, as its trailer (checked) says."""
     renumbered: bool
     """Whether the storage log's ids were renumbered (a log with gaps, into SQLite)."""
-    journal_audit: JournalAuditReport | None
-    storage_audit: StorageAuditReport | None
+    journal_audit: AuditReport | None
+    storage_audit: AuditReport | None
     rebuilt: tuple[str, ...] = field(default=())
     """One line per projection rebuilt."""
 
@@ -210,7 +209,7 @@ def import_store(
         if not audit.report.ok:
             raise ImportRefusedError(
                 f"{name}: the {JOURNAL} log does not audit, nothing was written: "
-                f"{audit.report.problem}",
+                f"{journal_problem(audit.report)}",
                 audit=True,
             )
         claims = audit.claims
@@ -266,7 +265,7 @@ def import_store(
         if not journal_audit.ok:
             raise ImportAuditError(
                 f"{store.where}: imported, but its {JOURNAL} log does not audit: "
-                f"{journal_audit.problem}"
+                f"{journal_problem(journal_audit)}"
             )
     if STORAGE in sections:
         storage_audit = audit_store(url, CATALOG)

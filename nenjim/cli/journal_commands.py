@@ -19,7 +19,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from nenjim.admin import stores
-from nenjim.admin.audits import audit_journal_log, repair_journal_store
+from nenjim.admin.audits import (
+    AuditReport,
+    audit_journal_log,
+    journal_problem,
+    repair_journal_store,
+)
 from nenjim.admin.draft import draft_path, successor_text, utc_now, write_new_file
 from nenjim.admin.json_output import (
     dumps,
@@ -162,31 +167,33 @@ def audit(args: argparse.Namespace) -> int:
         identity=journal_identity(args.journal),
         progress=progress_for(sys.stderr),
     )
-    summary = (
-        f"{report.events} events, {report.revisions} revisions of {report.artifacts} artifacts"
-    )
+    summary = _audit_summary(report)
+    derived = not report.ok and report.repairable
     if args.json:
         print(
             dumps(
                 {
                     "ok": report.ok,
-                    "problem": report.problem,
+                    "problem": journal_problem(report),
                     "events": report.events,
-                    "artifacts": report.artifacts,
-                    "revisions": report.revisions,
-                    "derived": report.derived,
+                    **report.live,
+                    "derived": derived,
                 }
             )
         )
     if not report.ok:
-        hint = " (derived from the log: nenjim journal repair rebuilds it)"
-        hint = hint if report.derived else ""
+        hint = " (derived from the log: nenjim journal repair rebuilds it)" if derived else ""
         raise CommandError(
-            f"audit failed after {summary}: {report.problem}{hint}", EXIT_FAILURE, "audit"
+            f"audit failed after {summary}: {journal_problem(report)}{hint}", EXIT_FAILURE, "audit"
         )
     if not args.json:
         print(f"audit OK: {summary}")
     return EXIT_OK
+
+
+def _audit_summary(report: AuditReport) -> str:
+    live = report.live
+    return f"{report.events} events, {live['revisions']} revisions of {live['artifacts']} artifacts"
 
 
 def move_root(args: argparse.Namespace) -> int:
@@ -217,24 +224,21 @@ def repair(args: argparse.Namespace) -> int:
         progress=progress_for(sys.stderr),
     )
     before = result.before
-    summary = (
-        f"{before.events} events, {before.revisions} revisions of {before.artifacts} artifacts"
-    )
+    summary = _audit_summary(before)
     if args.json:
         print(
             dumps(
                 {
                     "repaired": result.repaired,
-                    "problem": before.problem,
+                    "problem": journal_problem(before),
                     "events": before.events,
-                    "artifacts": before.artifacts,
-                    "revisions": before.revisions,
+                    **before.live,
                 }
             )
         )
     elif not result.repaired:
         print(f"repair: nothing to do: {summary}")
     else:
-        print(f"fixed: {before.problem}")
+        print(f"fixed: {journal_problem(before)}")
         print(f"repaired: rebuilt the transparency tree and the chain projection of {summary}")
     return EXIT_OK

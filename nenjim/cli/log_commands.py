@@ -152,8 +152,8 @@ def import_(args: argparse.Namespace) -> int:
     if report.journal_audit is not None:
         audit = report.journal_audit
         print(
-            f"journal audit OK: {audit.events} events, {audit.revisions} revisions of "
-            f"{audit.artifacts} artifacts"
+            f"journal audit OK: {audit.events} events, {audit.live['revisions']} revisions of "
+            f"{audit.live['artifacts']} artifacts"
         )
     if report.storage_audit is not None:
         live = ", ".join(f"{count} {kind}" for kind, count in report.storage_audit.live.items())
@@ -251,13 +251,7 @@ def _import_json(store: str, name: str, report: ImportReport) -> dict[str, objec
         "logs": [{"log": s.log, "identity": s.identity} for s in report.summary.logs],
         "sha256": report.summary.sha256,
         "renumbered": report.renumbered,
-        "journal_audit": None
-        if journal is None
-        else {
-            "events": journal.events,
-            "artifacts": journal.artifacts,
-            "revisions": journal.revisions,
-        },
+        "journal_audit": None if journal is None else {"events": journal.events, **journal.live},
         "storage_audit": None if storage is None else storage.as_json(),
         "rebuilt": list(report.rebuilt),
     }

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from nenjim.admin.audits import (
-    StorageAuditReport,
+    AuditReport,
     StorageRepairReport,
     audit_storage,
     repair_storage,
@@ -143,7 +143,7 @@ def _checked(action: Callable[[], _T]) -> _T:
         raise CommandError(message, EXIT_STORE, "store") from None
 
 
-def _verdict(report: StorageAuditReport) -> str:
+def _verdict(report: AuditReport) -> str:
     in_log = len(report.log_findings)
     if in_log:
         advice = f"{in_log} in the log itself, so a repair would refuse"

@@ -100,11 +100,10 @@ def open_store(store: str, log: RecordedLog) -> StoreUnderTest:
         closers.append(persistence.close)
 
     def audits() -> list[str]:
-        problems = []
+        problems: list[str] = []
         if JOURNAL in log.logs:
             report = audit_journal_log(store, identity=log.identity)
-            if report.problem is not None:
-                problems.append(f"journal: {report.problem}")
+            problems.extend(f"journal: {finding.log}" for finding in report.findings)
         if STORAGE in log.logs:
             problems.extend(f"storage: {line}" for line in audit_store(store, CATALOG).lines())
         return problems
@@ -130,8 +129,7 @@ def _replay_in_memory(log: RecordedLog) -> StoreUnderTest:
     def audits() -> list[str]:
         if journal_log is None:
             return []
-        problem = audit_open_log(journal_log).problem
-        return [] if problem is None else [f"journal: {problem}"]
+        return [f"journal: {finding.log}" for finding in audit_open_log(journal_log).findings]
 
     return StoreUnderTest(MEMORY_URL, journal, persistence, audits, closers)
 

@@ -14,7 +14,7 @@ from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
 from nenjim.domain.journal.values import Sha256Digest
 from nenjim.journal.impl.ref import build_journal
-from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
 from nenjim.journal.impl.ref.rebuild import rebuild_chain_projection
 
@@ -81,8 +81,8 @@ def _set_state(store: str, notification: int, state: dict[str, object]) -> None:
 def test_a_clean_log_audits_ok(tmp_path: Path, durable_store_url: str) -> None:
     _load(tmp_path, durable_store_url)
     report = audit_journal_log(durable_store_url)
-    assert report.ok, report.problem
-    assert (report.events, report.artifacts, report.revisions) == (6, 3, 6)
+    assert report.ok, journal_problem(report)
+    assert (report.events, report.live) == (6, {"artifacts": 3, "revisions": 6})
 
 
 def test_audit_finds_an_edited_text(tmp_path: Path, durable_store_url: str) -> None:
@@ -92,9 +92,9 @@ def test_audit_finds_an_edited_text(tmp_path: Path, durable_store_url: str) -> N
     _set_state(durable_store_url, 2, state)
     report = audit_journal_log(durable_store_url)
     assert not report.ok
-    assert report.problem is not None
-    assert report.problem.startswith("notification 2 ")
-    assert "does not digest" in report.problem
+    assert journal_problem(report) is not None
+    assert journal_problem(report).startswith("notification 2 ")
+    assert "does not digest" in journal_problem(report)
 
 
 def test_audit_finds_a_forged_digest_and_text_pair(tmp_path: Path, durable_store_url: str) -> None:
@@ -105,8 +105,8 @@ def test_audit_finds_a_forged_digest_and_text_pair(tmp_path: Path, durable_store
     state["text"], state["digest"] = text, str(Sha256Digest.of_text(text))
     _set_state(durable_store_url, 1, state)
     report = audit_journal_log(durable_store_url)
-    assert report.problem is not None
-    assert "notification 2" in report.problem or "digest index" in report.problem
+    assert journal_problem(report) is not None
+    assert "notification 2" in journal_problem(report) or "digest index" in journal_problem(report)
 
 
 def test_audit_finds_a_tampered_digest_claim(tmp_path: Path, durable_store_url: str) -> None:
@@ -117,8 +117,8 @@ def test_audit_finds_a_tampered_digest_claim(tmp_path: Path, durable_store_url: 
         ("com.example.a1", DIGEST_NAMESPACE, "com.example.a0"),
     )
     report = audit_journal_log(durable_store_url)
-    assert report.problem is not None
-    assert report.problem.startswith("digest index:")
+    assert journal_problem(report) is not None
+    assert journal_problem(report).startswith("digest index:")
 
 
 def test_audit_finds_a_deleted_event(tmp_path: Path, durable_store_url: str) -> None:
@@ -126,8 +126,8 @@ def test_audit_finds_a_deleted_event(tmp_path: Path, durable_store_url: str) -> 
     column = "rowid" if durable_store_url.startswith("sqlite:") else "notification_id"
     _execute(durable_store_url, f"DELETE FROM journal_events WHERE {column} = 1")
     report = audit_journal_log(durable_store_url)
-    assert report.problem is not None
-    assert "have no gaps" in report.problem
+    assert journal_problem(report) is not None
+    assert "have no gaps" in journal_problem(report)
 
 
 def test_rebuild_equals_the_live_projection(tmp_path: Path, durable_store_url: str) -> None:

@@ -45,7 +45,7 @@ from journal_texts import Chain, Rel, content, digest, journal_text
 from nenjim.domain.journal.chain import chain_id
 from nenjim.journal.exception import JournalError, JournalIntegrityError
 from nenjim.journal.impl.ref import build_journal
-from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
 
 A, B = "com.example.a0", "com.example.a1"
@@ -629,11 +629,11 @@ def test_audit_and_start_up_agree_on_an_edited_log(
 
     report = audit_journal_log(durable_store_url)
     if edit.audit is None:
-        assert report.ok, report.problem
+        assert report.ok, journal_problem(report)
     else:
-        assert report.problem is not None, "the audit missed the edit"
-        assert edit.audit in report.problem
-        assert len(report.problem.splitlines()) == 1
+        assert journal_problem(report) is not None, "the audit missed the edit"
+        assert edit.audit in journal_problem(report)
+        assert len(journal_problem(report).splitlines()) == 1
 
     outcome = _start_and_read(tmp_path, durable_store_url)
     if edit.start in (CONSISTENT, SERVED_SILENTLY):
@@ -722,8 +722,8 @@ def test_a_text_edited_under_a_persisted_projection_is_served_from_its_file_and_
     finally:
         assembly.process.stop()
     report = audit_journal_log(store)
-    assert report.problem is not None, "the audit missed the edit"
-    assert "notification 2" in report.problem
+    assert journal_problem(report) is not None, "the audit missed the edit"
+    assert "notification 2" in journal_problem(report)
 
 
 def test_a_forged_stored_text_whose_file_is_still_in_the_root_is_a_conflict(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from nenjim.infrastructure.storage.audit.findings import AuditReport, Finding
 from nenjim.infrastructure.storage.audit.repair import RepairReport
 from nenjim.infrastructure.storage.follow.log import LogHead, LogPosition, StoredEvent
 from nenjim.infrastructure.storage.testing.support import assign, remove
+from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.tracking import Generation
 
 VALUE_CLASSES = (AuditReport, Finding, RepairReport, LogHead, LogPosition, StoredEvent, Generation)

@@ -26,7 +26,7 @@ from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.transparency import MemoryTree, SignerKey, Tile, read_tile, tiles_for_size
 from nenjim.infrastructure.log import Claim, LogApplication, LogReader
 from nenjim.infrastructure.store.log_group_commit import AppendRequest
-from nenjim.journal.impl.ref.audit import audit_journal_log
+from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf
 from nenjim.journal.impl.ref.transparency_audit import tree_problem
@@ -338,8 +338,8 @@ def test_the_audit_names_a_stored_tile_or_leaf_that_disagrees(
     with sqlite3.connect(path) as connection:
         connection.execute(edit)
     report = audit_journal_log(url)
-    assert report.problem is not None
-    assert named in report.problem
+    assert journal_problem(report) is not None
+    assert named in journal_problem(report)
     assert nenjim(["journal", "audit", "--store", url]) == 1
     captured = capsys.readouterr()
     assert named in captured.err

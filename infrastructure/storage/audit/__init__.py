@@ -13,7 +13,6 @@ This package takes any resource list; it knows nothing of a domain catalog.
 """
 
 from nenjim.infrastructure.storage.audit.auditing import audit_backend, audit_store
-from nenjim.infrastructure.storage.audit.findings import AuditReport, Finding
 from nenjim.infrastructure.storage.audit.repair import (
     RepairFailedError,
     RepairRefusedError,
@@ -22,6 +21,7 @@ from nenjim.infrastructure.storage.audit.repair import (
     repair_store,
 )
 from nenjim.infrastructure.storage.audit.sessions import StoreNotFoundError
+from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 
 __all__ = [
     "AuditReport",

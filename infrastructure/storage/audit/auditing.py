@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nenjim.infrastructure.storage.audit.compare import compare_tables
-from nenjim.infrastructure.storage.audit.findings import AuditReport
 from nenjim.infrastructure.storage.audit.replay import ReplayedLog, replay_log
 from nenjim.infrastructure.storage.audit.sessions import SqlStore
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.audit_report import AuditReport
 
 
 def audit_store(url: str, resources: Sequence[Resource]) -> AuditReport:

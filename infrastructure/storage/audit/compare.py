@@ -16,18 +16,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nenjim.infrastructure.storage.audit import replay
-from nenjim.infrastructure.storage.audit.findings import (
+from nenjim.infrastructure.storage.audit.replay import Identity, ReplayedLog
+from nenjim.infrastructure.storage.audit.tables import (
     BLOBS_TABLE,
     EVENTS_TABLE,
     HEADS_TABLE,
     IDS_TABLE,
     RECORDS_TABLE,
-    Finding,
 )
-from nenjim.infrastructure.storage.audit.replay import Identity, ReplayedLog
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.audit_report import Finding
 
 BLOB_PAGE = 100  # blob rows carry their bytes: fewer per page
 _LISTED = 5  # ids named in a line before "and N more"

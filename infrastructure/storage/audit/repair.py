@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from nenjim.infrastructure.storage.audit.auditing import examine
-from nenjim.infrastructure.storage.audit.findings import (
+from nenjim.infrastructure.storage.audit.replay import ReplayedLog
+from nenjim.infrastructure.storage.audit.sessions import SqlStore
+from nenjim.infrastructure.storage.audit.tables import (
     BLOBS_TABLE,
     HEADS_TABLE,
     IDS_TABLE,
     RECORDS_TABLE,
-    AuditReport,
 )
-from nenjim.infrastructure.storage.audit.replay import ReplayedLog
-from nenjim.infrastructure.storage.audit.sessions import SqlStore
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError
 from nenjim.infrastructure.storage.immutable import immutable
@@ -34,6 +33,7 @@ from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.audit_report import AuditReport
 
 INDEXES = "indexes"
 """The ``rewritten`` entry counting created indexes."""

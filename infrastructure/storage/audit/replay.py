@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nenjim.infrastructure.storage.audit.findings import EVENTS_TABLE, Finding
+from nenjim.infrastructure.storage.audit.tables import EVENTS_TABLE
 from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry
 from nenjim.infrastructure.storage.errors import SerializationError
 from nenjim.infrastructure.storage.resource import Resource
@@ -53,6 +53,7 @@ from nenjim.infrastructure.storage.scalars import validate_revision
 from nenjim.infrastructure.storage.sql import codec, events
 from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.audit_report import Finding
 
 PAGE = 1000
 

@@ -22,13 +22,12 @@ the log cut with its claims) needs an anchor outside the log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from nenjim.domain.journal.chain import JournalChain, accept_revision
 from nenjim.domain.journal.errors import JournalError, JournalIntegrityError, one_line
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.log_projections import Row
 from nenjim.journal.impl.ref.digest_index import check_digest_index
 from nenjim.journal.impl.ref.log import JournalLog
@@ -42,24 +41,16 @@ from nenjim.projections.journal_chains import (
     read_after,
 )
 
+LOG_TABLE = "journal_events"
+"""Where a finding in the log itself is: its events, or the digest claims they make."""
+DERIVED_TABLE = "journal derived tables"
+"""Where a finding in what the store derives from its log is: the persisted chain projection
+or the transparency tree, which ``nenjim journal repair`` rebuilds."""
 
-@dataclass(frozen=True, slots=True)
-class AuditReport:
-    """What the audit read, and the first problem found (``None``: consistent)."""
 
-    events: int
-    artifacts: int
-    revisions: int
-    problem: str | None = None
-    derived: bool = False
-    """Whether the problem is in what the store derives from its log (the persisted chain
-    projection, the transparency tree), which a repair rebuilds; else it is in the log
-    itself (its events or its digest claims)."""
-
-    @property
-    def ok(self) -> bool:
-        """True if the log is consistent."""
-        return self.problem is None
+def journal_problem(report: AuditReport) -> str | None:
+    """The first problem a Journal audit found, as one line (``None``: consistent)."""
+    return report.findings[0].log if report.findings else None
 
 
 def audit_journal_log(
@@ -120,7 +111,12 @@ class _Audit:
         return fold.view()
 
     def _report(self, problem: str | None, *, derived: bool = False) -> AuditReport:
-        return AuditReport(self.events, len(self.chains), len(self.owners), problem, derived)
+        findings: tuple[Finding, ...] = ()
+        if problem is not None:
+            where = DERIVED_TABLE if derived else LOG_TABLE
+            findings = (Finding("table" if derived else "log", where, None, None, "", problem),)
+        live = {"artifacts": len(self.chains), "revisions": len(self.owners)}
+        return AuditReport(self.log.where, self.events, live, findings)
 
     def _revision(self, stored: StoredRevision) -> None:
         """Parse one stored text, compare it with its event, apply the domain's rules."""

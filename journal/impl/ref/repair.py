@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from nenjim.domain.journal.errors import JournalIntegrityError
 from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.store.audit_report import AuditReport
 from nenjim.infrastructure.store.log_projections import projection_recorder
-from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
+from nenjim.journal.impl.ref.audit import audit_open_log, journal_problem
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.progress import Progress
 from nenjim.projections.journal_chain_table import rebuild_chain_table
@@ -58,16 +59,17 @@ def repair_journal_store(
         before = audit_open_log(log, progress=progress)
         if before.ok:
             return JournalRepairReport(before, None)
-        if not before.derived:
+        if not before.repairable:
             raise JournalRepairRefusedError(
-                f"repair refused, nothing changed: the log itself does not audit: {before.problem}"
+                f"repair refused, nothing changed: the log itself does not audit: "
+                f"{journal_problem(before)}"
             )
         log.tiled_log.rebuild_entries()
         rebuild_chain_table(LogReader(log), projection_recorder(log), progress)
         after = audit_open_log(log, progress=progress)
         if not after.ok:
             raise JournalIntegrityError(
-                f"rebuilt, but the store still does not audit: {after.problem}"
+                f"rebuilt, but the store still does not audit: {journal_problem(after)}"
             )
         return JournalRepairReport(before, after)
     finally:

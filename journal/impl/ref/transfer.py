@@ -19,8 +19,9 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalIntegrityError, one_line
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
 from nenjim.infrastructure.log.transfer import EventTable, LoggedEvent, application_log
+from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.urls import MEMORY_URL
-from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
+from nenjim.journal.impl.ref.audit import LOG_TABLE, audit_open_log
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog, named_schema
 from nenjim.journal.impl.ref.progress import Progress
 from nenjim.projections.journal_chains import decode_event
@@ -53,7 +54,7 @@ def check_journal_log(
 
     The events must be numbered 1, 2, 3, ...: a Journal's log has no gaps on
     any store. Everything ``nenjim journal audit`` checks is checked; the
-    report's ``problem`` is the first inconsistency found.
+    report's finding is the first inconsistency found.
     """
     for expected, event in enumerate(events, start=1):
         if event.id != expected:
@@ -94,7 +95,9 @@ def replay_journal_events(log: JournalLog, events: Sequence[LoggedEvent]) -> tup
 
 
 def _refused(problem: str) -> CheckedJournalLog:
-    return CheckedJournalLog(AuditReport(0, 0, 0, one_line(problem)), ())
+    finding = Finding("log", LOG_TABLE, None, None, "", one_line(problem))
+    live = {"artifacts": 0, "revisions": 0}
+    return CheckedJournalLog(AuditReport("the exported Journal log", 0, live, (finding,)), ())
 
 
 def _claims(reader: LogReader, events: Sequence[LoggedEvent]) -> tuple[Claim, ...]:

@@ -1,14 +1,15 @@
 """What an audit reports: one :class:`Finding` per disagreement, in an :class:`AuditReport`.
 
-A finding has a ``source``:
+Both logs' audits (the Journal's and the Storage SPI's) report in this one
+shape. A finding has a ``source``:
 
 - ``"log"``: the log breaks its own rules (a missing version, a state that
-  does not decode, a replace that skips a revision, a table pointing past
-  the end of its log stream, ...). The log cannot be trusted to rebuild
+  does not decode, a replace that skips a revision, a broken chain link, a
+  digest claim that disagrees, ...). The log cannot be trusted to rebuild
   from, so a repair refuses.
-- ``"table"``: an inline table (``storage_records``, ``storage_stream_heads``,
-  ``storage_stream_ids``, ``storage_blobs``) disagrees with what the log
-  implies. A repair rewrites the row from the log.
+- ``"table"``: something derived from the log (an inline table such as
+  ``storage_records``, a persisted projection, the transparency tree)
+  disagrees with what the log implies. A repair rebuilds it from the log.
 - ``"schema"``: a generated index the catalog needs is missing. A repair
   creates it.
 """
@@ -24,12 +25,6 @@ from nenjim.infrastructure.storage.immutable import immutable
 
 Source = Literal["log", "table", "schema"]
 
-EVENTS_TABLE = "storage_events"
-RECORDS_TABLE = "storage_records"
-HEADS_TABLE = "storage_stream_heads"
-IDS_TABLE = "storage_stream_ids"
-BLOBS_TABLE = "storage_blobs"
-
 _SHOWN = 160  # characters of a value shown in a line; the JSON report has them whole
 
 
@@ -39,9 +34,10 @@ class Finding:
     """One disagreement, printable as one line.
 
     ``table`` is where it was found, ``resource`` and ``key`` (record key,
-    stream name or blob key) what it concerns, ``field`` which part;
-    ``log`` is what the log says (for a ``log`` finding: what is wrong with
-    it) and ``stored`` what the table holds (``None`` for a ``log`` finding).
+    stream name or blob key) what it concerns, ``field`` which part (empty
+    when ``log`` says it all); ``log`` is what the log says (for a ``log``
+    finding: what is wrong with it) and ``stored`` what the table holds
+    (``None`` when the finding is not a comparison of two values).
     """
 
     source: Source
@@ -59,11 +55,11 @@ class Finding:
             where += f" {self.resource}"
         if self.key is not None:
             where += f"[{json.dumps(self.key, ensure_ascii=False)}]"
-        if self.source == "table":
+        if self.stored is not None:
             return f"{where} {self.field}: log says {_short(self.log)}; table says " + _short(
                 self.stored or ""
             )
-        return f"{where} {self.field}: {_short(self.log)}"
+        return f"{where} {self.field}: {_short(self.log)}" if self.field else f"{where}: {self.log}"
 
     def as_json(self) -> dict[str, Any]:
         """The finding as a JSON object (values whole)."""
@@ -86,9 +82,10 @@ class AuditReport:
 
     store: str
     events: int
-    """Events read from ``storage_events``."""
+    """Events read from the log."""
     live: Mapping[str, int]
-    """What the log implies is live: ``records``, ``streams`` and ``blobs`` counts."""
+    """What the log implies is live, by kind: ``records``, ``streams`` and ``blobs`` for the
+    Storage log, ``artifacts`` and ``revisions`` for the Journal's."""
     findings: tuple[Finding, ...]
 
     @property
