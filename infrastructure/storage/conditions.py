@@ -38,11 +38,6 @@ def normalize_reference(value: Any) -> ResourceRef:
     return value if isinstance(value, Resource) else validate_key(value, "resource")
 
 
-def reference_id(value: ResourceRef) -> str:
-    """The id a reference names."""
-    return value.id if isinstance(value, Resource) else value
-
-
 @immutable
 @dataclass(frozen=True, slots=True)
 class GuardRef:
