@@ -196,9 +196,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
-        present = {table for table in tables if self._has_table(table)}
-        require_log_tables(self.where, self.events_table_name, present)
+        require_log_tables(self.where, self.events_table_name, self._has_table)
         with self.datastore.get_connection() as conn:
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()

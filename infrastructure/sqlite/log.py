@@ -216,9 +216,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
-        present = {table for table in tables if self._has_table(table)}
-        require_log_tables(self.where, self.events_table_name, present)
+        require_log_tables(self.where, self.events_table_name, self._has_table)
         self._check_version()
 
     def _check_version(self) -> None:

@@ -166,7 +166,9 @@ class SQLiteDriver(SqlDriver):
         for item in batch:
             item.result = item.error = None
         self._run_items(batch, isolated=True, absorbing=False)
-        return cast("_T", batch[0].outcome())
+        # Its own error, if it failed this time, stays its own: raised, it would be
+        # every item's, committed or not.
+        return cast("_T", batch[0].result)
 
     def _absorb(self, session: Session, batch: list[_Operation]) -> None:
         """Run, in the open transaction, what queued while ``batch`` ran, until nothing is

@@ -20,6 +20,8 @@ transfer reads and writes did not change: their own version stays 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nenjim.infrastructure.store.errors import LogDamagedError, StoreError, StoreUnavailableError
 
 SCHEMA_TABLE = "nenjim_schema"
@@ -71,15 +73,16 @@ def check_storage_version(where: str, found: int | None) -> None:
         raise IncompatibleStoreError(where, "nenjim storage", found, 1, STORAGE_SCHEMA_VERSION)
 
 
-def require_log_tables(where: str, events: str, present: set[str]) -> None:
-    """Refuse to read a log whose tables (``present``: which of its events, claims and
-    schema tables the store holds) are not all there.
+def require_log_tables(where: str, events: str, has_table: Callable[[str], bool]) -> None:
+    """Refuse to read a log whose tables (its events, claims and schema tables, which
+    ``has_table`` finds in the store or not) are not all there.
 
     None of them, or neither the events nor the claims table: the store holds no
     such log (``StoreUnavailableError``); some of them: the store is damaged
     (``LogDamagedError``, naming the missing table).
     """
     claims = events.removesuffix("_events") + "_claims"
+    present = {table for table in (events, claims, SCHEMA_TABLE) if has_table(table)}
     if events not in present and claims not in present:
         raise StoreUnavailableError(f"{where} holds no log {events!r}")
     for table in (events, claims, SCHEMA_TABLE):

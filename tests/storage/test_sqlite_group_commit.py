@@ -211,6 +211,41 @@ def test_a_rejected_item_fails_alone_and_the_others_commit_in_order(
     assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
 
 
+def test_a_lone_caller_whose_operation_fails_when_run_again_fails_alone(
+    backend: SQLiteBackend,
+) -> None:
+    """An item the lone caller took in fails: everything runs again, each in a savepoint.
+    Should the caller's own operation fail then, it fails alone: the others commit."""
+    states = backend.view.records(WORKFLOW_STATES)
+    states.insert(key="taken", revision=0, attributes={}, record=_record("first"))
+    entered, release = threading.Event(), threading.Event()
+    runs: list[Session] = []
+
+    def lead(session: Session, driver: Any) -> str:
+        runs.append(session)
+        if len(runs) > 1:
+            raise OSError("failed when run again")
+        entered.set()
+        assert release.wait(TIMEOUT)
+        return "led"
+
+    def insert(key: str) -> Callable[[], RecordEntry]:
+        return lambda: states.insert(key=key, revision=0, attributes={}, record=_record(key))
+
+    leader = _Thread(lambda: backend.view.run(lead))
+    assert entered.wait(TIMEOUT)
+    group = backend.driver.group  # type: ignore[attr-defined]
+    duplicate = _Thread(insert("taken"))
+    _wait_until(lambda: group.waiting == 1)
+    fresh = _Thread(insert("fresh"))
+    _wait_until(lambda: group.waiting == 2)
+    release.set()
+    assert isinstance(leader.join().error, OSError)
+    assert isinstance(duplicate.join().error, ConflictError)
+    assert fresh.join().error is None
+    assert states.fetch("fresh").record == _record("fresh")
+
+
 def test_a_batch_takes_savepoints_only_once_one_of_its_items_failed(
     backend: SQLiteBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
