@@ -3,11 +3,11 @@
 A caller submits one item (an append to a log, an operation on a store) with
 the function that runs a batch of them, and blocks. If no batch is running,
 it becomes the leader: it takes every item queued so far, in arrival order
-(its own among them), and hands them to that function,
-which runs them in one transaction and commits once (one fsync for all).
-Items submitted while a batch runs queue up. Before the batch commits, its
-runner may take them in (:meth:`GroupCommit.absorb`, up to a limit) and run
-them in the same transaction; those still queued when it ends are led by one
+(its own among them), and hands them to that function, which runs them in
+one transaction and commits once (one fsync for all). Items submitted while
+a batch runs queue up. Before the batch commits, its runner may take them in
+(:meth:`GroupCommit.absorb`, up to a limit) and run them in the same
+transaction; those still queued when it ends are led by one
 of their callers in the next batch. Nobody waits on a timer: a caller that
 finds nothing running leads at once, so a single writer pays nothing for the
 grouping (a runner given one item runs it as if ungrouped, in a transaction
