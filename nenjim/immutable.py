@@ -1,6 +1,7 @@
 """``immutable``: what makes a frozen dataclass a value that nothing can change.
 
-Applied over ``@dataclass(frozen=True, slots=True)``, it gives the class:
+Applied over ``@dataclass(frozen=True, slots=True)`` (or a slots class whose
+own code sets its slots through ``object.__setattr__``), it gives the class:
 
 - an assignment and a deletion that always raise ``FrozenInstanceError``,
   for a field or any other name (on Python 3.11 the frozen dataclass of a
@@ -9,8 +10,8 @@ Applied over ``@dataclass(frozen=True, slots=True)``, it gives the class:
 - a copy, shallow or deep, that is the value itself: nothing in it can
   change, so sharing it is safe (a deep copy of its read-only mappings
   would fail);
-- a pickle made of its fields in plain form (read-only mappings as dicts),
-  rebuilt through the constructor and so checked again.
+- for a dataclass, a pickle made of its fields in plain form (read-only
+  mappings as dicts), rebuilt through the constructor and so checked again.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ _T = TypeVar("_T")
 
 
 def immutable(cls: type[_T]) -> type[_T]:
-    """``cls`` (a frozen dataclass) with assignment, deletion, copies and pickling as above."""
+    """``cls`` with assignment, deletion, copies and pickling as above."""
     cls.__setattr__ = _refuse_assignment  # type: ignore[method-assign]
     cls.__delattr__ = _refuse_deletion  # type: ignore[method-assign]
     cls.__copy__ = _itself  # type: ignore[attr-defined]
     cls.__deepcopy__ = _itself  # type: ignore[attr-defined]
-    cls.__reduce__ = _reduced  # type: ignore[method-assign]
+    if dataclasses.is_dataclass(cls):
+        cls.__reduce__ = _reduced  # type: ignore[method-assign]
     return cls
 
 

@@ -27,8 +27,8 @@ from nenjim.infrastructure.store.errors import (
     TiledLogDamagedError,
     is_read_only_error,
 )
-from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.store.versions import IncompatibleStoreError
 
 __all__ = [
     "Claim",

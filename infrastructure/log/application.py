@@ -30,7 +30,7 @@ from nenjim.infrastructure.store.errors import (
     StoreUnavailableError,
     is_read_only_error,
 )
-from nenjim.infrastructure.store.log_group_commit import APPENDED, StoredBatch
+from nenjim.infrastructure.store.log_commits import APPENDED, StoredBatch
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from eventsourcing.persistence import IntegrityError
 
+from nenjim.infrastructure.store.errors import StoreError
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:
@@ -21,7 +23,7 @@ class Claim:
     owner: str
 
 
-class ClaimConflictError(IntegrityError):
+class ClaimConflictError(IntegrityError, StoreError):
     """A claim names a key that another owner already holds."""
 
     def __init__(self, claim: Claim, holder: str) -> None:

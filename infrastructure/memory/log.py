@@ -12,7 +12,7 @@ from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.tiles import Tiling, new_entries
 from nenjim.infrastructure.memory.tiles import POPOTiles
-from nenjim.infrastructure.store.log_group_commit import StoredBatch
+from nenjim.infrastructure.store.log_commits import StoredBatch
 
 
 class ClaimingPOPOFactory(POPOFactory):

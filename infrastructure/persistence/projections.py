@@ -19,9 +19,9 @@ from nenjim.infrastructure.storage.follow.log import START, head_after
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.storage_versions import FOLLOWED_SINCE
 from nenjim.infrastructure.store.tracking import has_positions, live_generation
 from nenjim.infrastructure.store.urls import resolve_store_url
+from nenjim.infrastructure.store.versions import FOLLOWED_SINCE
 
 STORAGE_PROJECTIONS: tuple[str, ...] = (agent_runs.NAME,)
 """The projections of the storage log, by name."""

@@ -39,21 +39,21 @@ from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
 from nenjim.infrastructure.postgresql.arrays import arguments, array_argument, as_scalars
 from nenjim.infrastructure.postgresql.tiles import PostgresTiles
-from nenjim.infrastructure.store.log_group_commit import (
+from nenjim.infrastructure.store.log_commits import (
     AppendRequest,
     StoredBatch,
-    commit_group,
     committed_appends,
+    log_commits,
 )
-from nenjim.infrastructure.store.log_versions import (
+from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO
+from nenjim.infrastructure.store.versions import (
     IDENTITY_TABLE,
+    LOG_SCHEMA_VERSION,
     SCHEMA_TABLE,
-    SCHEMA_VERSION,
-    check_schema_version,
+    check_log_version,
     recorded_version,
     require_log_tables,
 )
-from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO
 
 CLAIM_CONSTRAINT = "nenjim_unique_claim"
 # Serialises schema creation across processes (CREATE ... IF NOT EXISTS races in the catalog).
@@ -95,7 +95,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         self.append_function_name = f"{name}_append"
         self.where = f"PostgreSQL schema {self.datastore.schema!r}"
         # Appends of every log application of this process on the same schema share commits.
-        self._commit_group = commit_group(
+        self._commits = log_commits(
             (
                 "postgresql",
                 datastore.pool.conninfo,
@@ -105,7 +105,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 tiling is not None,
             )
         )
-        self.recent_commits = self._commit_group.recent
+        self.recent_commits = self._commits.recent
         schema = Identifier(self.datastore.schema)
         names = {
             "schema": schema,
@@ -128,7 +128,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 schema=schema,
                 version_table=names["version_table"],
                 component=self.events_table_name,
-                version=SCHEMA_VERSION,
+                version=LOG_SCHEMA_VERSION,
             )
         )
         self._append_function = SQL("{schema}.{append}").format(**names).as_string(None)
@@ -167,7 +167,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 events_table=self.events_table_name,
                 tiling=tiling,
                 lock=self._lock_log,
-                committed_edge=self._commit_group.committed_edge,
+                committed_edge=self._commits.committed_edge,
             )
         )
         self._qualified = {
@@ -192,20 +192,16 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             run_log_ddl(conn, self.sql_create_statements)
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()
-        check_schema_version(self.where, None if row is None else int(row["version"]))
+        check_log_version(self.where, None if row is None else int(row["version"]))
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
-        present = {table for table in tables if self._has_table(table)}
-        require_log_tables(self.where, self.events_table_name, present)
+        require_log_tables(self.where, self.events_table_name, self._has_table)
         with self.datastore.get_connection() as conn:
             row = conn.execute(self._version_sql, (self.events_table_name,)).fetchone()
         self.datastore.register_type_adapters()
         found = None if row is None else row["version"]
-        check_schema_version(
-            self.where, recorded_version(self.where, self.events_table_name, found)
-        )
+        check_log_version(self.where, recorded_version(self.where, self.events_table_name, found))
 
     def claim_identity(self, identity: str) -> str:
         """Record ``identity`` unless one is recorded already; return the recorded one."""
@@ -246,12 +242,14 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         with self.while_open():
-            return self._commit_group.append(stored_events, kwargs, self._write_batch)
+            return self._commits.group.submit(
+                AppendRequest(stored_events, kwargs), self._write_batch
+            ).outcome()
 
-    def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
+    def _write_batch(self, batch: list[AppendRequest]) -> None:
         """Write the batch in one transaction (one commit, the log locked till then): in one
         round trip when this process knows where the log ends, else the long way."""
-        edge = self._commit_group.committed_edge
+        edge = self._commits.committed_edge
         with self.datastore.get_connection() as conn:
             if self.tiles is None and len(batch) == 1:  # one autocommit statement
                 only = batch[0]
@@ -264,12 +262,12 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 only.result = [row["notification_id"] for row in rows]
             elif not self._write_at_known_end(conn, batch, edge):
                 self._write_each(conn, batch, edge)
-        self._commit_group.recent.record(committed_appends(batch))
+        self._commits.recent.record(committed_appends(batch))
 
     def _write_at_known_end(
         self,
         conn: psycopg.Connection[Any],
-        batch: list[AppendRequest[Sequence[int] | None]],
+        batch: list[AppendRequest],
         edge: CommittedEdge,
     ) -> bool:
         """Write the batch in one round trip if this process committed the log's last
@@ -300,7 +298,7 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
     def _write_each(
         self,
         conn: psycopg.Connection[Any],
-        batch: list[AppendRequest[Sequence[int] | None]],
+        batch: list[AppendRequest],
         edge: CommittedEdge,
     ) -> None:
         """Each append in a savepoint, answered before the next (a refused one is rolled
@@ -351,8 +349,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         try:
             with (
                 self.while_open(),
-                self._commit_group.exclusive(),
-                self._commit_group.committed_edge.transaction(),
+                self._commits.group.exclusive(),
+                self._commits.committed_edge.transaction(),
                 self.datastore.get_connection() as conn,
                 conn.transaction(),
             ):

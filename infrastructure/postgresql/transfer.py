@@ -22,8 +22,8 @@ from nenjim.infrastructure.log.transfer.tables import EventTable
 from nenjim.infrastructure.postgresql.connect import one_line
 from nenjim.infrastructure.postgresql.log import log_table_statements, run_log_ddl
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
 from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
+from nenjim.infrastructure.store.versions import IDENTITY_TABLE, SCHEMA_TABLE
 
 _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
 

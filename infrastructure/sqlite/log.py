@@ -31,18 +31,17 @@ from nenjim.infrastructure.sqlite.files import (
 )
 from nenjim.infrastructure.sqlite.tiles import SQLiteTiles
 from nenjim.infrastructure.store.errors import LogClosedError
-from nenjim.infrastructure.store.log_group_commit import (
-    BATCH_LIMIT,
+from nenjim.infrastructure.store.log_commits import (
     AppendRequest,
     StoredBatch,
-    commit_group,
     committed_appends,
+    log_commits,
 )
-from nenjim.infrastructure.store.log_versions import (
+from nenjim.infrastructure.store.versions import (
     IDENTITY_TABLE,
+    LOG_SCHEMA_VERSION,
     SCHEMA_TABLE,
-    SCHEMA_VERSION,
-    check_schema_version,
+    check_log_version,
     recorded_version,
     require_log_tables,
 )
@@ -175,10 +174,10 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         database: object = (
             id(datastore) if self.datastore.pool.is_sqlite_memory_mode else Path(db_name).resolve()
         )
-        self._commit_group = commit_group(
+        self._commits = log_commits(
             ("sqlite", database, self.events_table_name, tiling is not None)
         )
-        self.recent_commits = self._commit_group.recent
+        self.recent_commits = self._commits.recent
         self.tiles = (
             None
             if tiling is None
@@ -188,7 +187,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 events_table=self.events_table_name,
                 tiling=tiling,
                 originator_id=self.convert_originator_id,
-                committed_edge=self._commit_group.committed_edge,
+                committed_edge=self._commits.committed_edge,
             )
         )
 
@@ -206,7 +205,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} ("
             "component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
             f"INSERT OR IGNORE INTO {SCHEMA_TABLE} VALUES "
-            f"('{self.events_table_name}', {SCHEMA_VERSION})",
+            f"('{self.events_table_name}', {LOG_SCHEMA_VERSION})",
             f"CREATE TABLE IF NOT EXISTS {IDENTITY_TABLE} ("
             "component TEXT PRIMARY KEY, identity TEXT NOT NULL) WITHOUT ROWID",
         ]
@@ -217,9 +216,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def require_table(self) -> None:
         """Check that the log exists and is ours, creating nothing."""
-        tables = (self.events_table_name, self.claims_table_name, SCHEMA_TABLE)
-        present = {table for table in tables if self._has_table(table)}
-        require_log_tables(self.where, self.events_table_name, present)
+        require_log_tables(self.where, self.events_table_name, self._has_table)
         self._check_version()
 
     def _check_version(self) -> None:
@@ -231,7 +228,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             row = c.fetchone()
         where = f"SQLite database {self.datastore.pool.db_name}"
         version = recorded_version(where, self.events_table_name, None if row is None else row[0])
-        check_schema_version(where, version)
+        check_log_version(where, version)
 
     def claim_identity(self, identity: str) -> str:
         """Record ``identity`` unless one is recorded already; return the recorded one."""
@@ -286,7 +283,9 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         with self.while_open():
-            return self._commit_group.append(stored_events, kwargs, self._write_batch)
+            return self._commits.group.submit(
+                AppendRequest(stored_events, kwargs), self._write_batch
+            ).outcome()
 
     def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]:
         """Insert each batch as it comes, all in one transaction; the notification ids.
@@ -296,8 +295,8 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         ids: list[int] = []
         with (
             self.while_open(),
-            self._commit_group.exclusive(),
-            self._commit_group.committed_edge.transaction(),
+            self._commits.group.exclusive(),
+            self._commits.committed_edge.transaction(),
             self.datastore.transaction(commit=True) as c,
         ):
             # Such an append writes far more pages than it reads back: a small page cache
@@ -313,10 +312,10 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
                 c.execute(f"PRAGMA cache_size = {cache_size}")
         return ids
 
-    def _write_batch(self, batch: list[AppendRequest[Sequence[int] | None]]) -> None:
+    def _write_batch(self, batch: list[AppendRequest]) -> None:
         """Write the batch in one transaction; a rejected request rolls back its savepoint."""
         with (
-            self._commit_group.committed_edge.transaction(),
+            self._commits.committed_edge.transaction(),
             self.datastore.transaction(commit=True) as c,
         ):
             if len(batch) == 1:  # alone: its error is the transaction's, as without grouping
@@ -325,14 +324,12 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             else:
                 for request in batch:
                     self._insert_in_savepoint(c, request)
-            while more := self._commit_group.absorb(batch, BATCH_LIMIT):
+            while more := self._commits.group.absorb(batch):
                 for request in more:
                     self._insert_in_savepoint(c, request)
-        self._commit_group.recent.record(committed_appends(batch))
+        self._commits.recent.record(committed_appends(batch))
 
-    def _insert_in_savepoint(
-        self, c: SQLiteCursor, request: AppendRequest[Sequence[int] | None]
-    ) -> None:
+    def _insert_in_savepoint(self, c: SQLiteCursor, request: AppendRequest) -> None:
         c.execute("SAVEPOINT append")
         try:
             request.result = self._insert_events(c, request.stored_events, **request.kwargs)
@@ -347,7 +344,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
 
     def _roll_back_append(self, c: SQLiteCursor) -> None:
         c.execute("ROLLBACK TO append")
-        self._commit_group.committed_edge.discard()
+        self._commits.committed_edge.discard()
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

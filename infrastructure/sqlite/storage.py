@@ -17,8 +17,8 @@ after the other; one where an item raises is rolled back and run again with
 each item in a savepoint of its own, so that item is rolled back alone and
 the others commit in arrival order. One that finds nothing running and nobody
 queued runs at once, without a savepoint. Before it commits, a batch, or a
-lone operation, takes in what queued while it ran (up to :data:`BATCH_LIMIT`
-operations): writers that come back at different moments then share commits
+lone operation, takes in what queued while it ran (up to the group's batch
+limit): writers that come back at different moments then share commits
 instead of settling into two halves that commit in turn.
 Read-only operations (``check()``) are not queued at all: a transaction that
 wrote nothing commits without an fsync, so there is nothing to share; each
@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.sqlite.files import enable_wal, read_only_reason
@@ -48,7 +48,6 @@ from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.store.group_commit import GroupCommit, Pending
-from nenjim.infrastructure.store.log_group_commit import BATCH_LIMIT
 from nenjim.infrastructure.store.transient import is_transient
 
 _T = TypeVar("_T")
@@ -63,6 +62,16 @@ class _TransactionLostError(Exception):
 
 class _IsolateItemsError(Exception):
     """An item of a batch run without savepoints failed: run the batch again in savepoints."""
+
+
+class _Operation(Pending[Any]):
+    """One root-view operation submitted to the group commit."""
+
+    __slots__ = ("operation",)
+
+    def __init__(self, operation: Callable[[Session], Any]) -> None:
+        super().__init__()
+        self.operation = operation
 
 
 class _Connection(sqlite3.Connection):
@@ -99,7 +108,7 @@ class SQLiteDriver(SqlDriver):
         # slot is collected; close() closes the ones still alive.
         self._leases: weakref.WeakSet[_Lease] = weakref.WeakSet()
         self._leases_lock = threading.Lock()
-        self.group = GroupCommit(self._run_batch, self.run_one)
+        self.group: GroupCommit[_Operation] = GroupCommit()
 
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
@@ -125,15 +134,15 @@ class SQLiteDriver(SqlDriver):
             self._release(lease)
 
     def run_one(
-        self, operation: Callable[[Session], _T], joined: list[Pending] | None = None
+        self, operation: Callable[[Session], _T], batch: list[_Operation] | None = None
     ) -> _T:
-        """``operation`` in a transaction of its own, committed: a reader's, or the group's
-        lone caller's, with the operations that queued meanwhile moved into ``joined`` and
-        committed with it.
+        """``operation`` in a transaction of its own, committed: a reader's, or the lone
+        item of a group's ``batch``, with the operations that queued meanwhile taken into
+        ``batch`` and committed with it.
 
         :meth:`transaction` unrolled: no generator, no savepoint, one ``Session``. The
         operations taken in run after ``operation`` as a batch's items do; should one of
-        them raise, everything runs again as a batch in savepoints, ``operation`` first.
+        them raise, the whole batch runs again with each item in a savepoint.
         """
         lease = self._lease()
         try:
@@ -142,47 +151,37 @@ class SQLiteDriver(SqlDriver):
             try:
                 session = Session(connection, self.dialect)
                 result = operation(session)
-                if joined is not None:
-                    self._absorb(session, joined)
+                if batch is not None:
+                    self._absorb(session, batch)
                 connection.execute("COMMIT")
                 return result
             except _IsolateItemsError:
                 self._rollback(lease)
-            except BaseException as error:
+            except BaseException:
                 self._rollback(lease)
-                for item in joined or ():  # a failed COMMIT: nothing of theirs was written
-                    if item.error is None:
-                        item.fail(error)
-                raise
+                raise  # a failed COMMIT: every item's error (nothing of theirs was written)
         finally:
             self._release(lease)
-        assert joined is not None  # only an item taken in raises _IsolateItemsError
-        return self._again(operation, joined)
-
-    def _again(self, operation: Callable[[Session], _T], joined: list[Pending]) -> _T:
-        """Run ``operation`` and ``joined`` again, from the start, as a batch with each in a
-        savepoint: one of ``joined`` failed, and the transaction was rolled back."""
-        own = Pending(operation)
-        for item in joined:
+        assert batch is not None  # only an item taken in raises _IsolateItemsError
+        for item in batch:
             item.result = item.error = None
-        self._run_items([own, *joined], isolated=True, absorbing=False)
-        if own.error is not None:
-            error, own.error = own.error, None  # no reference cycle through the traceback
-            raise error
-        result: _T = own.result
-        return result
+        self._run_items(batch, isolated=True, absorbing=False)
+        # Its own error, if it failed this time, stays its own: raised, it would be
+        # every item's, committed or not.
+        return cast("_T", batch[0].result)
 
-    def _absorb(self, session: Session, batch: list[Pending]) -> None:
+    def _absorb(self, session: Session, batch: list[_Operation]) -> None:
         """Run, in the open transaction, what queued while ``batch`` ran, until nothing is
-        queued or the batch holds :data:`BATCH_LIMIT` items."""
-        while more := self.group.absorb(batch, BATCH_LIMIT):
+        queued or the batch is full."""
+        while more := self.group.absorb(batch):
             for item in more:
                 self._run_item(session, item, False)
 
-    def _run_batch(self, batch: list[Pending]) -> None:
+    def run_batch(self, batch: list[_Operation]) -> None:
         """Run ``batch`` in one transaction of this thread's connection and commit once.
 
-        The items first run one after the other without savepoints. Should one
+        A lone operation runs as if ungrouped (:meth:`run_one`). Otherwise the
+        items first run one after the other without savepoints. Should one
         raise, that transaction is rolled back and the batch runs again with
         each item in a savepoint: one that raises is rolled back to it and
         keeps its error, the others go on. Should SQLite have rolled back the
@@ -191,9 +190,13 @@ class SQLiteDriver(SqlDriver):
         error. A failed ``BEGIN`` or ``COMMIT`` is every surviving item's
         error (raised to :class:`GroupCommit`).
         """
-        self._run_items(batch, isolated=False, absorbing=True)
+        if len(batch) == 1:
+            own = batch[0]
+            own.result = self.run_one(own.operation, batch)
+        else:
+            self._run_items(batch, isolated=False, absorbing=True)
 
-    def _run_items(self, batch: list[Pending], isolated: bool, absorbing: bool) -> None:
+    def _run_items(self, batch: list[_Operation], isolated: bool, absorbing: bool) -> None:
         """Try ``batch`` until every item has its outcome; only the first attempt takes in
         what queues (``absorbing``)."""
         remaining = batch
@@ -202,8 +205,8 @@ class SQLiteDriver(SqlDriver):
             absorbing = False
 
     def _try_batch(
-        self, batch: list[Pending], isolated: bool, absorbing: bool
-    ) -> tuple[list[Pending], bool]:
+        self, batch: list[_Operation], isolated: bool, absorbing: bool
+    ) -> tuple[list[_Operation], bool]:
         """Run and commit ``batch`` (``absorbing``: with what queues meanwhile, added to
         it); the items to run again, and whether in savepoints."""
         try:
@@ -224,7 +227,7 @@ class SQLiteDriver(SqlDriver):
             return survivors, True
         return [], False
 
-    def _run_item(self, session: Session, item: Pending, isolated: bool) -> None:
+    def _run_item(self, session: Session, item: _Operation, isolated: bool) -> None:
         # Two statements per item bought only for a batch where one item fails:
         # without them, that failure rolls back the transaction instead.
         connection = session.connection
@@ -372,8 +375,8 @@ class SQLiteBackend(Backend):
         driver = self._sqlite
         if not writes:
             return driver.run_one(lambda session: operation(session, driver))
-        result: _T = driver.group.submit(lambda session: operation(session, driver))
-        return result
+        submitted = _Operation(lambda session: operation(session, driver))
+        return cast("_T", driver.group.submit(submitted, driver.run_batch).outcome())
 
     @property
     def path(self) -> Path:

@@ -26,8 +26,8 @@ from nenjim.infrastructure.sqlite.files import (
 )
 from nenjim.infrastructure.sqlite.log import log_table_statements
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
-from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
 from nenjim.infrastructure.store.urls import StoreLocation
+from nenjim.infrastructure.store.versions import IDENTITY_TABLE, SCHEMA_TABLE
 
 BUSY_TIMEOUT = 30.0
 """Seconds to wait for another connection's writer lock."""

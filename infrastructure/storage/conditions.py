@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.scalars import validate_key, validate_revision
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage import canonical_json
 from nenjim.infrastructure.storage.errors import SerializationError
-from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.scalars import validate_name
 
 _FORMAT_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")

@@ -8,9 +8,9 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.durable_record import DurableRecord
 from nenjim.infrastructure.storage.errors import SerializationError
-from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.scalars import validate_key, validate_revision
 
 Attributes = Mapping[str, str | int | bool | None]

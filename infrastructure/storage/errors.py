@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nenjim.infrastructure.store.errors import StoreError
 
-class StorageError(Exception):
-    """Base of every storage error."""
+
+class StorageError(StoreError):
+    """Base of every Storage SPI error."""
 
 
 class ConflictError(StorageError):

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.scalars import (
     ATTRIBUTE_TYPES,
     MAX_INDEXED_TEXT_BYTES,

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.conditions import (
     UNCHECKED,
     GuardRef,
@@ -31,7 +32,6 @@ from nenjim.infrastructure.storage.errors import (
     NotFoundError,
     SerializationError,
 )
-from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match
 from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, validate_revision

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.immutable import immutable
 
 Source = Literal["log", "table", "schema"]
 

@@ -1,11 +1,20 @@
-"""Why a store could not be used: unavailable, read-only, or holding another owner's log."""
+"""Why a store could not be used: one root, :class:`StoreError`, for every store failure.
+
+A log's errors, the Storage SPI's (``nenjim.infrastructure.storage.errors``) and
+a store that cannot be opened derive from it; when a database driver's own
+exception caused one, it is kept as its ``__cause__``.
+"""
 
 from __future__ import annotations
 
 import sys
 
 
-class StoreUnavailableError(RuntimeError):
+class StoreError(Exception):
+    """Base of every store failure."""
+
+
+class StoreUnavailableError(StoreError):
     """The store cannot be opened or used as asked.
 
     It does not exist (and was to be read, not created), cannot be reached
@@ -46,7 +55,7 @@ def is_read_only_error(error: BaseException) -> bool:
     return False
 
 
-class StoreIdentityError(RuntimeError):
+class StoreIdentityError(StoreError):
     """The log in the store belongs to another owner than the one opening it."""
 
     def __init__(self, where: str, recorded: str, wanted: str) -> None:
@@ -60,7 +69,7 @@ class LogClosedError(StoreUnavailableError):
     """A read or write of a log after its ``close()``: the log takes no more work."""
 
 
-class RebuildLostError(RuntimeError):
+class RebuildLostError(StoreError):
     """A projection rebuild lost to another rebuild of the same projection.
 
     The other one started later and swapped its generation in first (or dropped
@@ -68,7 +77,7 @@ class RebuildLostError(RuntimeError):
     """
 
 
-class RebuildTimeoutError(TimeoutError):
+class RebuildTimeoutError(StoreError, TimeoutError):
     """A projection rebuild waited too long for transactions older than it to end.
 
     On PostgreSQL an event is final (a follower may apply it) only once every
@@ -78,13 +87,13 @@ class RebuildTimeoutError(TimeoutError):
     """
 
 
-class ProjectionDamagedError(RuntimeError):
+class ProjectionDamagedError(StoreError):
     """A persisted projection that was edited behind the engine's back: its tracking row
     holds a value of the wrong type, its table is missing, or its table holds rows past
     its tracked position. Rebuilding the projection replaces it."""
 
 
-class LogDamagedError(RuntimeError):
+class LogDamagedError(StoreError):
     """The log's own tables were edited behind the engine's back so that they cannot be
     read as a log: a table of the log is missing beside the others, its schema version row
     is gone, or a stored event's columns hold what no event can (a NULL, another type)."""

@@ -1,134 +1,98 @@
-"""Group commit: one-operation transactions that arrive together share one commit.
+"""Group commit: operations that arrive together share one transaction and one commit.
 
-A caller submits one operation and blocks. If no batch is running, it becomes
-the leader: it takes every operation queued so far (its own first, then in
-arrival order) and hands them to the backend's ``run_batch``, which runs them
-in one transaction and commits once (one fsync for all). Operations submitted
-while a batch runs queue up. Before the batch commits, its runner takes them
-in (:meth:`GroupCommit.absorb`, up to a limit) and runs them in the same
-transaction; those still queued when it ends are led by one of their callers
-in the next batch. Nobody waits on a timer: a caller that finds no batch
-running and nobody queued runs its operation at once through the backend's
-``run_one`` (its own transaction, no queue entry, no savepoint), so a single
-writer pays nothing for the grouping; callers arriving meanwhile queue behind
-it and are taken into its commit as into a batch's.
+A caller submits one item (an append to a log, an operation on a store) with
+the function that runs a batch of them, and blocks. If no batch is running,
+it becomes the leader: it takes every item queued so far, in arrival order
+(its own among them), and hands them to that function, which runs them in
+one transaction and commits once (one fsync for all). Items submitted while
+a batch runs queue up. Before the batch commits, its runner may take them in
+(:meth:`GroupCommit.absorb`, up to a limit) and run them in the same
+transaction; those still queued when it ends are led by one
+of their callers in the next batch. Nobody waits on a timer: a caller that
+finds nothing running leads at once, so a single writer pays nothing for the
+grouping (a runner given one item runs it as if ungrouped, in a transaction
+of its own without a savepoint).
 
-Every caller is answered only after ``run_batch`` returned, i.e. after the
-batch's commit (or its failure): an acknowledged operation is durable.
-``run_batch`` isolates each operation (on SQLite a savepoint, taken once
-an operation of the batch raised), so one that raises fails alone and the
-others still commit, in order.
+Every caller is answered only after its batch's runner returned, i.e. after
+the batch's commit (or its failure): an acknowledged item is durable. The
+runner isolates each item (a savepoint), so one that is rejected fails alone
+with its own error and the others still commit, in order. A writer with a
+transaction of its own holds the lead for its whole transaction
+(:meth:`GroupCommit.exclusive`): the others queue up until it ends.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
-from nenjim.infrastructure.store.log_group_commit import take_in
+R = TypeVar("R")
+
+BATCH_LIMIT = 64
+"""The most items one commit takes in."""
 
 
-class Pending:
-    """One submitted operation and, once its batch ended, its outcome."""
+class Pending(Generic[R]):
+    """One submitted item and, once its batch ended, its outcome."""
 
-    __slots__ = ("done", "error", "operation", "result")
+    __slots__ = ("done", "error", "result")
 
-    def __init__(self, operation: Callable[[Any], Any]) -> None:
-        self.operation = operation
-        self.result: Any = None
+    def __init__(self) -> None:
+        self.result: R | None = None
         self.error: BaseException | None = None
         self.done = False
 
     def fail(self, error: BaseException) -> None:
-        """Record ``error`` as this operation's outcome."""
+        """Record ``error`` as this item's outcome."""
         self.error = error
         self.result = None
 
-
-OneRunner = Callable[[Callable[[Any], Any], list["Pending"]], Any]
-"""Run one operation in a transaction of its own and commit; its value (or its error).
-
-Before it commits it may take in, through :meth:`GroupCommit.absorb` into the list it is
-given, what queued meanwhile: it must then give each of those a ``result`` or an
-``error``, as a :data:`BatchRunner` does."""
-
-BatchRunner = Callable[[list[Pending]], None]
-"""Run the operations of a batch in one transaction and set each one's outcome (it may
-add to the batch, through :meth:`GroupCommit.absorb`, what queued meanwhile).
-
-It must give every item a ``result`` or an ``error`` and may raise only what
-is not the items' (it is then every unanswered item's error)."""
+    def outcome(self) -> R | None:
+        """The item's result, or its own error raised."""
+        if self.error is not None:
+            error, self.error = self.error, None  # no reference cycle through the traceback
+            raise error
+        return self.result
 
 
-class GroupCommit:
-    """Leader-based batching of one-operation transactions."""
+Item = TypeVar("Item", bound=Pending[Any])
 
-    def __init__(self, run_batch: BatchRunner, run_one: OneRunner) -> None:
-        self._run_batch = run_batch
-        self._run_one = run_one
+BatchRunner = Callable[[list[Item]], None]
+"""Run the items of a batch in one transaction and commit once, giving each item a
+``result`` or (rejected alone) an ``error``; it may add to the batch, through
+:meth:`GroupCommit.absorb`, what queued meanwhile. What it raises is every unanswered
+item's error: nothing of the batch committed."""
+
+
+class GroupCommit(Generic[Item]):
+    """The queue of items waiting for a commit, and whether a leader is running a batch."""
+
+    def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
-        self._queue: list[Pending] = []
+        self._queue: list[Item] = []
         self._leading = False
 
     @property
     def waiting(self) -> int:
-        """How many submitted operations wait for the running batch to end."""
+        """How many submitted items wait for the running batch to end."""
         with self._changed:
             return len(self._queue)
 
-    def submit(self, operation: Callable[[Any], Any]) -> Any:
-        """Run ``operation(context)`` in a shared transaction; its value once committed."""
-        with self._changed:
-            alone = not self._leading and not self._queue
-            if alone:
-                self._leading = True
-        if alone:
-            return self._alone(operation)
-        return self._queued(operation)
-
-    def absorb(self, batch: list[Pending], limit: int) -> list[Pending]:
-        """Move what queued into the running ``batch`` (see :func:`take_in`); the items
-        moved, which its runner runs after the others and before it commits."""
-        if not self._queue:  # read unlocked: one that queues just after leads the next
-            return []
-        with self._changed:
-            return take_in(self._queue, batch, limit)
-
-    def _alone(self, operation: Callable[[Any], Any]) -> Any:
-        """Lead a batch of just ``operation``, run directly (with what it absorbs); whoever
-        is still queued leads next."""
-        joined: list[Pending] = []
-        try:
-            return self._run_one(operation, joined)
-        finally:
-            with self._changed:
-                for pending in joined:
-                    pending.done = True
-                self._leading = False
-                if self._queue or joined:
-                    self._changed.notify_all()
-
-    def _queued(self, operation: Callable[[Any], Any]) -> Any:
-        """Queue ``operation`` behind the running batch; lead the next one if still queued."""
-        item = Pending(operation)
+    def submit(self, item: Item, run: BatchRunner[Item]) -> Item:
+        """Commit ``item`` in the next batch, led by ``run`` if this caller leads it;
+        the item once its batch ended (see :meth:`Pending.outcome`)."""
         with self._changed:
             self._queue.append(item)
             while self._leading and not item.done:
                 self._changed.wait()
-            if not item.done:
-                self._leading = True
-                batch, self._queue = self._queue, []
-        if not item.done:
-            self._lead(batch)
-        if item.error is not None:
-            error, item.error = item.error, None  # no reference cycle through the traceback
-            raise error
-        return item.result
-
-    def _lead(self, batch: list[Pending]) -> None:
+            if item.done:  # another caller led the batch that held it
+                return item
+            self._leading = True
+            batch, self._queue = self._queue, []
         try:
-            self._run_batch(batch)
+            run(batch)
         except BaseException as error:
             # Nothing of the batch committed: a result is void, an own error stands.
             for pending in batch:
@@ -138,5 +102,36 @@ class GroupCommit:
             with self._changed:
                 for pending in batch:
                     pending.done = True
+                self._leading = False
+                self._changed.notify_all()
+        return item
+
+    def absorb(self, batch: list[Item], limit: int = BATCH_LIMIT) -> list[Item]:
+        """Move the first of the queue into the running ``batch``, in arrival order, until
+        it holds ``limit``; those moved, which its runner runs before it commits.
+
+        Callers answered by the previous commit come back while this batch runs, and
+        would otherwise wait for it and form the next batch, so that writers settle
+        into two halves that commit in turn."""
+        if not self._queue:  # read unlocked: one that queues just after leads the next
+            return []
+        with self._changed:
+            moved = self._queue[: max(limit - len(batch), 0)]
+            del self._queue[: len(moved)]
+        batch.extend(moved)
+        return moved
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Lead for the block (a caller's own transaction); items that arrive meanwhile
+        wait, then go on in the next batch."""
+        with self._changed:
+            while self._leading:
+                self._changed.wait()
+            self._leading = True
+        try:
+            yield
+        finally:
+            with self._changed:
                 self._leading = False
                 self._changed.notify_all()

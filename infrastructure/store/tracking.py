@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.follow.log import (
@@ -37,7 +38,6 @@ from nenjim.infrastructure.storage.follow.log import (
     read_after,
 )
 from nenjim.infrastructure.storage.follow.schema import qualified
-from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import RebuildLostError, RebuildTimeoutError

@@ -32,8 +32,8 @@ from nenjim.infrastructure.store.errors import (
     StoreUnavailableError,
     is_read_only_error,
 )
-from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
 from nenjim.infrastructure.store.urls import UnsupportedStoreError
+from nenjim.infrastructure.store.versions import IncompatibleStoreError
 from nenjim.journal.impl.ref.transparency_proofs import ProofCheckError, ProofRequestError
 from nenjim.projections.journal_chains import ProjectionIntegrityError
 

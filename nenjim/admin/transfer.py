@@ -58,7 +58,7 @@ from nenjim.infrastructure.storage.audit.rebuild import (
 from nenjim.infrastructure.storage.sql.log_table import STORAGE_EVENTS
 from nenjim.infrastructure.store.audit_report import AuditReport
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.log_versions import check_schema_version
+from nenjim.infrastructure.store.versions import check_log_version
 from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import (
     JournalLog,
@@ -156,7 +156,7 @@ def export_store(
                 "journal_NAME (--journal NAME)"
             )
         for table in tables:
-            check_schema_version(store.where, snapshot.schema_version(table))
+            check_log_version(store.where, snapshot.schema_version(table))
         if wanted is not None:
             recorded = snapshot.identity(tables[0]) if tables[0].log == JOURNAL else None
             if recorded != wanted:

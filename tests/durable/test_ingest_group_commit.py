@@ -19,7 +19,8 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalChainError
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
-from nenjim.infrastructure.store.log_group_commit import AppendRequest, CommitGroup
+from nenjim.infrastructure.store.group_commit import GroupCommit
+from nenjim.infrastructure.store.log_commits import AppendRequest
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.projections.journal_chains import JournalChainsProjection
@@ -109,13 +110,13 @@ class _HeldFirstBatch:
 
     def __init__(self, recorder: Any, wanted: int = 0, hold: float = 0.0) -> None:
         self._write = recorder._write_batch
-        self._group: CommitGroup[Any] = recorder._commit_group
+        self._group: GroupCommit[AppendRequest] = recorder._commits.group
         self._wanted, self._hold = wanted, hold
         self.sizes: list[int] = []
         self.committed: list[int] = []  # a batch's size once written, with what it took in
         self.entered = threading.Event()
 
-    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+    def __call__(self, batch: list[AppendRequest]) -> None:
         self.sizes.append(len(batch))
         if len(self.sizes) == 1:
             self.entered.set()
@@ -193,7 +194,7 @@ class _Held:
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+    def __call__(self, batch: list[AppendRequest]) -> None:
         self.entered.set()
         assert self.release.wait(30)
         for request in batch:
@@ -209,9 +210,9 @@ def test_one_batch_commits_in_order_and_rejects_only_the_conflicting_appends(
     try:
         taken = parse_journal(Chain("com.example.taken").add(HEAD))
         log.append_chains([JournalChain.start(taken)])
-        group: CommitGroup[Any] = CommitGroup()
+        group: GroupCommit[AppendRequest] = GroupCommit()
         held = _Held()
-        leader = threading.Thread(target=group.append, args=([], {}, held))
+        leader = threading.Thread(target=group.submit, args=(AppendRequest([], {}), held))
         leader.start()
         assert held.entered.wait(30)
 
@@ -248,7 +249,7 @@ def test_one_batch_commits_in_order_and_rejects_only_the_conflicting_appends(
 
         def follow(i: int) -> None:
             try:
-                results[i] = group.append(requests[i][0], requests[i][1], write)
+                results[i] = group.submit(AppendRequest(*requests[i]), write).outcome()
             except Exception as error:
                 results[i] = error
 

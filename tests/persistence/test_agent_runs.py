@@ -18,6 +18,7 @@ from nenjim.infrastructure.persistence.projections import (
     storage_projection_statuses,
 )
 from nenjim.infrastructure.storage.follow.log import LogPosition
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.tracking import RebuildLostError
 from nenjim.projections.agent_runs import AgentRun
 
@@ -162,7 +163,7 @@ def test_rebuilding_an_unknown_projection_or_a_store_without_a_log_is_refused(
         UnknownProjectionError, match="unknown storage projection 'nope'; known: agent-runs"
     ):
         rebuild_storage_projection("memory:", "nope", lambda *args: None)
-    with pytest.raises(RuntimeError, match="holds no storage log to rebuild from"):
+    with pytest.raises(StoreUnavailableError, match="holds no storage log to rebuild from"):
         rebuild_storage_projection(f"sqlite://{missing}", "agent-runs", lambda *args: None)
     assert not missing.exists()
 

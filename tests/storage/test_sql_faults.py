@@ -46,7 +46,7 @@ from nenjim.infrastructure.storage.testing.resources import (
     WORKFLOW_STATES,
     roots_resource,
 )
-from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
+from nenjim.infrastructure.store.versions import IncompatibleStoreError
 
 OTHER_OWNER = "owner-2"
 TIMEOUT = 20.0

@@ -38,7 +38,7 @@ from nenjim.infrastructure.storage.testing.resources import (
     ROOTS,
     WORKFLOW_STATES,
 )
-from nenjim.infrastructure.store.log_group_commit import BATCH_LIMIT
+from nenjim.infrastructure.store.group_commit import BATCH_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0
@@ -160,8 +160,9 @@ def test_a_commit_takes_in_at_most_its_limit_and_the_rest_commit_next(
     queued = [batch.queue(_session_of(backend)) for _ in range(BATCH_LIMIT + 3)]
     batch.run()
     sessions = [thread.value for thread in queued]
-    assert all(session is batch.leader.value for session in sessions[:BATCH_LIMIT])
-    rest = sessions[BATCH_LIMIT:]
+    taken_in = BATCH_LIMIT - 1  # the leader's own operation is one of the commit's
+    assert all(session is batch.leader.value for session in sessions[:taken_in])
+    rest = sessions[taken_in:]
     assert all(session is rest[0] for session in rest)
     assert rest[0] is not batch.leader.value
 
@@ -208,6 +209,41 @@ def test_a_rejected_item_fails_alone_and_the_others_commit_in_order(
     assert states.fetch("fresh").record == _record("fresh")
     assert journal.head(stream="nobody") == 0
     assert audit_store(f"sqlite:///{backend.path}", FIXTURE_RESOURCES).ok
+
+
+def test_a_lone_caller_whose_operation_fails_when_run_again_fails_alone(
+    backend: SQLiteBackend,
+) -> None:
+    """An item the lone caller took in fails: everything runs again, each in a savepoint.
+    Should the caller's own operation fail then, it fails alone: the others commit."""
+    states = backend.view.records(WORKFLOW_STATES)
+    states.insert(key="taken", revision=0, attributes={}, record=_record("first"))
+    entered, release = threading.Event(), threading.Event()
+    runs: list[Session] = []
+
+    def lead(session: Session, driver: Any) -> str:
+        runs.append(session)
+        if len(runs) > 1:
+            raise OSError("failed when run again")
+        entered.set()
+        assert release.wait(TIMEOUT)
+        return "led"
+
+    def insert(key: str) -> Callable[[], RecordEntry]:
+        return lambda: states.insert(key=key, revision=0, attributes={}, record=_record(key))
+
+    leader = _Thread(lambda: backend.view.run(lead))
+    assert entered.wait(TIMEOUT)
+    group = backend.driver.group  # type: ignore[attr-defined]
+    duplicate = _Thread(insert("taken"))
+    _wait_until(lambda: group.waiting == 1)
+    fresh = _Thread(insert("fresh"))
+    _wait_until(lambda: group.waiting == 2)
+    release.set()
+    assert isinstance(leader.join().error, OSError)
+    assert isinstance(duplicate.join().error, ConflictError)
+    assert fresh.join().error is None
+    assert states.fetch("fresh").record == _record("fresh")
 
 
 def test_a_batch_takes_savepoints_only_once_one_of_its_items_failed(

@@ -24,8 +24,7 @@ from nenjim.infrastructure.storage.follow.log import START, StoredEvent, read_af
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.log_versions import IncompatibleStoreError
-from nenjim.infrastructure.store.storage_versions import STORAGE_SCHEMA_VERSION
+from nenjim.infrastructure.store.versions import STORAGE_SCHEMA_VERSION, IncompatibleStoreError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "storage.db"
 NOTES = Resource("notes", "records")

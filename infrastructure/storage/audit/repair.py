@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.audit.auditing import examine
 from nenjim.infrastructure.storage.audit.replay import ReplayedLog
 from nenjim.infrastructure.storage.audit.sessions import SqlStore
@@ -27,7 +28,6 @@ from nenjim.infrastructure.storage.audit.tables import (
 )
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError
-from nenjim.infrastructure.storage.immutable import immutable
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.dialect import dumps

@@ -34,8 +34,8 @@ from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.storage_versions import check_storage_version
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.store.versions import check_storage_version
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "generated")
 """The dialect's table keys every storage schema has."""

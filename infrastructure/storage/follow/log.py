@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nenjim.infrastructure.storage.immutable import immutable
+from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.sql.events import decode
 from nenjim.infrastructure.storage.sql.session import Session
 

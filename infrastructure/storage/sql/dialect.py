@@ -31,6 +31,7 @@ from typing import Any
 
 from nenjim.infrastructure.log.compact_json import compact_encoder
 from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.store.versions import SCHEMA_TABLE
 
 TABLE_NAMES = {
     "events": "storage_events",
@@ -38,7 +39,7 @@ TABLE_NAMES = {
     "heads": "storage_stream_heads",
     "ids": "storage_stream_ids",
     "blobs": "storage_blobs",
-    "versions": "nenjim_schema",
+    "versions": SCHEMA_TABLE,
     "generated": "storage_generated_indexes",
 }
 

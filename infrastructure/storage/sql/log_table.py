@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nenjim.infrastructure.log.transfer import EventTable
 from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES
-from nenjim.infrastructure.store.storage_versions import EVENTS_COMPONENT
+from nenjim.infrastructure.store.versions import EVENTS_COMPONENT
 
 STORAGE_EVENTS = EventTable(
     log="storage",

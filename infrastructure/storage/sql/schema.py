@@ -30,7 +30,7 @@ from nenjim.infrastructure.storage.follow import schema as follow_schema
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql.dialect import Dialect, as_template, dumps
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.storage_versions import (
+from nenjim.infrastructure.store.versions import (
     EVENTS_COMPONENT,
     EVENTS_VERSION,
     STORAGE_SCHEMA_VERSION,

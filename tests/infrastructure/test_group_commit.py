@@ -1,4 +1,4 @@
-"""The commit group's leader/follower protocol, with writers that record what they were given."""
+"""The group commit's leader/follower protocol, with writers that record what they were given."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from nenjim.infrastructure.store.log_group_commit import AppendRequest, CommitGroup, commit_group
+from nenjim.infrastructure.store.group_commit import GroupCommit
+from nenjim.infrastructure.store.log_commits import AppendRequest, log_commits
 
 
 class _Writer:
@@ -20,7 +21,7 @@ class _Writer:
         self.release = threading.Event()
         self.fail = fail
 
-    def __call__(self, batch: list[AppendRequest[Any]]) -> None:
+    def __call__(self, batch: list[AppendRequest]) -> None:
         self.batches.append([request.stored_events for request in batch])
         if len(self.batches) == 1:
             self.entered.set()
@@ -31,12 +32,18 @@ class _Writer:
             request.result = list(request.stored_events)
 
 
-def _queue_behind_leader(group: CommitGroup[Any], writer: _Writer, count: int) -> list[Any]:
+def _submit(group: GroupCommit[AppendRequest], events: list[Any], writer: Any) -> Any:
+    return group.submit(AppendRequest(events, {}), writer).outcome()
+
+
+def _queue_behind_leader(
+    group: GroupCommit[AppendRequest], writer: _Writer, count: int
+) -> list[Any]:
     results: list[Any] = [None] * (count + 1)
 
     def call(i: int) -> None:
         try:
-            results[i] = group.append([i], {}, writer)
+            results[i] = _submit(group, [i], writer)
         except OSError as error:
             results[i] = error
 
@@ -56,7 +63,7 @@ def _queue_behind_leader(group: CommitGroup[Any], writer: _Writer, count: int) -
 
 
 def test_appends_that_arrive_during_a_commit_share_the_next_one() -> None:
-    group: CommitGroup[Any] = CommitGroup()
+    group: GroupCommit[AppendRequest] = GroupCommit()
     writer = _Writer()
     results = _queue_behind_leader(group, writer, 3)
     assert writer.batches[0] == [[0]]
@@ -65,39 +72,57 @@ def test_appends_that_arrive_during_a_commit_share_the_next_one() -> None:
 
 
 def test_a_failed_batch_fails_every_caller_in_it_and_no_other() -> None:
-    group: CommitGroup[Any] = CommitGroup()
+    group: GroupCommit[AppendRequest] = GroupCommit()
     writer = _Writer(fail=True)
     results = _queue_behind_leader(group, writer, 2)
     assert results[0] == [0]  # committed before the failing batch
     assert all(isinstance(r, OSError) and str(r) == "disk full" for r in results[1:])
-    assert group.append([9], {}, writer) == [9]  # the group leads on after a failure
+    assert _submit(group, [9], writer) == [9]  # the group leads on after a failure
 
 
 def test_a_rejected_request_raises_its_own_error() -> None:
-    def writer(batch: list[AppendRequest[Any]]) -> None:
+    def writer(batch: list[AppendRequest]) -> None:
         for request in batch:
             request.result = request.stored_events
         batch[0].error = ValueError("version taken")
 
-    group: CommitGroup[Any] = CommitGroup()
+    group: GroupCommit[AppendRequest] = GroupCommit()
     with pytest.raises(ValueError, match="version taken"):
-        group.append([1], {}, writer)
+        _submit(group, [1], writer)
 
 
 def test_one_log_has_one_group_while_a_recorder_holds_it() -> None:
-    first = commit_group(("test", "log-a"))
-    assert commit_group(("test", "log-a")) is first
-    assert commit_group(("test", "log-b")) is not first
+    first = log_commits(("test", "log-a"))
+    assert log_commits(("test", "log-a")) is first
+    assert log_commits(("test", "log-b")) is not first
+
+
+def test_a_writer_with_its_own_transaction_holds_the_lead_until_it_ends() -> None:
+    group: GroupCommit[AppendRequest] = GroupCommit()
+    written: list[Any] = []
+
+    def writer(batch: list[AppendRequest]) -> None:
+        written.extend(request.stored_events for request in batch)
+
+    with group.exclusive():
+        follower = threading.Thread(target=_submit, args=(group, [1], writer))
+        follower.start()
+        deadline = time.monotonic() + 30
+        while group.waiting < 1 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert written == []  # queued behind the transaction
+    follower.join(30)
+    assert written == [[1]]
 
 
 def test_a_writer_takes_in_what_queued_while_it_wrote_up_to_its_limit() -> None:
     """Before its commit, the leader's writer moves queued requests into its batch: they
     are answered with that commit; those past the limit lead the next batch."""
-    group: CommitGroup[Any] = CommitGroup()
+    group: GroupCommit[AppendRequest] = GroupCommit()
     commits: list[list[Any]] = []
     entered, release = threading.Event(), threading.Event()
 
-    def writer(batch: list[AppendRequest[Any]]) -> None:
+    def writer(batch: list[AppendRequest]) -> None:
         if not commits:
             entered.set()
             assert release.wait(30)
@@ -111,7 +136,7 @@ def test_a_writer_takes_in_what_queued_while_it_wrote_up_to_its_limit() -> None:
     results: list[Any] = [None] * 7
 
     def call(i: int) -> None:
-        results[i] = group.append([i], {}, writer)
+        results[i] = _submit(group, [i], writer)
 
     leader = threading.Thread(target=call, args=(0,))
     leader.start()
