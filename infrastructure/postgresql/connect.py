@@ -9,9 +9,22 @@ only PostgreSQL stores load it.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
 import psycopg
+from psycopg import sql
 
 from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
+
+
+def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
+    """Before a log's pool opens, :func:`check_reachable`."""
+    check_reachable(env[POSTGRES_CONNINFO], location.where)
+    return False
 
 
 def check_reachable(conninfo: str, where: str) -> None:
@@ -27,3 +40,22 @@ def one_line(error: BaseException) -> str:
     """The error's message with its lines (libpq adds hints on new lines) joined by ``; ``."""
     lines = [line.strip() for line in str(error).splitlines()]
     return "; ".join(line for line in lines if line)
+
+
+def new_test_store(
+    directory: Callable[[], Path], server: Callable[[], str]
+) -> tuple[str, Callable[[], None]]:
+    """A new schema in the database ``server()`` names: its store URL, and how to drop it."""
+    schema = f"nenjim_test_{uuid.uuid4().hex[:16]}"
+    parts = urlsplit(server())
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    connection_url = urlunsplit(parts._replace(query=urlencode(query)))
+    with psycopg.connect(connection_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+
+    def drop() -> None:
+        with psycopg.connect(connection_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+    store = urlunsplit(parts._replace(query=urlencode([*query, ("schema", schema)])))
+    return store, drop

@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from nenjim.infrastructure.postgresql import KIND
 from nenjim.infrastructure.postgresql.connect import check_reachable
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.storage.backend import Backend
@@ -55,6 +56,7 @@ from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
+    StoreLocation,
     UnsupportedStoreError,
     resolve_store_url,
 )
@@ -84,7 +86,7 @@ class PostgresSettings:
         """Parse ``url``; ``UnsupportedBackendError`` if it is not a usable PostgreSQL URL."""
         try:
             location = resolve_store_url(url)
-            if location.kind != "postgresql":
+            if location.store_kind is not KIND:
                 raise UnsupportedStoreError(f"not a PostgreSQL URL: {location.display!r}")
         except ValueError as error:  # UnsupportedStoreError is a ValueError
             raise UnsupportedBackendError(f"cannot open PostgreSQL storage: {error}") from error
@@ -198,6 +200,11 @@ class PostgresBackend(Backend):
         driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url), pool_timeout)
         super().__init__(resources, driver)
         driver.open(tuple(self.resources.values()))
+
+    @classmethod
+    def at(cls, resources: Sequence[Resource], location: StoreLocation) -> PostgresBackend:
+        """The backend on the schema a store URL names."""
+        return cls(resources, location.url)
 
     def run_alone(
         self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True

@@ -31,8 +31,6 @@ _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
 class PostgresLogStore(LogStore):
     """One PostgreSQL database, on a direct connection of its own (no pool)."""
 
-    kind = "postgresql"
-
     @classmethod
     def at(cls, location: StoreLocation) -> PostgresLogStore:
         return cls(location, f"store {location.display}")

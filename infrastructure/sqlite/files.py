@@ -12,7 +12,8 @@ from typing import TypeVar
 
 from eventsourcing.persistence import OperationalError
 
-from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.urls import StoreLocation
 
 _T = TypeVar("_T")
 
@@ -53,6 +54,34 @@ def prepare_database_file(path: str | Path, timeout: float) -> None:
         enable_wal(connection)
     finally:
         connection.close()
+
+
+def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
+    r"""Ready the file of a log application; whether it can only be read.
+
+    A file that cannot be written is read where it is (and ``env`` says so); a
+    missing one is refused unless it may be ``create``\ d, and then made in WAL mode.
+    """
+    where, path = location.where, Path(env["SQLITE_DBNAME"])
+    if path.is_file() and read_only_reason(path) is not None:
+        reading_uri(path)  # a file SQLite could not read is refused here
+        env[SQLITE_READ_ONLY] = "yes"
+        return True
+    if not create:
+        if not path.is_file():
+            raise StoreUnavailableError(f"{where} does not exist")
+        return False
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(
+            f"cannot create {where}: directory {path.parent} does not exist"
+        )
+    if not path.exists() and not os.access(path.parent, os.W_OK):
+        raise StoreReadOnlyError(f"cannot create {where}: directory {path.parent} is read-only")
+    try:
+        prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
+    except sqlite3.Error as error:
+        raise StoreUnavailableError(f"cannot open {where}: {error}") from None
+    return False
 
 
 def read_only_reason(path: Path) -> str | None:

@@ -50,6 +50,7 @@ from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavaila
 from nenjim.infrastructure.store.group_commit import GroupCommit, Pending
 from nenjim.infrastructure.store.log_group_commit import BATCH_LIMIT
 from nenjim.infrastructure.store.transient import is_transient
+from nenjim.infrastructure.store.urls import StoreLocation
 
 _T = TypeVar("_T")
 
@@ -88,6 +89,7 @@ class SQLiteDriver(SqlDriver):
     """Per-thread connections to one SQLite file."""
 
     kind = "sqlite"
+    one_writer = True
 
     def __init__(self, path: Path, busy_timeout: float) -> None:
         super().__init__(SQLiteDialect())
@@ -357,6 +359,11 @@ class SQLiteBackend(Backend):
         except BaseException:
             driver.close()
             raise
+
+    @classmethod
+    def at(cls, resources: Sequence[Resource], location: StoreLocation) -> SQLiteBackend:
+        """The backend on the file a store URL names."""
+        return cls(resources, location.env["SQLITE_DBNAME"])
 
     def run_alone(
         self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True

@@ -36,7 +36,7 @@ BUSY_TIMEOUT = 30.0
 class SQLiteLogStore(LogStore):
     """One SQLite file, opened by URI so that reading never creates it."""
 
-    kind = "sqlite"
+    gapless_storage = True
 
     def __init__(self, location: StoreLocation, path: Path) -> None:
         super().__init__(location, f"SQLite store {path}")

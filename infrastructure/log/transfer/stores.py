@@ -4,7 +4,8 @@ Moving a log copies rows, not events: the bytes, ids and stream positions
 are kept exactly, so nothing goes through an application. A
 :class:`LogStore` is an SQLite file or a PostgreSQL database (its tables may
 sit in several schemas, one per :class:`EventTable`); each database's store
-is a module of its own, imported only for a store of its kind.
+is its kind's (:mod:`nenjim.infrastructure.store.kinds`), imported only for a store
+of that kind.
 
 - :meth:`LogStore.snapshot` reads one consistent state of every log
   without blocking writers and creates nothing.
@@ -19,22 +20,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, cast
+from typing import Any
 from uuid import UUID
-
-from eventsourcing.utils import resolve_topic
 
 from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.tables import EventTable
 from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.kinds import durable_kinds
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
-STORES = {
-    "sqlite": "nenjim.infrastructure.sqlite.transfer:SQLiteLogStore",
-    "postgresql": "nenjim.infrastructure.postgresql.transfer:PostgresLogStore",
-}
-"""The store class of each database, by topic (imported on demand)."""
 PAGE = 1000
 """Rows read or written per round trip."""
 
@@ -108,7 +103,9 @@ class LogFilling(ABC):
 class LogStore(ABC):
     """An SQLite file or a PostgreSQL database whose logs are read or filled raw."""
 
-    kind: str
+    gapless_storage: bool = False
+    """Whether an imported storage log must be numbered without gaps (SQLite's audit reads
+    a gap as a removed event)."""
 
     def __init__(self, location: StoreLocation, where: str) -> None:
         self.location = location
@@ -139,13 +136,14 @@ class LogStore(ABC):
 def open_log_store(url: str) -> LogStore:
     """The store a URL names; ``UnsupportedStoreError`` for ``memory:`` or a bad URL."""
     location = resolve_store_url(url)
-    if location.kind not in STORES:
+    kind = location.store_kind
+    if kind.log_store is None:
         raise UnsupportedStoreError(
-            "memory: keeps nothing between processes, so it has no log to export or "
-            "import; name an sqlite: or postgresql:// store"
+            f"{location.display} keeps nothing between processes, so it has no log to export "
+            f"or import; name {durable_kinds()}"
         )
-    store_class = cast(type[LogStore], resolve_topic(STORES[location.kind]))
-    return store_class.at(location)
+    store: LogStore = kind.load(kind.log_store).at(location)
+    return store
 
 
 def decode_row(table: EventTable, row: Sequence[Any]) -> LoggedEvent:

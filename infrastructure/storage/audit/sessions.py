@@ -14,9 +14,9 @@ less is a :class:`StoreNotFoundError` and nothing is created.
   MODE`` on the storage tables, which readers pass); it commits on a normal
   exit and rolls back on any exception.
 
-Each database's store is a module of its own (``sqlite_store``,
-``postgres_store``), imported only for a store of its kind: auditing an
-SQLite file never imports psycopg.
+Each database's store is its kind's (:mod:`nenjim.infrastructure.store.kinds`),
+imported only for a store of that kind: auditing an SQLite file never imports
+psycopg.
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import cast
-
-from eventsourcing.utils import resolve_topic
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
@@ -34,6 +31,7 @@ from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.kinds import durable_kinds, store_kind
 from nenjim.infrastructure.store.storage_versions import check_storage_version
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -41,11 +39,6 @@ STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "gen
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
-STORES = {
-    "sqlite": "nenjim.infrastructure.sqlite.maintenance:SQLiteStore",
-    "postgresql": "nenjim.infrastructure.postgresql.maintenance:PostgresStore",
-}
-"""The store class of each database, by topic (imported on demand)."""
 
 
 class StoreNotFoundError(StorageError):
@@ -73,12 +66,14 @@ class SqlStore(ABC):
             location = resolve_store_url(url)
         except UnsupportedStoreError as error:
             raise UnsupportedBackendError(str(error)) from error
-        if location.kind not in STORES:
+        kind = location.store_kind
+        if kind.maintenance is None:
             raise UnsupportedBackendError(
-                "memory: keeps nothing between processes, so it has no log to audit or repair; "
-                "name an sqlite: or postgresql:// store"
+                f"{location.display} keeps nothing between processes, so it has no log to "
+                f"audit or repair; name {durable_kinds()}"
             )
-        return _store_class(location.kind).at(location)
+        store: SqlStore = kind.load(kind.maintenance).at(location)
+        return store
 
     @staticmethod
     def of_backend(backend: Backend) -> SqlStore:
@@ -88,7 +83,9 @@ class SqlStore(ABC):
             raise UnsupportedBackendError(
                 f"{type(backend).__name__} keeps no log and no inline tables to audit or repair"
             )
-        return _store_class(driver.kind).of_driver(driver)
+        kind = store_kind(driver.kind)
+        store: SqlStore = kind.load(kind.maintenance or "").of_driver(driver)
+        return store
 
     @classmethod
     @abstractmethod
@@ -133,10 +130,6 @@ class SqlStore(ABC):
                 f"in {self.dialect.tables['versions'].split('.')[-1]}"
             )
         check_storage_version(self.description, row[0])
-
-
-def _store_class(kind: str) -> type[SqlStore]:
-    return cast(type[SqlStore], resolve_topic(STORES[kind]))
 
 
 def locked_tables(store: SqlStore) -> Iterator[str]:
