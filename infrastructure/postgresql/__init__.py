@@ -12,6 +12,7 @@ KIND = StoreKind(
     prepare_log="nenjim.infrastructure.postgresql.connect:prepare_log",
     backend="nenjim.infrastructure.postgresql.storage:PostgresBackend",
     new_test_store="nenjim.infrastructure.postgresql.connect:new_test_store",
+    reader="nenjim.infrastructure.postgresql.connect:reading",
     log_store="nenjim.infrastructure.postgresql.transfer:PostgresLogStore",
     maintenance="nenjim.infrastructure.postgresql.maintenance:PostgresStore",
     schema_setting="POSTGRES_SCHEMA",

@@ -10,12 +10,14 @@ only PostgreSQL stores load it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
-from psycopg import sql
+from psycopg import IsolationLevel, sql
 
 from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
@@ -34,6 +36,31 @@ def check_reachable(conninfo: str, where: str) -> None:
         psycopg.connect(conninfo, autocommit=True).close()
     except psycopg.Error as error:
         raise StoreUnavailableError(f"cannot connect to {where}: {one_line(error)}") from None
+
+
+def connect(location: StoreLocation) -> psycopg.Connection[Any]:
+    """A direct autocommit connection (no pool) to the database a store URL names."""
+    try:
+        return psycopg.connect(location.env[POSTGRES_CONNINFO], autocommit=True)
+    except psycopg.OperationalError as error:
+        # libpq's reason (refused, unknown database, authentication), with the store.
+        raise StoreUnavailableError(
+            f"cannot connect to {location.where}: {one_line(error)}"
+        ) from None
+
+
+def reading(location: StoreLocation) -> AbstractContextManager[psycopg.Connection[Any]]:
+    """A ``REPEATABLE READ READ ONLY`` transaction on the database a store URL names."""
+    return _read_transaction(connect(location))
+
+
+@contextmanager
+def _read_transaction(connection: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+    with connection:
+        connection.isolation_level = IsolationLevel.REPEATABLE_READ
+        connection.read_only = True
+        with connection.transaction():
+            yield connection
 
 
 def one_line(error: BaseException) -> str:

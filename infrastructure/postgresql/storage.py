@@ -79,7 +79,12 @@ class PostgresSettings:
     pool_size: int
     max_overflow: int
     connect_timeout: float
-    where: str = "PostgreSQL storage"
+    location: StoreLocation
+
+    @property
+    def where(self) -> str:
+        """How messages name the store (its password is never shown)."""
+        return self.location.where
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSettings:
@@ -97,7 +102,7 @@ class PostgresSettings:
             int(env["POSTGRES_POOL_SIZE"]),
             int(env["POSTGRES_MAX_OVERFLOW"]),
             float(env["POSTGRES_CONNECT_TIMEOUT"]),
-            f"store {location.display}",
+            location,
         )
 
 

@@ -17,6 +17,7 @@ KIND = StoreKind(
     prepare_log="nenjim.infrastructure.sqlite.files:prepare_log",
     backend="nenjim.infrastructure.sqlite.storage:SQLiteBackend",
     new_test_store="nenjim.infrastructure.sqlite:new_test_store",
+    reader="nenjim.infrastructure.sqlite.files:reading",
     log_store="nenjim.infrastructure.sqlite.transfer:SQLiteLogStore",
     maintenance="nenjim.infrastructure.sqlite.maintenance:SQLiteStore",
     where="SQLite store {SQLITE_DBNAME}",

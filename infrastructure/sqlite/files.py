@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from eventsourcing.persistence import OperationalError
 
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.kinds import StoreMissingError
 from nenjim.infrastructure.store.urls import StoreLocation
 
 _T = TypeVar("_T")
@@ -68,8 +70,7 @@ def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> b
         env[SQLITE_READ_ONLY] = "yes"
         return True
     if not create:
-        if not path.is_file():
-            raise StoreUnavailableError(f"{where} does not exist")
+        require_file(location)
         return False
     if not path.parent.is_dir():
         raise StoreUnavailableError(
@@ -82,6 +83,40 @@ def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> b
     except sqlite3.Error as error:
         raise StoreUnavailableError(f"cannot open {where}: {error}") from None
     return False
+
+
+def require_file(location: StoreLocation) -> Path:
+    """The existing file a store URL names; ``StoreMissingError`` if there is none."""
+    path = Path(location.env["SQLITE_DBNAME"])
+    if not path.is_file():
+        reason = "is a directory" if path.is_dir() else "does not exist"
+        raise StoreMissingError(f"{location.where} {reason}")
+    return path
+
+
+def reading(location: StoreLocation) -> AbstractContextManager[sqlite3.Connection]:
+    """A read-only transaction on the existing file a store URL names (in WAL: one
+    consistent state); ``StoreMissingError`` at once if there is none."""
+    return _read_transaction(connect(location, reading_uri(require_file(location))))
+
+
+@contextmanager
+def _read_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    with closing(connection):
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        finally:
+            connection.execute("ROLLBACK")
+
+
+def connect(location: StoreLocation, uri: str) -> sqlite3.Connection:
+    """An autocommit connection by ``uri`` (``mode=ro`` or ``rw``: never creating the file)."""
+    timeout = float(location.env["SQLITE_LOCK_TIMEOUT"])
+    try:
+        return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+    except sqlite3.Error as error:
+        raise StoreUnavailableError(f"cannot open {location.where}: {error}") from error
 
 
 def read_only_reason(path: Path) -> str | None:

@@ -19,18 +19,11 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.sqlite.files import (
-    prepare_database_file,
-    read_only_reason,
-    reading_uri,
-)
+from nenjim.infrastructure.sqlite.files import connect, prepare_database_file, read_only_reason
 from nenjim.infrastructure.sqlite.log import log_table_statements
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
 from nenjim.infrastructure.store.urls import StoreLocation
-
-BUSY_TIMEOUT = 30.0
-"""Seconds to wait for another connection's writer lock."""
 
 
 class SQLiteLogStore(LogStore):
@@ -38,25 +31,12 @@ class SQLiteLogStore(LogStore):
 
     gapless_storage = True
 
-    def __init__(self, location: StoreLocation, path: Path) -> None:
-        super().__init__(location, f"SQLite store {path}")
-        self.path = path
+    def __init__(self, location: StoreLocation) -> None:
+        super().__init__(location)
+        self.path = Path(location.env["SQLITE_DBNAME"])
 
-    @classmethod
-    def at(cls, location: StoreLocation) -> SQLiteLogStore:
-        return cls(location, Path(location.env["SQLITE_DBNAME"]))
-
-    @contextmanager
-    def snapshot(self) -> Iterator[LogSnapshot]:
-        if not self.path.is_file():
-            reason = "is a directory" if self.path.is_dir() else "does not exist"
-            raise StoreUnavailableError(f"{self.where} {reason}")
-        with closing(self._connect(reading_uri(self.path))) as connection:
-            connection.execute("BEGIN")  # WAL: every read of the transaction sees one state
-            try:
-                yield _SQLiteSnapshot(connection)
-            finally:
-                connection.execute("ROLLBACK")
+    def _snapshot(self, connection: sqlite3.Connection) -> LogSnapshot:
+        return _SQLiteSnapshot(connection)
 
     @contextmanager
     def filling(self) -> Iterator[LogFilling]:
@@ -75,8 +55,10 @@ class SQLiteLogStore(LogStore):
         if not created and (read_only := read_only_reason(path)) is not None:
             raise StoreReadOnlyError(f"{self.where} is read-only ({read_only})")
         try:
-            prepare_database_file(path, BUSY_TIMEOUT)
-            with closing(self._connect(f"{path.absolute().as_uri()}?mode=rw")) as connection:
+            prepare_database_file(path, float(self.location.env["SQLITE_LOCK_TIMEOUT"]))
+            with closing(
+                connect(self.location, f"{path.absolute().as_uri()}?mode=rw")
+            ) as connection:
                 connection.execute("BEGIN IMMEDIATE")  # the only writer until COMMIT
                 try:
                     yield _SQLiteFilling(connection)
@@ -98,13 +80,6 @@ class SQLiteLogStore(LogStore):
         for suffix in ("", "-wal", "-shm"):
             with suppress(FileNotFoundError):
                 Path(f"{self.path}{suffix}").unlink()
-
-    def _connect(self, uri: str) -> sqlite3.Connection:
-        """A connection by ``uri`` (``mode=ro``/``rw``: never creating the file)."""
-        try:
-            return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT)
-        except sqlite3.Error as error:
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
 
 
 class _SQLiteSnapshot(LogSnapshot):

@@ -18,12 +18,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from nenjim.infrastructure.store.errors import StoreUnavailableError
+
 KINDS = (
     "nenjim.infrastructure.memory",
     "nenjim.infrastructure.sqlite",
     "nenjim.infrastructure.postgresql",
 )
 """The package of each store kind, in the order fixtures and messages list them."""
+
+
+class StoreMissingError(StoreUnavailableError):
+    """A store URL that names no existing store (reading one creates none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,10 @@ class StoreKind:
     new_test_store: str
     """``(directory, server) -> (url, cleanup)``: a fresh, empty store for a test, given
     a way to make a scratch directory and the URL of a database server."""
+    reader: str | None = None
+    """``(location) -> context manager of a connection``: one read-only transaction, on one
+    consistent state, of the existing store; ``StoreMissingError`` at once if there is none
+    (nothing is created). None: not durable."""
     log_store: str | None = None
     """The class whose ``at(location)`` moves the logs of a store (None: not durable)."""
     maintenance: str | None = None

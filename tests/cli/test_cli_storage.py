@@ -168,7 +168,7 @@ def test_auditing_a_missing_sqlite_store_fails_in_one_line_and_creates_nothing(
         captured = capsys.readouterr()
         assert captured.out == ""
         assert (
-            captured.err == f"nenjim: error: no SQLite database {path}: the file does not exist\n"
+            captured.err == f"nenjim: error: SQLite store {path} does not exist\n"
         )
     assert not path.exists()
 
@@ -213,7 +213,7 @@ def test_a_connection_failure_names_the_store_and_its_cause_in_one_line(
 def test_a_directory_is_no_sqlite_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["storage", "audit", "--store", f"sqlite://{tmp_path}"]) == 3
     assert capsys.readouterr().err == (
-        f"nenjim: error: no SQLite database {tmp_path}: it is a directory\n"
+        f"nenjim: error: SQLite store {tmp_path} is a directory\n"
     )
 
 

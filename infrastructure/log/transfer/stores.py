@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -107,25 +107,32 @@ class LogStore(ABC):
     """Whether an imported storage log must be numbered without gaps (SQLite's audit reads
     a gap as a removed event)."""
 
-    def __init__(self, location: StoreLocation, where: str) -> None:
+    def __init__(self, location: StoreLocation) -> None:
         self.location = location
-        self.where = where
+        self.where = location.where
         """How messages name the store (a password is never shown)."""
 
     @classmethod
-    @abstractmethod
     def at(cls, location: StoreLocation) -> LogStore:
         """The store at a resolved store URL of this class's kind."""
+        return cls(location)
 
     @property
     def schema(self) -> str | None:
         """The PostgreSQL schema the URL names (``None``: it names none; always for SQLite)."""
         return None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[LogSnapshot]:
+        """A read-only transaction on one consistent state (the kind's reader);
+        ``StoreUnavailableError`` if the store does not exist (nothing is created)."""
+        kind = self.location.store_kind
+        with kind.load(kind.reader or "")(self.location) as connection:
+            yield self._snapshot(connection)
+
     @abstractmethod
-    def snapshot(self) -> AbstractContextManager[LogSnapshot]:
-        """A read-only transaction on one consistent state; ``StoreUnavailableError`` if the
-        store does not exist (nothing is created)."""
+    def _snapshot(self, connection: Any) -> LogSnapshot:
+        """The logs as one read-only transaction on ``connection`` sees them."""
 
     @abstractmethod
     def filling(self) -> AbstractContextManager[LogFilling]:

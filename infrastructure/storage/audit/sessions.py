@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
@@ -31,7 +31,7 @@ from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.kinds import durable_kinds, store_kind
+from nenjim.infrastructure.store.kinds import StoreMissingError, durable_kinds, store_kind
 from nenjim.infrastructure.store.storage_versions import check_storage_version
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -54,7 +54,8 @@ class IncompleteStoreError(StorageError):
 class SqlStore(ABC):
     """An SQLite file or PostgreSQL schema holding (or said to hold) storage tables."""
 
-    def __init__(self, description: str, dialect: Dialect) -> None:
+    def __init__(self, location: StoreLocation, description: str, dialect: Dialect) -> None:
+        self.location = location
         self.description = description
         """How messages name the store, e.g. ``SQLite database /var/state.db``."""
         self.dialect = dialect
@@ -97,9 +98,18 @@ class SqlStore(ABC):
     def of_driver(cls, driver: SqlDriver) -> SqlStore:
         """The store an open driver of this class's kind works on."""
 
-    @abstractmethod
-    def snapshot(self) -> AbstractContextManager[Session]:
-        """A read-only session on one consistent state of the store."""
+    @contextmanager
+    def snapshot(self) -> Iterator[Session]:
+        """A read-only session on one consistent state of the store (the kind's reader)."""
+        kind = self.location.store_kind
+        try:
+            reading = kind.load(kind.reader or "")(self.location)
+        except StoreMissingError as error:
+            raise StoreNotFoundError(str(error)) from None
+        with reading as connection:
+            session = Session(connection, self.dialect)
+            self._require_storage(session)
+            yield session
 
     @abstractmethod
     def exclusive(self) -> AbstractContextManager[Session]:
