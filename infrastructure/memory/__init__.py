@@ -12,17 +12,11 @@ KIND = StoreKind(
     scheme="memory:",
     url_pattern="memory:$",
     examples=("memory:",),
-    parse_url="nenjim.infrastructure.memory:memory_env",
     log_factory="nenjim.infrastructure.memory.log:ClaimingMemoryFactory",
     prepare_log="nenjim.infrastructure.memory.log:prepare_log",
     backend="nenjim.infrastructure.memory.storage:InMemoryBackend",
     new_test_store="nenjim.infrastructure.memory:new_test_store",
 )
-
-
-def memory_env(url: str) -> dict[str, str]:
-    """``memory:`` has no settings."""
-    return {}
 
 
 def new_test_store(

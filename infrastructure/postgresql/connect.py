@@ -1,10 +1,10 @@
-"""One direct connection before a pool opens: a failure names its cause, at once.
+"""Direct connections to a PostgreSQL database (no pool): to read, to maintain, to test.
 
-A ``psycopg_pool`` pool retries failed connections in the background and
-only reports "couldn't get a connection after N sec"; the reason (refused,
-unknown database, authentication) goes to a log record. Connecting once,
-directly, surfaces libpq's own message instead. This module imports psycopg:
-only PostgreSQL stores load it.
+One is also made before a pool opens: a ``psycopg_pool`` pool retries failed
+connections in the background and only reports "couldn't get a connection
+after N sec"; the reason (refused, unknown database, authentication) goes to
+a log record. Connecting once, directly, surfaces libpq's own message
+instead. This module imports psycopg: only PostgreSQL stores load it.
 """
 
 from __future__ import annotations
@@ -24,26 +24,17 @@ from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
 
 
 def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
-    """Before a log's pool opens, :func:`check_reachable`."""
-    check_reachable(env[POSTGRES_CONNINFO], location.where)
+    """Before a log's pool opens, connect once (:func:`connect`)."""
+    connect(location).close()
     return False
 
 
-def check_reachable(conninfo: str, where: str) -> None:
-    """Connect once with ``conninfo``; if that fails, ``StoreUnavailableError`` naming
-    ``where`` (the store as messages show it) and libpq's reason."""
-    try:
-        psycopg.connect(conninfo, autocommit=True).close()
-    except psycopg.Error as error:
-        raise StoreUnavailableError(f"cannot connect to {where}: {one_line(error)}") from None
-
-
 def connect(location: StoreLocation) -> psycopg.Connection[Any]:
-    """A direct autocommit connection (no pool) to the database a store URL names."""
+    """A direct autocommit connection (no pool) to the database a store URL names; if that
+    fails, ``StoreUnavailableError`` naming the store and libpq's reason."""
     try:
         return psycopg.connect(location.env[POSTGRES_CONNINFO], autocommit=True)
-    except psycopg.OperationalError as error:
-        # libpq's reason (refused, unknown database, authentication), with the store.
+    except psycopg.Error as error:
         raise StoreUnavailableError(
             f"cannot connect to {location.where}: {one_line(error)}"
         ) from None

@@ -26,10 +26,6 @@ class PostgresStore(SqlStore):
         )
 
     @classmethod
-    def at(cls, location: StoreLocation) -> PostgresStore:
-        return cls(location)
-
-    @classmethod
     def of_driver(cls, driver: SqlDriver) -> PostgresStore:
         assert isinstance(driver, PostgresDriver)
         return cls(driver.settings.location)

@@ -44,7 +44,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from nenjim.infrastructure.postgresql import KIND
-from nenjim.infrastructure.postgresql.connect import check_reachable
+from nenjim.infrastructure.postgresql.connect import connect
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.driver import StorageDriver
@@ -162,7 +162,7 @@ class PostgresDriver(SqlDriver):
 
     def _open_schema(self, layout: Layout) -> None:
         settings = self.settings
-        check_reachable(settings.conninfo, settings.where)
+        connect(settings.location).close()
         pool = ConnectionPool(
             settings.conninfo,
             connection_class=StorageConnection,

@@ -59,10 +59,10 @@ def prepare_database_file(path: str | Path, timeout: float) -> None:
 
 
 def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
-    r"""Ready the file of a log application; whether it can only be read.
+    """Ready the file of a log application; whether it can only be read.
 
     A file that cannot be written is read where it is (and ``env`` says so); a
-    missing one is refused unless it may be ``create``\ d, and then made in WAL mode.
+    missing one is refused unless ``create``, and then made in WAL mode.
     """
     where, path = location.where, Path(env["SQLITE_DBNAME"])
     if path.is_file() and read_only_reason(path) is not None:
@@ -72,17 +72,30 @@ def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> b
     if not create:
         require_file(location)
         return False
-    if not path.parent.is_dir():
-        raise StoreUnavailableError(
-            f"cannot create {where}: directory {path.parent} does not exist"
-        )
-    if not path.exists() and not os.access(path.parent, os.W_OK):
-        raise StoreReadOnlyError(f"cannot create {where}: directory {path.parent} is read-only")
+    check_writable(location)
     try:
         prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
     except sqlite3.Error as error:
         raise StoreUnavailableError(f"cannot open {where}: {error}") from None
     return False
+
+
+def check_writable(location: StoreLocation) -> bool:
+    """Whether the file a store URL names is yet to be created; ``StoreUnavailableError``
+    (``StoreReadOnlyError``) where it could not be written."""
+    where, path = location.where, Path(location.env["SQLITE_DBNAME"])
+    if path.is_dir():
+        raise StoreUnavailableError(f"{where} is a directory")
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(
+            f"cannot create {where}: directory {path.parent} does not exist"
+        )
+    created = not path.exists()
+    if created and not os.access(path.parent, os.W_OK):
+        raise StoreReadOnlyError(f"cannot create {where}: directory {path.parent} is read-only")
+    if not created and (read_only := read_only_reason(path)) is not None:
+        raise StoreReadOnlyError(f"{where} is read-only ({read_only})")
+    return created
 
 
 def require_file(location: StoreLocation) -> Path:

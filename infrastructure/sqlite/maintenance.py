@@ -8,12 +8,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
-from nenjim.infrastructure.sqlite.files import connect, read_only_reason, require_file
+from nenjim.infrastructure.sqlite.files import check_writable, connect, require_file
 from nenjim.infrastructure.sqlite.storage import SQLiteDriver
 from nenjim.infrastructure.storage.audit.sessions import SqlStore, StoreNotFoundError
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.errors import StoreReadOnlyError
 from nenjim.infrastructure.store.kinds import StoreMissingError
 from nenjim.infrastructure.store.urls import StoreLocation, resolve_store_url
 
@@ -26,10 +25,6 @@ class SQLiteStore(SqlStore):
         super().__init__(location, f"SQLite database {self.path}", SQLiteDialect())
 
     @classmethod
-    def at(cls, location: StoreLocation) -> SQLiteStore:
-        return cls(location)
-
-    @classmethod
     def of_driver(cls, driver: SqlDriver) -> SQLiteStore:
         assert isinstance(driver, SQLiteDriver)
         return cls(resolve_store_url("sqlite:" + quote(str(driver.path.absolute()))))
@@ -40,8 +35,7 @@ class SQLiteStore(SqlStore):
             path = require_file(self.location)
         except StoreMissingError as error:
             raise StoreNotFoundError(str(error)) from None
-        if (read_only := read_only_reason(path)) is not None:
-            raise StoreReadOnlyError(f"{self.description} is read-only ({read_only})")
+        check_writable(self.location)
         with closing(connect(self.location, f"{path.absolute().as_uri()}?mode=rw")) as connection:
             connection.execute("BEGIN IMMEDIATE")
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -19,9 +18,9 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.sqlite.files import connect, prepare_database_file, read_only_reason
+from nenjim.infrastructure.sqlite.files import check_writable, connect, prepare_database_file
 from nenjim.infrastructure.sqlite.log import log_table_statements
-from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.log_versions import IDENTITY_TABLE, SCHEMA_TABLE
 from nenjim.infrastructure.store.urls import StoreLocation
 
@@ -41,19 +40,7 @@ class SQLiteLogStore(LogStore):
     @contextmanager
     def filling(self) -> Iterator[LogFilling]:
         path = self.path
-        if path.is_dir():
-            raise StoreUnavailableError(f"{self.where} is a directory")
-        if not path.parent.is_dir():
-            raise StoreUnavailableError(
-                f"cannot create {self.where}: directory {path.parent} does not exist"
-            )
-        created = not path.exists()
-        if created and not os.access(path.parent, os.W_OK):
-            raise StoreReadOnlyError(
-                f"cannot create {self.where}: directory {path.parent} is read-only"
-            )
-        if not created and (read_only := read_only_reason(path)) is not None:
-            raise StoreReadOnlyError(f"{self.where} is read-only ({read_only})")
+        created = check_writable(self.location)
         try:
             prepare_database_file(path, float(self.location.env["SQLITE_LOCK_TIMEOUT"]))
             with closing(

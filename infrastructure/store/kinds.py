@@ -44,9 +44,6 @@ class StoreKind:
     """What the kind's URLs match at their start (a regular expression)."""
     examples: tuple[str, ...]
     """URLs of the kind, as messages suggest them."""
-    parse_url: str
-    """``(url) -> env``: the URL's ``eventsourcing`` settings, checked
-    (``UnsupportedStoreError``)."""
     log_factory: str
     """The log recorders' factory (``eventsourcing``'s ``PERSISTENCE_MODULE``)."""
     prepare_log: str
@@ -57,23 +54,24 @@ class StoreKind:
     new_test_store: str
     """``(directory, server) -> (url, cleanup)``: a fresh, empty store for a test, given
     a way to make a scratch directory and the URL of a database server."""
+    parse_url: str | None = None
+    """``(url) -> env``: the URL's ``eventsourcing`` settings, checked
+    (``UnsupportedStoreError``); None: it has none."""
     reader: str | None = None
     """``(location) -> context manager of a connection``: one read-only transaction, on one
     consistent state, of the existing store; ``StoreMissingError`` at once if there is none
     (nothing is created). None: not durable."""
     log_store: str | None = None
-    """The class whose ``at(location)`` moves the logs of a store (None: not durable)."""
+    """The class of ``(location)`` that moves the logs of a store (None: not durable)."""
     maintenance: str | None = None
-    """The class whose ``at(location)`` audits and repairs a store (None: not durable)."""
+    """The class of ``(location)`` that audits and repairs a store (None: not durable)."""
     where: str = "store {url}"
     """How messages name a store: formatted with its (redacted) ``url`` and its settings."""
     schema_setting: str | None = None
     """The setting that names the schema a store lives in (None: stores have none)."""
     drivers: tuple[str, ...] = ()
-    """The modules only this kind needs (none of them is imported before a store of the
-    kind is opened)."""
+    """The modules only this kind needs, and :attr:`install`, how to install them."""
     install: str = ""
-    """How to install :attr:`drivers` when they are missing."""
 
     @property
     def durable(self) -> bool:
@@ -84,10 +82,6 @@ class StoreKind:
         """What ``topic`` (one of the kind's) names, imported now."""
         module, _, attribute = topic.partition(":")
         return getattr(importlib.import_module(module), attribute)
-
-    def lacks_driver(self, error: ImportError) -> bool:
-        """Whether ``error`` says one of the kind's own driver modules is not installed."""
-        return (error.name or "").split(".")[0] in self.drivers
 
 
 @cache

@@ -80,9 +80,9 @@ def resolve_store_url(url: str | None) -> StoreLocation:
             f"{', '.join(examples[:-1])} or {examples[-1]}"
         )
     try:
-        env = kind.load(kind.parse_url)(url)
+        env = {} if kind.parse_url is None else kind.load(kind.parse_url)(url)
     except ImportError as error:
-        if not kind.lacks_driver(error):
+        if (error.name or "").split(".")[0] not in kind.drivers:
             raise
         raise StoreUnavailableError(f"{redact(url)}: {kind.install}") from None
     return StoreLocation(kind, url, {**env, "PERSISTENCE_MODULE": kind.log_factory})

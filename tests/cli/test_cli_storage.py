@@ -167,9 +167,7 @@ def test_auditing_a_missing_sqlite_store_fails_in_one_line_and_creates_nothing(
         assert main(["storage", command, "--store", f"sqlite://{path}"]) == 3
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert (
-            captured.err == f"nenjim: error: SQLite store {path} does not exist\n"
-        )
+        assert captured.err == f"nenjim: error: SQLite store {path} does not exist\n"
     assert not path.exists()
 
 
@@ -212,9 +210,7 @@ def test_a_connection_failure_names_the_store_and_its_cause_in_one_line(
 
 def test_a_directory_is_no_sqlite_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["storage", "audit", "--store", f"sqlite://{tmp_path}"]) == 3
-    assert capsys.readouterr().err == (
-        f"nenjim: error: SQLite store {tmp_path} is a directory\n"
-    )
+    assert capsys.readouterr().err == f"nenjim: error: SQLite store {tmp_path} is a directory\n"
 
 
 @pytest.mark.parametrize("url", ["memory:", "mysql://x/y", "sqlite:"])

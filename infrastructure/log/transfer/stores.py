@@ -112,11 +112,6 @@ class LogStore(ABC):
         self.where = location.where
         """How messages name the store (a password is never shown)."""
 
-    @classmethod
-    def at(cls, location: StoreLocation) -> LogStore:
-        """The store at a resolved store URL of this class's kind."""
-        return cls(location)
-
     @property
     def schema(self) -> str | None:
         """The PostgreSQL schema the URL names (``None``: it names none; always for SQLite)."""
@@ -149,7 +144,7 @@ def open_log_store(url: str) -> LogStore:
             f"{location.display} keeps nothing between processes, so it has no log to export "
             f"or import; name {durable_kinds()}"
         )
-    store: LogStore = kind.load(kind.log_store).at(location)
+    store: LogStore = kind.load(kind.log_store)(location)
     return store
 
 

@@ -73,7 +73,7 @@ class SqlStore(ABC):
                 f"{location.display} keeps nothing between processes, so it has no log to "
                 f"audit or repair; name {durable_kinds()}"
             )
-        store: SqlStore = kind.load(kind.maintenance).at(location)
+        store: SqlStore = kind.load(kind.maintenance)(location)
         return store
 
     @staticmethod
@@ -87,11 +87,6 @@ class SqlStore(ABC):
         kind = store_kind(driver.kind)
         store: SqlStore = kind.load(kind.maintenance or "").of_driver(driver)
         return store
-
-    @classmethod
-    @abstractmethod
-    def at(cls, location: StoreLocation) -> SqlStore:
-        """The store at a resolved store URL of this class's kind."""
 
     @classmethod
     @abstractmethod
