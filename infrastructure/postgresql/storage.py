@@ -109,7 +109,7 @@ class PostgresSettings:
 class PostgresDriver(SqlDriver):
     """A connection pool on one database; every table lives in one schema."""
 
-    kind = "postgresql"
+    kind = KIND.name
 
     def __init__(self, settings: PostgresSettings, pool_timeout: float) -> None:
         super().__init__(PostgresDialect(settings.schema))

@@ -37,6 +37,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nenjim.infrastructure.sqlite import KIND
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.sqlite.files import enable_wal, read_only_reason
 from nenjim.infrastructure.storage.backend import Backend
@@ -88,7 +89,7 @@ class _Lease:
 class SQLiteDriver(SqlDriver):
     """Per-thread connections to one SQLite file."""
 
-    kind = "sqlite"
+    kind = KIND.name
     one_writer = True
 
     def __init__(self, path: Path, busy_timeout: float) -> None:
