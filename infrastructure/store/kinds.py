@@ -99,7 +99,7 @@ def store_kind(name: str) -> StoreKind:
     raise ValueError(f"unknown store kind {name!r}: expected one of {names}")
 
 
-def durable_kinds() -> str:
+def durable_store_hint() -> str:
     """What messages suggest instead of a store that keeps nothing: the durable kinds."""
     schemes = ", ".join(kind.scheme for kind in store_kinds() if kind.durable)
     return f"a durable store ({schemes})"

@@ -28,7 +28,7 @@ from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.log.transfer import open_log_store
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.storage.sql import events as storage_events
-from nenjim.infrastructure.store.kinds import durable_kinds
+from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
@@ -211,7 +211,7 @@ class PersistenceScenario(_Outcome):
         if not location.is_durable:
             raise ValueError(
                 f"{location.display} keeps no storage log to observe events in; give "
-                f"{durable_kinds()}"
+                f"{durable_store_hint()}"
             )
         self.store = store
         self._table = store_tables(open_log_store(store), None)[1]

@@ -8,6 +8,8 @@ chooses a backend by itself; only the registry
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,3 +71,26 @@ def test_no_code_outside_the_registry_and_the_kind_packages_chooses_a_store_kind
 def test_the_guard_sees_a_comparison_of_a_kind_to_a_literal() -> None:
     tree = ast.parse('def f(location):\n    return location.kind in ("sqlite", "x")\n')
     assert list(_choices(tree, {"sqlite"})) == [("f", 2)]
+
+
+def test_the_registry_and_the_stores_without_a_driver_of_their_own_load_no_psycopg(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import sys\n"
+        "from nenjim.infrastructure.store.kinds import store_kinds\n"
+        "from nenjim.infrastructure.storage import open_backend\n"
+        "from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES\n"
+        "store_kinds()  # every kind package, imported\n"
+        "for url in ('memory:', sys.argv[1]):\n"
+        "    open_backend(url, FIXTURE_RESOURCES).close()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0].startswith('psycopg')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, f"sqlite://{tmp_path / 'store.db'}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n"

@@ -27,7 +27,7 @@ from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.tables import EventTable
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.kinds import durable_kinds
+from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
 PAGE = 1000
@@ -142,7 +142,7 @@ def open_log_store(url: str) -> LogStore:
     if kind.log_store is None:
         raise UnsupportedStoreError(
             f"{location.display} keeps nothing between processes, so it has no log to export "
-            f"or import; name {durable_kinds()}"
+            f"or import; name {durable_store_hint()}"
         )
     store: LogStore = kind.load(kind.log_store)(location)
     return store

@@ -31,7 +31,7 @@ from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.store.kinds import StoreMissingError, durable_kinds, store_kind
+from nenjim.infrastructure.store.kinds import StoreMissingError, durable_store_hint, store_kind
 from nenjim.infrastructure.store.storage_versions import check_storage_version
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -71,7 +71,7 @@ class SqlStore(ABC):
         if kind.maintenance is None:
             raise UnsupportedBackendError(
                 f"{location.display} keeps nothing between processes, so it has no log to "
-                f"audit or repair; name {durable_kinds()}"
+                f"audit or repair; name {durable_store_hint()}"
             )
         store: SqlStore = kind.load(kind.maintenance)(location)
         return store
