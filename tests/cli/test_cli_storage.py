@@ -23,13 +23,10 @@ from nenjim.infrastructure.persistence import Persistence
 AGENT = "agent-1"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> str:
     """A store with one Agent, its active run, a content blob and a Workflow state."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'state.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     persistence = Persistence.open(url)
     try:
         root = persistence.agents.create(
