@@ -78,8 +78,11 @@ class StoreKind:
         """True unless a store of the kind lives only in its process."""
         return self.log_store is not None
 
-    def load(self, topic: str) -> Any:
-        """What ``topic`` (one of the kind's) names, imported now."""
+    def load(self, topic: str | None) -> Any:
+        """What ``topic`` (one of the kind's) names, imported now (``LookupError``: the kind
+        has no such part, e.g. a reader of ``memory:`` stores)."""
+        if topic is None:
+            raise LookupError(f"{self.name} stores have no such part")
         module, _, attribute = topic.partition(":")
         return getattr(importlib.import_module(module), attribute)
 

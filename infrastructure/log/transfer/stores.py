@@ -122,7 +122,7 @@ class LogStore(ABC):
         """A read-only transaction on one consistent state (the kind's reader);
         ``StoreUnavailableError`` if the store does not exist (nothing is created)."""
         kind = self.location.store_kind
-        with kind.load(kind.reader or "")(self.location) as connection:
+        with kind.load(kind.reader)(self.location) as connection:
             yield self._snapshot(connection)
 
     @abstractmethod

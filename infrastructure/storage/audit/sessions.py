@@ -85,7 +85,7 @@ class SqlStore(ABC):
                 f"{type(backend).__name__} keeps no log and no inline tables to audit or repair"
             )
         kind = store_kind(driver.kind)
-        store: SqlStore = kind.load(kind.maintenance or "").of_driver(driver)
+        store: SqlStore = kind.load(kind.maintenance).of_driver(driver)
         return store
 
     @classmethod
@@ -98,7 +98,7 @@ class SqlStore(ABC):
         """A read-only session on one consistent state of the store (the kind's reader)."""
         kind = self.location.store_kind
         try:
-            reading = kind.load(kind.reader or "")(self.location)
+            reading = kind.load(kind.reader)(self.location)
         except StoreMissingError as error:
             raise StoreNotFoundError(str(error)) from None
         with reading as connection:
