@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -14,13 +13,14 @@ import pytest
 from postgres_server import postgres_server
 
 from nenjim.infrastructure.log import LogApplication
+from nenjim.infrastructure.store.kinds import store_kinds
 
 # The replay kit's fixtures (nenjim_store_url, nenjim_new_store, ...), as users enable them;
 # pytester runs a user's suite that enables them (tests/kit/test_plugin.py).
 pytest_plugins = ["nenjim.testing.plugin", "pytester"]
 
-STORES = ["memory", "sqlite", "postgresql"]
-DURABLE_STORES = ["sqlite", "postgresql"]
+STORES = [kind.name for kind in store_kinds()]
+DURABLE_STORES = [kind.name for kind in store_kinds() if kind.durable]
 
 
 @pytest.fixture(scope="session")
@@ -71,24 +71,17 @@ def close_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         app.close()
 
 
-def store_url_for(kind: str, request: pytest.FixtureRequest) -> str:
-    """The URL of a fresh store of ``kind`` for one test (outside the test's tmp_path)."""
-    if kind == "memory":
-        return "memory:"
-    if kind == "sqlite":
-        directory: Path = request.getfixturevalue("tmp_path_factory").mktemp("store")
-        return f"sqlite://{directory / 'log.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
-
-
 @pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, close_logs: None) -> str:
-    """A fresh store of each kind in turn."""
-    return store_url_for(request.param, request)
+def store_url(
+    request: pytest.FixtureRequest, close_logs: None, nenjim_new_store: Callable[[str], str]
+) -> str:
+    """A fresh store of each kind in turn (outside the test's tmp_path)."""
+    return nenjim_new_store(request.param)
 
 
 @pytest.fixture(params=DURABLE_STORES)
-def durable_store_url(request: pytest.FixtureRequest, close_logs: None) -> str:
+def durable_store_url(
+    request: pytest.FixtureRequest, close_logs: None, nenjim_new_store: Callable[[str], str]
+) -> str:
     """A fresh store of each durable kind in turn."""
-    return store_url_for(request.param, request)
+    return nenjim_new_store(request.param)

@@ -147,12 +147,9 @@ class CheckpointLog:
         self.values = ValueStore()
         self._tails: OrderedDict[str, _Tail] = OrderedDict()
         self._tails_lock = threading.Lock()
-        # SQLite lets one transaction write at a time and makes the others
-        # poll with sleeps; queueing this process's transactions on a lock
-        # instead keeps concurrent callers from sleeping through free time.
-        self._serial: threading.Lock | None = (
-            threading.Lock() if getattr(backend.driver, "kind", None) == "sqlite" else None
-        )
+        # Queueing this process's transactions on a lock, where one writes at a time
+        # and the others poll, keeps concurrent callers from sleeping through free time.
+        self._serial = threading.Lock() if backend.driver.one_writer else None
 
     # transactions
     @contextmanager

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, cast
 from uuid import UUID
 
@@ -32,7 +30,6 @@ from nenjim.infrastructure.store.errors import (
 )
 from nenjim.infrastructure.store.log_commits import APPENDED, StoredBatch
 from nenjim.infrastructure.store.urls import (
-    POSTGRES_CONNINFO,
     StoreLocation,
     check_schema,
     resolve_store_url,
@@ -151,8 +148,9 @@ class LogApplication(Application[UUID]):
         env = dict(self.location.env)
         # The library's transcoder, encoding through one C encoder (see compact_json).
         env["TRANSCODER_TOPIC"] = get_topic(CompactJSONTranscoder)
-        if schema is not None and self.location.kind == "postgresql":
-            env.setdefault("POSTGRES_SCHEMA", check_schema(schema))
+        setting = self.location.store_kind.schema_setting
+        if schema is not None and setting is not None:
+            env.setdefault(setting, check_schema(schema))
         self._prepare(env)
         try:
             super().__init__(env=env)
@@ -183,43 +181,9 @@ class LogApplication(Application[UUID]):
         return self.location.where
 
     def _prepare(self, env: dict[str, str]) -> None:
-        kind = self.location.kind
-        if kind == "memory" and not self._create:
-            raise StoreUnavailableError(f"{self.where} is empty: there is no log to read")
-        if kind == "postgresql":
-            # The pool would only report a timeout; one direct connection names the cause.
-            from nenjim.infrastructure.postgresql.connect import check_reachable  # noqa: PLC0415
-
-            check_reachable(env[POSTGRES_CONNINFO], self.where)
-        if kind != "sqlite":
-            return
-        # sqlite3 loads only for an SQLite store: importing the log loads no driver.
-        import sqlite3  # noqa: PLC0415
-
-        from nenjim.infrastructure.sqlite import files as sqlite_files  # noqa: PLC0415
-
-        path = Path(env["SQLITE_DBNAME"])
-        if path.is_file() and sqlite_files.read_only_reason(path) is not None:
-            sqlite_files.reading_uri(path)  # a file SQLite could not read is refused here
+        kind = self.location.store_kind
+        if kind.load(kind.prepare_log)(self.location, env, self._create):
             self.read_only = True
-            env[sqlite_files.SQLITE_READ_ONLY] = "yes"
-            return
-        if not self._create:
-            if not path.is_file():
-                raise StoreUnavailableError(f"{self.where} does not exist")
-            return
-        if not path.parent.is_dir():
-            raise StoreUnavailableError(
-                f"cannot create {self.where}: directory {path.parent} does not exist"
-            )
-        if not path.exists() and not os.access(path.parent, os.W_OK):
-            raise StoreReadOnlyError(
-                f"cannot create {self.where}: directory {path.parent} is read-only"
-            )
-        try:
-            sqlite_files.prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
-        except sqlite3.Error as error:
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from None
 
     def _open_error(self, error: PersistenceError, writing: str) -> StoreUnavailableError:
         """Why the store could not be opened; on a read-only store, what needed ``writing``."""
@@ -271,7 +235,7 @@ class LogApplication(Application[UUID]):
         tiling = None if self._tiler is None else Tiling(self._tiler, self.mapper.to_domain_event)
         recorder = factory.claiming_recorder(self.name.lower(), tiling)
         ledger = cast(_ClaimingRecorder, recorder)
-        if self.location.kind != "memory":
+        if self.location.is_durable:
             if self._create and not self.read_only:
                 ledger.create_table()
             else:

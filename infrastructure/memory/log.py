@@ -11,21 +11,30 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.tiles import Tiling, new_entries
-from nenjim.infrastructure.memory.tiles import POPOTiles
+from nenjim.infrastructure.memory.tiles import MemoryTiles
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.log_commits import StoredBatch
+from nenjim.infrastructure.store.urls import StoreLocation
 
 
-class ClaimingPOPOFactory(POPOFactory):
+def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
+    """A log in memory starts empty: one not to be created has nothing to read."""
+    if not create:
+        raise StoreUnavailableError(f"{location.where} is empty: there is no log to read")
+    return False
+
+
+class ClaimingMemoryFactory(POPOFactory):
     """``eventsourcing``'s in-memory factory, making the claiming recorder."""
 
     def claiming_recorder(
         self, name: str, tiling: Tiling | None = None
-    ) -> ClaimingPOPOApplicationRecorder:
+    ) -> ClaimingMemoryApplicationRecorder:
         """A new in-memory recorder (``name`` only matters to the SQL recorders)."""
-        return ClaimingPOPOApplicationRecorder(tiling)
+        return ClaimingMemoryApplicationRecorder(tiling)
 
 
-class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder):
+class ClaimingMemoryApplicationRecorder(ClosableRecorder, POPOApplicationRecorder):
     """``POPOApplicationRecorder`` that also records :class:`Claim` rows atomically."""
 
     def __init__(self, tiling: Tiling | None = None) -> None:
@@ -35,7 +44,7 @@ class ClaimingPOPOApplicationRecorder(ClosableRecorder, POPOApplicationRecorder)
         self.tiles = (
             None
             if tiling is None
-            else POPOTiles(tiling, self._database_lock, lambda: self._stored_events)
+            else MemoryTiles(tiling, self._database_lock, lambda: self._stored_events)
         )
 
     def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:

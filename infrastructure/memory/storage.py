@@ -42,6 +42,7 @@ from nenjim.infrastructure.storage.rules import (
     find_unique_violation,
 )
 from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.store.urls import StoreLocation
 
 _MISSING = object()
 """The previous value of a dictionary slot that was empty."""
@@ -341,6 +342,11 @@ class InMemoryBackend(Backend):
 
     def __init__(self, resources: Sequence[Resource] = ()) -> None:
         super().__init__(resources, InMemoryDriver())
+
+    @classmethod
+    def at(cls, resources: Sequence[Resource], location: StoreLocation) -> InMemoryBackend:
+        """A new, empty backend (every ``memory:`` store is a new one)."""
+        return cls(resources)
 
 
 def _state_of(state: str | dict[str, Any]) -> dict[str, Any]:

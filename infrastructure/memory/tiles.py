@@ -17,7 +17,7 @@ from nenjim.infrastructure.log.tiles import (
 )
 
 
-class POPOTiles:
+class MemoryTiles:
     """Entries and tiles in memory, guarded by the recorder's lock.
 
     An append computes its entries and tiles first and applies them after
@@ -92,7 +92,7 @@ class POPOTiles:
 
 
 class _Staged:
-    def __init__(self, tables: POPOTiles) -> None:
+    def __init__(self, tables: MemoryTiles) -> None:
         self.tables = tables
         self.entries: list[tuple[int, bytes]] = []
         self.first = 0

@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 from nenjim.domain.persistence import repositories as domain
 from nenjim.infrastructure import storage
-from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.persistence import arguments, catalog
 from nenjim.infrastructure.persistence.boundary import at_boundary, storage_boundary
 from nenjim.infrastructure.persistence.compatibility import checked_backend
@@ -20,6 +19,7 @@ from nenjim.infrastructure.persistence.errors import (
 )
 from nenjim.infrastructure.persistence.repository_set import Repositories
 from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.store.urls import MEMORY_URL
 
 _T = TypeVar("_T")
 
@@ -42,7 +42,7 @@ class Persistence(Repositories, domain.DurableState):
     @classmethod
     def in_memory(cls) -> Persistence:
         """Persistence over a fresh in-memory backend."""
-        return cls(InMemoryBackend(catalog.CATALOG))
+        return cls.open(MEMORY_URL)
 
     @classmethod
     def open(cls, url: str) -> Persistence:

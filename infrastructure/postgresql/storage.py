@@ -43,7 +43,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from nenjim.infrastructure.postgresql.connect import check_reachable
+from nenjim.infrastructure.postgresql import KIND
+from nenjim.infrastructure.postgresql.connect import connect
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.driver import StorageDriver
@@ -55,6 +56,7 @@ from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
+    StoreLocation,
     UnsupportedStoreError,
     resolve_store_url,
 )
@@ -77,14 +79,19 @@ class PostgresSettings:
     pool_size: int
     max_overflow: int
     connect_timeout: float
-    where: str = "PostgreSQL storage"
+    location: StoreLocation
+
+    @property
+    def where(self) -> str:
+        """How messages name the store (its password is never shown)."""
+        return self.location.where
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSettings:
         """Parse ``url``; ``UnsupportedBackendError`` if it is not a usable PostgreSQL URL."""
         try:
             location = resolve_store_url(url)
-            if location.kind != "postgresql":
+            if location.store_kind is not KIND:
                 raise UnsupportedStoreError(f"not a PostgreSQL URL: {location.display!r}")
         except ValueError as error:  # UnsupportedStoreError is a ValueError
             raise UnsupportedBackendError(f"cannot open PostgreSQL storage: {error}") from error
@@ -95,14 +102,14 @@ class PostgresSettings:
             int(env["POSTGRES_POOL_SIZE"]),
             int(env["POSTGRES_MAX_OVERFLOW"]),
             float(env["POSTGRES_CONNECT_TIMEOUT"]),
-            f"store {location.display}",
+            location,
         )
 
 
 class PostgresDriver(SqlDriver):
     """A connection pool on one database; every table lives in one schema."""
 
-    kind = "postgresql"
+    kind = KIND.name
 
     def __init__(self, settings: PostgresSettings, pool_timeout: float) -> None:
         super().__init__(PostgresDialect(settings.schema))
@@ -155,7 +162,7 @@ class PostgresDriver(SqlDriver):
 
     def _open_schema(self, layout: Layout) -> None:
         settings = self.settings
-        check_reachable(settings.conninfo, settings.where)
+        connect(settings.location).close()
         pool = ConnectionPool(
             settings.conninfo,
             connection_class=StorageConnection,
@@ -198,6 +205,11 @@ class PostgresBackend(Backend):
         driver = self._postgres = PostgresDriver(PostgresSettings.from_url(url), pool_timeout)
         super().__init__(resources, driver)
         driver.open(tuple(self.resources.values()))
+
+    @classmethod
+    def at(cls, resources: Sequence[Resource], location: StoreLocation) -> PostgresBackend:
+        """The backend on the schema a store URL names."""
+        return cls(resources, location.url)
 
     def run_alone(
         self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True

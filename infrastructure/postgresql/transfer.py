@@ -19,10 +19,8 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.postgresql.connect import one_line
+from nenjim.infrastructure.postgresql.connect import connect
 from nenjim.infrastructure.postgresql.log import log_table_statements, run_log_ddl
-from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
 from nenjim.infrastructure.store.versions import IDENTITY_TABLE, SCHEMA_TABLE
 
 _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
@@ -31,38 +29,19 @@ _COLUMNS = "originator_id, originator_version, topic, state, notification_id"
 class PostgresLogStore(LogStore):
     """One PostgreSQL database, on a direct connection of its own (no pool)."""
 
-    kind = "postgresql"
-
-    @classmethod
-    def at(cls, location: StoreLocation) -> PostgresLogStore:
-        return cls(location, f"store {location.display}")
-
     @property
     def schema(self) -> str | None:
         return self.location.env.get("POSTGRES_SCHEMA")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[LogSnapshot]:
-        with self._connection() as connection:
-            connection.isolation_level = IsolationLevel.REPEATABLE_READ
-            connection.read_only = True
-            with connection.transaction():
-                yield _PostgresSnapshot(connection)
+    def _snapshot(self, connection: psycopg.Connection[Any]) -> LogSnapshot:
+        return _PostgresSnapshot(connection)
 
     @contextmanager
     def filling(self) -> Iterator[LogFilling]:
-        with self._connection() as connection:
+        with connect(self.location) as connection:
             connection.isolation_level = IsolationLevel.READ_COMMITTED
             with connection.transaction():
                 yield _PostgresFilling(connection, self.location.env)
-
-    def _connection(self) -> psycopg.Connection[Any]:
-        try:
-            return psycopg.connect(self.location.env[POSTGRES_CONNINFO], autocommit=True)
-        except psycopg.OperationalError as error:
-            raise StoreUnavailableError(
-                f"cannot connect to {self.where}: {one_line(error)}"
-            ) from None
 
 
 def _table(schema: str, name: str) -> sql.Identifier:

@@ -27,7 +27,6 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from nenjim.infrastructure.store.urls import (
     NAME_BYTES,
     POSTGRES_CONNINFO,
-    POSTGRES_FACTORY,
     UnsupportedStoreError,
     redact,
     schema_problem,
@@ -96,7 +95,6 @@ def postgres_env(url: str) -> dict[str, str]:
     if schema is not None and (problem := schema_problem(schema)) is not None:
         raise invalid(problem)
     return {
-        "PERSISTENCE_MODULE": POSTGRES_FACTORY,
         POSTGRES_CONNINFO: make_conninfo(**params),
         # eventsourcing's factory insists on these keys; the conninfo above is what connects.
         "POSTGRES_DBNAME": params["dbname"],

@@ -6,13 +6,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from eventsourcing.persistence import OperationalError
 
-from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.kinds import StoreMissingError
+from nenjim.infrastructure.store.urls import StoreLocation
 
 _T = TypeVar("_T")
 
@@ -53,6 +56,80 @@ def prepare_database_file(path: str | Path, timeout: float) -> None:
         enable_wal(connection)
     finally:
         connection.close()
+
+
+def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
+    """Ready the file of a log application; whether it can only be read.
+
+    A file that cannot be written is read where it is (and ``env`` says so); a
+    missing one is refused unless ``create``, and then made in WAL mode.
+    """
+    where, path = location.where, Path(env["SQLITE_DBNAME"])
+    if path.is_file() and read_only_reason(path) is not None:
+        reading_uri(path)  # a file SQLite could not read is refused here
+        env[SQLITE_READ_ONLY] = "yes"
+        return True
+    if not create:
+        require_file(location)
+        return False
+    check_writable(location)
+    try:
+        prepare_database_file(path, float(env["SQLITE_LOCK_TIMEOUT"]))
+    except sqlite3.Error as error:
+        raise StoreUnavailableError(f"cannot open {where}: {error}") from None
+    return False
+
+
+def check_writable(location: StoreLocation) -> bool:
+    """Whether the file a store URL names is yet to be created; ``StoreUnavailableError``
+    (``StoreReadOnlyError``) where it could not be written."""
+    where, path = location.where, Path(location.env["SQLITE_DBNAME"])
+    if path.is_dir():
+        raise StoreUnavailableError(f"{where} is a directory")
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(
+            f"cannot create {where}: directory {path.parent} does not exist"
+        )
+    created = not path.exists()
+    if created and not os.access(path.parent, os.W_OK):
+        raise StoreReadOnlyError(f"cannot create {where}: directory {path.parent} is read-only")
+    if not created and (read_only := read_only_reason(path)) is not None:
+        raise StoreReadOnlyError(f"{where} is read-only ({read_only})")
+    return created
+
+
+def require_file(location: StoreLocation) -> Path:
+    """The existing file a store URL names; ``StoreMissingError`` if there is none."""
+    path = Path(location.env["SQLITE_DBNAME"])
+    if not path.is_file():
+        reason = "is a directory" if path.is_dir() else "does not exist"
+        raise StoreMissingError(f"{location.where} {reason}")
+    return path
+
+
+def reading(location: StoreLocation) -> AbstractContextManager[sqlite3.Connection]:
+    """A read-only transaction on the existing file a store URL names (in WAL: one
+    consistent state); ``StoreMissingError`` at once if there is none."""
+    return _read_transaction(connect(location, reading_uri(require_file(location))))
+
+
+@contextmanager
+def _read_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    with closing(connection):
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        finally:
+            connection.execute("ROLLBACK")
+
+
+def connect(location: StoreLocation, uri: str) -> sqlite3.Connection:
+    """An autocommit connection by ``uri`` (``mode=ro`` or ``rw``: never creating the file)."""
+    timeout = float(location.env["SQLITE_LOCK_TIMEOUT"])
+    try:
+        return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+    except sqlite3.Error as error:
+        raise StoreUnavailableError(f"cannot open {location.where}: {error}") from error
 
 
 def read_only_reason(path: Path) -> str | None:

@@ -37,6 +37,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from nenjim.infrastructure.sqlite import KIND
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.sqlite.files import enable_wal, read_only_reason
 from nenjim.infrastructure.storage.backend import Backend
@@ -49,6 +50,7 @@ from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.store.group_commit import GroupCommit, Pending
 from nenjim.infrastructure.store.transient import is_transient
+from nenjim.infrastructure.store.urls import StoreLocation
 
 _T = TypeVar("_T")
 
@@ -96,7 +98,8 @@ class _Lease:
 class SQLiteDriver(SqlDriver):
     """Per-thread connections to one SQLite file."""
 
-    kind = "sqlite"
+    kind = KIND.name
+    one_writer = True
 
     def __init__(self, path: Path, busy_timeout: float) -> None:
         super().__init__(SQLiteDialect())
@@ -360,6 +363,11 @@ class SQLiteBackend(Backend):
         except BaseException:
             driver.close()
             raise
+
+    @classmethod
+    def at(cls, resources: Sequence[Resource], location: StoreLocation) -> SQLiteBackend:
+        """The backend on the file a store URL names."""
+        return cls(resources, location.env["SQLITE_DBNAME"])
 
     def run_alone(
         self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -19,64 +18,34 @@ from nenjim.infrastructure.log.transfer.stores import (
     decode_row,
 )
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.sqlite.files import (
-    prepare_database_file,
-    read_only_reason,
-    reading_uri,
-)
+from nenjim.infrastructure.sqlite.files import check_writable, connect, prepare_database_file
 from nenjim.infrastructure.sqlite.log import log_table_statements
-from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.urls import StoreLocation
 from nenjim.infrastructure.store.versions import IDENTITY_TABLE, SCHEMA_TABLE
-
-BUSY_TIMEOUT = 30.0
-"""Seconds to wait for another connection's writer lock."""
 
 
 class SQLiteLogStore(LogStore):
     """One SQLite file, opened by URI so that reading never creates it."""
 
-    kind = "sqlite"
+    gapless_storage = True
 
-    def __init__(self, location: StoreLocation, path: Path) -> None:
-        super().__init__(location, f"SQLite store {path}")
-        self.path = path
+    def __init__(self, location: StoreLocation) -> None:
+        super().__init__(location)
+        self.path = Path(location.env["SQLITE_DBNAME"])
 
-    @classmethod
-    def at(cls, location: StoreLocation) -> SQLiteLogStore:
-        return cls(location, Path(location.env["SQLITE_DBNAME"]))
-
-    @contextmanager
-    def snapshot(self) -> Iterator[LogSnapshot]:
-        if not self.path.is_file():
-            reason = "is a directory" if self.path.is_dir() else "does not exist"
-            raise StoreUnavailableError(f"{self.where} {reason}")
-        with closing(self._connect(reading_uri(self.path))) as connection:
-            connection.execute("BEGIN")  # WAL: every read of the transaction sees one state
-            try:
-                yield _SQLiteSnapshot(connection)
-            finally:
-                connection.execute("ROLLBACK")
+    def _snapshot(self, connection: sqlite3.Connection) -> LogSnapshot:
+        return _SQLiteSnapshot(connection)
 
     @contextmanager
     def filling(self) -> Iterator[LogFilling]:
         path = self.path
-        if path.is_dir():
-            raise StoreUnavailableError(f"{self.where} is a directory")
-        if not path.parent.is_dir():
-            raise StoreUnavailableError(
-                f"cannot create {self.where}: directory {path.parent} does not exist"
-            )
-        created = not path.exists()
-        if created and not os.access(path.parent, os.W_OK):
-            raise StoreReadOnlyError(
-                f"cannot create {self.where}: directory {path.parent} is read-only"
-            )
-        if not created and (read_only := read_only_reason(path)) is not None:
-            raise StoreReadOnlyError(f"{self.where} is read-only ({read_only})")
+        created = check_writable(self.location)
         try:
-            prepare_database_file(path, BUSY_TIMEOUT)
-            with closing(self._connect(f"{path.absolute().as_uri()}?mode=rw")) as connection:
+            prepare_database_file(path, float(self.location.env["SQLITE_LOCK_TIMEOUT"]))
+            with closing(
+                connect(self.location, f"{path.absolute().as_uri()}?mode=rw")
+            ) as connection:
                 connection.execute("BEGIN IMMEDIATE")  # the only writer until COMMIT
                 try:
                     yield _SQLiteFilling(connection)
@@ -98,13 +67,6 @@ class SQLiteLogStore(LogStore):
         for suffix in ("", "-wal", "-shm"):
             with suppress(FileNotFoundError):
                 Path(f"{self.path}{suffix}").unlink()
-
-    def _connect(self, uri: str) -> sqlite3.Connection:
-        """A connection by ``uri`` (``mode=ro``/``rw``: never creating the file)."""
-        try:
-            return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT)
-        except sqlite3.Error as error:
-            raise StoreUnavailableError(f"cannot open {self.where}: {error}") from error
 
 
 class _SQLiteSnapshot(LogSnapshot):

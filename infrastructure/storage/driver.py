@@ -56,6 +56,10 @@ class StorageDriver(ABC, Generic[ContextT]):
     one its transaction yielded.
     """
 
+    one_writer = False
+    """Whether one transaction writes at a time, the others polling with sleeps (callers
+    do better to queue their own transactions)."""
+
     @abstractmethod
     def transaction(self, outer: ContextT | None) -> AbstractContextManager[ContextT]:
         """Open a transaction (``outer`` is ``None``) or a savepoint inside ``outer``.

@@ -4,28 +4,19 @@ The URL forms are the log's (:mod:`nenjim.infrastructure.store.urls`): ``memory:
 ``sqlite:///abs/path.db``, ``sqlite:relative.db`` (relative to the working
 directory) and ``postgresql://user@host:port/dbname?schema=..&pool_size=..&max_overflow=..``
 plus any libpq parameter. Each backend is imported only when a URL names its
-kind, so ``sqlite3`` loads for an ``sqlite:`` store and psycopg only for a
-PostgreSQL one; importing this module loads neither.
+kind (:mod:`nenjim.infrastructure.store.kinds`), so ``sqlite3`` loads for an
+``sqlite:`` store and psycopg only for a PostgreSQL one; importing this module
+loads neither.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import cast
-
-from eventsourcing.utils import resolve_topic
+from collections.abc import Sequence
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.store.urls import UnsupportedStoreError, resolve_store_url
-
-# The backend of each store kind, by topic: opening a store imports its own driver only.
-BACKENDS = {
-    "memory": "nenjim.infrastructure.memory.storage:InMemoryBackend",
-    "sqlite": "nenjim.infrastructure.sqlite.storage:SQLiteBackend",
-    "postgresql": "nenjim.infrastructure.postgresql.storage:PostgresBackend",
-}
 
 
 def open_backend(url: str, resources: Sequence[Resource]) -> Backend:
@@ -36,9 +27,6 @@ def open_backend(url: str, resources: Sequence[Resource]) -> Backend:
         location = resolve_store_url(url)
     except UnsupportedStoreError as error:
         raise UnsupportedBackendError(str(error)) from error
-    backend = cast(Callable[..., Backend], resolve_topic(BACKENDS[location.kind]))
-    if location.kind == "memory":
-        return backend(resources)
-    if location.kind == "sqlite":
-        return backend(resources, location.env["SQLITE_DBNAME"])
-    return backend(resources, url)
+    kind = location.store_kind
+    backend: Backend = kind.load(kind.backend).at(resources, location)
+    return backend

@@ -5,11 +5,11 @@ URL is given, ``NENJIM_STORE_URL`` is read; without it the store is in memory.
 
 This is the one parser of store URLs: the Journal's log and durable state
 open stores through it, so both refuse the same URLs, with the same
-``UnsupportedStoreError``, before anything is opened or created. An SQLite
-URL names one file and takes no parameters (a ``?`` or ``#`` in a file name
-is written ``%3F``, ``%23``). PostgreSQL URLs are parsed by
-:mod:`nenjim.infrastructure.postgresql.urls`, which needs psycopg (the
-``postgres`` extra): nothing here imports it for the other kinds.
+``UnsupportedStoreError``, before anything is opened or created. Which kind
+of store a URL names, and how its URL is read, is the kind's
+(:mod:`nenjim.infrastructure.store.kinds`); a kind whose driver is not
+installed (PostgreSQL's psycopg, the ``postgres`` extra) is a
+``StoreUnavailableError`` saying how to install it.
 """
 
 from __future__ import annotations
@@ -17,20 +17,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.kinds import StoreKind, kind_of_url, store_kinds
 
 MEMORY_URL = "memory:"
 STORE_URL_VARIABLE = "NENJIM_STORE_URL"
 # The libpq conninfo string of a PostgreSQL store (our own environment key).
 POSTGRES_CONNINFO = "NENJIM_POSTGRES_CONNINFO"
-# The recorders' factories, by topic: eventsourcing imports only the one a URL needs.
-POPO_FACTORY = "nenjim.infrastructure.memory.log:ClaimingPOPOFactory"
-SQLITE_FACTORY = "nenjim.infrastructure.sqlite.log:ClaimingSQLiteFactory"
-POSTGRES_FACTORY = "nenjim.infrastructure.postgresql.log:ClaimingPostgresFactory"
-INSTALL_POSTGRES = "PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'"
 
 NAME_BYTES = 63
 """PostgreSQL keeps the first 63 bytes of a name and drops the rest, silently."""
@@ -46,16 +41,21 @@ class UnsupportedStoreError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class StoreLocation:
-    """Where a log lives: ``kind`` is ``memory``, ``sqlite`` or ``postgresql``."""
+    """Where a log lives: a store of ``store_kind``, and the settings its URL gives."""
 
-    kind: str
+    store_kind: StoreKind
     url: str
     env: dict[str, str]
 
     @property
+    def kind(self) -> str:
+        """The name of the store's kind (``memory``, ``sqlite``, ``postgresql``)."""
+        return self.store_kind.name
+
+    @property
     def is_durable(self) -> bool:
         """True unless the log lives only in this process."""
-        return self.kind != "memory"
+        return self.store_kind.durable
 
     @property
     def display(self) -> str:
@@ -65,29 +65,27 @@ class StoreLocation:
     @property
     def where(self) -> str:
         """The store as messages name it (a PostgreSQL password is never shown)."""
-        if self.kind == "sqlite":
-            return f"SQLite store {self.env['SQLITE_DBNAME']}"
-        return f"store {self.display}"
+        return self.store_kind.where.format(**self.env, url=self.display)
 
 
 def resolve_store_url(url: str | None) -> StoreLocation:
     """Parse ``url`` (``None``: ``$NENJIM_STORE_URL``, else ``memory:``)."""
     if url is None:
         url = os.environ.get(STORE_URL_VARIABLE) or MEMORY_URL
-    if url == MEMORY_URL:
-        return StoreLocation("memory", url, {"PERSISTENCE_MODULE": POPO_FACTORY})
-    if url.startswith("sqlite:"):
-        return StoreLocation("sqlite", url, _sqlite_env(url))
-    if url.startswith(("postgresql://", "postgres://")):
-        try:
-            from nenjim.infrastructure.postgresql.urls import postgres_env  # noqa: PLC0415
-        except ImportError:
-            raise StoreUnavailableError(f"{redact(url)}: {INSTALL_POSTGRES}") from None
-        return StoreLocation("postgresql", url, postgres_env(url))
-    raise UnsupportedStoreError(
-        f"unsupported store URL {redact(url)!r}: expected 'memory:', 'sqlite:///abs/path.db', "
-        "'sqlite:relative.db' or 'postgresql://user@host:port/dbname'"
-    )
+    kind = kind_of_url(url)
+    if kind is None:
+        examples = [repr(example) for kind in store_kinds() for example in kind.examples]
+        raise UnsupportedStoreError(
+            f"unsupported store URL {redact(url)!r}: expected "
+            f"{', '.join(examples[:-1])} or {examples[-1]}"
+        )
+    try:
+        env = {} if kind.parse_url is None else kind.load(kind.parse_url)(url)
+    except ImportError as error:
+        if (error.name or "").split(".")[0] not in kind.drivers:
+            raise
+        raise StoreUnavailableError(f"{redact(url)}: {kind.install}") from None
+    return StoreLocation(kind, url, {**env, "PERSISTENCE_MODULE": kind.log_factory})
 
 
 def schema_problem(schema: str) -> str | None:
@@ -126,30 +124,3 @@ def redact(url: str) -> str:
         url = urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
     head, mark, query = url.partition("?")
     return head + mark + _PASSWORD_PARAMETER.sub(r"\1***", query)
-
-
-def _sqlite_env(url: str) -> dict[str, str]:
-    def invalid(reason: str) -> UnsupportedStoreError:
-        return UnsupportedStoreError(f"invalid SQLite URL {url!r}: {reason}")
-
-    rest = url.removeprefix("sqlite:")
-    if "?" in rest or "#" in rest:
-        raise invalid("an SQLite URL takes no parameters (write '?' as %3F, '#' as %23)")
-    if rest.startswith("//"):
-        if not rest.startswith("///"):
-            raise invalid("expected 'sqlite:///absolute/path.db'")
-        # sqlite:///abs/path.db; a fourth slash (sqlite:////abs) is tolerated.
-        rest = "/" + rest[3:].lstrip("/")
-    try:
-        name = unquote(rest, errors="strict")
-    except UnicodeDecodeError:
-        raise invalid("its percent-encoded bytes are not UTF-8") from None
-    if "\x00" in name:
-        raise invalid("a file name cannot hold a NUL (%00)")
-    if name.rpartition("/")[2] in ("", ".", ".."):
-        raise invalid("no database file named")
-    return {
-        "PERSISTENCE_MODULE": SQLITE_FACTORY,
-        "SQLITE_DBNAME": str(Path(name).absolute()),
-        "SQLITE_LOCK_TIMEOUT": "30",
-    }

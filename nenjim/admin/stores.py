@@ -10,14 +10,15 @@ writes nothing; :func:`move_root` gives a store to the path its root moved to.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 from nenjim.admin import Progress
 from nenjim.admin.errors import MissingExtraError
-from nenjim.infrastructure.store.urls import INSTALL_POSTGRES, STORE_URL_VARIABLE, redact
+from nenjim.infrastructure.store.kinds import kind_of_url
+from nenjim.infrastructure.store.urls import STORE_URL_VARIABLE, redact
 from nenjim.journal.impl.ref import JournalAssembly, build_journal, move_root
 from nenjim.journal.impl.ref.log import (
     JournalLog,
@@ -42,20 +43,21 @@ __all__ = [
     "redact",
 ]
 
-POSTGRES_SCHEMES = ("postgresql", "postgres")
-
 
 def chosen_store(given: str | None) -> str | None:
     """``given`` (``--store``), else ``$NENJIM_STORE_URL``, else ``None``.
 
-    A PostgreSQL URL without psycopg installed raises :class:`MissingExtraError`.
+    A URL of a kind whose driver is not installed (PostgreSQL's, without the
+    ``postgres`` extra) raises :class:`MissingExtraError`.
     """
     store = given or os.environ.get(STORE_URL_VARIABLE) or None
-    if store is not None and urlsplit(store).scheme in POSTGRES_SCHEMES:
+    kind = None if store is None else kind_of_url(store)
+    if store is not None and kind is not None and kind.drivers:
         try:
-            import psycopg  # noqa: F401, PLC0415 - the postgres extra
+            for driver in kind.drivers:
+                importlib.import_module(driver)
         except ImportError:
-            raise MissingExtraError(f"{redact(store)}: {INSTALL_POSTGRES}") from None
+            raise MissingExtraError(f"{redact(store)}: {kind.install}") from None
     return store
 
 

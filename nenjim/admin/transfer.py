@@ -214,7 +214,7 @@ def import_store(
             )
         claims = audit.claims
     checked.journal_events.clear()  # the second pass reads them from the file again
-    renumber = STORAGE in sections and store.kind == "sqlite" and not checked.storage_dense
+    renumber = STORAGE in sections and store.gapless_storage and not checked.storage_dense
     source.seek(0)
     with store.filling() as filling:
         for table in (journal_table, storage_table):
@@ -228,7 +228,7 @@ def import_store(
         if JOURNAL in sections:
             filling.create_log(journal_table)
         if STORAGE in sections:
-            session = storage_session(filling.connection, store.kind, storage_table.schema)
+            session = storage_session(filling.connection, url)
             create_storage_tables(session, CATALOG, store.where)
         tables = {JOURNAL: journal_table, STORAGE: storage_table}
         written = _fill(

@@ -14,8 +14,10 @@ Options:
 Fixtures:
 
 - ``nenjim_store_url``: a fresh, empty store, once per kind (``memory``,
-  ``sqlite``, ``postgresql``);
-- ``nenjim_durable_store_url``: the same for ``sqlite`` and ``postgresql``;
+  ``sqlite``, ``postgresql``: every kind of
+  :mod:`nenjim.infrastructure.store.kinds`);
+- ``nenjim_durable_store_url``: the same for the durable kinds (``sqlite`` and
+  ``postgresql``);
 - ``nenjim_new_store``: a factory, ``nenjim_new_store(kind)`` returns the URL
   of a fresh, empty store of that kind (as many per test as needed);
 - ``nenjim_postgres_url`` (session): the PostgreSQL database; override it
@@ -29,15 +31,14 @@ psycopg is imported only when a PostgreSQL store is asked for.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
-STORE_KINDS = ("memory", "sqlite", "postgresql")
-DURABLE_KINDS = ("sqlite", "postgresql")
+from nenjim.infrastructure.store.kinds import store_kind, store_kinds
+
+STORE_KINDS = tuple(kind.name for kind in store_kinds())
+DURABLE_KINDS = tuple(kind.name for kind in store_kinds() if kind.durable)
 REGENERATE_OPTION = "--nenjim-regenerate-golden"
 REGENERATE_VARIABLE = "NENJIM_REGENERATE_GOLDEN"
 POSTGRES_OPTION = "--nenjim-postgres-url"
@@ -88,18 +89,15 @@ def nenjim_new_store(
     """``new(kind)``: the URL of a fresh, empty store of ``kind``, removed after the test."""
     cleanups: list[Callable[[], None]] = []
 
-    def new(kind: str) -> str:
-        if kind == "memory":
-            return "memory:"
-        if kind == "sqlite":
-            directory: Path = tmp_path_factory.mktemp("nenjim-store")
-            return f"sqlite://{directory / 'store.db'}"
-        if kind == "postgresql":
-            base: str = request.getfixturevalue("nenjim_postgres_url")
-            url, drop = _fresh_schema(base)
-            cleanups.append(drop)
-            return url
-        raise ValueError(f"unknown store kind {kind!r}: expected one of {', '.join(STORE_KINDS)}")
+    def new(name: str) -> str:
+        kind = store_kind(name)
+        url: str
+        url, cleanup = kind.load(kind.new_test_store)(
+            lambda: tmp_path_factory.mktemp("nenjim-store"),
+            lambda: request.getfixturevalue("nenjim_postgres_url"),
+        )
+        cleanups.append(cleanup)
+        return url
 
     yield new
     for cleanup in reversed(cleanups):
@@ -116,23 +114,3 @@ def nenjim_store_url(request: pytest.FixtureRequest, nenjim_new_store: NewStore)
 def nenjim_durable_store_url(request: pytest.FixtureRequest, nenjim_new_store: NewStore) -> str:
     """A fresh, empty SQLite or PostgreSQL store, each in turn."""
     return nenjim_new_store(request.param)
-
-
-def _fresh_schema(base: str) -> tuple[str, Callable[[], None]]:
-    """A new schema in the database ``base`` names: its store URL, and how to drop it."""
-    import psycopg  # noqa: PLC0415 - only PostgreSQL stores need the driver
-    from psycopg import sql  # noqa: PLC0415
-
-    schema = f"nenjim_test_{uuid.uuid4().hex[:16]}"
-    parts = urlsplit(base)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
-    connection_url = urlunsplit(parts._replace(query=urlencode(query)))
-    with psycopg.connect(connection_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-
-    def drop() -> None:
-        with psycopg.connect(connection_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-    store = urlunsplit(parts._replace(query=urlencode([*query, ("schema", schema)])))
-    return store, drop

@@ -28,6 +28,7 @@ from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.log.transfer import open_log_store
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.storage.sql import events as storage_events
+from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
@@ -147,7 +148,7 @@ class JournalScenario(_Outcome):
         """The Journal log of a recorded log happened (first, before any other given)."""
         if JOURNAL not in log.logs:
             raise ValueError(f"{log.name} holds no Journal log")
-        if resolve_store_url(self.store).kind == "memory":
+        if not resolve_store_url(self.store).is_durable:
             replay_journal_events(self._log, log.events_of(JOURNAL))
         else:
             import_store(self.store, io.BytesIO(log.data), name=log.name)
@@ -207,10 +208,10 @@ class PersistenceScenario(_Outcome):
     def __init__(self, store: str) -> None:
         super().__init__()
         location = resolve_store_url(store)
-        if location.kind == "memory":
+        if not location.is_durable:
             raise ValueError(
-                "memory: keeps no storage log to observe events in; give an sqlite: or "
-                "postgresql:// store"
+                f"{location.display} keeps no storage log to observe events in; give "
+                f"{durable_store_hint()}"
             )
         self.store = store
         self._table = store_tables(open_log_store(store), None)[1]

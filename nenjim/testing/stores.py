@@ -79,7 +79,7 @@ def replay(log: RecordedLog, store: str) -> StoreUnderTest:
     in one transaction, audited, projections rebuilt); ``memory:`` gets the
     Journal's events as stored and the storage events through the SPI.
     """
-    if resolve_store_url(store).kind == "memory":
+    if not resolve_store_url(store).is_durable:
         return _replay_in_memory(log)
     import_store(store, io.BytesIO(log.data), name=log.name)
     return open_store(store, log)

@@ -23,13 +23,10 @@ from nenjim.infrastructure.persistence import Persistence
 AGENT = "agent-1"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> str:
     """A store with one Agent, its active run, a content blob and a Workflow state."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'state.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     persistence = Persistence.open(url)
     try:
         root = persistence.agents.create(
@@ -167,9 +164,7 @@ def test_auditing_a_missing_sqlite_store_fails_in_one_line_and_creates_nothing(
         assert main(["storage", command, "--store", f"sqlite://{path}"]) == 3
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert (
-            captured.err == f"nenjim: error: no SQLite database {path}: the file does not exist\n"
-        )
+        assert captured.err == f"nenjim: error: SQLite store {path} does not exist\n"
     assert not path.exists()
 
 
@@ -212,9 +207,7 @@ def test_a_connection_failure_names_the_store_and_its_cause_in_one_line(
 
 def test_a_directory_is_no_sqlite_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["storage", "audit", "--store", f"sqlite://{tmp_path}"]) == 3
-    assert capsys.readouterr().err == (
-        f"nenjim: error: no SQLite database {tmp_path}: it is a directory\n"
-    )
+    assert capsys.readouterr().err == f"nenjim: error: SQLite store {tmp_path} is a directory\n"
 
 
 @pytest.mark.parametrize("url", ["memory:", "mysql://x/y", "sqlite:"])

@@ -375,7 +375,7 @@ def test_audit_checks_the_journal_name_it_is_given(
     [
         ("/proc/nenjim-store.db", "unable to open database file"),
         ("{tmp}/no/such/dir/store.db", "directory {tmp}/no/such/dir does not exist"),
-        ("{tmp}", "unable to open database file"),
+        ("{tmp}", "is a directory"),
     ],
     ids=["read-only file system", "missing directory", "a directory"],
 )

@@ -62,16 +62,13 @@ EDITS = {
 }
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
+@pytest.fixture
+def store(nenjim_durable_store_url: str, tmp_path: Path) -> tuple[str, Path]:
     """A store of 260 revisions owned by an (empty) root.
 
     Every log is closed and dropped (no ``close_logs``, which keeps them): a log alive in
     this process would keep the tree's edge of its last append for the next writer."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'store.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     root = tmp_path / "root"
     root.mkdir()
     log = JournalLog(url, identity=root_identity(os.path.realpath(root)))

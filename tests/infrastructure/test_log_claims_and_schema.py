@@ -251,7 +251,7 @@ def test_postgres_refuses_an_incompatible_schema_version(postgres_schema_url: st
             "memory:",
             "memory",
             "PERSISTENCE_MODULE",
-            "nenjim.infrastructure.memory.log:ClaimingPOPOFactory",
+            "nenjim.infrastructure.memory.log:ClaimingMemoryFactory",
         ),
         ("sqlite:///var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),
         ("sqlite:////var/x.db", "sqlite", "SQLITE_DBNAME", "/var/x.db"),

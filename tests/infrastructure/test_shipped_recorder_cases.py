@@ -22,14 +22,14 @@ from eventsourcing.tests.persistence import (
     NonInterleavingNotificationIDsBaseCase,
 )
 
-from nenjim.infrastructure.memory.log import ClaimingPOPOApplicationRecorder
+from nenjim.infrastructure.memory.log import ClaimingMemoryApplicationRecorder
 from nenjim.infrastructure.postgresql.log import ClaimingPostgresApplicationRecorder
 from nenjim.infrastructure.sqlite.log import ClaimingSQLiteApplicationRecorder
 
 
-class TestClaimingPOPORecorder(ApplicationRecorderTestCase[ClaimingPOPOApplicationRecorder]):
-    def create_recorder(self) -> ClaimingPOPOApplicationRecorder:
-        return ClaimingPOPOApplicationRecorder()
+class TestClaimingMemoryRecorder(ApplicationRecorderTestCase[ClaimingMemoryApplicationRecorder]):
+    def create_recorder(self) -> ClaimingMemoryApplicationRecorder:
+        return ClaimingMemoryApplicationRecorder()
 
     def test_insert_subscribe(self) -> None:
         self.optional_test_insert_subscribe()

@@ -29,13 +29,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_approval
 THREAD = {"configurable": {"thread_id": "approval-1"}}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> str:
     """A fresh durable store URL."""
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path / 'state.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
+    return nenjim_durable_store_url
 
 
 @pytest.fixture

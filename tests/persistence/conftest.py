@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from nenjim.infrastructure.persistence import Persistence
+from nenjim.infrastructure.store.kinds import store_kind, store_kinds
 
-BACKENDS = ["memory", "sqlite", "postgresql"]
-DURABLE_BACKENDS = ["sqlite", "postgresql"]
+STORES = [kind.name for kind in store_kinds()]
+DURABLE_STORES = [kind.name for kind in store_kinds() if kind.durable]
 
 
 class Store:
@@ -24,16 +25,13 @@ class Store:
     def __init__(self, kind: str, url: str) -> None:
         self.kind = kind
         self.url = url
+        self.durable = store_kind(kind).durable
+        """Whether a fresh ``Persistence`` on the same URL sees the same state."""
         self._opened: list[Persistence] = []
         self.persistence = self._open()
 
-    @property
-    def durable(self) -> bool:
-        """Whether a fresh ``Persistence`` on the same URL sees the same state."""
-        return self.kind != "memory"
-
     def _open(self) -> Persistence:
-        opened = Persistence.in_memory() if self.kind == "memory" else Persistence.open(self.url)
+        opened = Persistence.open(self.url)
         self._opened.append(opened)
         return opened
 
@@ -51,20 +49,12 @@ class Store:
             opened.close()
 
 
-def _url(kind: str, request: pytest.FixtureRequest) -> str:
-    if kind == "memory":
-        return "memory:"
-    if kind == "sqlite":
-        directory = request.getfixturevalue("tmp_path_factory").mktemp("p")
-        return f"sqlite://{directory / 'state.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+@pytest.fixture(params=STORES)
+def store(
+    request: pytest.FixtureRequest, nenjim_new_store: Callable[[str], str]
+) -> Iterator[Store]:
     """A fresh store of each backend kind in turn."""
-    opened = Store(request.param, _url(request.param, request))
+    opened = Store(request.param, nenjim_new_store(request.param))
     yield opened
     opened.close()
 
@@ -75,10 +65,12 @@ def persistence(store: Store) -> Persistence:
     return store.persistence
 
 
-@pytest.fixture(params=DURABLE_BACKENDS)
-def durable_store(request: pytest.FixtureRequest) -> Iterator[Store]:
+@pytest.fixture(params=DURABLE_STORES)
+def durable_store(
+    request: pytest.FixtureRequest, nenjim_new_store: Callable[[str], str]
+) -> Iterator[Store]:
     """A fresh SQL store (SQLite, PostgreSQL) whose ``reopen()`` opens the same database."""
-    opened = Store(request.param, _url(request.param, request))
+    opened = Store(request.param, nenjim_new_store(request.param))
     yield opened
     opened.close()
 

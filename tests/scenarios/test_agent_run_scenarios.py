@@ -21,13 +21,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_run.py"
 STEPS = ("root", "admit", "journal", "workflow", "finish")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> str:
     """A fresh durable store URL."""
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path / 'state.db'}"
-    url: str = request.getfixturevalue("postgres_schema_url")
-    return url
+    return nenjim_durable_store_url
 
 
 @pytest.fixture

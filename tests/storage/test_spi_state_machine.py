@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -925,13 +924,10 @@ class SqlStore:
         return self.backend
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> Iterator[SqlStore]:
     """The system under test: an SQL database, emptied before each example."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'fuzz.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     opened = SqlStore(url)
     yield opened
     opened.backend.close()

@@ -127,14 +127,11 @@ class Store:
         ]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+@pytest.fixture
+def store(nenjim_durable_store_url: str) -> Iterator[Store]:
     """A fresh store with the owner's root, a workflow row at revision 2, one active run,
     a journal of three entries, an inventory item and a blob; the audit is clean."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'storage.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     opened = _populated(url)
     yield opened
     opened.backend.close()

@@ -10,7 +10,6 @@ import json
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,13 +50,10 @@ AWKWARD_KEYS = (
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+@pytest.fixture
+def backend(nenjim_durable_store_url: str) -> Iterator[Backend]:
     """A fresh SQL backend over the kit's resources, with the owner's root at revision 0."""
-    if request.param == "sqlite":
-        url = f"sqlite://{tmp_path / 'storage.db'}"
-    else:
-        url = request.getfixturevalue("postgres_schema_url")
+    url = nenjim_durable_store_url
     opened = open_backend(url, FIXTURE_RESOURCES)
     opened.view.records(ROOTS).insert(key=OWNER, revision=0, attributes={}, record=_record("root"))
     yield opened

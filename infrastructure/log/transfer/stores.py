@@ -4,7 +4,8 @@ Moving a log copies rows, not events: the bytes, ids and stream positions
 are kept exactly, so nothing goes through an application. A
 :class:`LogStore` is an SQLite file or a PostgreSQL database (its tables may
 sit in several schemas, one per :class:`EventTable`); each database's store
-is a module of its own, imported only for a store of its kind.
+is its kind's (:mod:`nenjim.infrastructure.store.kinds`), imported only for a store
+of that kind.
 
 - :meth:`LogStore.snapshot` reads one consistent state of every log
   without blocking writers and creates nothing.
@@ -18,23 +19,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, cast
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 from uuid import UUID
-
-from eventsourcing.utils import resolve_topic
 
 from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.tables import EventTable
 from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
-STORES = {
-    "sqlite": "nenjim.infrastructure.sqlite.transfer:SQLiteLogStore",
-    "postgresql": "nenjim.infrastructure.postgresql.transfer:PostgresLogStore",
-}
-"""The store class of each database, by topic (imported on demand)."""
 PAGE = 1000
 """Rows read or written per round trip."""
 
@@ -108,27 +103,31 @@ class LogFilling(ABC):
 class LogStore(ABC):
     """An SQLite file or a PostgreSQL database whose logs are read or filled raw."""
 
-    kind: str
+    gapless_storage: bool = False
+    """Whether an imported storage log must be numbered without gaps (SQLite's audit reads
+    a gap as a removed event)."""
 
-    def __init__(self, location: StoreLocation, where: str) -> None:
+    def __init__(self, location: StoreLocation) -> None:
         self.location = location
-        self.where = where
+        self.where = location.where
         """How messages name the store (a password is never shown)."""
-
-    @classmethod
-    @abstractmethod
-    def at(cls, location: StoreLocation) -> LogStore:
-        """The store at a resolved store URL of this class's kind."""
 
     @property
     def schema(self) -> str | None:
         """The PostgreSQL schema the URL names (``None``: it names none; always for SQLite)."""
         return None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[LogSnapshot]:
+        """A read-only transaction on one consistent state (the kind's reader);
+        ``StoreUnavailableError`` if the store does not exist (nothing is created)."""
+        kind = self.location.store_kind
+        with kind.load(kind.reader)(self.location) as connection:
+            yield self._snapshot(connection)
+
     @abstractmethod
-    def snapshot(self) -> AbstractContextManager[LogSnapshot]:
-        """A read-only transaction on one consistent state; ``StoreUnavailableError`` if the
-        store does not exist (nothing is created)."""
+    def _snapshot(self, connection: Any) -> LogSnapshot:
+        """The logs as one read-only transaction on ``connection`` sees them."""
 
     @abstractmethod
     def filling(self) -> AbstractContextManager[LogFilling]:
@@ -139,13 +138,14 @@ class LogStore(ABC):
 def open_log_store(url: str) -> LogStore:
     """The store a URL names; ``UnsupportedStoreError`` for ``memory:`` or a bad URL."""
     location = resolve_store_url(url)
-    if location.kind not in STORES:
+    kind = location.store_kind
+    if kind.log_store is None:
         raise UnsupportedStoreError(
-            "memory: keeps nothing between processes, so it has no log to export or "
-            "import; name an sqlite: or postgresql:// store"
+            f"{location.display} keeps nothing between processes, so it has no log to export "
+            f"or import; name {durable_store_hint()}"
         )
-    store_class = cast(type[LogStore], resolve_topic(STORES[location.kind]))
-    return store_class.at(location)
+    store: LogStore = kind.load(kind.log_store)(location)
+    return store
 
 
 def decode_row(table: EventTable, row: Sequence[Any]) -> LoggedEvent:

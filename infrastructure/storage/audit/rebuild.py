@@ -14,28 +14,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from nenjim.infrastructure.storage.audit.repair import RepairReport, repair_session
+from nenjim.infrastructure.storage.audit.sessions import SqlStore
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import schema
-from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
 
 
-def storage_session(connection: Any, kind: str, schema_name: str) -> Session:
-    """A storage session on the caller's open transaction (``kind``: ``sqlite``, ``postgresql``).
-
-    Each dialect imports its driver, so only the store's own is loaded.
-    """
-    dialect: Dialect
-    if kind == "sqlite":
-        from nenjim.infrastructure.sqlite.dialect import SQLiteDialect  # noqa: PLC0415
-
-        dialect = SQLiteDialect()
-    else:
-        from nenjim.infrastructure.postgresql.dialect import PostgresDialect  # noqa: PLC0415
-
-        dialect = PostgresDialect(schema_name)
-    return Session(connection, dialect)
+def storage_session(connection: Any, url: str) -> Session:
+    """A storage session on the caller's open transaction on the store at ``url``."""
+    return Session(connection, SqlStore.from_url(url).dialect)
 
 
 def create_storage_tables(session: Session, resources: Sequence[Resource], where: str) -> None:

@@ -14,19 +14,16 @@ less is a :class:`StoreNotFoundError` and nothing is created.
   MODE`` on the storage tables, which readers pass); it commits on a normal
   exit and rolls back on any exception.
 
-Each database's store is a module of its own (``sqlite_store``,
-``postgres_store``), imported only for a store of its kind: auditing an
-SQLite file never imports psycopg.
+Each database's store is its kind's (:mod:`nenjim.infrastructure.store.kinds`),
+imported only for a store of that kind: auditing an SQLite file never imports
+psycopg.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from typing import cast
-
-from eventsourcing.utils import resolve_topic
+from contextlib import AbstractContextManager, contextmanager
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
@@ -34,6 +31,7 @@ from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.kinds import StoreMissingError, durable_store_hint, store_kind
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 from nenjim.infrastructure.store.versions import check_storage_version
 
@@ -41,11 +39,6 @@ STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "gen
 """The dialect's table keys every storage schema has."""
 WRITTEN_TABLES = ("events", "records", "heads", "ids", "blobs")
 """The tables storage writers write (and a repair locks)."""
-STORES = {
-    "sqlite": "nenjim.infrastructure.sqlite.maintenance:SQLiteStore",
-    "postgresql": "nenjim.infrastructure.postgresql.maintenance:PostgresStore",
-}
-"""The store class of each database, by topic (imported on demand)."""
 
 
 class StoreNotFoundError(StorageError):
@@ -61,7 +54,8 @@ class IncompleteStoreError(StorageError):
 class SqlStore(ABC):
     """An SQLite file or PostgreSQL schema holding (or said to hold) storage tables."""
 
-    def __init__(self, description: str, dialect: Dialect) -> None:
+    def __init__(self, location: StoreLocation, description: str, dialect: Dialect) -> None:
+        self.location = location
         self.description = description
         """How messages name the store, e.g. ``SQLite database /var/state.db``."""
         self.dialect = dialect
@@ -73,12 +67,14 @@ class SqlStore(ABC):
             location = resolve_store_url(url)
         except UnsupportedStoreError as error:
             raise UnsupportedBackendError(str(error)) from error
-        if location.kind not in STORES:
+        kind = location.store_kind
+        if kind.maintenance is None:
             raise UnsupportedBackendError(
-                "memory: keeps nothing between processes, so it has no log to audit or repair; "
-                "name an sqlite: or postgresql:// store"
+                f"{location.display} keeps nothing between processes, so it has no log to "
+                f"audit or repair; name {durable_store_hint()}"
             )
-        return _store_class(location.kind).at(location)
+        store: SqlStore = kind.load(kind.maintenance)(location)
+        return store
 
     @staticmethod
     def of_backend(backend: Backend) -> SqlStore:
@@ -88,21 +84,27 @@ class SqlStore(ABC):
             raise UnsupportedBackendError(
                 f"{type(backend).__name__} keeps no log and no inline tables to audit or repair"
             )
-        return _store_class(driver.kind).of_driver(driver)
-
-    @classmethod
-    @abstractmethod
-    def at(cls, location: StoreLocation) -> SqlStore:
-        """The store at a resolved store URL of this class's kind."""
+        kind = store_kind(driver.kind)
+        store: SqlStore = kind.load(kind.maintenance).of_driver(driver)
+        return store
 
     @classmethod
     @abstractmethod
     def of_driver(cls, driver: SqlDriver) -> SqlStore:
         """The store an open driver of this class's kind works on."""
 
-    @abstractmethod
-    def snapshot(self) -> AbstractContextManager[Session]:
-        """A read-only session on one consistent state of the store."""
+    @contextmanager
+    def snapshot(self) -> Iterator[Session]:
+        """A read-only session on one consistent state of the store (the kind's reader)."""
+        kind = self.location.store_kind
+        try:
+            reading = kind.load(kind.reader)(self.location)
+        except StoreMissingError as error:
+            raise StoreNotFoundError(str(error)) from None
+        with reading as connection:
+            session = Session(connection, self.dialect)
+            self._require_storage(session)
+            yield session
 
     @abstractmethod
     def exclusive(self) -> AbstractContextManager[Session]:
@@ -133,10 +135,6 @@ class SqlStore(ABC):
                 f"in {self.dialect.tables['versions'].split('.')[-1]}"
             )
         check_storage_version(self.description, row[0])
-
-
-def _store_class(kind: str) -> type[SqlStore]:
-    return cast(type[SqlStore], resolve_topic(STORES[kind]))
 
 
 def locked_tables(store: SqlStore) -> Iterator[str]:

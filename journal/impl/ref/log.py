@@ -225,12 +225,15 @@ def _batches(events: Sequence[Event], size: int) -> Iterator[LogBatch]:
 
 
 def journal_store_url(url: str, identity: str | None) -> str:
-    """``url`` with the schema of the Journal ``identity`` when it is a PostgreSQL URL
-    that names none (a named Journal lives in ``journal_NAME``); else ``url``."""
+    """``url`` with the schema of the Journal ``identity`` when its stores have schemas
+    (PostgreSQL's) and it names none (a named Journal lives in ``journal_NAME``); else
+    ``url``."""
     schema = named_schema(identity)
-    if schema is None or resolve_store_url(url).kind != "postgresql":
+    if schema is None:
         return url
-    if "POSTGRES_SCHEMA" in resolve_store_url(url).env:
+    location = resolve_store_url(url)
+    setting = location.store_kind.schema_setting
+    if setting is None or setting in location.env:
         return url
     parts = urlsplit(url)
     query = f"{parts.query}&schema={schema}" if parts.query else f"schema={schema}"

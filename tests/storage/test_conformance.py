@@ -1,14 +1,13 @@
-"""The shipped conformance kit run against ``SQLiteBackend`` (a new file per backend)."""
+"""The shipped conformance kit run against the backend of every store kind (a new store
+per backend)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import pytest
 
-from nenjim.infrastructure.sqlite.storage import SQLiteBackend
-from nenjim.infrastructure.storage import Backend, Resource
+from nenjim.infrastructure.storage import Backend, Resource, open_backend
 from nenjim.infrastructure.storage.testing import (
     BackendFactory,
     StorageDeclarationContract,
@@ -21,15 +20,19 @@ from nenjim.infrastructure.storage.testing import (
     StorageValidationContract,
     StorageValuesContract,
 )
+from nenjim.infrastructure.store.kinds import store_kinds
+from nenjim.testing.plugin import NewStore
 
 
-@pytest.fixture
-def make_backend(tmp_path: Path) -> Iterator[BackendFactory]:
-    """A fresh SQLite file per call, closed after the test."""
-    opened: list[SQLiteBackend] = []
+@pytest.fixture(params=[kind.name for kind in store_kinds()])
+def make_backend(
+    request: pytest.FixtureRequest, nenjim_new_store: NewStore
+) -> Iterator[BackendFactory]:
+    """A backend on a fresh store of the kind per call, closed after the test."""
+    opened: list[Backend] = []
 
     def make(resources: Sequence[Resource]) -> Backend:
-        backend = SQLiteBackend(resources, tmp_path / f"storage-{len(opened)}.db")
+        backend = open_backend(nenjim_new_store(request.param), resources)
         opened.append(backend)
         return backend
 
@@ -38,37 +41,37 @@ def make_backend(tmp_path: Path) -> Iterator[BackendFactory]:
         backend.close()
 
 
-class TestSQLitePrimitives(StoragePrimitivesContract):
+class TestPrimitives(StoragePrimitivesContract):
     """Neutral storage primitives."""
 
 
-class TestSQLiteTransactions(StorageTransactionContract):
+class TestTransactions(StorageTransactionContract):
     """Transaction boundaries and the scope rules."""
 
 
-class TestSQLiteDeclarations(StorageDeclarationContract):
+class TestDeclarations(StorageDeclarationContract):
     """Resource declarations and resolution."""
 
 
-class TestSQLiteGuards(StorageGuardsContract):
+class TestGuards(StorageGuardsContract):
     """Every guard kind under every write and every condition kind."""
 
 
-class TestSQLiteNames(StorageNamesContract):
+class TestNames(StorageNamesContract):
     """One naming rule, applied when a resource is declared."""
 
 
-class TestSQLiteValidation(StorageValidationContract):
+class TestValidation(StorageValidationContract):
     """Scalar and attribute validation."""
 
 
-class TestSQLiteValues(StorageValuesContract):
+class TestValues(StorageValuesContract):
     """Capabilities, errors, DurableRecord and entry values."""
 
 
-class TestSQLiteLifecycle(StorageLifecycleContract):
+class TestLifecycle(StorageLifecycleContract):
     """close() and the order in which scopes close."""
 
 
-class TestSQLiteLimits(StorageLimitsContract):
+class TestLimits(StorageLimitsContract):
     """Integer, text, size and nesting limits, alike on every backend."""
