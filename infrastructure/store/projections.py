@@ -107,6 +107,37 @@ class Persisted:
     rows: list[Row]
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectionStatus:
+    """Where one projection stands against its log: ``position`` events applied of the
+    ``head`` the log holds, ``lag`` committed events not applied yet."""
+
+    name: str
+    log: str
+    position: int
+    head: int
+    lag: int
+
+
+Progress = Callable[[str, int, int], None]
+"""``progress(task, done, total)``: how a long task tells its observer that it advances."""
+
+
+@dataclass(frozen=True, slots=True)
+class MaintainedProjection:
+    """A persisted projection as ``nenjim projections`` maintains it, whichever its log.
+
+    ``status(url)`` reports where it stands in the store ``url``
+    (``StoreUnavailableError`` when the store holds no such log; nothing is
+    created); ``rebuild(url, progress)`` folds its whole log into a fresh
+    generation, swaps it in and answers one summary line.
+    """
+
+    name: str
+    status: Callable[[str], ProjectionStatus]
+    rebuild: Callable[[str, Progress], str]
+
+
 RowsAfter = Callable[[int], Iterable[Row]]
 """The rows a writer holds after a position (the store's, read inside its transaction)."""
 

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from nenjim.domain.journal.document import JournalRevision, Release
 from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
-from nenjim.infrastructure.store.log_projections import projection_recorder
 from nenjim.infrastructure.store.log_wakeup import AppendWaker
+from nenjim.infrastructure.store.projections import projection_recorder
 from nenjim.journal import JournalService
+from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
 from nenjim.journal.impl.ref.service import WorldviewQueries
 from nenjim.journal.impl.ref.store_errors import store_errors
-from nenjim.projections.journal_chain_table import PersistedChains
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 

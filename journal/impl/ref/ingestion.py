@@ -22,10 +22,10 @@ from nenjim.domain.journal.errors import (
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import ClaimConflictError, LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.digest_index import check_digest_index
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.projections.journal_chain_table import PersistedChains
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
 ChainEvent = CanMutateAggregate[UUID]

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from nenjim.domain.journal.errors import JournalIntegrityError
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.projections import projection_recorder
 from nenjim.journal.impl.ref.audit import AuditReport, audit_open_log
+from nenjim.journal.impl.ref.chain_table import rebuild_chain_table
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.progress import Progress
-from nenjim.projections.journal_chain_table import rebuild_chain_table
 
 
 class JournalRepairRefusedError(JournalIntegrityError):
