@@ -342,17 +342,20 @@ class SessionTransactions:
     writing = reading
 
 
+def store_kind(log: LogApplication | Backend) -> str:
+    """``memory``, ``sqlite`` or ``postgresql``: the kind of store that holds ``log``."""
+    if isinstance(log, Backend):
+        return str(getattr(log.driver, "kind", "memory"))
+    return log.location.kind
+
+
 def projection_recorder(log: LogApplication | Backend) -> ProjectionRecorder:
     """The projections kept in the store of ``log``: a Journal log's application or a
     storage backend (its file, schema or process). Nothing is created until a projection
     is first written."""
-    owner: object
-    if isinstance(log, Backend):
-        kind, owner = getattr(log.driver, "kind", "memory"), log.driver
-    else:
-        kind, owner = log.location.kind, log.recorder
+    kind = store_kind(log)
     if kind == "memory":
-        return memory_projections(owner)
+        return memory_projections(log.driver if isinstance(log, Backend) else log.recorder)
     # Imported by kind: each loads its database driver.
     module = importlib.import_module(f"nenjim.infrastructure.{kind}.projections")
     return cast(ProjectionRecorder, module.recorder_for(log))
