@@ -32,6 +32,7 @@ from nenjim.infrastructure.store.projections import (
     Row,
     projection_recorder,
 )
+from nenjim.journal.impl.ref.chain_log import decode_event, read_after
 from nenjim.projections.collector import cyclic_collection_paused
 from nenjim.projections.journal_chains import (
     ChainFold,
@@ -41,8 +42,6 @@ from nenjim.projections.journal_chains import (
     LoggedRevision,
     ProjectionIntegrityError,
     StoredRevision,
-    decode_event,
-    read_after,
 )
 
 if TYPE_CHECKING:
