@@ -43,13 +43,10 @@ from benchmarks.common import (
 )
 from nenjim.domain.agents import AgentExecution, AgentRoot
 from nenjim.infrastructure.persistence import Persistence
-from nenjim.infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable, run_events
-from nenjim.infrastructure.storage.follow.log import START, StoredEvent, pending_after, read_after
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns, run_events
+from nenjim.infrastructure.storage.follow.log import START, read_after
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
-from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store import follow as follower
-from nenjim.infrastructure.store.tracking import TrackedProjection
-from nenjim.projections.agent_runs import ExecutionSaved
 
 WRITERS = 8
 FOLLOW_TIMEOUT = 300.0  # seconds the follower process may take to see every event
@@ -61,48 +58,30 @@ def _stamp(execution_id: str, revision: int) -> str:
     return f"{execution_id}/{revision}"
 
 
-class _StampedRuns(AgentRunsTable):
-    """The agent-runs table, remembering which events each step applied."""
-
-    def __init__(self) -> None:
-        self.applied: list[str] = []
-
-    def apply(self, session: Session, table: str, events: Sequence[StoredEvent]) -> None:
-        super().apply(session, table, events)
-        self.applied += [
-            _stamp(event.execution_id, event.revision)
-            for event in run_events(events)
-            if isinstance(event, ExecutionSaved)
-        ]
-
-
 class _StampingFollower:
-    """Steps the tracked projection and stamps each event once its step committed."""
+    """Catches the agent-runs model up and stamps each run revision once its batch committed."""
 
-    def __init__(self, tracked: TrackedProjection, table: _StampedRuns) -> None:
-        self.tracked, self.table = tracked, table
+    def __init__(self, runs: AgentRuns) -> None:
+        self.runs = runs
         self.seen: dict[str, float] = {}
 
     def catch_up(self) -> int:
-        done = 0
-        while applied := self.tracked.step():
-            now = time.time()
-            for stamp in self.table.applied:
-                self.seen.setdefault(stamp, now)
-            self.table.applied.clear()
-            done += applied
-        return done
+        return self.runs.catch_up(self._stamp)
+
+    def _stamp(self, task: str, done: int, total: int) -> None:
+        now = time.time()
+        for run in self.runs.timeline():
+            for revision in range(run.revisions):
+                self.seen.setdefault(_stamp(run.execution_id, revision), now)
 
     def pending(self) -> bool:
-        with self.tracked.transaction() as session:
-            return pending_after(session, self.tracked.live(session).position)
+        return self.runs.pending()
 
 
 def follow_process(url: str, out: Path, count: int) -> None:
     """The follower process: follow until ``count`` run events were applied, write the stamps."""
     persistence = Persistence.open(url)
-    table = _StampedRuns()
-    stamping = _StampingFollower(TrackedProjection(persistence.backend, table), table)
+    stamping = _StampingFollower(AgentRuns(persistence.backend))
     stamping.catch_up()
     stop = threading.Event()
     deadline = time.monotonic() + FOLLOW_TIMEOUT

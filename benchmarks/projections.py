@@ -48,10 +48,11 @@ from benchmarks.common import (
 )
 from benchmarks.startup import generate, load
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.journal.impl.ref.chain_log import decode_event
+from nenjim.journal.impl.ref.chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
-from nenjim.projections.journal_chains import JournalChainsProjection, decode_event
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 TARGET = 100_000  # events/s
 SHARE = 0.5  # of read + decode

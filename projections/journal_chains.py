@@ -35,15 +35,13 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 from eventsourcing.domain import DomainEventProtocol
-from eventsourcing.persistence import Notification
 from eventsourcing.utils import get_topic
 
-from nenjim.domain.journal.chain import CHAIN_TOPICS, EVENT_TOPICS, JournalChain, chain_id
+from nenjim.domain.journal.chain import CHAIN_TOPICS, JournalChain, chain_id
 from nenjim.domain.journal.document import JournalRevision
 from nenjim.domain.journal.errors import InvalidValueError, JournalError, JournalIntegrityError
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion
-from nenjim.infrastructure.log import LogDamagedError, LogReader
 
 _AcceptedEvent = JournalChain.GenesisAccepted | JournalChain.SuccessorAccepted
 _COMMON_FIELDS = frozenset(
@@ -513,65 +511,28 @@ class JournalChainsProjection:
         self._ordered.extend(added)
         return self._view
 
-    def catch_up(
-        self,
-        log: LogReader,
-        parsed: KnownTexts | None = None,
-        *,
-        through: int | None = None,
-        shared: bool = False,
-    ) -> JournalWorldview:
-        """Apply every notification after :attr:`view`'s position, then publish.
-
-        ``through``: a position known to be committed; the view then reaches at
-        least it, and maybe not the log's end (see
-        :meth:`~nenjim.infrastructure.log.LogReader.notifications_through`).
-
-        ``shared`` (with ``through``): start from the newest view that another
-        projection of this process shared for the same log (:meth:`share`) up to
-        ``through``, instead of folding again the events it folded. A shared view is
-        never taken past an event of ``parsed`` (the caller's own revisions), so the
-        caller's parses stay in its view.
-        """
-        if shared and through is not None:
-            self._take_shared(log, through, parsed or {})
-        return self.apply(read_after(log, self._view.position, through), parsed)
-
-    def share(self, log: LogReader) -> None:
-        """Offer :attr:`view` to this process's other projections of ``log`` (see
-        :meth:`catch_up`); the caller vouches that the view is the fold of ``log`` up to
-        its position. A projection that loaded a persisted copy never shares."""
-        if not self._loaded and self._view.position:
-            log.share(self._view.position, _SharedView(self._view, self._ordered))
-
-    def _take_shared(self, log: LogReader, through: int, parsed: KnownTexts) -> None:
-        start = self._view.position
-        found = log.shared(start, through)
-        if found is not None and parsed:
-            own = _first_of(log, start, found[0], parsed)
-            if own is not None:  # the caller's own revision: fold it, with its parse
-                found = log.shared(start, own - 1)
-        if found is None:
-            return
-        position, value = found
-        if isinstance(value, _SharedView) and value.view.position == position:
-            self._ordered.extend(value.ordered[start:position])
-            self._view = value.view
-
-
-def _first_of(log: LogReader, after: int, through: int, parsed: KnownTexts) -> int | None:
-    """The position of the first event after ``after`` up to ``through`` whose revision
-    ``parsed`` holds, or ``None``."""
-    for position, event in read_after(log, after, through):
-        if position > through:
+    def shareable(self) -> SharedView | None:
+        """:attr:`view` as another projection of this process may take it up (see
+        :meth:`adopt`), or ``None``: a projection that loaded a persisted copy never
+        shares (its revisions read their texts through the log that loaded them, which
+        may be closed before its sharers are)."""
+        if self._loaded or not self._view.position:
             return None
-        if getattr(event, "digest", None) in parsed:
-            return position
-    return None
+        return SharedView(self._view, self._ordered)
+
+    def adopt(self, position: int, value: object) -> bool:
+        """Start from ``value``, a view of the same log up to ``position`` that another
+        projection shared (:meth:`shareable`); whether it was one."""
+        start = self._view.position
+        if not isinstance(value, SharedView) or value.view.position != position:
+            return False
+        self._ordered.extend(value.ordered[start:position])
+        self._view = value.view
+        return True
 
 
 @dataclass(frozen=True, slots=True)
-class _SharedView:
+class SharedView:
     """A projection's view of a log, and its revisions in log order (a list that only
     grows: its first ``view.position`` entries are the view's)."""
 
@@ -697,37 +658,6 @@ class ChainFold:
                     ) from error
             known = self._streams[name] = (coordinate, chain_id(name), chain)
         return known
-
-
-def read_after(
-    log: LogReader, position: int, through: int | None = None
-) -> Iterator[tuple[int, DomainEventProtocol[UUID]]]:
-    """The log's chain events after ``position``, in notification order (with
-    ``through``, at least up to it)."""
-    notifications = (
-        log.notifications(position)
-        if through is None
-        else log.notifications_through(position, through)
-    )
-    try:
-        for notification in notifications:
-            yield notification.id, decode_event(log, notification)
-    except LogDamagedError as error:
-        raise ProjectionIntegrityError(str(error)) from error
-
-
-def decode_event(log: LogReader, notification: Notification) -> DomainEventProtocol[UUID]:
-    """The chain event a notification stores; its topic is checked before anything is imported."""
-    if notification.topic not in EVENT_TOPICS:
-        raise ProjectionIntegrityError(
-            f"notification {notification.id}: unexpected event topic {notification.topic!r}"
-        )
-    try:
-        return log.event(notification)
-    except Exception as error:  # the stored state is whatever bytes the row holds
-        raise ProjectionIntegrityError(
-            f"notification {notification.id}: cannot decode the stored event: {error}"
-        ) from error
 
 
 def _checked_shape(position: int, event: object) -> _AcceptedEvent:

@@ -2,11 +2,11 @@
 
 The fold is :mod:`nenjim.projections.agent_runs`; this module is its glue to the
 storage log. It turns each ``agent.executions`` event of ``storage_events``
-into the fold's plain events, keeps the runs in a table of the store (SQLite,
-PostgreSQL) with the position in the same transaction
-(:class:`~nenjim.infrastructure.store.tracking.TrackedProjection`), or in
-process memory for ``memory:`` stores, whose log lives only as long as the
-process.
+into the fold's plain events, folds them in process, and keeps the runs as a
+persisted projection of the store (:mod:`nenjim.infrastructure.store.projections`),
+rows and position written in one transaction. A row is a run as an event left
+it, at that event's position; a write adds the runs that changed since the
+last one, so the latest row of an execution id is its run.
 """
 
 from __future__ import annotations
@@ -14,54 +14,65 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
-from nenjim.infrastructure.memory.storage import InMemoryDriver
+from eventsourcing.persistence import Tracking
+
 from nenjim.infrastructure.persistence import arguments
 from nenjim.infrastructure.persistence.catalog import EXECUTIONS
 from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
+from nenjim.infrastructure.persistence.legacy_projections import drop_legacy_projections
+from nenjim.infrastructure.persistence.storage_log import StorageLog
 from nenjim.infrastructure.storage import Backend
 from nenjim.infrastructure.storage.errors import SerializationError
-from nenjim.infrastructure.storage.follow.log import START, LogPosition, StoredEvent, pending_after
+from nenjim.infrastructure.storage.follow.log import START, StoredEvent
 from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
-from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store import follow as follower
-from nenjim.infrastructure.store.tracking import (
-    DEFAULT_BATCH,
+from nenjim.infrastructure.store.errors import RebuildTimeoutError
+from nenjim.infrastructure.store.projections import (
     Progress,
-    TrackedProjection,
-    has_positions,
-    live_generation,
-    rows_table,
+    ProjectionTable,
+    Row,
+    projection_recorder,
 )
 from nenjim.projections.agent_runs import (
     AgentRun,
     ExecutionDeleted,
     ExecutionSaved,
     RunEvent,
-    fold,
+    evolve,
     timeline,
 )
 
 DEFAULT_SYNC_TIMEOUT = 30.0
 """Seconds :meth:`AgentRuns.sync` waits for events to become final."""
 
+DEFAULT_BATCH = 1000
+"""Events folded between two writes of the rows."""
+
+DEFAULT_REBUILD_WAIT = 30.0
+"""Seconds a rebuild waits for transactions older than the events it must cover."""
+
 NAME = "agent-runs"
 """The projection's name in statuses and on the command line."""
 
-_COLUMNS = (
-    "execution_id",
-    "agent_id",
-    "status",
-    "phase",
-    "started_at",
-    "updated_at",
-    "ended_at",
-    "terminal_reason",
-    "revisions",
-    "deleted",
+TABLE = ProjectionTable(
+    NAME,
+    "agent_runs",
+    (
+        ("position", "integer"),
+        ("execution_id", "text"),
+        ("agent_id", "text"),
+        ("status", "text"),
+        ("phase", "text"),
+        ("started_at", "text"),
+        ("updated_at", "text"),
+        ("ended_at", "optional text"),
+        ("terminal_reason", "optional text"),
+        ("revisions", "integer"),
+        ("deleted", "integer"),
+    ),
 )
 
 
@@ -109,106 +120,69 @@ def _text(values: Mapping[str, Any], name: str, position: int) -> str:
     return value
 
 
-class AgentRunsTable:
-    """The runs as rows of a SQL table, one per execution id."""
+class RunsFold:
+    """The runs folded from the storage log so far, and where each last changed."""
 
-    name = NAME
-
-    def create(self, session: Session, table: str) -> None:
-        """The rows table and its index by Agent."""
-        session.execute(
-            f"CREATE TABLE {table} (execution_id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, "
-            "status TEXT NOT NULL, phase TEXT NOT NULL, started_at TEXT NOT NULL, "
-            "updated_at TEXT NOT NULL, ended_at TEXT, terminal_reason TEXT, "
-            "revisions INTEGER NOT NULL, deleted INTEGER NOT NULL)"
-        )
-        index = table.rsplit(".", 1)[-1].strip('"') + "_agent"
-        session.execute(f"CREATE INDEX {index} ON {table} (agent_id)")
-
-    def apply(self, session: Session, table: str, events: Sequence[StoredEvent]) -> None:
-        """Fold the batch into the rows it touches, and write those back."""
-        decoded = run_events(events)
-        if not decoded:
-            return
-        ids = sorted({event.execution_id for event in decoded})
-        stored = {run.execution_id: run for run in read_runs(session, table, ids)}
-        folded = fold(stored, decoded)
-        changed = [folded[key] for key in ids if key in folded and folded[key] != stored.get(key)]
-        template = session.dialect.sql(
-            f"INSERT INTO {table} ({', '.join(_COLUMNS)}) "
-            f"VALUES ({', '.join('?' for _ in _COLUMNS)}) ON CONFLICT (execution_id) DO UPDATE SET "
-            + ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS[1:])
-        )
-        session.connection.cursor().executemany(template, [_row(run) for run in changed])
-
-
-def read_runs(
-    session: Session,
-    table: str,
-    ids: Sequence[str] | None = None,
-    *,
-    agent_id: str | None = None,
-) -> list[AgentRun]:
-    """The stored runs (of ``ids`` only, or of ``agent_id`` only, if given)."""
-    query = f"SELECT {', '.join(_COLUMNS)} FROM {table}"
-    if ids is None:
-        rows = session.all(
-            query if agent_id is None else query + " WHERE agent_id = ?",
-            () if agent_id is None else (agent_id,),
-        )
-    else:
-        rows = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            where = f" WHERE execution_id IN ({', '.join('?' for _ in chunk)})"
-            rows.extend(session.all(query + where, chunk))
-    return [_run(row) for row in rows]
-
-
-def _row(run: AgentRun) -> tuple[Any, ...]:
-    return (*(getattr(run, column) for column in _COLUMNS[:-1]), int(run.deleted))
-
-
-def _run(row: Sequence[Any]) -> AgentRun:
-    values = dict(zip(_COLUMNS, row, strict=True))
-    return AgentRun(**{**values, "deleted": bool(values["deleted"])})
-
-
-class _MemoryRuns:
-    """The runs of a ``memory:`` store, folded in process from its in-memory log."""
-
-    def __init__(self, driver: InMemoryDriver, batch: int) -> None:
-        self._driver = driver
-        self._batch = batch
-        self._lock = threading.Lock()
+    def __init__(self) -> None:
         self.runs: dict[str, AgentRun] = {}
+        self.changed: dict[str, int] = {}
+        """Execution id -> the position of the event that last changed its run."""
         self.position = 0
+        """How many events of the log were folded."""
+        self.resume = START
 
-    def catch_up(self, progress: Progress | None = None) -> int:
-        done = 0
-        with self._lock:
-            while page := self._driver.log_after(self.position, self._batch):
-                events = [
-                    StoredEvent(LogPosition(0, number), topic, state)
-                    for number, topic, state in page
-                ]
-                self.runs = fold(self.runs, run_events(events))
-                self.position = page[-1][0]
-                done += len(page)
-                if progress is not None:
-                    progress(f"catching up {NAME}", done, done)
-        return done
+    def load(self, rows: Iterable[Row], position: int, log: StorageLog) -> None:
+        """Take the persisted rows (in position order, so an execution's latest wins)."""
+        for row in rows:
+            run = _run(row)
+            self.runs[run.execution_id] = run
+            self.changed[run.execution_id] = int(row[0] or 0)
+        self.position = position
+        self.resume = log.position_at(position)
 
-    def reset(self) -> None:
-        with self._lock:
-            self.runs, self.position = {}, 0
+    def apply(self, events: Sequence[StoredEvent]) -> None:
+        """Fold ``events`` (the next ones in log order)."""
+        for event in events:
+            self.position += 1
+            decoded = run_event(event)
+            if decoded is None:
+                continue
+            run = evolve(self.runs.get(decoded.execution_id), decoded)
+            if run is not None:
+                self.runs[decoded.execution_id] = run
+                self.changed[decoded.execution_id] = self.position
+        if events:
+            self.resume = events[-1].position
+
+    def rows_after(self, position: int) -> list[Row]:
+        """A row for each run that changed after ``position``, in position order."""
+        return [
+            _row(self.runs[key], at)
+            for key, at in sorted(self.changed.items(), key=lambda item: item[1])
+            if at > position
+        ]
+
+
+def _row(run: AgentRun, position: int) -> Row:
+    return (
+        position,
+        *(getattr(run, column) for column, _ in TABLE.columns[1:-1]),
+        int(run.deleted),
+    )
+
+
+def _run(row: Row) -> AgentRun:
+    values: dict[str, Any] = {column: row[i] for i, (column, _) in enumerate(TABLE.columns)}
+    del values["position"]
+    return AgentRun(**{**values, "deleted": bool(values["deleted"])})
 
 
 class AgentRuns:
     """The agent-runs read model of one store: catch up, follow, query, rebuild.
 
-    Queries answer from what was applied so far: call :meth:`catch_up` (or
-    run :meth:`follow` in a thread) to bring the model up to the log.
+    It loads the persisted runs when first used; queries answer from what was
+    applied so far: call :meth:`catch_up` (or run :meth:`follow` in a thread)
+    to bring the model up to the log.
     """
 
     def __init__(self, backend: Backend, *, batch: int = DEFAULT_BATCH) -> None:
@@ -218,20 +192,26 @@ class AgentRuns:
                 "the agent-runs read model needs an nenjim.infrastructure.storage.Backend, "
                 f"got {type(backend).__name__}"
             )
-        batch = arguments.page_limit(batch, "batch")
+        self.batch = arguments.page_limit(batch, "batch")
         self.backend = backend
-        driver = backend.driver
-        self._memory = _MemoryRuns(driver, batch) if isinstance(driver, InMemoryDriver) else None
-        self._tracked = (
-            None if self._memory else TrackedProjection(backend, AgentRunsTable(), batch=batch)
-        )
+        self._log = StorageLog(backend)
+        self._store = projection_recorder(backend)
+        self._lock = threading.RLock()
+        self._fold: RunsFold | None = None
+        self._written = 0
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Apply every final event after the position; how many events."""
-        if self._memory is not None:
-            return self._memory.catch_up(progress)
-        assert self._tracked is not None
-        return self._tracked.catch_up(progress)
+        done = 0
+        with self._lock:
+            fold = self._opened()
+            while events := self._log.read_after(fold.resume, self.batch):
+                fold.apply(events)
+                done += len(events)
+                self._persist(fold)
+                if progress is not None:
+                    progress(f"catching up {NAME}", done, done)
+        return done
 
     def sync(self, timeout: float = DEFAULT_SYNC_TIMEOUT) -> int:
         """Catch up until every event committed so far is applied; how many events.
@@ -255,27 +235,49 @@ class AgentRuns:
 
     def pending(self) -> bool:
         """Whether events were committed after the position (final or not yet)."""
-        if self._memory is not None:
-            return self._memory.position < self._memory_length()
-        assert self._tracked is not None
-        with self._tracked.transaction() as session:
-            return pending_after(session, self._tracked.live(session).position)
+        with self._lock:
+            return self._log.pending_after(self._opened().resume)
 
-    def position(self) -> LogPosition:
-        """The position of the last event applied."""
-        if self._memory is not None:
-            return LogPosition(0, self._memory.position)
-        with self._read() as session:
-            live = None if session is None else live_generation(session, NAME)
-            return START if live is None else live.position
+    def position(self) -> int:
+        """How many events of the log were applied."""
+        with self._lock:
+            return self._opened().position
 
-    def rebuild(self, progress: Progress | None = None) -> int:
-        """Rebuild from the start of the log and swap the result in; how many events."""
-        if self._memory is not None:
-            self._memory.reset()
-            return self._memory.catch_up(progress)
-        assert self._tracked is not None
-        return self._tracked.rebuild(progress)
+    def rebuild(
+        self, progress: Progress | None = None, *, timeout: float = DEFAULT_REBUILD_WAIT
+    ) -> int:
+        """Fold the log from its start into a new generation and swap it in; its event count.
+
+        The new generation covers at least every event committed before the rebuild
+        began. On PostgreSQL those are not all final while a transaction that started
+        before them still runs (anywhere on the server): the rebuild waits for such
+        transactions to end, at most ``timeout`` seconds, then raises
+        ``RebuildTimeoutError`` and leaves the served generation as it was.
+        """
+        horizon = self._log.commit_horizon()
+        total = self._log.size()
+        fold = RunsFold()
+
+        def batches() -> Iterator[tuple[Sequence[Row], int]]:
+            waited = False
+            while True:
+                while events := self._log.read_after(fold.resume, self.batch):
+                    before = fold.position
+                    fold.apply(events)
+                    yield fold.rows_after(before), fold.position
+                    if progress is not None:
+                        progress(f"rebuilding {NAME}", fold.position, max(total, fold.position))
+                if waited:
+                    return
+                self._await_final(horizon, timeout, progress, fold.position, total)
+                waited = True
+
+        state = self._store.rebuild(TABLE, batches())
+        with self._lock:
+            self._fold, self._written = fold, state.position
+        if progress is not None:
+            progress(f"rebuilding {NAME}", fold.position, fold.position)
+        return fold.position
 
     def follow(
         self,
@@ -299,44 +301,51 @@ class AgentRuns:
     def timeline(self, agent_id: str | None = None) -> tuple[AgentRun, ...]:
         """Every run (of ``agent_id``, if given) by Agent, start time and execution id."""
         arguments.optional_key(agent_id, "agent_id")
-        if self._memory is not None:
-            runs: Iterable[AgentRun] = self._memory.runs.values()
-            return timeline(run for run in runs if agent_id is None or run.agent_id == agent_id)
-        with self._read() as session:
-            return timeline(self._stored(session, agent_id=agent_id))
+        with self._lock:
+            runs = list(self._opened().runs.values())
+        return timeline(run for run in runs if agent_id is None or run.agent_id == agent_id)
 
     def run(self, execution_id: str) -> AgentRun | None:
         """The run of ``execution_id``, or ``None``."""
         arguments.key(execution_id, "execution_id")
-        if self._memory is not None:
-            return self._memory.runs.get(execution_id)
-        with self._read() as session:
-            found = self._stored(session, ids=[execution_id])
-        return found[0] if found else None
+        with self._lock:
+            return self._opened().runs.get(execution_id)
 
-    def _memory_length(self) -> int:
-        assert isinstance(self.backend.driver, InMemoryDriver)
-        return self.backend.driver.log_length()
+    def _opened(self) -> RunsFold:
+        """The fold, loaded from the store on first use (dropping what earlier builds
+        tracked: the fold starts again from the log instead)."""
+        if self._fold is None:
+            drop_legacy_projections(self.backend)
+            persisted = self._store.load(TABLE)
+            fold = RunsFold()
+            fold.load(persisted.rows, persisted.position, self._log)
+            self._fold, self._written = fold, persisted.position
+        return self._fold
 
-    def _stored(
-        self,
-        session: Session | None,
-        *,
-        ids: Sequence[str] | None = None,
-        agent_id: str | None = None,
-    ) -> list[AgentRun]:
-        live = None if session is None else live_generation(session, NAME)
-        if session is None or live is None:
-            return []
-        return read_runs(session, rows_table(session, NAME, live.number), ids, agent_id=agent_id)
+    def _persist(self, fold: RunsFold) -> None:
+        if fold.position > self._written:
+            self._store.write(TABLE, fold.rows_after, Tracking(NAME, fold.position))
+            self._written = fold.position
 
-    @contextmanager
-    def _read(self) -> Iterator[Session | None]:
-        """One transaction holding the projection's lock (a rebuild cannot swap meanwhile);
-        ``None`` when nothing was ever tracked in the store."""
-        assert self._tracked is not None
-        with self._tracked.transaction() as session:
-            yield session if has_positions(session) else None
+    def _await_final(
+        self, horizon: int, timeout: float, progress: Progress | None, done: int, total: int
+    ) -> None:
+        """Wait until every event committed below ``horizon`` is final (see ``rebuild``)."""
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        waiting = False
+        while not self._log.is_final(horizon):
+            if not waiting and progress is not None:
+                progress(f"rebuilding {NAME}: waiting for older transactions", done, total)
+            waiting = True
+            if time.monotonic() > deadline:
+                raise RebuildTimeoutError(
+                    f"projection {NAME!r}: events committed before the rebuild began are not "
+                    f"final after {timeout:g} s: a transaction that started before them still "
+                    "runs on the server; the served generation is unchanged"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def agent_run_rows(backend: Backend) -> list[dict[str, Any]]:

@@ -1,76 +1,52 @@
 """The storage log's projections, for ``nenjim projections status|rebuild``.
 
-Each name in :data:`STORAGE_PROJECTIONS` is a projection over the storage
-log (``storage_events``) kept in the store itself. A status never opens
-the store as a backend: it reads the tables as they are, creating nothing,
-so it can be pointed at any URL. A rebuild opens it (upgrading an older
-schema in place), builds a new generation and swaps it in.
+A status never opens the store as a backend: it reads the tables as they
+are, creating nothing, so it can be pointed at any URL. A rebuild opens it
+(upgrading an older schema in place), builds a new generation and swaps it
+in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from nenjim.infrastructure.persistence import agent_runs
+from nenjim.infrastructure.persistence.legacy_projections import legacy_position
 from nenjim.infrastructure.persistence.persistence import Persistence
 from nenjim.infrastructure.storage.follow.inspection import log_session
-from nenjim.infrastructure.storage.follow.log import START, head_after
+from nenjim.infrastructure.storage.follow.log import log_size
+from nenjim.infrastructure.storage.follow.schema import has_table, qualified
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.tracking import has_positions, live_generation
+from nenjim.infrastructure.store.projections import (
+    TRACKING_TABLE,
+    MaintainedProjection,
+    Progress,
+    ProjectionStatus,
+)
 from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.infrastructure.store.versions import FOLLOWED_SINCE
-
-STORAGE_PROJECTIONS: tuple[str, ...] = (agent_runs.NAME,)
-"""The projections of the storage log, by name."""
 
 LOG = "storage"
 """The log these projections follow, as statuses name it."""
 
 
-class UnknownProjectionError(ValueError):
-    """A name that is not one of :data:`STORAGE_PROJECTIONS`."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectionStatus:
-    """Where one projection stands against its log.
-
-    ``position`` is the ``notification_id`` of the last event applied (0 for
-    none), ``head`` the highest in the log, ``lag`` how many committed events
-    the projection has not applied yet.
-    """
-
-    name: str
-    log: str
-    position: int
-    head: int
-    lag: int
-
-
-def storage_projection_statuses(url: str) -> list[ProjectionStatus]:
-    """Each storage projection's status; ``[]`` when the store holds no storage log."""
+def agent_runs_status(url: str) -> ProjectionStatus:
+    """Where agent-runs stands in the store ``url`` (``StoreUnavailableError`` when the
+    store holds no storage log)."""
     with log_session(url) as session:
         if session is None:
-            return []
-        return [_status(session, name) for name in STORAGE_PROJECTIONS]
+            raise _no_log(url)
+        head = log_size(session)
+        position = _tracked(session, agent_runs.NAME)
+        return ProjectionStatus(agent_runs.NAME, LOG, position, head, head - position)
 
 
-def rebuild_storage_projection(
-    url: str, name: str, progress: Callable[[str, int, int], None]
-) -> str:
-    """Rebuild projection ``name`` of the store at ``url`` and swap it in; one summary line."""
-    if name not in STORAGE_PROJECTIONS:
-        raise UnknownProjectionError(
-            f"unknown storage projection {name!r}; known: {', '.join(STORAGE_PROJECTIONS)}"
-        )
+def rebuild_agent_runs(url: str, progress: Progress) -> str:
+    """Rebuild agent-runs in the store ``url`` and swap it in; one summary line."""
     with log_session(url) as session:
         holds_log = session is not None
     if not holds_log:
-        display = resolve_store_url(url).display
-        raise StoreUnavailableError(f"store {display} holds no storage log to rebuild from")
+        raise _no_log(url)
     persistence = Persistence.open(url)
     try:
         runs = agent_runs.AgentRuns(persistence.backend)
@@ -79,17 +55,28 @@ def rebuild_storage_projection(
     finally:
         persistence.close()
     agents = len({run.agent_id for run in timeline})
-    return f"{name}: {len(timeline)} runs of {agents} agents from {events} events"
+    return f"{agent_runs.NAME}: {len(timeline)} runs of {agents} agents from {events} events"
 
 
-def _status(session: Session, name: str) -> ProjectionStatus:
+AGENT_RUNS = MaintainedProjection(agent_runs.NAME, agent_runs_status, rebuild_agent_runs)
+"""The agent-runs projection, as ``nenjim projections`` maintains it."""
+
+
+def _no_log(url: str) -> StoreUnavailableError:
+    return StoreUnavailableError(f"store {resolve_store_url(url).display} holds no storage log")
+
+
+def _tracked(session: Session, name: str) -> int:
+    """How many events the projection applied, as the store tracks it (0 for none)."""
     row = session.one("SELECT version FROM {versions} WHERE component = ?", (COMPONENT,))
     if row is not None and int(row[0]) < FOLLOWED_SINCE:
-        # Never opened by a build that follows the log: no projection was tracked yet.
-        counted = session.one("SELECT coalesce(max(notification_id), 0), count(*) FROM {events}")
-        head, lag = (0, 0) if counted is None else (int(counted[0]), int(counted[1]))
-        return ProjectionStatus(name, LOG, 0, head, lag)
-    live = live_generation(session, name) if has_positions(session) else None
-    position = START if live is None else live.position
-    found = head_after(session, position)
-    return ProjectionStatus(name, LOG, position.notification_id, found.head, found.behind)
+        return 0  # never opened by a build that follows the log: nothing was tracked yet
+    if has_table(session, TRACKING_TABLE):
+        tracked = session.one(
+            f"SELECT position, version FROM {qualified(session.dialect, TRACKING_TABLE)} "
+            "WHERE name = ?",
+            (name,),
+        )
+        if tracked is not None:
+            return int(tracked[0]) if tracked[1] == agent_runs.TABLE.version else 0
+    return legacy_position(session, name) or 0

@@ -1,4 +1,4 @@
-"""Projection tables and their tracking rows in a log's PostgreSQL schema.
+"""Projection tables and their tracking rows in a PostgreSQL schema.
 
 Every write takes a transaction-scoped advisory lock of the schema's
 projections first, so two processes moving projections take turns (and
@@ -11,17 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
+import psycopg
 from eventsourcing.persistence import Tracking
 from eventsourcing.postgres import PostgresDatastore
-from psycopg import Cursor
-from psycopg.rows import DictRow, tuple_row
+from psycopg.rows import TupleRow, tuple_row
 from psycopg.sql import SQL, Identifier
 
+from nenjim.infrastructure.log.application import LogApplication
 from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.postgresql.storage import PostgresDriver
+from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.store.errors import RebuildLostError
-from nenjim.infrastructure.store.log_projections import (
+from nenjim.infrastructure.store.projections import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,
@@ -29,6 +32,8 @@ from nenjim.infrastructure.store.log_projections import (
     ProjectionTable,
     Row,
     RowsAfter,
+    SessionTransactions,
+    Transactions,
     checked_position,
     checked_rows,
     generation_numbers,
@@ -36,18 +41,50 @@ from nenjim.infrastructure.store.log_projections import (
     next_generation,
 )
 
-_Cursor = Cursor[DictRow]
+_Cursor = psycopg.Cursor[TupleRow]
 # Distinct from the log's DDL lock: a projection write never waits for a log's creation.
 _LOCK_SALT = "nenjim_projections:"
+_DDL = {"integer": "bigint NOT NULL", "text": "text NOT NULL", "optional text": "text"}
 
 
-class PostgresProjectionRecorder(ProjectionRecorder):
-    """The projections kept in the PostgreSQL schema of one log (``log`` guards its closing)."""
+def recorder_for(log: LogApplication | Backend) -> ProjectionRecorder:
+    """The projections of the PostgreSQL schema of a Journal log or of a storage backend."""
+    if isinstance(log, Backend):
+        schema = cast(PostgresDriver, log.driver).settings.schema
+        return PostgresProjectionRecorder(SessionTransactions(log), schema)
+    datastore = cast(Any, log.factory).datastore
+    transactions = _LogTransactions(datastore, cast(ClosableRecorder, log.recorder))
+    return PostgresProjectionRecorder(transactions, datastore.schema)
+
+
+class _LogTransactions:
+    """The transactions of a Journal log's datastore, refused once the log is closed."""
 
     def __init__(self, datastore: PostgresDatastore, log: ClosableRecorder) -> None:
         self._datastore = datastore
         self._log = log
-        self._schema = datastore.schema
+
+    @contextmanager
+    def reading(self) -> Iterator[psycopg.Connection[Any]]:
+        with (
+            self._log.while_open(),
+            self._datastore.get_connection() as conn,
+            conn.transaction(force_rollback=True),
+        ):
+            yield conn
+
+    @contextmanager
+    def writing(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._log.while_open(), self._datastore.get_connection() as conn, conn.transaction():
+            yield conn
+
+
+class PostgresProjectionRecorder(ProjectionRecorder):
+    """The projections kept in one PostgreSQL ``schema``, reached through ``transactions``."""
+
+    def __init__(self, transactions: Transactions, schema: str) -> None:
+        self._transactions = transactions
+        self._schema = schema
         self._tracking = self._name(TRACKING_TABLE)
 
     def states(self) -> list[ProjectionState]:
@@ -66,11 +103,8 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             if not self._exists(c, rows):
                 raise missing_generation(table, state)
             names = SQL(", ").join(Identifier(column) for column, _ in table.columns)
-            # Plain tuples from the driver, in the same transaction: a start loads 10,000s
-            # of rows, and a dict each would be built only to be copied.
-            with c.connection.cursor(row_factory=tuple_row) as plain:
-                plain.execute(SQL("SELECT {} FROM {} ORDER BY position").format(names, rows))
-                return checked_rows(table, state, plain.fetchall())
+            c.execute(SQL("SELECT {} FROM {} ORDER BY position").format(names, rows))
+            return checked_rows(table, state, c.fetchall())
 
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
         position = checked_position(table, tracking)
@@ -124,23 +158,15 @@ class PostgresProjectionRecorder(ProjectionRecorder):
 
     @contextmanager
     def _reading(self) -> Iterator[_Cursor]:
-        with (
-            self._log.while_open(),
-            self._datastore.get_connection() as conn,
-            conn.transaction(force_rollback=True),
-            conn.cursor() as c,
-        ):
+        # Plain tuples: a start loads 10,000s of rows, and a dict each would be built only
+        # to be copied.
+        with self._transactions.reading() as conn, conn.cursor(row_factory=tuple_row) as c:
             c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield c
 
     @contextmanager
     def _writing(self) -> Iterator[_Cursor]:
-        with (
-            self._log.while_open(),
-            self._datastore.get_connection() as conn,
-            conn.transaction(),
-            conn.cursor() as c,
-        ):
+        with self._transactions.writing() as conn, conn.cursor(row_factory=tuple_row) as c:
             c.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_LOCK_SALT + self._schema,))
             c.execute(
                 SQL(
@@ -157,7 +183,7 @@ class PostgresProjectionRecorder(ProjectionRecorder):
     def _exists(self, c: _Cursor, table: Any) -> bool:
         c.execute("SELECT to_regclass(%s) AS found", (table.as_string(c.connection),))
         row = c.fetchone()
-        return row is not None and row["found"] is not None
+        return row is not None and row[0] is not None
 
     def _state(self, c: _Cursor, name: str) -> ProjectionState | None:
         c.execute(SQL("{} WHERE name = %s").format(self._select_state()), (name,))
@@ -167,10 +193,8 @@ class PostgresProjectionRecorder(ProjectionRecorder):
     def _create(self, c: _Cursor, table: ProjectionTable, generation: int) -> None:
         name = self._name(table.generation_table(generation))
         columns = SQL(", ").join(
-            SQL("{} {} {}").format(
-                Identifier(column),
-                SQL("bigint" if kind == "integer" else "text"),
-                SQL("PRIMARY KEY" if i == 0 else "NOT NULL"),
+            SQL("{} {}").format(
+                Identifier(column), SQL("bigint PRIMARY KEY" if i == 0 else _DDL[kind])
             )
             for i, (column, kind) in enumerate(table.columns)
         )
@@ -211,10 +235,9 @@ class PostgresProjectionRecorder(ProjectionRecorder):
             "SELECT tablename FROM pg_tables WHERE schemaname = %s AND left(tablename, %s) = %s",
             (self._schema, len(prefix), prefix),
         )
-        return generation_numbers(table, (row["tablename"] for row in c.fetchall()))
+        return generation_numbers(table, (row[0] for row in c.fetchall()))
 
 
-def _state_of(row: DictRow) -> ProjectionState:
-    return ProjectionState(
-        str(row["name"]), int(row["position"]), int(row["version"]), int(row["generation"])
-    )
+def _state_of(row: TupleRow) -> ProjectionState:
+    name, position, version, generation = row
+    return ProjectionState(str(name), int(position), int(version), int(generation))

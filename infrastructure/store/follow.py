@@ -1,10 +1,10 @@
-"""Following: catch up, then sleep until woken by a commit or the poll interval passes.
+"""Following either log: catch up, then sleep until woken by a commit or the poll interval.
 
-PostgreSQL wakes a follower with ``LISTEN`` (the writers' trigger notifies
-on commit); SQLite and ``memory:`` have no notifications, so a follower
-polls. Either way a wake-up only says "look": what is read is decided by
-the position and the log's safe bound alone, so a lost or early
-notification delays an event by at most one poll and never skips it. When
+PostgreSQL wakes a follower with ``LISTEN`` (the storage log's trigger, the
+Journal log's append, notify on commit); SQLite and ``memory:`` have no
+notifications, so a follower polls. Either way a wake-up only says "look":
+what is read is decided by the position and the log's safe bound alone, so
+a lost or early notification delays an event by at most one poll and never skips it. When
 events are committed but not yet final (an older PostgreSQL transaction is
 still running), the follower looks again soon, backing off to
 :data:`MAX_RECHECK`, since the transaction holding the bound back may write
@@ -16,9 +16,13 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.store.projections import store_kind
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.log.application import LogApplication
 
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between looks when nothing wakes the follower."""
@@ -66,13 +70,14 @@ class Polling:
         """Nothing to release."""
 
 
-def wakeup_for(backend: Backend, stop: threading.Event) -> Wakeup:
-    """``LISTEN`` on a PostgreSQL store, polling on the others."""
-    if getattr(backend.driver, "kind", None) != "postgresql":
+def wakeup_for(log: LogApplication | Backend, stop: threading.Event) -> Wakeup:
+    """The wake-up of a Journal log (its application) or a storage log (its backend):
+    ``LISTEN`` on a PostgreSQL store, polling on the others."""
+    if store_kind(log) != "postgresql":
         return Polling(stop)
     # Imported here: it loads psycopg, which only PostgreSQL stores need.
     module = importlib.import_module("nenjim.infrastructure.postgresql.wakeup")
-    return cast(Wakeup, module.Listening(backend, stop))
+    return cast(Wakeup, module.listening_for(log, stop))
 
 
 def follow(

@@ -23,6 +23,7 @@ from nenjim.domain.transparency import (
     parse_tile_path,
 )
 from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.chain_log import catch_up
 from nenjim.journal.impl.ref.filesystem import scan_root
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transparency_anchor import anchor_problem
@@ -71,4 +72,4 @@ class FollowedChains:
     def caught_up(self) -> JournalWorldview:
         """Every chain, as the log holds them now."""
         with self._lock:
-            return self._projection.catch_up(self._reader)
+            return catch_up(self._projection, self._reader)

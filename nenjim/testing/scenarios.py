@@ -30,10 +30,11 @@ from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.storage.sql import events as storage_events
 from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
+from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transfer import replay_journal_events
-from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview, read_after
+from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 from nenjim.testing.recorded import RecordedLog
 
 GENESIS_ACCEPTED = JournalChain.GenesisAccepted.TOPIC

@@ -10,12 +10,12 @@ from nenjim.admin.transfer import JOURNAL, STORAGE, import_store
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage.audit import audit_store
-from nenjim.infrastructure.store.log_projections import Row, projection_recorder
+from nenjim.infrastructure.store.projections import Row, projection_recorder
 from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
 from nenjim.journal.impl.ref.audit import audit_journal_log, audit_open_log
+from nenjim.journal.impl.ref.chain_table import PersistedChains, persisted_rows
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transfer import replay_journal_events
-from nenjim.projections.journal_chain_table import PersistedChains, persisted_rows
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 from nenjim.testing.memory import apply_storage_events
 from nenjim.testing.recorded import RecordedLog

@@ -21,6 +21,7 @@ from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
 from nenjim.infrastructure.store.group_commit import GroupCommit
 from nenjim.infrastructure.store.log_commits import AppendRequest
+from nenjim.journal.impl.ref.chain_log import catch_up
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.projections.journal_chains import JournalChainsProjection
@@ -83,7 +84,7 @@ def test_racing_writers_share_commits_and_a_rejected_one_fails_alone(
         outcomes = run_together(write, 8)
         # Each writer's view, part of it taken from views the others shared, is the log's.
         fresh, log = JournalChainsProjection(), JournalLog(durable_store_url)
-        fresh.catch_up(LogReader(log))
+        catch_up(fresh, LogReader(log))
         log.close()
         for writer in writers:
             assert contents(writer.follow()) == contents(fresh.view)

@@ -17,15 +17,15 @@ from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.projections import projection_recorder
 from nenjim.journal import JournalService
 from nenjim.journal.impl.ref import JournalFollower, build_journal, filesystem
+from nenjim.journal.impl.ref.chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.rebuild import journal_projection_statuses
+from nenjim.journal.impl.ref.rebuild import chain_status
 from nenjim.journal.valuetypes import ArtifactCoordinate
 from nenjim.projections import journal_chains
-from nenjim.projections.journal_chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
 from nenjim.projections.journal_chains import JournalChainsProjection
 
 VERSIONS = [f"2026{month:02d}01T000000Z" for month in range(1, 6)]
@@ -137,7 +137,7 @@ def test_a_refresh_sees_what_another_process_appended(
     finally:
         assembly.process.stop()
     if durable_store_url.startswith("sqlite:"):
-        (status,) = journal_projection_statuses(durable_store_url)
+        status = chain_status(durable_store_url)
         assert (status.position, status.lag) == (5, 0)
 
 
@@ -145,9 +145,9 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from nenjim.infrastructure.log import LogReader
-    from nenjim.infrastructure.store.log_projections import projection_recorder
+    from nenjim.infrastructure.store.projections import projection_recorder
     from nenjim.journal.impl.ref.log import JournalLog
-    from nenjim.projections.journal_chain_table import PersistedChains
+    from nenjim.journal.impl.ref.chain_table import PersistedChains
     from nenjim.projections.journal_chains import JournalChainsProjection
 
     log = JournalLog(sys.argv[1], create=False)
@@ -185,7 +185,7 @@ def test_a_kill_during_catch_up_resumes_from_the_last_write_without_loss(
         cwd=REPO,
     )
     assert killed.returncode == -9, killed.stderr
-    (status,) = journal_projection_statuses(durable_store_url)
+    status = chain_status(durable_store_url)
     assert (status.position, status.head, status.lag) == (150, 250, 100)
     log = JournalLog(durable_store_url, create=False)
     try:
@@ -230,7 +230,7 @@ def test_a_follower_sees_appends_of_other_writers(durable_store_url: str) -> Non
     assert _revision_count(seen[0]) == 5  # the first view is unchanged: views are immutable
     assert len(seen[0].coordinates()) == 1
     assert _revision_count(seen[-1]) == 10
-    (status,) = journal_projection_statuses(durable_store_url)
+    status = chain_status(durable_store_url)
     assert status.lag == 0  # the follower wrote its rows back
 
 

@@ -10,9 +10,10 @@ from nenjim.domain.journal.chain import JournalChain, chain_id
 from nenjim.domain.journal.errors import ChainViolation, JournalChainError
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.chain_log import catch_up, read_after
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.projections.journal_chains import JournalChainsProjection, read_after
+from nenjim.projections.journal_chains import JournalChainsProjection
 from nenjim.testing import RecordedLog, assert_replay_equivalent
 from nenjim.testing.plugin import STORE_KINDS, NewStore
 from nenjim.testing.read_models import journal_chain_rows, journal_chains
@@ -52,7 +53,7 @@ def test_rebuilt_projection_equals_the_live_one(
     ingestion: JournalIngestion, log: JournalLog
 ) -> None:
     _fill(ingestion, artifacts=6, revisions=4)
-    rebuilt = JournalChainsProjection().catch_up(LogReader(log))
+    rebuilt = catch_up(JournalChainsProjection(), LogReader(log))
     live = ingestion.view
     assert rebuilt.position == live.position == 24
     assert dict(rebuilt.chains) == dict(live.chains)
@@ -115,7 +116,7 @@ def test_racing_ingestions_leave_one_linear_chain() -> None:
     assert len(outcomes) == 8
     assert outcomes.count("accepted") == 1
     assert set(outcomes) - {"accepted"} <= {ChainViolation.FORK.name}
-    rebuilt = JournalChainsProjection().catch_up(LogReader(log))
+    rebuilt = catch_up(JournalChainsProjection(), LogReader(log))
     revisions = rebuilt.chains[parse_journal(chain.texts[0]).coordinate].revisions
     assert len(revisions) == 2
     assert str(revisions[1].predecessor) == head

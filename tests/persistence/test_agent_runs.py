@@ -11,15 +11,9 @@ from nenjim.domain.agents import AgentExecution, AgentRoot
 from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns, agent_run_rows
 from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
-from nenjim.infrastructure.persistence.projections import (
-    STORAGE_PROJECTIONS,
-    UnknownProjectionError,
-    rebuild_storage_projection,
-    storage_projection_statuses,
-)
+from nenjim.infrastructure.persistence.projections import agent_runs_status, rebuild_agent_runs
 from nenjim.infrastructure.storage.follow.log import LogPosition
-from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.tracking import RebuildLostError
+from nenjim.infrastructure.store.errors import RebuildLostError, StoreUnavailableError
 from nenjim.projections.agent_runs import AgentRun
 
 from .conftest import Store
@@ -99,7 +93,7 @@ def test_a_rebuild_gives_the_same_rows_and_readers_never_see_it_half_built(store
         if store.durable:
             seen.append(AgentRuns(persistence.backend).timeline())
 
-    assert runs.rebuild(progress) == runs.position().notification_id
+    assert runs.rebuild(progress) == runs.position()
     assert runs.timeline() == before
     if store.durable:
         assert len(seen) > 3
@@ -132,39 +126,29 @@ def test_a_restart_resumes_from_the_committed_position(durable_store: Store) -> 
 
 def test_statuses_report_position_head_and_lag(durable_store: Store) -> None:
     url = durable_store.url
-    assert [status.name for status in storage_projection_statuses(url)] == list(STORAGE_PROJECTIONS)
+    assert agent_runs_status(url).name == "agent-runs"
     run_agent(durable_store.persistence, "a1", 1)
-    (status,) = storage_projection_statuses(url)
+    status = agent_runs_status(url)
     assert (status.log, status.position, status.head, status.lag) == ("storage", 0, 3, 3)
     AgentRuns(durable_store.persistence.backend).sync()
-    (status,) = storage_projection_statuses(url)
+    status = agent_runs_status(url)
     assert (status.position, status.head, status.lag) == (3, 3, 0)
     lines: list[tuple[str, int, int]] = []
-    summary = rebuild_storage_projection(url, "agent-runs", lambda *args: lines.append(args))
+    summary = rebuild_agent_runs(url, lambda *args: lines.append(args))
     assert summary == "agent-runs: 1 runs of 1 agents from 3 events"
     assert lines
     assert lines[-1][1] == 3
 
 
-def test_statuses_of_a_store_without_a_storage_log_are_empty_and_create_nothing(
+def test_a_store_without_a_storage_log_has_no_status_nor_rebuild_and_nothing_is_created(
     tmp_path: Path,
 ) -> None:
     missing = tmp_path / "missing.db"
-    assert storage_projection_statuses("memory:") == []
-    assert storage_projection_statuses(f"sqlite://{missing}") == []
-    assert not missing.exists()
-
-
-def test_rebuilding_an_unknown_projection_or_a_store_without_a_log_is_refused(
-    tmp_path: Path,
-) -> None:
-    missing = tmp_path / "missing.db"
-    with pytest.raises(
-        UnknownProjectionError, match="unknown storage projection 'nope'; known: agent-runs"
-    ):
-        rebuild_storage_projection("memory:", "nope", lambda *args: None)
-    with pytest.raises(StoreUnavailableError, match="holds no storage log to rebuild from"):
-        rebuild_storage_projection(f"sqlite://{missing}", "agent-runs", lambda *args: None)
+    for url in ("memory:", f"sqlite://{missing}"):
+        with pytest.raises(StoreUnavailableError, match="holds no storage log"):
+            agent_runs_status(url)
+        with pytest.raises(StoreUnavailableError, match="holds no storage log"):
+            rebuild_agent_runs(url, lambda *args: None)
     assert not missing.exists()
 
 
@@ -187,7 +171,7 @@ def test_a_rebuild_overtaken_by_another_is_refused_and_leaves_the_live_rows(
         if not overtaken:  # a second rebuild starts, and finishes, in the middle of the first
             overtaken.append(AgentRuns(persistence.backend).rebuild())
 
-    with pytest.raises(RebuildLostError, match="'agent-runs': generation 2 being rebuilt was"):
+    with pytest.raises(RebuildLostError, match="agent-runs: another rebuild swapped in generation"):
         runs.rebuild(progress)
     assert runs.timeline() == before
 

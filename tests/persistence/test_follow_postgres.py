@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import psycopg
 import pytest
+from eventsourcing.persistence import Tracking
 
 from nenjim.domain.agents import AgentExecution, AgentRoot
 from nenjim.infrastructure.log import RebuildTimeoutError
 from nenjim.infrastructure.persistence import Persistence
-from nenjim.infrastructure.persistence.agent_runs import AgentRuns, AgentRunsTable
-from nenjim.infrastructure.storage.follow.log import StoredEvent
-from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.persistence.agent_runs import AgentRuns
+from nenjim.infrastructure.persistence.storage_log import StorageLog
+from nenjim.infrastructure.storage.follow.log import START
 from nenjim.infrastructure.store import follow as follower
-from nenjim.infrastructure.store.tracking import TrackedProjection, rows_table
+from nenjim.infrastructure.store.projections import ProjectionTable, projection_recorder
 
 
 @pytest.fixture
@@ -67,14 +68,13 @@ def test_the_follower_waits_for_a_held_commit_and_then_delivers_it(
         persistence.executions.save(
             "l0", expected_revision=0, execution=later.evolve(status="completed")
         )
-        before = max(committed_ids(postgres_schema_url))
         runs.catch_up()
         # The later writer's events are committed with ids above the held one's,
         # yet the follower delivered neither: it may not pass the held transaction.
         assert runs.run("h") is None
         assert runs.run("l0") is None
         assert runs.pending()
-        assert runs.position().notification_id < before
+        assert runs.position() == 2  # the two roots: nothing at or after the held event
     finally:
         release.set()
         holder.join()
@@ -82,20 +82,10 @@ def test_the_follower_waits_for_a_held_commit_and_then_delivers_it(
     assert [(run.execution_id, run.revisions) for run in runs.timeline()] == [("h", 1), ("l0", 2)]
 
 
-class EventIds:
-    """A projection recording each applied event's id once (a duplicate breaks the key)."""
-
-    name = "test-event-ids"
-
-    def create(self, session: Session, table: str) -> None:
-        session.execute(f"CREATE TABLE {table} (notification_id BIGINT PRIMARY KEY)")
-
-    def apply(self, session: Session, table: str, events: Sequence[StoredEvent]) -> None:
-        for event in events:
-            session.execute(
-                f"INSERT INTO {table} (notification_id) VALUES (?)",
-                (event.position.notification_id,),
-            )
+EVENT_IDS = ProjectionTable(
+    "test-event-ids", "event_ids", (("position", "integer"), ("notification_id", "integer"))
+)
+"""A projection recording each applied event's id once, at its position in log order."""
 
 
 def test_eight_writers_with_random_held_commits_lose_and_repeat_nothing(
@@ -105,9 +95,24 @@ def test_eight_writers_with_random_held_commits_lose_and_repeat_nothing(
         persistence.agents.create(AgentRoot.create(f"w{index}", definition_id="d"))
         for index in range(8)
     ]
-    tracked = TrackedProjection(persistence.backend, EventIds(), batch=5)
+    log = StorageLog(persistence.backend)
+    store = projection_recorder(persistence.backend)
+    resume, position = START, 0
     done = threading.Event()
     errors: list[BaseException] = []
+
+    def step() -> int:
+        nonlocal resume, position
+        events = log.read_after(resume, 5)
+        if events:
+            first = position
+            rows = [
+                (first + i, event.position.notification_id) for i, event in enumerate(events, 1)
+            ]
+            position += len(events)
+            resume = events[-1].position
+            assert store.write(EVENT_IDS, lambda after: rows, Tracking(EVENT_IDS.name, position))
+        return len(events)
 
     def write(index: int) -> None:
         chance = random.Random(index)
@@ -131,24 +136,17 @@ def test_eight_writers_with_random_held_commits_lose_and_repeat_nothing(
     writers = [threading.Thread(target=write, args=(index,)) for index in range(8)]
     for writer in writers:
         writer.start()
-    applied = 0
     while any(writer.is_alive() for writer in writers):
-        applied += tracked.step()
+        step()
     for writer in writers:
         writer.join()
     assert not errors
-    while True:
-        step = tracked.step()
-        applied += step
-        if not step and applied >= len(committed_ids(postgres_schema_url)):
-            break
-    with tracked.transaction() as session:
-        table = rows_table(session, EventIds.name, tracked.live(session).number)
-        seen = [
-            int(row[0]) for row in session.all(f"SELECT notification_id FROM {table} ORDER BY 1")
-        ]
-    assert seen == committed_ids(postgres_schema_url)
-    assert applied == len(seen)
+    while step() or position < len(committed_ids(postgres_schema_url)):
+        pass
+    persisted = store.load(EVENT_IDS)
+    assert [row[0] for row in persisted.rows] == list(range(1, position + 1))
+    assert sorted(int(row[1] or 0) for row in persisted.rows) == committed_ids(postgres_schema_url)
+    assert log.position_at(position) == resume
 
 
 def test_a_commit_wakes_a_listening_follower_and_a_rollback_does_not(
@@ -213,7 +211,7 @@ def test_a_rebuild_covers_the_events_committed_before_it_behind_an_older_transac
     assert [run.execution_id for run in runs.timeline()] == ["r1"]
 
 
-def test_a_rebuild_that_waits_too_long_leaves_the_live_generation(
+def test_a_rebuild_that_waits_too_long_leaves_the_served_generation(
     persistence: Persistence, postgres_schema_url: str
 ) -> None:
     runs = AgentRuns(persistence.backend)
@@ -221,12 +219,11 @@ def test_a_rebuild_that_waits_too_long_leaves_the_live_generation(
     older = _older_transaction(postgres_schema_url)
     root = persistence.agents.create(AgentRoot.create("a1", definition_id="d"))
     persistence.executions.create_active(AgentExecution.start("r1", agent_id="a1", base=root))
-    tracked = TrackedProjection(persistence.backend, AgentRunsTable())
     try:
-        with pytest.raises(RebuildTimeoutError, match="the live generation is unchanged"):
-            tracked.rebuild(timeout=0.05)
+        with pytest.raises(RebuildTimeoutError, match="the served generation is unchanged"):
+            AgentRuns(persistence.backend).rebuild(timeout=0.05)
     finally:
         older.close()
     assert runs.timeline() == ()
-    assert runs.sync() > 0  # the follower goes on from the live generation's position
+    assert runs.sync() > 0  # the follower goes on from the served generation's position
     assert [run.execution_id for run in runs.timeline()] == ["r1"]

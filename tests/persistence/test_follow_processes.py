@@ -91,7 +91,7 @@ def test_a_follower_killed_mid_catch_up_resumes_without_loss_or_duplicates(
     process.wait(30)
     process.stdout.close()
     resumed = AgentRuns(durable_store.reopen().backend, batch=7)
-    position = resumed.position().notification_id
+    position = resumed.position()
     assert 35 <= position < 130  # it had committed some steps, not all
     assert resumed.sync() == 130 - position
     assert resumed.timeline() == expected_timeline(durable_store.persistence)

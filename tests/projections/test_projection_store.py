@@ -10,7 +10,7 @@ import pytest
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.log import LogApplication, RebuildLostError
-from nenjim.infrastructure.store.log_projections import (
+from nenjim.infrastructure.store.projections import (
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,

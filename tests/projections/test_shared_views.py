@@ -19,6 +19,7 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.document import JournalRevision
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import LogReader
+from nenjim.journal.impl.ref.chain_log import catch_up, share
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.projections.journal_chains import ChainFold, JournalChainsProjection
@@ -66,7 +67,7 @@ def test_an_ingestion_starts_from_what_another_of_the_process_folded(
     assert folds == [11]  # its own revision only, not the first ingestion's ten again
     assert stored is own  # its own parse stays in its view
     fresh = JournalChainsProjection()
-    fresh.catch_up(LogReader(JournalLog(durable_store_url)))
+    catch_up(fresh, LogReader(JournalLog(durable_store_url)))
     assert contents(second.view) == contents(fresh.view)
     assert second.view.settle() is second.view  # every text is at hand
 
@@ -83,9 +84,9 @@ def test_a_view_shared_up_to_a_position_is_taken_by_a_projection_behind_it(
     _appended(log, "org.example.a", "org.example.b")
     reader = LogReader(log)
     ahead, behind = JournalChainsProjection(), JournalChainsProjection()
-    ahead.catch_up(reader, through=2)
-    ahead.share(reader)
-    behind.catch_up(reader, through=2, shared=True)
+    catch_up(ahead, reader, through=2)
+    share(ahead, reader)
+    catch_up(behind, reader, through=2, shared=True)
     assert behind.view is ahead.view
     assert behind.revisions_after(0) == ahead.revisions_after(0)
 
@@ -94,9 +95,9 @@ def test_a_projection_folds_for_itself_unless_it_asks_for_a_shared_view(log: Jou
     _appended(log, "org.example.a", "org.example.b")
     reader = LogReader(log)
     ahead, own = JournalChainsProjection(), JournalChainsProjection()
-    ahead.catch_up(reader, through=2)
-    ahead.share(reader)
-    own.catch_up(reader, through=2)
+    catch_up(ahead, reader, through=2)
+    share(ahead, reader)
+    catch_up(own, reader, through=2)
     assert own.view is not ahead.view
     assert contents(own.view) == contents(ahead.view)
 
@@ -108,11 +109,11 @@ def test_a_shared_view_is_not_taken_past_the_callers_own_revision(log: JournalLo
     _appended(log, "org.example.c")
     reader = LogReader(log)
     ahead, behind = JournalChainsProjection(), JournalChainsProjection()
-    ahead.catch_up(reader, through=1)
-    ahead.share(reader)
-    ahead.catch_up(reader, through=3)
-    ahead.share(reader)
-    behind.catch_up(reader, {str(own.digest): own}, through=3, shared=True)
+    catch_up(ahead, reader, through=1)
+    share(ahead, reader)
+    catch_up(ahead, reader, through=3)
+    share(ahead, reader)
+    catch_up(behind, reader, {str(own.digest): own}, through=3, shared=True)
     chain = behind.view.chain(own.coordinate)
     assert chain is not None
     assert chain.latest is own
@@ -125,11 +126,11 @@ def test_a_projection_that_loaded_a_persisted_copy_shares_nothing(log: JournalLo
     _appended(log, "org.example.a", "org.example.b")
     reader = LogReader(log)
     folded = JournalChainsProjection()
-    folded.catch_up(reader)
+    catch_up(folded, reader)
     loaded = JournalChainsProjection()
     loaded.load(folded.revisions_after(0))
-    loaded.share(reader)
+    share(loaded, reader)
     behind = JournalChainsProjection()
-    behind.catch_up(reader, through=2, shared=True)
+    catch_up(behind, reader, through=2, shared=True)
     assert behind.view is not loaded.view
     assert contents(behind.view) == contents(folded.view)

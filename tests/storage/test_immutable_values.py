@@ -1,5 +1,5 @@
 """Values the storage layer returns beside the SPI's (audit reports, log positions and
-events, projection generations) refuse assignment and deletion as the SPI's own do: with
+events) refuse assignment and deletion as the SPI's own do: with
 an ``AttributeError`` naming the class, whatever the attribute."""
 
 from __future__ import annotations
@@ -7,12 +7,11 @@ from __future__ import annotations
 import pytest
 
 from nenjim.infrastructure.storage.audit.repair import RepairReport
-from nenjim.infrastructure.storage.follow.log import LogHead, LogPosition, StoredEvent
+from nenjim.infrastructure.storage.follow.log import LogPosition, StoredEvent
 from nenjim.infrastructure.storage.testing.support import assign, remove
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
-from nenjim.infrastructure.store.tracking import Generation
 
-VALUE_CLASSES = (AuditReport, Finding, RepairReport, LogHead, LogPosition, StoredEvent, Generation)
+VALUE_CLASSES = (AuditReport, Finding, RepairReport, LogPosition, StoredEvent)
 
 
 @pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda cls: cls.__name__)

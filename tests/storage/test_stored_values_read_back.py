@@ -42,7 +42,7 @@ from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord, SerializationError
 from nenjim.infrastructure.storage.audit import audit_backend, audit_store, repair_backend
 from nenjim.infrastructure.storage.canonical_json import MAX_DEPTH
-from nenjim.infrastructure.storage.follow.log import START, head_after, read_after
+from nenjim.infrastructure.storage.follow.log import START, log_size, read_after
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.scalars import MAX_INTEGER, MIN_INTEGER
 from nenjim.infrastructure.storage.sql.session import Session
@@ -196,7 +196,7 @@ def _log_states(backend: Backend) -> list[dict[str, Any]]:
             scope = backend.current_scope()
             assert scope is not None
             session: Session = scope.context
-            committed = head_after(session, START).behind
+            committed = log_size(session)
             events = read_after(session, START, 1_000_000)
         if len(events) == committed or time.monotonic() > deadline:
             return [dict(event.state) for event in events]

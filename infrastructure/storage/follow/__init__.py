@@ -1,9 +1,10 @@
-"""Following the storage log: safe positions, tracked projections, wake-ups.
+"""Following the storage log: safe positions, schema support, inspection.
 
 A projection over ``storage_events`` keeps its rows and its position in the
-same store, written in one transaction (:mod:`.tracking`); a follower reads
-the events after that position in log order (:mod:`.log`), applies them and
-commits, and waits for more (:mod:`.follower`). On PostgreSQL the order is
+same store, written in one transaction
+(:mod:`nenjim.infrastructure.store.projections`); it reads the events after
+its position in log order (:mod:`.log`), folds them, writes, and waits for
+more (:mod:`nenjim.infrastructure.store.follow`). On PostgreSQL the order is
 ``(transaction_id, notification_id)`` and only events of transactions that
 no running transaction can still precede are read, so a follower never
 passes an event that commits later.

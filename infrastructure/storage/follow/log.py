@@ -32,6 +32,7 @@ from typing import Any
 from nenjim.immutable import immutable
 from nenjim.infrastructure.storage.sql.events import decode
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.errors import ProjectionDamagedError
 
 
 @immutable
@@ -82,31 +83,30 @@ def read_after(session: Session, after: LogPosition, limit: int) -> list[StoredE
     ]
 
 
-@immutable
-@dataclass(frozen=True, slots=True)
-class LogHead:
-    """The log's highest ``notification_id`` and how many events lie after a position."""
-
-    head: int
-    behind: int
-
-
-def head_after(session: Session, after: LogPosition) -> LogHead:
-    """The head, and the number of committed events after ``after`` (final or not)."""
-    if session.dialect.dense_notification_ids:
-        row = session.one(
-            "SELECT coalesce(max(notification_id), 0), "
-            "count(*) FILTER (WHERE notification_id > ?) FROM {events}",
-            (after.notification_id,),
-        )
-    else:
-        row = session.one(
-            "SELECT coalesce(max(notification_id), 0), count(*) FILTER (WHERE "
-            "(transaction_id, notification_id) > (?::text::xid8, ?)) FROM {events}",
-            (after.transaction, after.notification_id),
-        )
+def log_size(session: Session) -> int:
+    """How many events the log holds (committed, final or not)."""
+    row = session.one("SELECT count(*) FROM {events}")
     assert row is not None  # an aggregate always answers one row
-    return LogHead(int(row[0]), int(row[1]))
+    return int(row[0])
+
+
+def position_at(session: Session, count: int) -> LogPosition:
+    """The position after the first ``count`` events in log order (``START`` for 0).
+
+    A count of final events names one event for good: every event that is
+    not final yet sorts after all of them. SQLite's ids are that count."""
+    if count == 0 or session.dialect.dense_notification_ids:
+        return LogPosition(0, count)
+    row = session.one(
+        "SELECT transaction_id::text::bigint, notification_id FROM {events} "
+        "ORDER BY transaction_id, notification_id LIMIT 1 OFFSET ?",
+        (count - 1,),
+    )
+    if row is None:
+        raise ProjectionDamagedError(
+            f"a projection applied {count} events of the storage log, which holds fewer"
+        )
+    return LogPosition(int(row[0]), int(row[1]))
 
 
 def commit_horizon(session: Session) -> int:

@@ -47,6 +47,17 @@ def qualified(dialect: Dialect, name: str) -> str:
     return events[: len(events) - len(TABLE_NAMES["events"])] + name
 
 
+def has_table(session: Session, name: str) -> bool:
+    """Whether table ``name`` exists beside the storage log."""
+    if session.dialect.dense_notification_ids:
+        found = session.one(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        )
+        return found is not None
+    found = session.one("SELECT to_regclass(?) IS NOT NULL", (qualified(session.dialect, name),))
+    return found is not None and bool(found[0])
+
+
 def upgrade(session: Session) -> None:
     """Bring a new or older store's log up to what followers need (idempotent): from
     version 1 the column, its index and the trigger; from version 2 or 3 the trigger's

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from nenjim.domain.journal.document import JournalRevision, Release
 from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
-from nenjim.infrastructure.store.log_projections import projection_recorder
-from nenjim.infrastructure.store.log_wakeup import AppendWaker
+from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.store.projections import projection_recorder
 from nenjim.journal import JournalService
+from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
 from nenjim.journal.impl.ref.service import WorldviewQueries
 from nenjim.journal.impl.ref.store_errors import store_errors
-from nenjim.projections.journal_chain_table import PersistedChains
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
 
 
@@ -69,7 +69,6 @@ class JournalFollower:
             JournalChainsProjection(), LogReader(self._log), projection_recorder(self._log)
         )
         self._interval = interval
-        self._waker: AppendWaker | None = None
         self._closed = threading.Event()
         self._view = FollowedView(self._chains.view, self._where)
 
@@ -86,30 +85,18 @@ class JournalFollower:
     def follow(self, on_view: Callable[[JournalService], None]) -> None:
         """Poll until :meth:`close`, calling ``on_view`` with each view that moved."""
         with store_errors(self._where):
-            waker = self._waker = AppendWaker(self._log, self._interval)
+            wakeup = follower.wakeup_for(self._log, self._closed)
             try:
-                shown = -1
-                while not self._closed.is_set():
-                    try:
-                        view = self._poll()
-                    except LogClosedError:
-                        if self._closed.is_set():
-                            return  # close() ran between the check and the poll
-                        raise
-                    if view.log_position != shown:
-                        shown = view.log_position
-                        on_view(view)
-                    waker.wait()
+                polls = _Polls(self._poll, self._closed, on_view)
+                follower.follow(polls, wakeup, self._closed, poll_interval=self._interval)
             finally:
-                waker.close()
+                wakeup.close()
 
     def close(self) -> None:
         """Stop following and release the store. Views handed out keep the revisions they
         already read; one that must still read a revision's text raises
         ``JournalStoreError``."""
         self._closed.set()
-        if self._waker is not None:
-            self._waker.stop()
         with self._lock:
             self._log.close()
 
@@ -119,6 +106,39 @@ class JournalFollower:
             if worldview.position != self._view.log_position:
                 self._view = FollowedView(worldview, self._where)
             return self._view
+
+
+class _Polls:
+    """A follower as the follow loop drives it: each catch-up polls, and hands a view that
+    moved to ``on_view``. Nothing is ever pending: the Journal log's ids commit in order."""
+
+    def __init__(
+        self,
+        poll: Callable[[], FollowedView],
+        closed: threading.Event,
+        on_view: Callable[[JournalService], None],
+    ) -> None:
+        self._poll = poll
+        self._closed = closed
+        self._on_view = on_view
+        self._shown = -1
+
+    def catch_up(self) -> int:
+        try:
+            view = self._poll()
+        except LogClosedError:
+            if self._closed.is_set():
+                return 0  # close() ran between the loop's check and the poll
+            raise
+        moved = view.log_position - max(self._shown, 0)
+        if view.log_position != self._shown:
+            self._shown = view.log_position
+            self._on_view(view)
+        return moved
+
+    def pending(self) -> bool:
+        """Never: a Journal log's events are read as soon as they commit."""
+        return False
 
 
 class FollowedView(WorldviewQueries):

@@ -22,10 +22,11 @@ from nenjim.domain.journal.errors import (
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import ClaimConflictError, LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
+from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.journal.impl.ref.chain_log import catch_up, share
+from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.digest_index import check_digest_index
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.projections.journal_chain_table import PersistedChains
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview, KnownTexts
 
 ChainEvent = CanMutateAggregate[UUID]
@@ -96,13 +97,13 @@ class JournalIngestion:
         with self._lock:
             try:
                 if self._persisted is None:
-                    view = self._projection.catch_up(self._reader)
+                    view = catch_up(self._projection, self._reader)
                 else:
                     view = self._persisted.catch_up()
                 return check_digest_index(
                     view,
                     self._log.digest_claims(),
-                    lambda: self._projection.catch_up(self._reader),
+                    lambda: catch_up(self._projection, self._reader),
                 )
             except JournalIntegrityError as error:
                 if not self._log.location.is_durable:
@@ -113,7 +114,7 @@ class JournalIngestion:
     def follow(self) -> JournalWorldview:
         """Fold what other processes appended to the log since the view (no index check)."""
         with self._lock:
-            return self._projection.catch_up(self._reader)
+            return catch_up(self._projection, self._reader)
 
     def claim(self) -> None:
         """Record the store as this Journal's, once (see ``JournalLog.claim``)."""
@@ -225,7 +226,7 @@ class JournalIngestion:
                     lambda: single not in self._in_flight if single else not self._in_flight
                 )
                 if caught_up:
-                    self._projection.catch_up(self._reader, self._known_in_flight)
+                    catch_up(self._projection, self._reader, self._known_in_flight)
                 decision = _Decision(keep)
                 try:
                     events = self._decide(revisions(attempt), source, decision)
@@ -372,8 +373,8 @@ class JournalIngestion:
         if ids == list(range(start + 1, start + 1 + len(ids))):
             self._projection.apply(zip(ids, events, strict=True), known)
         else:
-            self._projection.catch_up(self._reader, known, through=ids[-1], shared=True)
-        self._projection.share(self._reader)
+            catch_up(self._projection, self._reader, known, through=ids[-1], shared=True)
+        share(self._projection, self._reader)
 
 
 class _Decision:

@@ -6,28 +6,18 @@ import time
 from dataclasses import dataclass
 
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.log_projections import projection_recorder
-from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.progress import Progress
-from nenjim.projections.journal_chain_table import (
+from nenjim.infrastructure.store.projections import (
+    MaintainedProjection,
+    ProjectionStatus,
+    projection_recorder,
+)
+from nenjim.journal.impl.ref.chain_table import (
     CHAIN_PROJECTION,
     CHAIN_TABLE,
     rebuild_chain_table,
 )
-
-JOURNAL_PROJECTIONS = (CHAIN_PROJECTION,)
-"""The names of the projections of the Journal log."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectionStatus:
-    """Where one projection stands: its position in its log, the log's head, the lag."""
-
-    name: str
-    log: str
-    position: int
-    head: int
-    lag: int
+from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.progress import Progress
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +34,8 @@ class RebuildReport:
         return self.events
 
 
-def journal_projection_statuses(store: str) -> list[ProjectionStatus]:
-    """The status of every projection of the Journal log in ``store``.
+def chain_status(store: str) -> ProjectionStatus:
+    """The status of the chain projection of the Journal log in ``store``.
 
     The store must exist and hold a Journal log (``StoreUnavailableError``
     otherwise: nothing is created). A projection never written, or written
@@ -56,7 +46,7 @@ def journal_projection_statuses(store: str) -> list[ProjectionStatus]:
         head = LogReader(log).last_position()
         state = projection_recorder(log).state(CHAIN_PROJECTION)
         position = 0 if state is None or state.version != CHAIN_TABLE.version else state.position
-        return [ProjectionStatus(CHAIN_PROJECTION, log.name, position, head, head - position)]
+        return ProjectionStatus(CHAIN_PROJECTION, log.name, position, head, head - position)
     finally:
         log.close()
 
@@ -79,3 +69,12 @@ def rebuild_chain_projection(
         )
     finally:
         log.close()
+
+
+def _rebuild_chains(store: str, progress: Progress) -> str:
+    report = rebuild_chain_projection(store, progress=progress)
+    return f"{CHAIN_PROJECTION}: {report.revisions} revisions of {report.artifacts} artifacts"
+
+
+CHAINS = MaintainedProjection(CHAIN_PROJECTION, chain_status, _rebuild_chains)
+"""The chain projection, as ``nenjim projections`` maintains it."""

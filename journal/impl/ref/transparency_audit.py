@@ -13,6 +13,7 @@ from typing import cast
 
 from nenjim.domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
 from nenjim.infrastructure.log import LogDamagedError, LogReader, StoredTile
+from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transparency import (
     RevisionEvent,
@@ -20,7 +21,7 @@ from nenjim.journal.impl.ref.transparency import (
     is_stored_tile,
     revision_leaf,
 )
-from nenjim.projections.journal_chains import ChainFold, JournalWorldview, read_after
+from nenjim.projections.journal_chains import ChainFold, JournalWorldview
 
 
 def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:

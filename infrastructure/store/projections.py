@@ -1,12 +1,16 @@
-"""Persisted projections: a read model's rows and its tracked position, in the log's own store.
+"""Persisted projections of either log: a read model's rows and its position, in the store.
 
-A projection folds a log's events, in notification order, into rows of a
-table it declares (:class:`ProjectionTable`); nothing here knows what the
-rows mean. Its position is the id of the last notification it applied. The
-store keeps, per projection, one tracking row (its position, the version of
-its fold and the generation of its table) in the table ``nenjim_projections``,
-and the rows in ``<table>_g<generation>``, both in the log's own store (the
-SQLite file, the PostgreSQL schema, or for ``memory:`` this process).
+A projection folds a log's events, in log order, into rows of a table it
+declares (:class:`ProjectionTable`); nothing here knows what the rows mean,
+nor which log they come from. Its position counts the events of its log it
+applied: the id of the last notification on the Journal log (gap-free), the
+number of events up to the last one in log order on the storage log (see
+:mod:`nenjim.infrastructure.storage.follow.log`). Every projection of a
+store, whichever log it follows, keeps one tracking row (its position, the
+version of its fold and the generation of its table) in the one table
+``nenjim_projections``, and its rows in ``<table>_g<generation>``, both in
+the store (the SQLite file, the PostgreSQL schema, or for ``memory:`` this
+process).
 
 Rows and position move together: :meth:`ProjectionRecorder.write` inserts
 the rows after the stored position and moves the position in ONE
@@ -28,34 +32,38 @@ position of the event that produced it (its first column, ``position``).
 
 from __future__ import annotations
 
+import importlib
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 from weakref import WeakKeyDictionary
 
 from eventsourcing.persistence import Tracking
 
-from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import ProjectionDamagedError
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication
 
 TRACKING_TABLE = "nenjim_projections"
-Row: TypeAlias = tuple[int | str, ...]
+Row: TypeAlias = tuple[int | str | None, ...]
 """One row of a projection table, its values in the order of the table's columns."""
-_TYPES = frozenset({"integer", "text"})
+_TYPES = frozenset({"integer", "text", "optional text"})
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectionTable:
     """What a projection persists: its name, its table, its columns and its fold's version.
 
-    ``columns`` are ``(name, type)`` pairs, ``type`` ``integer`` or
-    ``text``; the first is ``("position", "integer")``, the primary key:
-    the notification whose event produced the row. ``version`` is the
+    ``columns`` are ``(name, type)`` pairs, ``type`` ``integer``, ``text``
+    or ``optional text`` (text or ``NULL``); the first is ``("position",
+    "integer")``, the primary key: the position of the event that produced
+    the row. ``version`` is the
     version of the fold: rows stored by another version are not read, and
     the next write replaces them by a full generation of this version's
     rows.
@@ -97,6 +105,37 @@ class Persisted:
 
     position: int
     rows: list[Row]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionStatus:
+    """Where one projection stands against its log: ``position`` events applied of the
+    ``head`` the log holds, ``lag`` committed events not applied yet."""
+
+    name: str
+    log: str
+    position: int
+    head: int
+    lag: int
+
+
+Progress = Callable[[str, int, int], None]
+"""``progress(task, done, total)``: how a long task tells its observer that it advances."""
+
+
+@dataclass(frozen=True, slots=True)
+class MaintainedProjection:
+    """A persisted projection as ``nenjim projections`` maintains it, whichever its log.
+
+    ``status(url)`` reports where it stands in the store ``url``
+    (``StoreUnavailableError`` when the store holds no such log; nothing is
+    created); ``rebuild(url, progress)`` folds its whole log into a fresh
+    generation, swaps it in and answers one summary line.
+    """
+
+    name: str
+    status: Callable[[str], ProjectionStatus]
+    rebuild: Callable[[str, Progress], str]
 
 
 RowsAfter = Callable[[int], Iterable[Row]]
@@ -275,24 +314,48 @@ def checked_position(table: ProjectionTable, tracking: Tracking) -> int:
     return tracking.notification_id
 
 
-def projection_recorder(application: LogApplication) -> ProjectionRecorder:
-    """The projections kept in the store of ``application``'s log (its file, schema or process).
+class Transactions(Protocol):
+    """How a recorder reaches its store: a database connection inside a transaction."""
 
-    Nothing is created until a projection is first written.
-    """
-    recorder = cast(ClosableRecorder, application.recorder)
-    kind = application.location.kind
+    def reading(self) -> AbstractContextManager[Any]:
+        """A connection in a transaction that is rolled back at the end."""
+        ...
+
+    def writing(self) -> AbstractContextManager[Any]:
+        """A connection in a transaction committed at the end (rolled back on an error);
+        on SQLite it holds the write lock from its start."""
+        ...
+
+
+class SessionTransactions:
+    """The transactions of a storage backend's SQL driver (a connection of its pool each;
+    on SQLite each holds the write lock, as every transaction of the driver does)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._driver = cast(SqlDriver, backend.driver)
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self._driver.transaction(None) as session:
+            yield session.connection
+
+    writing = reading
+
+
+def store_kind(log: LogApplication | Backend) -> str:
+    """``memory``, ``sqlite`` or ``postgresql``: the kind of store that holds ``log``."""
+    if isinstance(log, Backend):
+        return str(getattr(log.driver, "kind", "memory"))
+    return log.location.kind
+
+
+def projection_recorder(log: LogApplication | Backend) -> ProjectionRecorder:
+    """The projections kept in the store of ``log``: a Journal log's application or a
+    storage backend (its file, schema or process). Nothing is created until a projection
+    is first written."""
+    kind = store_kind(log)
     if kind == "memory":
-        return memory_projections(recorder)
-    datastore = cast(Any, application.factory).datastore
-    if kind == "sqlite":
-        from nenjim.infrastructure.sqlite.projections import (  # noqa: PLC0415 - no driver otherwise
-            SQLiteProjectionRecorder,
-        )
-
-        return SQLiteProjectionRecorder(datastore, recorder)
-    from nenjim.infrastructure.postgresql.projections import (  # noqa: PLC0415 - the postgres extra
-        PostgresProjectionRecorder,
-    )
-
-    return PostgresProjectionRecorder(datastore, recorder)
+        return memory_projections(log.driver if isinstance(log, Backend) else log.recorder)
+    # Imported by kind: each loads its database driver.
+    module = importlib.import_module(f"nenjim.infrastructure.{kind}.projections")
+    return cast(ProjectionRecorder, module.recorder_for(log))

@@ -9,7 +9,7 @@ loads the rows, folds only the events after the stored position, and parses
 nothing until a query asks for a revision.
 
 The rows and the position are written together (see
-``nenjim.infrastructure.store.log_projections``): a crash leaves the projection at
+``nenjim.infrastructure.store.projections``): a crash leaves the projection at
 its last written position, and the next process resumes there.
 """
 
@@ -24,7 +24,7 @@ from eventsourcing.persistence import Tracking
 
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
-from nenjim.infrastructure.store.log_projections import (
+from nenjim.infrastructure.store.projections import (
     Persisted,
     ProjectionRecorder,
     ProjectionState,
@@ -32,6 +32,7 @@ from nenjim.infrastructure.store.log_projections import (
     Row,
     projection_recorder,
 )
+from nenjim.journal.impl.ref.chain_log import decode_event, read_after
 from nenjim.projections.collector import cyclic_collection_paused
 from nenjim.projections.journal_chains import (
     ChainFold,
@@ -41,8 +42,6 @@ from nenjim.projections.journal_chains import (
     LoggedRevision,
     ProjectionIntegrityError,
     StoredRevision,
-    decode_event,
-    read_after,
 )
 
 if TYPE_CHECKING:
