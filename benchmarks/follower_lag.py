@@ -46,7 +46,7 @@ from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns, run_events
 from nenjim.infrastructure.storage.follow.log import START, read_after
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
-from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.tracking import follow as follower
 
 WRITERS = 8
 FOLLOW_TIMEOUT = 300.0  # seconds the follower process may take to see every event

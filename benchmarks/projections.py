@@ -48,7 +48,7 @@ from benchmarks.common import (
 )
 from benchmarks.startup import generate, load
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.chain_log import decode_event
 from nenjim.journal.impl.ref.chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
 from nenjim.journal.impl.ref.log import JournalLog

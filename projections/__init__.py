@@ -3,5 +3,5 @@
 Reading a log for them, and persisting what they fold, is glue that sits
 next to its user (``nenjim.journal.impl.ref.chain_log``,
 ``nenjim.infrastructure.persistence.agent_runs``) on the one projection store
-(``nenjim.infrastructure.store.projections``).
+(``nenjim.infrastructure.tracking.projections``).
 """

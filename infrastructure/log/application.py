@@ -20,6 +20,7 @@ from eventsourcing.utils import Environment, EnvType, get_topic
 
 from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.commits import APPENDED, StoredBatch
 from nenjim.infrastructure.log.compact_json import CompactJSONTranscoder
 from nenjim.infrastructure.log.tiles import EntryTiler, TiledLog, Tiling
 from nenjim.infrastructure.store.errors import (
@@ -28,7 +29,6 @@ from nenjim.infrastructure.store.errors import (
     StoreUnavailableError,
     is_read_only_error,
 )
-from nenjim.infrastructure.store.log_commits import APPENDED, StoredBatch
 from nenjim.infrastructure.store.urls import (
     StoreLocation,
     check_schema,

@@ -16,6 +16,7 @@ KIND = StoreKind(
     prepare_log="nenjim.infrastructure.memory.log:prepare_log",
     backend="nenjim.infrastructure.memory.storage:InMemoryBackend",
     new_test_store="nenjim.infrastructure.memory:new_test_store",
+    projections="nenjim.infrastructure.memory.projections:recorder_for",
 )
 
 

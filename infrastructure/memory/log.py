@@ -10,10 +10,10 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.commits import StoredBatch
 from nenjim.infrastructure.log.tiles import Tiling, new_entries
 from nenjim.infrastructure.memory.tiles import MemoryTiles
 from nenjim.infrastructure.store.errors import StoreUnavailableError
-from nenjim.infrastructure.store.log_commits import StoredBatch
 from nenjim.infrastructure.store.urls import StoreLocation
 
 

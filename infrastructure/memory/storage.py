@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from nenjim.infrastructure.memory import KIND
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.conditions import _Unchecked
 from nenjim.infrastructure.storage.driver import AttributeValues, StorageDriver
@@ -103,6 +104,8 @@ class _State:
 
 class InMemoryDriver(StorageDriver[_State]):
     """All resources in process memory under one reentrant lock."""
+
+    kind = KIND.name
 
     def __init__(self) -> None:
         # Taken by the outermost scope only (a savepoint runs inside it). A plain

@@ -3,7 +3,7 @@
 The fold is :mod:`nenjim.projections.agent_runs`; this module is its glue to the
 storage log. It turns each ``agent.executions`` event of ``storage_events``
 into the fold's plain events, folds them in process, and keeps the runs as a
-persisted projection of the store (:mod:`nenjim.infrastructure.store.projections`),
+persisted projection of the store (:mod:`nenjim.infrastructure.tracking.projections`),
 rows and position written in one transaction. A row is a run as an event left
 it, at that event's position; a write adds the runs that changed since the
 last one, so the latest row of an execution id is its run.
@@ -28,9 +28,9 @@ from nenjim.infrastructure.storage import Backend
 from nenjim.infrastructure.storage.errors import SerializationError
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent
 from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
-from nenjim.infrastructure.store import follow as follower
 from nenjim.infrastructure.store.errors import RebuildTimeoutError
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking import follow as follower
+from nenjim.infrastructure.tracking.projections import (
     Progress,
     ProjectionTable,
     Row,

@@ -1,4 +1,4 @@
-"""The PostgreSQL half of :mod:`.inspection` (imports psycopg: PostgreSQL stores only)."""
+"""Looking at a PostgreSQL store's storage log without creating or upgrading anything."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from nenjim.infrastructure.postgresql.connect import reading
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.postgresql.storage import PostgresSettings
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.store.urls import StoreLocation
 
 
 @contextmanager
-def postgres_session(url: str) -> Iterator[Session | None]:
+def storage_session(location: StoreLocation) -> Iterator[Session | None]:
     """A read-only transaction on the schema the URL names, or ``None`` without a storage log."""
-    settings = PostgresSettings.from_url(url)
+    settings = PostgresSettings.from_url(location.url)
     dialect = PostgresDialect(settings.schema)
     with reading(settings.location) as connection:
         row = connection.execute(

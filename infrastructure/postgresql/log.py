@@ -36,15 +36,15 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
-from nenjim.infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
-from nenjim.infrastructure.postgresql.arrays import arguments, array_argument, as_scalars
-from nenjim.infrastructure.postgresql.tiles import PostgresTiles
-from nenjim.infrastructure.store.log_commits import (
+from nenjim.infrastructure.log.commits import (
     AppendRequest,
     StoredBatch,
     committed_appends,
     log_commits,
 )
+from nenjim.infrastructure.log.tiles import CommittedEdge, Tiling, new_entries
+from nenjim.infrastructure.postgresql.arrays import arguments, array_argument, as_scalars
+from nenjim.infrastructure.postgresql.tiles import PostgresTiles
 from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO
 from nenjim.infrastructure.store.versions import (
     IDENTITY_TABLE,

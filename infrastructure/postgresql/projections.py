@@ -24,7 +24,7 @@ from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.postgresql.storage import PostgresDriver
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.store.errors import RebuildLostError
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking.projections import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,

@@ -22,6 +22,12 @@ from eventsourcing.utils import Environment, EnvType
 
 from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
 from nenjim.infrastructure.log.closing import ClosableRecorder
+from nenjim.infrastructure.log.commits import (
+    AppendRequest,
+    StoredBatch,
+    committed_appends,
+    log_commits,
+)
 from nenjim.infrastructure.log.tiles import Tiling, new_entries
 from nenjim.infrastructure.sqlite.files import (
     SQLITE_READ_ONLY,
@@ -31,12 +37,6 @@ from nenjim.infrastructure.sqlite.files import (
 )
 from nenjim.infrastructure.sqlite.tiles import SQLiteTiles
 from nenjim.infrastructure.store.errors import LogClosedError
-from nenjim.infrastructure.store.log_commits import (
-    AppendRequest,
-    StoredBatch,
-    committed_appends,
-    log_commits,
-)
 from nenjim.infrastructure.store.versions import (
     IDENTITY_TABLE,
     LOG_SCHEMA_VERSION,

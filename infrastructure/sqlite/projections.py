@@ -22,7 +22,7 @@ from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.sqlite.files import retry_when_locked
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.store.errors import ProjectionDamagedError, RebuildLostError
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking.projections import (
     TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,

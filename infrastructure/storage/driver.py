@@ -56,6 +56,9 @@ class StorageDriver(ABC, Generic[ContextT]):
     one its transaction yielded.
     """
 
+    kind: str
+    """The name of the store kind the driver belongs to (``memory``, ``sqlite``, ...)."""
+
     one_writer = False
     """Whether one transaction writes at a time, the others polling with sleeps (callers
     do better to queue their own transactions)."""

@@ -54,6 +54,16 @@ class StoreKind:
     new_test_store: str
     """``(directory, server) -> (url, cleanup)``: a fresh, empty store for a test, given
     a way to make a scratch directory and the URL of a database server."""
+    projections: str
+    """``(log) -> ProjectionRecorder``: the projections kept in the store of a Journal log
+    (its application) or of a storage backend."""
+    wakeup: str | None = None
+    """``(log, stop) -> Wakeup``: what wakes a follower of the log when a commit appends
+    to it (None: the kind has no notifications, followers poll)."""
+    storage_session: str | None = None
+    """``(location) -> context manager of a Session or None``: one read-only transaction on
+    the storage log of the existing store, ``None`` without one; nothing is created
+    (None: the kind's storage log lives in one process)."""
     parse_url: str | None = None
     """``(url) -> env``: the URL's ``eventsourcing`` settings, checked
     (``UnsupportedStoreError``); None: it has none."""

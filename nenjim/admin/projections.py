@@ -1,6 +1,6 @@
 """Every persisted projection a store may hold: their status, and their rebuild.
 
-Each is a :class:`~nenjim.infrastructure.store.projections.MaintainedProjection`
+Each is a :class:`~nenjim.infrastructure.tracking.projections.MaintainedProjection`
 (its name, its status, its rebuild), whichever log it follows.
 ``nenjim projections status|rebuild`` and ``nenjim log import`` go through
 :data:`PROJECTIONS` only, so a new projection is one more entry there.
@@ -8,12 +8,10 @@ Each is a :class:`~nenjim.infrastructure.store.projections.MaintainedProjection`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from nenjim.infrastructure.log import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.persistence.projections import AGENT_RUNS
-from nenjim.infrastructure.store.projections import MaintainedProjection, ProjectionStatus
 from nenjim.infrastructure.store.urls import resolve_store_url
+from nenjim.infrastructure.tracking.projections import MaintainedProjection, ProjectionStatus
 from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.rebuild import CHAINS
 
@@ -78,8 +76,11 @@ def rebuild_all(url: str, progress: Progress = silent) -> tuple[str, ...]:
 
 
 def require_existing(url: str) -> None:
-    """Refuse an SQLite store whose file does not exist, before any projection could create
-    it (``memory:`` is refused by every one: a new in-memory store holds no log)."""
+    """Refuse a store that does not exist (``StoreMissingError``), before any projection
+    could create it, by opening it to read (``memory:`` is refused by every projection: a
+    new in-memory store holds no log)."""
     location = resolve_store_url(url)
-    if location.kind == "sqlite" and not Path(location.env["SQLITE_DBNAME"]).is_file():
-        raise StoreUnavailableError(f"SQLite store {location.env['SQLITE_DBNAME']} does not exist")
+    kind = location.store_kind
+    if kind.reader is not None:
+        with kind.load(kind.reader)(location):
+            pass

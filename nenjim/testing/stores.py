@@ -10,8 +10,8 @@ from nenjim.admin.transfer import JOURNAL, STORAGE, import_store
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage.audit import audit_store
-from nenjim.infrastructure.store.projections import Row, projection_recorder
 from nenjim.infrastructure.store.urls import MEMORY_URL, resolve_store_url
+from nenjim.infrastructure.tracking.projections import Row, projection_recorder
 from nenjim.journal.impl.ref.audit import audit_journal_log, audit_open_log
 from nenjim.journal.impl.ref.chain_table import PersistedChains, persisted_rows
 from nenjim.journal.impl.ref.log import JournalLog

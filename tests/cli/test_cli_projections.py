@@ -11,7 +11,7 @@ import pytest
 from nenjim.admin import projections as projection_admin
 from nenjim.cli import main
 from nenjim.infrastructure.log import StoreUnavailableError
-from nenjim.infrastructure.store.projections import MaintainedProjection, ProjectionStatus
+from nenjim.infrastructure.tracking.projections import MaintainedProjection, ProjectionStatus
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.errors import JournalChainError
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
+from nenjim.infrastructure.log.commits import AppendRequest
 from nenjim.infrastructure.store.group_commit import GroupCommit
-from nenjim.infrastructure.store.log_commits import AppendRequest
 from nenjim.journal.impl.ref.chain_log import catch_up
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog

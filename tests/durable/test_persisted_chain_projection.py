@@ -17,7 +17,7 @@ from journal_texts import Chain, Rel, content, write_chain
 from nenjim.cli import main
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal import JournalService
 from nenjim.journal.impl.ref import JournalFollower, build_journal, filesystem
 from nenjim.journal.impl.ref.chain_table import CHAIN_TABLE, PersistedChains, rebuild_chain_table
@@ -145,7 +145,7 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from nenjim.infrastructure.log import LogReader
-    from nenjim.infrastructure.store.projections import projection_recorder
+    from nenjim.infrastructure.tracking.projections import projection_recorder
     from nenjim.journal.impl.ref.log import JournalLog
     from nenjim.journal.impl.ref.chain_table import PersistedChains
     from nenjim.projections.journal_chains import JournalChainsProjection

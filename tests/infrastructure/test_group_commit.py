@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from nenjim.infrastructure.log.commits import AppendRequest, log_commits
 from nenjim.infrastructure.store.group_commit import GroupCommit
-from nenjim.infrastructure.store.log_commits import AppendRequest, log_commits
 
 
 class _Writer:

@@ -8,23 +8,14 @@ import pkgutil
 
 import nenjim.infrastructure
 from nenjim.infrastructure.log.transfer.format import ExportFormatError
-from nenjim.infrastructure.log.transfer.stores import UnreadableEventError
-from nenjim.infrastructure.persistence.projections import UnknownProjectionError
 from nenjim.infrastructure.store.errors import StoreError
 from nenjim.infrastructure.store.urls import UnsupportedStoreError
 
 NOT_STORE_FAILURES = {
     # Arguments refused before any store is touched (``ValueError``): a URL naming no
-    # store, a file that is not a log export, a projection name that is not one.
+    # store, a file that is not a log export.
     UnsupportedStoreError,
     ExportFormatError,
-    UnknownProjectionError,
-}
-
-NOT_YET_STORE_ERRORS = {
-    # A stored row that cannot be exported as an event: a store failure, still a
-    # ``RuntimeError`` where it is defined.
-    UnreadableEventError,
 }
 
 
@@ -46,10 +37,10 @@ def _exception_classes() -> set[type[BaseException]]:
 
 def test_every_store_failure_derives_from_store_error() -> None:
     classes = _exception_classes()
-    assert classes >= NOT_STORE_FAILURES | NOT_YET_STORE_ERRORS
+    assert classes >= NOT_STORE_FAILURES
     outside = {
         f"{error.__module__}.{error.__qualname__}"
-        for error in classes - NOT_STORE_FAILURES - NOT_YET_STORE_ERRORS
+        for error in classes - NOT_STORE_FAILURES
         if not issubclass(error, StoreError)
     }
     assert outside == set()

@@ -22,8 +22,8 @@ from nenjim.infrastructure.persistence import Persistence
 from nenjim.infrastructure.persistence.agent_runs import AgentRuns
 from nenjim.infrastructure.persistence.storage_log import StorageLog
 from nenjim.infrastructure.storage.follow.log import START
-from nenjim.infrastructure.store import follow as follower
-from nenjim.infrastructure.store.projections import ProjectionTable, projection_recorder
+from nenjim.infrastructure.tracking import follow as follower
+from nenjim.infrastructure.tracking.projections import ProjectionTable, projection_recorder
 
 
 @pytest.fixture

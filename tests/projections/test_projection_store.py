@@ -10,7 +10,7 @@ import pytest
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.log import LogApplication, RebuildLostError
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking.projections import (
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,

@@ -18,7 +18,7 @@ from nenjim.infrastructure.storage import Backend, DurableRecord
 from nenjim.infrastructure.storage.follow.schema import CHANNEL, listening_lock
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES, WORKFLOW_STATES
-from nenjim.infrastructure.store import follow as follower
+from nenjim.infrastructure.tracking import follow as follower
 
 KEYS = itertools.count()
 QUIET = 0.5

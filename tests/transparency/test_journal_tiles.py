@@ -25,7 +25,7 @@ from nenjim.domain.journal.chain import JournalChain, chain_id
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.transparency import MemoryTree, SignerKey, Tile, read_tile, tiles_for_size
 from nenjim.infrastructure.log import Claim, LogApplication, LogReader
-from nenjim.infrastructure.store.log_commits import AppendRequest
+from nenjim.infrastructure.log.commits import AppendRequest
 from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog
 from nenjim.journal.impl.ref.transparency import RevisionEvent, TreeTiles, revision_leaf

@@ -26,7 +26,7 @@ from uuid import UUID
 from nenjim.infrastructure.log.claims import Claim
 from nenjim.infrastructure.log.transfer.format import LoggedEvent
 from nenjim.infrastructure.log.transfer.tables import EventTable
-from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.errors import StoreError, StoreUnavailableError
 from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 
@@ -38,7 +38,7 @@ class StoreNotEmptyError(StoreUnavailableError):
     """An import into a store that already holds a log, an owner or derived rows."""
 
 
-class UnreadableEventError(RuntimeError):
+class UnreadableEventError(StoreError):
     """A stored row that cannot be exported as an event (edited behind the engine's back)."""
 
 

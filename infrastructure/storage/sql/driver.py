@@ -33,9 +33,6 @@ from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
 class SqlDriver(StorageDriver[Session]):
     """Records, streams and blobs on the ``storage_events`` log and its inline projections."""
 
-    kind: str
-    """The store kind of the driver's URLs (``sqlite``, ``postgresql``)."""
-
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self._layout: Layout | None = None

@@ -28,7 +28,7 @@ from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
-from nenjim.infrastructure.store.projections import Row
+from nenjim.infrastructure.tracking.projections import Row
 from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.chain_table import chain_row, projection_problem
 from nenjim.journal.impl.ref.digest_index import check_digest_index

@@ -9,7 +9,7 @@ loads the rows, folds only the events after the stored position, and parses
 nothing until a query asks for a revision.
 
 The rows and the position are written together (see
-``nenjim.infrastructure.store.projections``): a crash leaves the projection at
+``nenjim.infrastructure.tracking.projections``): a crash leaves the projection at
 its last written position, and the next process resumes there.
 """
 
@@ -24,7 +24,7 @@ from eventsourcing.persistence import Tracking
 
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking.projections import (
     Persisted,
     ProjectionRecorder,
     ProjectionState,

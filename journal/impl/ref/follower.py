@@ -21,8 +21,8 @@ from collections.abc import Callable
 from nenjim.domain.journal.document import JournalRevision, Release
 from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
-from nenjim.infrastructure.store import follow as follower
-from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.infrastructure.tracking import follow as follower
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal import JournalService
 from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity

@@ -22,7 +22,7 @@ from nenjim.domain.journal.errors import (
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import ClaimConflictError, LogReader
-from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.chain_log import catch_up, share
 from nenjim.journal.impl.ref.chain_table import PersistedChains
 from nenjim.journal.impl.ref.digest_index import check_digest_index

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from nenjim.infrastructure.log import LogReader
-from nenjim.infrastructure.store.projections import (
+from nenjim.infrastructure.tracking.projections import (
     MaintainedProjection,
     ProjectionStatus,
     projection_recorder,

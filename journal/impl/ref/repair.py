@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from nenjim.domain.journal.errors import JournalIntegrityError
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport
-from nenjim.infrastructure.store.projections import projection_recorder
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.audit import audit_open_log, journal_problem
 from nenjim.journal.impl.ref.chain_table import rebuild_chain_table
 from nenjim.journal.impl.ref.log import JournalLog

@@ -13,13 +13,12 @@ no event and send no notification when it ends.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.store.projections import store_kind
+from nenjim.infrastructure.tracking.projections import kind_of
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication
@@ -71,13 +70,12 @@ class Polling:
 
 
 def wakeup_for(log: LogApplication | Backend, stop: threading.Event) -> Wakeup:
-    """The wake-up of a Journal log (its application) or a storage log (its backend):
-    ``LISTEN`` on a PostgreSQL store, polling on the others."""
-    if store_kind(log) != "postgresql":
+    """The wake-up of a Journal log (its application) or a storage log (its backend): its
+    store kind's (``LISTEN`` on PostgreSQL), else polling."""
+    kind = kind_of(log)
+    if kind.wakeup is None:
         return Polling(stop)
-    # Imported here: it loads psycopg, which only PostgreSQL stores need.
-    module = importlib.import_module("nenjim.infrastructure.postgresql.wakeup")
-    return cast(Wakeup, module.listening_for(log, stop))
+    return cast(Wakeup, kind.load(kind.wakeup)(log, stop))
 
 
 def follow(

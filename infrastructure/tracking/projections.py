@@ -32,20 +32,18 @@ position of the event that produced it (its first column, ``position``).
 
 from __future__ import annotations
 
-import importlib
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
-from weakref import WeakKeyDictionary
 
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import ProjectionDamagedError
+from nenjim.infrastructure.store.kinds import StoreKind, store_kind
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication
@@ -201,76 +199,6 @@ def next_generation(state: ProjectionState | None, existing: Iterable[int]) -> i
     return max([0 if state is None else state.generation, *existing]) + 1
 
 
-class POPOProjectionRecorder(ProjectionRecorder):
-    """The projections of a ``memory:`` log: in this process, under one lock."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._states: dict[str, ProjectionState] = {}
-        self._rows: dict[str, list[Row]] = {}
-
-    def states(self) -> list[ProjectionState]:
-        with self._lock:
-            return [self._states[name] for name in sorted(self._states)]
-
-    def load(self, table: ProjectionTable) -> Persisted:
-        with self._lock:
-            state = self._states.get(table.name)
-            if state is None or state.version != table.version:
-                return Persisted(0, [])
-            return Persisted(state.position, list(self._rows[table.name]))
-
-    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
-        position = checked_position(table, tracking)
-        with self._lock:
-            state = self._states.get(table.name)
-            if state is not None and state.version > table.version:
-                return False
-            if state is None or state.version < table.version:
-                generation = 1 if state is None else state.generation + 1
-                rows = list(rows_after(0))
-            elif state.position >= position:
-                return False
-            else:
-                generation = state.generation
-                rows = self._rows[table.name] + list(rows_after(state.position))
-            self._rows[table.name] = rows
-            self._states[table.name] = ProjectionState(
-                table.name, position, table.version, generation
-            )
-            return True
-
-    def rebuild(
-        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
-    ) -> ProjectionState:
-        rows: list[Row] = []
-        position = 0
-        for batch, after in batches:
-            rows.extend(batch)
-            position = after
-        with self._lock:
-            old = self._states.get(table.name)
-            state = ProjectionState(
-                table.name, position, table.version, 1 if old is None else old.generation + 1
-            )
-            self._rows[table.name] = rows
-            self._states[table.name] = state
-            return state
-
-
-_MEMORY: WeakKeyDictionary[object, POPOProjectionRecorder] = WeakKeyDictionary()
-_MEMORY_LOCK = threading.Lock()
-
-
-def memory_projections(owner: object) -> POPOProjectionRecorder:
-    """The in-memory projections that belong to ``owner`` (an in-memory log's recorder)."""
-    with _MEMORY_LOCK:
-        found = _MEMORY.get(owner)
-        if found is None:
-            found = _MEMORY[owner] = POPOProjectionRecorder()
-        return found
-
-
 def tracked_state(where: str, row: Sequence[Any]) -> ProjectionState:
     """The tracking row ``(name, position, version, generation)`` read from ``where`` (the
     tracking table as messages name it); ``ProjectionDamagedError`` unless each number is an
@@ -342,20 +270,15 @@ class SessionTransactions:
     writing = reading
 
 
-def store_kind(log: LogApplication | Backend) -> str:
-    """``memory``, ``sqlite`` or ``postgresql``: the kind of store that holds ``log``."""
-    if isinstance(log, Backend):
-        return str(getattr(log.driver, "kind", "memory"))
-    return log.location.kind
+def kind_of(log: LogApplication | Backend) -> StoreKind:
+    """The kind of store that holds ``log`` (a Journal log's application or a storage
+    backend)."""
+    return store_kind(log.driver.kind if isinstance(log, Backend) else log.location.kind)
 
 
 def projection_recorder(log: LogApplication | Backend) -> ProjectionRecorder:
     """The projections kept in the store of ``log``: a Journal log's application or a
     storage backend (its file, schema or process). Nothing is created until a projection
     is first written."""
-    kind = store_kind(log)
-    if kind == "memory":
-        return memory_projections(log.driver if isinstance(log, Backend) else log.recorder)
-    # Imported by kind: each loads its database driver.
-    module = importlib.import_module(f"nenjim.infrastructure.{kind}.projections")
-    return cast(ProjectionRecorder, module.recorder_for(log))
+    kind = kind_of(log)
+    return cast(ProjectionRecorder, kind.load(kind.projections)(log))
