@@ -29,9 +29,9 @@ from nenjim.infrastructure.storage.errors import SerializationError
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent
 from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
 from nenjim.infrastructure.store.errors import RebuildTimeoutError
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking import follow as follower
 from nenjim.infrastructure.tracking.projections import (
-    Progress,
     ProjectionTable,
     Row,
     projection_recorder,

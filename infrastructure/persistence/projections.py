@@ -17,12 +17,12 @@ from nenjim.infrastructure.storage.follow.schema import has_table, qualified
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import StoreUnavailableError
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.infrastructure.store.versions import FOLLOWED_SINCE
 from nenjim.infrastructure.tracking.projections import (
     TRACKING_TABLE,
     MaintainedProjection,
-    Progress,
     ProjectionStatus,
 )
 

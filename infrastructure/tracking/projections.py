@@ -44,6 +44,7 @@ from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import ProjectionDamagedError
 from nenjim.infrastructure.store.kinds import StoreKind, store_kind
+from nenjim.infrastructure.store.progress import Progress
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.log.application import LogApplication
@@ -115,10 +116,6 @@ class ProjectionStatus:
     position: int
     head: int
     lag: int
-
-
-Progress = Callable[[str, int, int], None]
-"""``progress(task, done, total)``: how a long task tells its observer that it advances."""
 
 
 @dataclass(frozen=True, slots=True)

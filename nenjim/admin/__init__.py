@@ -22,6 +22,6 @@ and ``exception``), and nothing else of nenjim (an import contract in
 Every long task takes a :data:`Progress` observer (:func:`silent` shows nothing).
 """
 
-from nenjim.journal.impl.ref.progress import Progress, silent
+from nenjim.infrastructure.store.progress import Progress, silent
 
 __all__ = ["Progress", "silent"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from nenjim.infrastructure.log import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.persistence.projections import AGENT_RUNS
+from nenjim.infrastructure.store.progress import Progress, silent
 from nenjim.infrastructure.store.urls import resolve_store_url
 from nenjim.infrastructure.tracking.projections import MaintainedProjection, ProjectionStatus
-from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.rebuild import CHAINS
 
 PROJECTIONS: list[MaintainedProjection] = [CHAINS, AGENT_RUNS]

@@ -28,12 +28,12 @@ from nenjim.domain.journal.parser import parse_journal
 from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
+from nenjim.infrastructure.store.progress import Progress, silent
 from nenjim.infrastructure.tracking.projections import Row
 from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.chain_table import chain_row, projection_problem
 from nenjim.journal.impl.ref.digest_index import check_digest_index
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.transparency_audit import tree_problem
 from nenjim.projections.journal_chains import ChainFold, JournalWorldview, StoredRevision
 

@@ -24,6 +24,7 @@ from eventsourcing.persistence import Tracking
 
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking.projections import (
     Persisted,
     ProjectionRecorder,
@@ -63,8 +64,6 @@ REBUILD_BATCH = 20_000
 """Rows a rebuild commits at a time into the new generation."""
 CATCH_UP_BATCH = 10_000
 """Events a catch-up folds between two writes of the rows (a kill loses at most these)."""
-
-RebuildProgress = Callable[[str, int, int], None]
 
 
 REBUILD_HINT = (
@@ -234,7 +233,7 @@ class ChainRebuild:
 
 
 def rebuild_chain_table(
-    log: LogReader, store: ProjectionRecorder, progress: RebuildProgress | None = None
+    log: LogReader, store: ProjectionRecorder, progress: Progress | None = None
 ) -> ChainRebuild:
     """Fold the whole log into a fresh generation of the table and swap it in.
 

@@ -15,10 +15,10 @@ from nenjim.domain.journal.document import JournalRevision
 from nenjim.domain.journal.errors import JournalStoreError, LifecycleError
 from nenjim.domain.journal.parser import forget_shared_releases, forget_shared_values
 from nenjim.domain.journal.values import ArtifactCoordinate
+from nenjim.infrastructure.store.progress import Progress, silent
 from nenjim.journal.impl.ref.filesystem import REVISION_SUFFIX, JournalFile, check_root, scan_root
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.opening import IngestionHandle
-from nenjim.journal.impl.ref.progress import Progress, silent
 from nenjim.journal.impl.ref.publication import JournalPublisher
 from nenjim.journal.impl.ref.store_errors import store_errors
 from nenjim.journal.model import RefreshReport

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 from nenjim.infrastructure.log import LogReader
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking.projections import (
     MaintainedProjection,
     ProjectionStatus,
@@ -17,7 +18,6 @@ from nenjim.journal.impl.ref.chain_table import (
     rebuild_chain_table,
 )
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.progress import Progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from nenjim.domain.journal.errors import JournalIntegrityError
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.audit import audit_open_log, journal_problem
 from nenjim.journal.impl.ref.chain_table import rebuild_chain_table
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.progress import Progress
 
 
 class JournalRepairRefusedError(JournalIntegrityError):

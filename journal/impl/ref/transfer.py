@@ -20,11 +20,11 @@ from nenjim.domain.journal.errors import JournalIntegrityError, one_line
 from nenjim.infrastructure.log import Claim, ClaimConflictError, LogReader
 from nenjim.infrastructure.log.transfer import EventTable, LoggedEvent, application_log
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.store.urls import MEMORY_URL
 from nenjim.journal.impl.ref.audit import LOG_TABLE, audit_open_log
 from nenjim.journal.impl.ref.chain_log import decode_event
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE, JournalLog, named_schema
-from nenjim.journal.impl.ref.progress import Progress
 
 JOURNAL_EVENTS = application_log(JournalLog.name)
 """The Journal log's events table (``journal_events``), its claims and identity rows."""

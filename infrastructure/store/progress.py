@@ -1,8 +1,8 @@
-"""How a long task tells its observer that it advances: loads, audits.
+"""How a long task tells its observer that it advances: loads, audits, rebuilds, moves.
 
 The observer is a plain callable, ``progress(task, done, total)``, called
 with ``done`` from 0 up to ``total`` (the last call has ``done == total``).
-The Journal only counts; whoever passes the observer in decides whether and
+The task only counts; whoever passes the observer in decides whether and
 how to show it (the command line draws a bar on a terminal).
 """
 
