@@ -33,16 +33,13 @@ position of the event that produced it (its first column, ``position``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.storage.sql.driver import SqlDriver
-from nenjim.infrastructure.store.errors import ProjectionDamagedError
 from nenjim.infrastructure.store.kinds import StoreKind, store_kind
 from nenjim.infrastructure.store.progress import Progress
 
@@ -152,8 +149,8 @@ class ProjectionRecorder(ABC):
     def load(self, table: ProjectionTable) -> Persisted:
         """The position and every row, from one consistent read; position 0 and no rows when
         nothing of this fold's version is stored. ``ProjectionDamagedError`` for a tracking
-        row or table edited so that it cannot be what a write left (see
-        :func:`tracked_state`, :func:`checked_rows`, :func:`missing_generation`)."""
+        row or table edited so that it cannot be what a write left (a number that is not
+        an integer, a row past the position, a missing table)."""
 
     @abstractmethod
     def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
@@ -179,92 +176,11 @@ class ProjectionRecorder(ABC):
         """
 
 
-def generation_numbers(table: ProjectionTable, names: Iterable[str]) -> list[int]:
-    """The generations of ``table`` among the table ``names`` of a store."""
-    prefix = f"{table.table}_g"
-    suffixes = (name[len(prefix) :] for name in names if name.startswith(prefix))
-    return [int(suffix) for suffix in suffixes if suffix.isdigit()]
-
-
-def next_generation(state: ProjectionState | None, existing: Iterable[int]) -> int:
-    """A generation number that no table has: past the served one and every one in the store.
-
-    A table above the served generation belongs to another rebuild, still
-    filling or killed. Its number is never reused, since two rebuilds would then
-    fill one table; the next swap drops what is left of it.
-    """
-    return max([0 if state is None else state.generation, *existing]) + 1
-
-
-def tracked_state(where: str, row: Sequence[Any]) -> ProjectionState:
-    """The tracking row ``(name, position, version, generation)`` read from ``where`` (the
-    tracking table as messages name it); ``ProjectionDamagedError`` unless each number is an
-    integer (a type the database does not enforce, as SQLite's, can be edited)."""
-    name, *numbers = row
-    if not all(type(number) is int for number in numbers):
-        raise ProjectionDamagedError(
-            f"projection {name}: its tracking row in {where} holds {tuple(numbers)!r} "
-            "for (position, version, generation), not integers"
-        )
-    return ProjectionState(str(name), *numbers)
-
-
-def checked_rows(table: ProjectionTable, state: ProjectionState, rows: list[Row]) -> Persisted:
-    """The rows a load read, ordered by position; ``ProjectionDamagedError`` when the last
-    is not an integer position at or before the tracked one (rows past it were written by
-    nobody: a lowered position, or rows added by hand)."""
-    last = rows[-1][0] if rows else 0
-    if type(last) is not int or last > state.position:
-        raise ProjectionDamagedError(
-            f"projection {table.name}: {table.generation_table(state.generation)} holds a row "
-            f"at position {last!r}, past the position {state.position} that {TRACKING_TABLE} "
-            "tracks"
-        )
-    return Persisted(state.position, rows)
-
-
-def missing_generation(table: ProjectionTable, state: ProjectionState) -> ProjectionDamagedError:
-    """The error for a tracked generation whose table is not in the store."""
-    return ProjectionDamagedError(
-        f"projection {table.name}: {TRACKING_TABLE} tracks generation {state.generation} at "
-        f"position {state.position}, but its table {table.generation_table(state.generation)} "
-        "is missing"
-    )
-
-
 def checked_position(table: ProjectionTable, tracking: Tracking) -> int:
     """The position ``tracking`` moves ``table``'s projection to (it must name it)."""
     if tracking.application_name != table.name:
         raise ValueError(f"tracking of {tracking.application_name!r} for projection {table.name!r}")
     return tracking.notification_id
-
-
-class Transactions(Protocol):
-    """How a recorder reaches its store: a database connection inside a transaction."""
-
-    def reading(self) -> AbstractContextManager[Any]:
-        """A connection in a transaction that is rolled back at the end."""
-        ...
-
-    def writing(self) -> AbstractContextManager[Any]:
-        """A connection in a transaction committed at the end (rolled back on an error);
-        on SQLite it holds the write lock from its start."""
-        ...
-
-
-class SessionTransactions:
-    """The transactions of a storage backend's SQL driver (a connection of its pool each;
-    on SQLite each holds the write lock, as every transaction of the driver does)."""
-
-    def __init__(self, backend: Backend) -> None:
-        self._driver = cast(SqlDriver, backend.driver)
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self._driver.transaction(None) as session:
-            yield session.connection
-
-    writing = reading
 
 
 def kind_of(log: LogApplication | Backend) -> StoreKind:
