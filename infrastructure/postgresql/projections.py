@@ -100,6 +100,7 @@ class PostgresProjectionRecorder(SqlProjectionRecorder[_Cursor]):
     def _name(self, table: str) -> str:
         return Identifier(self._schema, table).as_string(None)
 
+    # The catalog as a statement finds a table in it now, not pg_tables in this snapshot.
     def _has(self, c: _Cursor, table: str) -> bool:
         c.execute("SELECT to_regclass(%s)", (self._name(table),))
         row = c.fetchone()

@@ -64,9 +64,7 @@ class Cursor(Protocol):
     """What a recorder asks of a database cursor that fetches plain tuples."""
 
     def execute(self, query: str, params: Sequence[Any] = ..., /) -> object: ...
-
     def fetchone(self) -> Any: ...
-
     def fetchall(self) -> list[Any]: ...
 
 
