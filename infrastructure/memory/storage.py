@@ -13,15 +13,16 @@ append-only list per key, and every write as an event of an append-only log
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from nenjim.infrastructure.memory import KIND
+from nenjim.infrastructure.storage import purge
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.conditions import UNCHECKED, _Unchecked
 from nenjim.infrastructure.storage.driver import AttributeValues, StorageDriver
 from nenjim.infrastructure.storage.entries import (
     AppendEntry,
@@ -36,6 +37,7 @@ from nenjim.infrastructure.storage.errors import (
     NotFoundError,
     UniqueConstraintError,
 )
+from nenjim.infrastructure.storage.purge import Purge
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import (
     attributes_match,
@@ -43,6 +45,7 @@ from nenjim.infrastructure.storage.rules import (
     find_unique_violation,
 )
 from nenjim.infrastructure.storage.sql import events
+from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.infrastructure.store.urls import StoreLocation
 
 _MISSING = object()
@@ -53,7 +56,8 @@ _MISSING = object()
 class _State:
     records: dict[str, dict[str, RecordEntry]] = field(default_factory=dict)
     history: dict[str, dict[str, list[RecordedEntry]]] = field(default_factory=dict)
-    streams: dict[str, dict[str, list[StreamEntry]]] = field(default_factory=dict)
+    # A position purged while its stream lives holds None.
+    streams: dict[str, dict[str, list[StreamEntry | None]]] = field(default_factory=dict)
     # The entry ids of each live stream (id -> position), so an append checks its ids
     # without reading the stream.
     stream_ids: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
@@ -63,8 +67,9 @@ class _State:
     log: list[tuple[str, str | dict[str, Any]]] = field(default_factory=list)
     # Since the outermost transaction began: (dict, key, previous value or
     # _MISSING) for a slot written or removed, (list, length, None) for a list
-    # extended. Containers that writes create empty are left on rollback: an
-    # empty one reads as a missing one.
+    # extended, (list, (index,), previous value) for a list slot written.
+    # Containers that writes create empty are left on rollback: an empty one
+    # reads as a missing one.
     undo: list[tuple[Any, Any, Any]] = field(default_factory=list)
 
     def mark(self) -> tuple[int, int]:
@@ -77,7 +82,9 @@ class _State:
         undo = self.undo
         while len(undo) > undo_length:
             container, key, previous = undo.pop()
-            if isinstance(container, list):
+            if isinstance(container, list) and isinstance(key, tuple):
+                container[key[0]] = previous
+            elif isinstance(container, list):
                 del container[key:]
             elif previous is _MISSING:
                 del container[key]
@@ -95,6 +102,11 @@ class _State:
         previous = mapping.pop(key)
         self.undo.append((mapping, key, previous))
         return previous
+
+    def set_at(self, items: list[Any], index: int, value: object) -> None:
+        """``items[index] = value``, undoably."""
+        self.undo.append((items, (index,), items[index]))
+        items[index] = value
 
     def extend(self, items: list[Any], added: Sequence[Any]) -> None:
         """``items.extend(added)``, undoably."""
@@ -253,8 +265,21 @@ class InMemoryDriver(StorageDriver[_State]):
     def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return tuple(ctx.history.get(resource.id, {}).get(key, ()))
 
+    def purge_record(self, ctx: _State, resource: Resource, key: str) -> Purge | None:
+        self.delete_record(ctx, resource, key, UNCHECKED)
+        history = ctx.history.get(resource.id, {})
+        if key in history:
+            ctx.remove(history, key)
+        return _purge_log(
+            ctx,
+            "records",
+            resource.id,
+            key,
+            lambda topic, state: topic in events.RECORD_WRITES and state.get("key") == key,
+        )
+
     # streams
-    def _stream(self, ctx: _State, resource: Resource, stream: str) -> list[StreamEntry]:
+    def _stream(self, ctx: _State, resource: Resource, stream: str) -> list[StreamEntry | None]:
         return ctx.streams.setdefault(resource.id, {}).setdefault(stream, [])
 
     def append_stream(
@@ -293,7 +318,8 @@ class InMemoryDriver(StorageDriver[_State]):
     def read_stream(
         self, ctx: _State, resource: Resource, stream: str, after: int, limit: int | None
     ) -> Sequence[StreamEntry]:
-        entries = ctx.streams.get(resource.id, {}).get(stream, [])[after:]
+        stored = ctx.streams.get(resource.id, {}).get(stream, [])[after:]
+        entries = [entry for entry in stored if entry is not None]
         return entries if limit is None else entries[:limit]
 
     def stream_head(self, ctx: _State, resource: Resource, stream: str) -> int:
@@ -307,6 +333,27 @@ class InMemoryDriver(StorageDriver[_State]):
             ctx.remove(ctx.stream_ids[resource.id], stream)
             state = events.stream_deleted_state(resource.id, stream, len(removed))
             ctx.log.append((events.STREAM_DELETED, state))
+
+    def purge_stream(
+        self, ctx: _State, resource: Resource, stream: str, before: int | None
+    ) -> Purge | None:
+        stored = ctx.streams.get(resource.id, {}).get(stream, [])
+        if before is None:
+            self.delete_stream(ctx, resource, stream)
+        else:
+            known = ctx.stream_ids.get(resource.id, {}).get(stream, {})
+            for index, entry in enumerate(stored[: max(before - 1, 0)]):
+                if entry is not None:
+                    ctx.set_at(stored, index, None)
+                    ctx.remove(known, entry.id)
+        return _purge_log(
+            ctx,
+            "streams",
+            resource.id,
+            stream,
+            _EntriesBelow(ctx, resource.id, stream, before),
+            before=before,
+        )
 
     # blobs
     def put_blob(self, ctx: _State, resource: Resource, blob: BlobEntry) -> BlobEntry:
@@ -323,6 +370,18 @@ class InMemoryDriver(StorageDriver[_State]):
     def fetch_blob(self, ctx: _State, resource: Resource, key: str) -> BlobEntry | None:
         return ctx.blobs.get(resource.id, {}).get(key)
 
+    def purge_blob(self, ctx: _State, resource: Resource, key: str) -> Purge | None:
+        blobs = ctx.blobs.get(resource.id, {})
+        if key in blobs:
+            ctx.remove(blobs, key)
+        return _purge_log(
+            ctx,
+            "blobs",
+            resource.id,
+            key,
+            lambda topic, state: topic == events.BLOB_PUT and state.get("key") == key,
+        )
+
     # guards
     def lock_guard(self, ctx: _State, resource: Resource, key: str) -> None:
         # The one lock already excludes every other writer; only existence matters.
@@ -330,6 +389,81 @@ class InMemoryDriver(StorageDriver[_State]):
             raise NotFoundError(
                 f"guard record not found: {resource.id}/{key}", resource=resource.id, key=key
             )
+
+
+def _purge_log(
+    ctx: _State,
+    kind: str,
+    resource_id: str,
+    key: str,
+    removes: Callable[[str, Mapping[str, Any]], bool],
+    *,
+    before: int | None = None,
+) -> Purge | None:
+    """Replace the payload events of ``key`` that ``removes`` picks (asked of every event of
+    its log stream, in order) by their stubs and log the marker, as the SQL drivers do; a
+    version is the event's place among those of its log stream."""
+    log = ctx.log
+    chosen: list[tuple[int, purge.Removed]] = []
+    versions = 0
+    markers = 0
+    for index, (topic, state) in enumerate(log):
+        stored = _state_of(state)
+        if stored.get("resource") != resource_id:
+            continue
+        if topic == purge.PURGE and stored["kind"] == kind and stored["key"] == key:
+            markers += 1
+        elif _stream_key(topic, stored) == (kind, key):
+            versions += 1
+            if removes(topic, stored) and topic in purge.PAYLOAD_TOPICS:
+                text = state if isinstance(state, str) else dumps(state)
+                chosen.append((index, purge.Removed(versions, topic, text.encode("utf-8"))))
+        elif topic == purge.PURGED and stored.get("kind") == kind and stored.get("key") == key:
+            versions += 1
+    if not chosen:
+        return None
+    marker = markers + 1
+    for index, removed in chosen:
+        stub = events.decode(purge.stub(marker, removed).encode("utf-8"))
+        # Unlike the SQL logs', a stub here names its key: the versions above count it.
+        named = {**stub, "kind": kind, "resource": resource_id, "key": key}
+        ctx.set_at(log, index, (purge.PURGED, named))
+    made = purge.plan(kind, resource_id, key, [removed for _, removed in chosen], before)
+    log.append((purge.PURGE, purge.marker_state(made)))
+    return made
+
+
+class _EntriesBelow:
+    """Picks, in log order, the entries of one stream a purge removes: those of its earlier
+    lives, and of its current life those below position ``before`` (all, if ``None``)."""
+
+    def __init__(self, ctx: _State, resource_id: str, stream: str, before: int | None) -> None:
+        self.before = before
+        self.deletes = sum(
+            1
+            for topic, state in ctx.log
+            if topic == events.STREAM_DELETED
+            and _state_of(state).get("resource") == resource_id
+            and _state_of(state).get("stream") == stream
+        )
+
+    def __call__(self, topic: str, state: Mapping[str, Any]) -> bool:
+        if topic == events.STREAM_DELETED:
+            self.deletes -= 1
+            return False
+        current = self.deletes == 0
+        return not current or self.before is None or int(state["position"]) < self.before
+
+
+def _stream_key(topic: str, state: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The log stream an event of the memory log belongs to: its kind and key."""
+    if topic in (*events.RECORD_WRITES, events.RECORD_DELETED):
+        return "records", str(state["key"])
+    if topic in (events.STREAM_ENTRY_APPENDED, events.STREAM_DELETED):
+        return "streams", str(state["stream"])
+    if topic == events.BLOB_PUT:
+        return "blobs", str(state["key"])
+    return None
 
 
 def _check_unique(resource: Resource, rows: Mapping[str, RecordEntry], entry: RecordEntry) -> None:

@@ -40,6 +40,7 @@ from nenjim.infrastructure.storage.errors import (
     UnsupportedBackendError,
 )
 from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.purge import Purge
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.view import Blobs, Records, Streams, View
 from nenjim.infrastructure.store.transient import is_transient
@@ -59,6 +60,7 @@ __all__ = [
     "GuardRef",
     "NoRows",
     "NotFoundError",
+    "Purge",
     "RecordEntry",
     "RecordedEntry",
     "Records",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nenjim.infrastructure.storage.conditions import _Unchecked
 from nenjim.infrastructure.storage.entries import (
@@ -32,6 +32,9 @@ from nenjim.infrastructure.storage.entries import (
 )
 from nenjim.infrastructure.storage.errors import NotFoundError
 from nenjim.infrastructure.storage.resource import Resource
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.storage.purge import Purge
 
 ContextT = TypeVar("ContextT")
 """What a driver's transaction yields and its operations take: the SQL drivers'
@@ -153,6 +156,12 @@ class StorageDriver(ABC, Generic[ContextT]):
     ) -> Sequence[RecordedEntry]:
         """Every revision ever written under ``key``, in write order, with its time."""
 
+    @abstractmethod
+    def purge_record(self, ctx: ContextT, resource: Resource, key: str) -> Purge | None:
+        """Delete the row, if any, as :meth:`delete_record` does unchecked, and purge every
+        revision the log holds of ``key`` (:mod:`~nenjim.infrastructure.storage.purge`);
+        ``None`` if the log held none."""
+
     # streams
     @abstractmethod
     def append_stream(
@@ -183,6 +192,16 @@ class StorageDriver(ABC, Generic[ContextT]):
     def delete_stream(self, ctx: ContextT, resource: Resource, stream: str) -> None:
         """Remove the entries and the head; the stream restarts at position 1."""
 
+    @abstractmethod
+    def purge_stream(
+        self, ctx: ContextT, resource: Resource, stream: str, before: int | None
+    ) -> Purge | None:
+        """``before`` ``None``: delete the stream as :meth:`delete_stream` does and purge
+        every entry the log holds of it. Else purge the entries at positions below
+        ``before`` (and every entry of the stream's earlier lives); the head stays, reads
+        skip the purged positions and their ids are free again. ``None`` if the log held
+        no entry to purge."""
+
     # blobs
     @abstractmethod
     def put_blob(self, ctx: ContextT, resource: Resource, blob: BlobEntry) -> BlobEntry:
@@ -191,6 +210,11 @@ class StorageDriver(ABC, Generic[ContextT]):
     @abstractmethod
     def fetch_blob(self, ctx: ContextT, resource: Resource, key: str) -> BlobEntry | None:
         """The stored blob, or ``None``."""
+
+    @abstractmethod
+    def purge_blob(self, ctx: ContextT, resource: Resource, key: str) -> Purge | None:
+        """Delete the blob and purge its bytes from the log; ``None`` if the log held none.
+        A later put of the key stores it anew."""
 
     # guards
     @abstractmethod

@@ -38,6 +38,7 @@ from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, 
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.storage.backend import Backend, Scope
+    from nenjim.infrastructure.storage.purge import Purge
 
 _T = TypeVar("_T")
 _H = TypeVar("_H", bound="_Handle")
@@ -441,29 +442,51 @@ class Records(_Handle):
             validate_revision(expected_revision, "expected_revision")
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
-            resource = self.resource
-            current = driver.record_attributes(ctx, resource, key)
-            if current is None:
-                if expected_revision is UNCHECKED:
-                    return
+            if self._lock_row_anchor(ctx, driver, key):
+                driver.delete_record(ctx, self.resource, key, expected_revision)
+            elif expected_revision is not UNCHECKED:
                 raise ConflictError(
-                    f"record deletion revision conflict: {resource.id}/{key} is missing"
+                    f"record deletion revision conflict: {self.resource.id}/{key} is missing"
                 )
-            anchor = self._anchor_key(key, current)
-            self._guard(ctx, driver, anchor)
-            via = resource.guard_attribute
-            # Read before the lock, the row may since have been deleted and written again
-            # under another anchor: read again under the lock until it names one held.
-            while via is not None and anchor is not None:
-                again = driver.record_attributes(ctx, resource, key)
-                named = None if again is None else again.get(via)
-                if named is None or named == anchor:
-                    break
-                anchor = str(named)
-                self._guard(ctx, driver, anchor)
-            driver.delete_record(ctx, resource, key, expected_revision)
 
         self._view.run(operation)
+
+    def purge(self, *, key: str) -> Purge | None:
+        """Delete the row, if any, and erase every revision of ``key`` from the log.
+
+        The log keeps, in place of each removed revision, a stub with the digest
+        of what it held, and one marker naming the key, the count and the digest
+        of what was removed; :meth:`history` of the key is empty afterwards. The
+        row's guard is taken as :meth:`delete` takes it. ``None`` if the log held
+        no revision of the key (nothing to erase)."""
+        self._view.ensure_usable()
+        key = validate_key(key)
+
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> Purge | None:
+            self._lock_row_anchor(ctx, driver, key)
+            return driver.purge_record(ctx, self.resource, key)
+
+        return self._view.run(operation)
+
+    def _lock_row_anchor(self, ctx: Any, driver: StorageDriver[Any], key: str) -> bool:
+        """Lock the guard anchor of stored row ``key``; whether the row exists."""
+        resource = self.resource
+        current = driver.record_attributes(ctx, resource, key)
+        if current is None:
+            return False
+        anchor = self._anchor_key(key, current)
+        self._guard(ctx, driver, anchor)
+        via = resource.guard_attribute
+        # Read before the lock, the row may since have been deleted and written again
+        # under another anchor: read again under the lock until it names one held.
+        while via is not None and anchor is not None:
+            again = driver.record_attributes(ctx, resource, key)
+            named = None if again is None else again.get(via)
+            if named is None or named == anchor:
+                break
+            anchor = str(named)
+            self._guard(ctx, driver, anchor)
+        return True
 
     def scan(
         self,
@@ -493,6 +516,20 @@ class Records(_Handle):
         row, and each row still matching under those locks is deleted; a root's
         rows are their own anchors.
         """
+        self._delete_matching(index, equals, purging=None)
+
+    def purge_matching(self, *, index: str, equals: Mapping[str, Any]) -> tuple[Purge, ...]:
+        """:meth:`delete_matching`, each matching row purged as :meth:`purge` purges it;
+        the purges made, by key bytes."""
+        purged: list[Purge] = []
+        self._delete_matching(index, equals, purging=purged)
+        return tuple(purged)
+
+    def _delete_matching(
+        self, index: str, equals: Mapping[str, Any], purging: list[Purge] | None
+    ) -> None:
+        """Delete (``purging`` ``None``) or purge into ``purging`` the rows equal on
+        ``index``, under the locks :meth:`delete_matching` describes."""
         self._view.ensure_usable()
         resource = self.resource
         values = resource.index_values(index, equals)
@@ -503,6 +540,14 @@ class Records(_Handle):
             )
         anchor_id = resource.guard_resource
         by_key = anchor_id is not None and via is None and not resource.is_self_anchored
+
+        def remove(ctx: Any, driver: StorageDriver[Any], key: str) -> None:
+            if purging is None:
+                driver.delete_record(ctx, resource, key, UNCHECKED)
+            else:
+                made = driver.purge_record(ctx, resource, key)
+                if made is not None:
+                    purging.append(made)
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> None:
             if via is not None:
@@ -515,9 +560,13 @@ class Records(_Handle):
                 for key in keys:
                     current = driver.record_attributes(ctx, resource, key)
                     if current is not None and attributes_match(current, values):
-                        driver.delete_record(ctx, resource, key, UNCHECKED)
+                        remove(ctx, driver, key)
                 return
-            driver.delete_matching_records(ctx, resource, values)
+            if purging is None:
+                driver.delete_matching_records(ctx, resource, values)
+                return
+            for row in driver.scan_records(ctx, resource, values, None, None):
+                remove(ctx, driver, row.key)
 
         self._view.run(operation)
 
@@ -588,6 +637,27 @@ class Streams(_Handle):
 
         self._view.run(operation)
 
+    def purge(self, *, stream: str, before: int | None = None) -> Purge | None:
+        """Erase the stream's entries from the inline tables and the log.
+
+        Without ``before``: delete the stream (it restarts at position 1) and
+        erase every entry it ever had. With ``before``: erase the entries at
+        positions below it (and those of the stream's earlier lives); the head
+        stays, :meth:`read` skips the erased positions and their ids may be
+        appended again. The log keeps a stub per erased entry and one marker,
+        as :meth:`Records.purge` describes. ``None`` if there was nothing to erase.
+        """
+        self._view.ensure_usable()
+        stream = validate_key(stream, "stream")
+        if before is not None:
+            validate_revision(before, "before")
+
+        def operation(ctx: Any, driver: StorageDriver[Any]) -> Purge | None:
+            self._guard(ctx, driver, self._anchor_key(stream, {}))
+            return driver.purge_stream(ctx, self.resource, stream, before)
+
+        return self._view.run(operation)
+
 
 class Blobs(_Handle):
     """Content written once under a key."""
@@ -621,6 +691,14 @@ class Blobs(_Handle):
         key = validate_key(key)
         found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
         return found is not None
+
+    def purge(self, *, key: str) -> Purge | None:
+        """Delete the blob and erase its bytes from the log, leaving a stub and a marker as
+        :meth:`Records.purge` describes; ``None`` if the log held no blob under ``key``. A
+        later :meth:`put_if_absent` of the key stores it anew."""
+        self._view.ensure_usable()
+        key = validate_key(key)
+        return self._view.run(lambda ctx, driver: driver.purge_blob(ctx, self.resource, key))
 
 
 def _ordered(values: Any, what: str) -> tuple[Any, ...]:

@@ -16,6 +16,7 @@ from nenjim.infrastructure.storage.testing import (
     StorageLimitsContract,
     StorageNamesContract,
     StoragePrimitivesContract,
+    StoragePurgeContract,
     StorageTransactionContract,
     StorageValidationContract,
     StorageValuesContract,
@@ -75,3 +76,7 @@ class TestLifecycle(StorageLifecycleContract):
 
 class TestLimits(StorageLimitsContract):
     """Integer, text, size and nesting limits, alike on every backend."""
+
+
+class TestPurges(StoragePurgeContract):
+    """Purges of records, streams and blobs."""

@@ -9,12 +9,17 @@ then reads its row.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nenjim.infrastructure.storage.entries import BlobEntry
 from nenjim.infrastructure.storage.errors import BlobConflictError, ConflictError
 from nenjim.infrastructure.storage.resource import Resource
-from nenjim.infrastructure.storage.sql import codec, events
+from nenjim.infrastructure.storage.sql import codec, events, purges
 from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.infrastructure.storage.sql.session import Session
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.storage.purge import Purge
 
 
 def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
@@ -26,10 +31,16 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
     )
     if inserted:
         originator = events.blob_stream(resource.id, blob.key)
-        if not events.append(
-            session, originator, 1, events.BLOB_PUT, events.blob_state(resource.id, blob)
-        ):
-            raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log")
+        state = events.blob_state(resource.id, blob)
+        # A key purged before has events already: the put follows them.
+        if not events.append(session, originator, 1, events.BLOB_PUT, state):
+            found = session.one(
+                "SELECT MAX(originator_version) FROM {events} WHERE originator_id = ?",
+                (session.dialect.originator(originator),),
+            )
+            version = 1 if found is None else int(found[0]) + 1
+            if not events.append(session, originator, version, events.BLOB_PUT, state):
+                raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log")
         return blob
     stored = fetch(session, resource, blob.key)
     if stored is None:
@@ -37,6 +48,12 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
     if stored.data != blob.data:
         raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")
     return stored
+
+
+def purge(session: Session, resource: Resource, key: str) -> Purge | None:
+    """Delete the blob's row and purge its bytes from the log."""
+    session.execute("DELETE FROM {blobs} WHERE resource = ? AND key = ?", (resource.id, key))
+    return purges.remove(session, events.blob_stream(resource.id, key), "blobs", resource.id, key)
 
 
 def fetch(session: Session, resource: Resource, key: str) -> BlobEntry | None:

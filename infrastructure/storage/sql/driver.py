@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nenjim.infrastructure.storage.conditions import _Unchecked
+from nenjim.infrastructure.storage.conditions import UNCHECKED, _Unchecked
 from nenjim.infrastructure.storage.driver import AttributeValues, CheckRead, StorageDriver
 from nenjim.infrastructure.storage.entries import (
     AppendEntry,
@@ -24,10 +24,13 @@ from nenjim.infrastructure.storage.entries import (
 )
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.resource import Resource
-from nenjim.infrastructure.storage.sql import blobs, records, streams
+from nenjim.infrastructure.storage.sql import blobs, events, purges, records, streams
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.storage.purge import Purge
 
 
 class SqlDriver(StorageDriver[Session]):
@@ -118,6 +121,12 @@ class SqlDriver(StorageDriver[Session]):
         records.lock_guards(ctx)
         return records.history(ctx, resource, key)
 
+    def purge_record(self, ctx: Session, resource: Resource, key: str) -> Purge | None:
+        records.lock_guards(ctx)
+        records.delete(ctx, resource, key, UNCHECKED)
+        originator = events.record_stream(resource.id, key)
+        return purges.remove(ctx, originator, "records", resource.id, key)
+
     # streams
     def append_stream(
         self,
@@ -143,6 +152,12 @@ class SqlDriver(StorageDriver[Session]):
         records.lock_guards(ctx)
         streams.delete(ctx, resource, stream)
 
+    def purge_stream(
+        self, ctx: Session, resource: Resource, stream: str, before: int | None
+    ) -> Purge | None:
+        records.lock_guards(ctx)
+        return streams.purge(ctx, resource, stream, before)
+
     # blobs
     def put_blob(self, ctx: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
         records.lock_guards(ctx)
@@ -151,6 +166,10 @@ class SqlDriver(StorageDriver[Session]):
     def fetch_blob(self, ctx: Session, resource: Resource, key: str) -> BlobEntry | None:
         records.lock_guards(ctx)
         return blobs.fetch(ctx, resource, key)
+
+    def purge_blob(self, ctx: Session, resource: Resource, key: str) -> Purge | None:
+        records.lock_guards(ctx)
+        return blobs.purge(ctx, resource, key)
 
     # guards
     def lock_guard(self, ctx: Session, resource: Resource, key: str) -> None:

@@ -12,14 +12,17 @@ racing duplicate fails on its primary key. An append locks the head row
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nenjim.infrastructure.storage.entries import AppendEntry, StreamEntry
 from nenjim.infrastructure.storage.errors import ConflictError
 from nenjim.infrastructure.storage.resource import Resource
-from nenjim.infrastructure.storage.sql import codec, events, records
+from nenjim.infrastructure.storage.sql import codec, events, purges, records
 from nenjim.infrastructure.storage.sql.dialect import primary_key
 from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.storage.purge import Purge
 
 _APPEND_KEYS = frozenset((primary_key("ids"), primary_key("events")))
 """The keys an append sent alone fails on when an id or a version is taken."""
@@ -258,13 +261,14 @@ def read(
         "SELECT e.originator_version - h.base, e.state FROM {heads} h JOIN {events} e "
         "ON e.originator_id = ? "
         "AND e.originator_version > h.base + CASE WHEN ? < h.head THEN ? ELSE h.head END "
-        "AND e.originator_version <= h.base + h.head "
+        "AND e.originator_version <= h.base + h.head AND e.topic = ? "
         "WHERE h.resource = ? AND h.stream = ? ORDER BY e.originator_version"
     )
     params: list[object] = [
         session.dialect.originator(events.entry_stream(resource.id, stream)),
         after,
         after,
+        events.STREAM_ENTRY_APPENDED,
         resource.id,
         stream,
     ]
@@ -292,6 +296,30 @@ def delete(session: Session, resource: Resource, stream: str) -> None:
         (tombstone, resource.id, stream),
     )
     session.execute("DELETE FROM {ids} WHERE resource = ? AND stream = ?", (resource.id, stream))
+
+
+def purge(session: Session, resource: Resource, stream: str, before: int | None) -> Purge | None:
+    """Purge the whole stream (``before`` ``None``: deleted first) or its entries below
+    position ``before``; see :meth:`StorageDriver.purge_stream`."""
+    originator = events.entry_stream(resource.id, stream)
+    if before is None:
+        delete(session, resource, stream)
+        return purges.remove(session, originator, "streams", resource.id, stream)
+    current, base = _locked_head(session, resource, stream)
+    below = base + min(before, current + 1)
+    rows = session.all(
+        "SELECT state FROM {events} WHERE originator_id = ? AND originator_version > ? "
+        "AND originator_version < ? AND topic = ?",
+        (session.dialect.originator(originator), base, below, events.STREAM_ENTRY_APPENDED),
+    )
+    for (state,) in rows:
+        session.execute(
+            "DELETE FROM {ids} WHERE resource = ? AND stream = ? AND entry_id = ?",
+            (resource.id, stream, str(events.decode(state)["id"])),
+        )
+    return purges.remove(
+        session, originator, "streams", resource.id, stream, below=below, before=before
+    )
 
 
 def _locked_head(session: Session, resource: Resource, stream: str) -> tuple[int, int]:

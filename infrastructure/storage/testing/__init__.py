@@ -65,6 +65,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 * :class:`StorageLimitsContract` — signed 64-bit integers, no NUL or lone
   surrogate in any text, 512-byte keys and indexed values, 1536-byte index
   width, payloads nested at most 100 deep, ``check()`` arguments as lists.
+* :class:`StoragePurgeContract` — purges of records, streams (whole or
+  before a position) and blobs: nothing purged reads back, everything else
+  does, a failed scope purges nothing, a purged key is written again.
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -84,6 +87,7 @@ from nenjim.infrastructure.storage.testing.lifecycle import StorageLifecycleCont
 from nenjim.infrastructure.storage.testing.limits import StorageLimitsContract
 from nenjim.infrastructure.storage.testing.names import StorageNamesContract
 from nenjim.infrastructure.storage.testing.primitives import StoragePrimitivesContract
+from nenjim.infrastructure.storage.testing.purges import StoragePurgeContract
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from nenjim.infrastructure.storage.testing.support import BackendFactory, StorageContract
 from nenjim.infrastructure.storage.testing.transactions import StorageTransactionContract
@@ -101,6 +105,7 @@ class StorageConformanceContract(
     StorageValuesContract,
     StorageLifecycleContract,
     StorageLimitsContract,
+    StoragePurgeContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -116,6 +121,7 @@ __all__ = [
     "StorageLimitsContract",
     "StorageNamesContract",
     "StoragePrimitivesContract",
+    "StoragePurgeContract",
     "StorageTransactionContract",
     "StorageValidationContract",
     "StorageValuesContract",
