@@ -22,7 +22,7 @@ from typing import Any
 from nenjim.infrastructure.memory import KIND
 from nenjim.infrastructure.storage import purge
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.storage.conditions import UNCHECKED, _Unchecked
+from nenjim.infrastructure.storage.conditions import _Unchecked
 from nenjim.infrastructure.storage.driver import AttributeValues, StorageDriver
 from nenjim.infrastructure.storage.entries import (
     AppendEntry,
@@ -265,8 +265,14 @@ class InMemoryDriver(StorageDriver[_State]):
     def record_history(self, ctx: _State, resource: Resource, key: str) -> Sequence[RecordedEntry]:
         return tuple(ctx.history.get(resource.id, {}).get(key, ()))
 
-    def purge_record(self, ctx: _State, resource: Resource, key: str) -> Purge | None:
-        self.delete_record(ctx, resource, key, UNCHECKED)
+    def purge_record(
+        self, ctx: _State, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> Purge | None:
+        if key not in self._rows(ctx, resource) and isinstance(expected_revision, int):
+            raise ConflictError(
+                f"record deletion revision conflict: {resource.id}/{key} is missing"
+            )
+        self.delete_record(ctx, resource, key, expected_revision)
         history = ctx.history.get(resource.id, {})
         if key in history:
             ctx.remove(history, key)
@@ -333,6 +339,16 @@ class InMemoryDriver(StorageDriver[_State]):
             ctx.remove(ctx.stream_ids[resource.id], stream)
             state = events.stream_deleted_state(resource.id, stream, len(removed))
             ctx.log.append((events.STREAM_DELETED, state))
+
+    def stream_names(
+        self, ctx: _State, resource: Resource, after: str | None, limit: int
+    ) -> Sequence[str]:
+        floor = b"" if after is None else after.encode()
+        names = sorted(
+            (name for name in ctx.streams.get(resource.id, {}) if name.encode() > floor),
+            key=str.encode,
+        )
+        return names[:limit]
 
     def purge_stream(
         self, ctx: _State, resource: Resource, stream: str, before: int | None

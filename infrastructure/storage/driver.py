@@ -19,6 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nenjim.infrastructure.storage.conditions import _Unchecked
@@ -157,10 +158,20 @@ class StorageDriver(ABC, Generic[ContextT]):
         """Every revision ever written under ``key``, in write order, with its time."""
 
     @abstractmethod
-    def purge_record(self, ctx: ContextT, resource: Resource, key: str) -> Purge | None:
-        """Delete the row, if any, as :meth:`delete_record` does unchecked, and purge every
-        revision the log holds of ``key`` (:mod:`~nenjim.infrastructure.storage.purge`);
-        ``None`` if the log held none."""
+    def purge_record(
+        self, ctx: ContextT, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> Purge | None:
+        """Delete the row, if any, as :meth:`delete_record` does (a checked revision that
+        differs, or a missing row, is a ConflictError), and purge every revision the log
+        holds of ``key`` (:mod:`~nenjim.infrastructure.storage.purge`); ``None`` if the log
+        held none."""
+
+    def record_written_at(self, ctx: ContextT, resource: Resource, key: str) -> datetime | None:
+        """When the log recorded the last write of ``key`` (``None`` if none is left).
+
+        Drivers that can read the last event alone override this."""
+        written = self.record_history(ctx, resource, key)
+        return written[-1].recorded_at if written else None
 
     # streams
     @abstractmethod
@@ -191,6 +202,12 @@ class StorageDriver(ABC, Generic[ContextT]):
     @abstractmethod
     def delete_stream(self, ctx: ContextT, resource: Resource, stream: str) -> None:
         """Remove the entries and the head; the stream restarts at position 1."""
+
+    @abstractmethod
+    def stream_names(
+        self, ctx: ContextT, resource: Resource, after: str | None, limit: int
+    ) -> Sequence[str]:
+        """The names of the streams with a head row, by UTF-8 bytes, after ``after``."""
 
     @abstractmethod
     def purge_stream(

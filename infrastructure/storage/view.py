@@ -451,20 +451,22 @@ class Records(_Handle):
 
         self._view.run(operation)
 
-    def purge(self, *, key: str) -> Purge | None:
+    def purge(self, *, key: str, expected_revision: int | _Unchecked = UNCHECKED) -> Purge | None:
         """Delete the row, if any, and erase every revision of ``key`` from the log.
 
         The log keeps, in place of each removed revision, a stub with the digest
         of what it held, and one marker naming the key, the count and the digest
         of what was removed; :meth:`history` of the key is empty afterwards. The
-        row's guard is taken as :meth:`delete` takes it. ``None`` if the log held
-        no revision of the key (nothing to erase)."""
+        row's guard is taken, and ``expected_revision`` checked, as :meth:`delete`
+        does. ``None`` if the log held no revision of the key (nothing to erase)."""
         self._view.ensure_usable()
         key = validate_key(key)
+        if expected_revision is not UNCHECKED:
+            validate_revision(expected_revision, "expected_revision")
 
         def operation(ctx: Any, driver: StorageDriver[Any]) -> Purge | None:
             self._lock_row_anchor(ctx, driver, key)
-            return driver.purge_record(ctx, self.resource, key)
+            return driver.purge_record(ctx, self.resource, key, expected_revision)
 
         return self._view.run(operation)
 
@@ -545,7 +547,7 @@ class Records(_Handle):
             if purging is None:
                 driver.delete_record(ctx, resource, key, UNCHECKED)
             else:
-                made = driver.purge_record(ctx, resource, key)
+                made = driver.purge_record(ctx, resource, key, UNCHECKED)
                 if made is not None:
                     purging.append(made)
 

@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nenjim.infrastructure.storage.conditions import UNCHECKED, _Unchecked
+from nenjim.infrastructure.storage.conditions import _Unchecked
 from nenjim.infrastructure.storage.driver import AttributeValues, CheckRead, StorageDriver
 from nenjim.infrastructure.storage.entries import (
     AppendEntry,
@@ -121,9 +121,11 @@ class SqlDriver(StorageDriver[Session]):
         records.lock_guards(ctx)
         return records.history(ctx, resource, key)
 
-    def purge_record(self, ctx: Session, resource: Resource, key: str) -> Purge | None:
+    def purge_record(
+        self, ctx: Session, resource: Resource, key: str, expected_revision: int | _Unchecked
+    ) -> Purge | None:
         records.lock_guards(ctx)
-        records.delete(ctx, resource, key, UNCHECKED)
+        records.delete(ctx, resource, key, expected_revision)
         originator = events.record_stream(resource.id, key)
         return purges.remove(ctx, originator, "records", resource.id, key)
 
@@ -151,6 +153,12 @@ class SqlDriver(StorageDriver[Session]):
     def delete_stream(self, ctx: Session, resource: Resource, stream: str) -> None:
         records.lock_guards(ctx)
         streams.delete(ctx, resource, stream)
+
+    def stream_names(
+        self, ctx: Session, resource: Resource, after: str | None, limit: int
+    ) -> Sequence[str]:
+        records.lock_guards(ctx)
+        return streams.names(ctx, resource, after, limit)
 
     def purge_stream(
         self, ctx: Session, resource: Resource, stream: str, before: int | None

@@ -298,6 +298,15 @@ def delete(session: Session, resource: Resource, stream: str) -> None:
     session.execute("DELETE FROM {ids} WHERE resource = ? AND stream = ?", (resource.id, stream))
 
 
+def names(session: Session, resource: Resource, after: str | None, limit: int) -> list[str]:
+    """The streams of ``resource`` with a head row, ascending, after ``after``."""
+    rows = session.all(
+        "SELECT stream FROM {heads} WHERE resource = ? AND stream > ? ORDER BY stream LIMIT ?",
+        (resource.id, "" if after is None else after, limit),
+    )
+    return [str(row[0]) for row in rows]
+
+
 def purge(session: Session, resource: Resource, stream: str, before: int | None) -> Purge | None:
     """Purge the whole stream (``before`` ``None``: deleted first) or its entries below
     position ``before``; see :meth:`StorageDriver.purge_stream`."""
