@@ -42,6 +42,7 @@ from nenjim.infrastructure.storage.errors import (
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.purge import Purge
 from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.retention import Retention, RetentionReport, apply_retention
 from nenjim.infrastructure.storage.view import Blobs, Records, Streams, View
 from nenjim.infrastructure.store.transient import is_transient
 
@@ -65,6 +66,8 @@ __all__ = [
     "RecordedEntry",
     "Records",
     "Resource",
+    "Retention",
+    "RetentionReport",
     "RevisionIs",
     "SerializationError",
     "StorageError",
@@ -75,6 +78,7 @@ __all__ = [
     "UniqueConstraintError",
     "UnsupportedBackendError",
     "View",
+    "apply_retention",
     "is_transient",
     "open_backend",
     "validate_capabilities",

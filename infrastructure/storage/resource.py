@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nenjim.immutable import immutable
+from nenjim.infrastructure.storage.retention import Retention, checked_retention
 from nenjim.infrastructure.storage.scalars import (
     ATTRIBUTE_TYPES,
     MAX_INDEXED_TEXT_BYTES,
@@ -54,6 +55,7 @@ class Resource:
         "indexes",
         "is_self_anchored",
         "kind",
+        "retention",
         "unique",
     )
     id: str
@@ -73,6 +75,8 @@ class Resource:
     key), or ``None``."""
     is_self_anchored: bool
     """True for a root that anchors its own rows by key."""
+    retention: Retention | None
+    """What the resource keeps when retention is applied, or ``None`` (everything)."""
     _labels: Mapping[str, str]
     """Each attribute's name in errors (``<resource>.<attribute>``), made once: every write
     validates its attributes."""
@@ -87,6 +91,7 @@ class Resource:
         indexes: Mapping[str, Sequence[str]] | None = None,
         unique: Sequence[Mapping[str, Any]] = (),
         guard: Mapping[str, str] | None = None,
+        retention: Retention | None = None,
     ) -> None:
         validate_key(id, "resource id")
         if kind not in KINDS:
@@ -117,6 +122,7 @@ class Resource:
             ("indexes", index_map),
             ("unique", constraints),
             ("guard", guard_map),
+            ("retention", checked_retention(id, kind, retention)),
             ("indexed_attributes", indexed),
             ("_labels", MappingProxyType({name: f"{id}.{name}" for name in declared})),
         ):
