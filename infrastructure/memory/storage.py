@@ -284,6 +284,15 @@ class InMemoryDriver(StorageDriver[_State]):
             lambda topic, state: topic in events.RECORD_WRITES and state.get("key") == key,
         )
 
+    def purges_of(self, ctx: _State, kind: str, resource: Resource, key: str) -> Sequence[Purge]:
+        return [
+            purge.marker_of(state)
+            for topic, state in ctx.log
+            if topic == purge.PURGE
+            and isinstance(state, dict)
+            and (state["kind"], state["resource"], state["key"]) == (kind, resource.id, key)
+        ]
+
     # streams
     def _stream(self, ctx: _State, resource: Resource, stream: str) -> list[StreamEntry | None]:
         return ctx.streams.setdefault(resource.id, {}).setdefault(stream, [])

@@ -166,6 +166,10 @@ class StorageDriver(ABC, Generic[ContextT]):
         holds of ``key`` (:mod:`~nenjim.infrastructure.storage.purge`); ``None`` if the log
         held none."""
 
+    @abstractmethod
+    def purges_of(self, ctx: ContextT, kind: str, resource: Resource, key: str) -> Sequence[Purge]:
+        """The purges of ``key`` (a record or blob key, a stream) the log holds, oldest first."""
+
     def record_written_at(self, ctx: ContextT, resource: Resource, key: str) -> datetime | None:
         """When the log recorded the last write of ``key`` (``None`` if none is left).
 

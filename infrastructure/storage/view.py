@@ -327,6 +327,17 @@ class _Handle:
         object.__setattr__(self, "_view", view)
         object.__setattr__(self, "resource", resource)
 
+    def purges(self, key: str) -> tuple[Purge, ...]:
+        """The purges the log records of ``key`` (a record or blob key, or a stream), oldest
+        first: how to tell a key whose values were erased from one never written."""
+        self._view.ensure_usable()
+        key = validate_key(key)
+        resource = self.resource
+        found = self._view.run(
+            lambda ctx, driver: driver.purges_of(ctx, resource.kind, resource, key), writes=False
+        )
+        return tuple(found)
+
     def _guard(self, ctx: Any, driver: StorageDriver[Any], key: str | None) -> None:
         """Lock the anchor named by ``key`` (an own key, stream name or attribute value)."""
         anchor = self.resource.guard_resource

@@ -1,11 +1,12 @@
 """kill -9 in the middle of a purge leaves the whole purge or none of it.
 
 A process purges keys one by one (a record and the same key's stream, in
-one transaction) and acknowledges each purge after its commit; a hook kills it with ``SIGKILL`` inside a purge: after some of the
-key's events are already stubs, or after its marker went in, before the
-commit. Afterwards every acknowledged purge is whole, the key being purged
-is either whole or untouched, every other key reads back as written, and the
-audit finds the log and the tables in agreement. On SQLite and PostgreSQL.
+one transaction) and acknowledges each purge after its commit; a hook kills
+it with ``SIGKILL`` inside a purge: after some of the key's events are
+already stubs, or after its marker went in, before the commit. Afterwards
+every acknowledged purge is whole, the key being purged is either whole or
+untouched, every other key reads back as written, and the audit finds the
+log and the tables in agreement. On SQLite and PostgreSQL.
 """
 
 from __future__ import annotations

@@ -129,6 +129,10 @@ class SqlDriver(StorageDriver[Session]):
         originator = events.record_stream(resource.id, key)
         return purges.remove(ctx, originator, "records", resource.id, key)
 
+    def purges_of(self, ctx: Session, kind: str, resource: Resource, key: str) -> Sequence[Purge]:
+        records.lock_guards(ctx)
+        return purges.markers(ctx, kind, resource.id, key)
+
     # streams
     def append_stream(
         self,

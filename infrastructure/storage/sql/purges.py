@@ -62,3 +62,12 @@ def remove(
     if not events.append(session, marker_stream, marker, purge.PURGE, purge.marker_state(made)):
         raise ConflictError(f"purge conflicted: {kind} {resource_id}/{key} is being purged")
     return made
+
+
+def markers(session: Session, kind: str, resource_id: str, key: str) -> list[purge.Purge]:
+    """The purges of ``key`` its purge stream holds, oldest first."""
+    rows = session.all(
+        "SELECT state FROM {events} WHERE originator_id = ? ORDER BY originator_version",
+        (session.dialect.originator(purge.purge_stream(kind, resource_id, key)),),
+    )
+    return [purge.marker_of(events.decode(state)) for (state,) in rows]

@@ -67,6 +67,21 @@ class StoragePurgeContract(StorageContract):
         assert records.history(KEY) == ()
         assert (records.read(KEPT), records.history(KEPT)) == kept
 
+    def test_the_log_tells_a_purged_key_from_one_never_written(self, backend: Backend) -> None:
+        _write_twice(backend, KEY)
+        records = backend.view.records(WORKFLOW_STATES)
+        first = records.purge(key=KEY)
+        records.insert(key=KEY, revision=0, attributes={}, record=opaque_record())
+        second = records.purge(key=KEY)
+        journal = backend.view.streams(JOURNAL)
+        journal.append(stream=OWNER, expected_head=0, entries=_entries("e1", "e2"))
+        cut = journal.purge(stream=OWNER, before=2)
+
+        assert records.purges(KEY) == (first, second)
+        assert records.purges("never") == ()
+        assert journal.purges(OWNER) == (cut,)
+        assert backend.view.blobs(CONTENT_BLOBS).purges(KEY) == ()
+
     def test_a_record_deleted_before_is_still_erased_from_history(self, backend: Backend) -> None:
         _write_twice(backend, KEY)
         records = backend.view.records(WORKFLOW_STATES)
