@@ -1,4 +1,4 @@
-"""``nenjim storage audit|repair [--store URL] [--journal NAME] [--json]``: inline rows vs. the log.
+"""``nenjim storage audit|repair|compact [--store URL] [--journal NAME] [--json]``: durable state.
 
 Both commands take their store as every command does (``--store URL``,
 else ``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli.store_options`)
@@ -13,10 +13,15 @@ creates a store that does not exist.
   and prints one ``fixed:`` line per finding it resolved (exit 0); it
   refuses, changing nothing, while the log itself has findings, and prints
   those (exit 1).
+- ``compact`` gives back the disk space of deleted and overwritten rows and
+  leaves none of their bytes in the store's files (SQLite: ``VACUUM`` between
+  two ``wal_checkpoint(TRUNCATE)``; PostgreSQL: ``VACUUM FULL`` of every table
+  of the schema), and prints ``compact OK: STORE: BEFORE -> AFTER`` (exit 0),
+  with a progress bar on a terminal's stderr.
 
 ``--json`` prints one JSON object instead (keys sorted, two-space indent, non-ASCII
 escaped, as every ``--json`` of nenjim).
-Exit codes: 0 clean or repaired, 1 findings, a refused or failed repair, or a
+Exit codes: 0 clean, repaired or compacted, 1 findings, a refused or failed repair, or a
 damaged store (a storage table dropped; one line on stderr), 2 bad usage (a
 malformed URL or ``memory:``), 3 a store that is missing, unreachable or of
 another schema version.
@@ -25,15 +30,18 @@ another schema version.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from nenjim.admin import silent
 from nenjim.admin.audits import (
     AuditReport,
     StorageRepairReport,
     audit_storage,
     repair_storage,
 )
+from nenjim.admin.compaction import compact_storage
 from nenjim.admin.errors import (
     IncompatibleStoreError,
     RepairFailedError,
@@ -53,6 +61,7 @@ from nenjim.cli.exit import (
     EXIT_USAGE,
     CommandError,
 )
+from nenjim.cli.progress import progress_for
 from nenjim.cli.store_options import add_store_options, selected_store
 from nenjim.cli.subcommand import add_subcommand
 
@@ -63,8 +72,11 @@ def add_storage_commands(groups: Any) -> None:
     """Register the ``storage`` group on the top-level subparsers ``groups``."""
     storage = groups.add_parser(
         "storage",
-        help="check durable state against its log",
-        description="Check durable state (domain Persistence, LangGraph threads) against its log.",
+        help="check durable state against its log, compact its store",
+        description=(
+            "Check durable state (domain Persistence, LangGraph threads) against its log; "
+            "give back the space of deleted rows."
+        ),
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -72,6 +84,11 @@ def add_storage_commands(groups: Any) -> None:
     for name, handler, summary in (
         ("audit", audit, "Replay the log; report each inline row that disagrees with it."),
         ("repair", repair, "Rebuild the disagreeing inline rows from the log, all or nothing."),
+        (
+            "compact",
+            compact,
+            "Give back the space of deleted and overwritten rows; none of their bytes remain.",
+        ),
     ):
         sub = add_subcommand(commands, name, handler, summary)
         add_store_options(
@@ -120,6 +137,32 @@ def repair(args: argparse.Namespace) -> int:
         rewritten = ", ".join(f"{count} in {table}" for table, count in result.rewritten.items())
         print(f"repaired {result.before.store}: rewrote {rewritten}")
     return EXIT_OK
+
+
+def compact(args: argparse.Namespace) -> int:
+    """Compact the store; one line with its size before and after."""
+    store = selected_store(args)
+    progress = progress_for(sys.stderr)
+    report = _checked(lambda: compact_storage(store, progress or silent))
+    if args.json:
+        print(dumps(report.as_json()))
+    else:
+        before, after = human_bytes(report.bytes_before), human_bytes(report.bytes_after)
+        print(f"compact OK: {report.store}: {before} -> {after}")
+    return EXIT_OK
+
+
+def human_bytes(count: int) -> str:
+    """``count`` bytes in decimal units, three significant digits: ``6.84 MB``, ``12.0 kB``."""
+    if count < 1000:
+        return f"{count} B"
+    value = float(count)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if round(value) < 1000 or unit == "TB":
+            break
+    digits = 2 if round(value, 2) < 10 else 1 if round(value, 1) < 100 else 0
+    return f"{value:.{digits}f} {unit}"
 
 
 def _checked(action: Callable[[], _T]) -> _T:

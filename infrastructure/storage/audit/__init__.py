@@ -8,11 +8,18 @@ against its own rules and compares every inline row, head, id and blob with
 what it implies, reporting each disagreement as one :class:`Finding`.
 :func:`repair_store` rebuilds the disagreeing rows from the log in one
 transaction, and refuses while the log itself has findings.
+:func:`compact_store` gives back the space of deleted and overwritten rows and
+leaves none of their bytes in the store's files.
 
 This package takes any resource list; it knows nothing of a domain catalog.
 """
 
 from nenjim.infrastructure.storage.audit.auditing import audit_backend, audit_store
+from nenjim.infrastructure.storage.audit.compaction import (
+    CompactedPart,
+    CompactionReport,
+    compact_store,
+)
 from nenjim.infrastructure.storage.audit.repair import (
     RepairFailedError,
     RepairRefusedError,
@@ -25,6 +32,8 @@ from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 
 __all__ = [
     "AuditReport",
+    "CompactedPart",
+    "CompactionReport",
     "Finding",
     "RepairFailedError",
     "RepairRefusedError",
@@ -32,6 +41,7 @@ __all__ = [
     "StoreNotFoundError",
     "audit_backend",
     "audit_store",
+    "compact_store",
     "repair_backend",
     "repair_store",
 ]

@@ -13,6 +13,10 @@ less is a :class:`StoreNotFoundError` and nothing is created.
   (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``LOCK TABLE ... IN EXCLUSIVE
   MODE`` on the storage tables, which readers pass); it commits on a normal
   exit and rolls back on any exception.
+- :meth:`SqlStore.compact` gives back the space of deleted and overwritten
+  rows, and leaves none of their old bytes in the store's files (SQLite:
+  ``VACUUM`` between two ``wal_checkpoint(TRUNCATE)``; PostgreSQL: ``VACUUM
+  FULL`` of every table of the schema).
 
 Each database's store is its kind's (:mod:`nenjim.infrastructure.store.kinds`),
 imported only for a store of that kind: auditing an SQLite file never imports
@@ -24,6 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.errors import StorageError, UnsupportedBackendError
@@ -32,8 +37,12 @@ from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.storage.sql.schema import COMPONENT
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.kinds import StoreMissingError, durable_store_hint, store_kind
+from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
 from nenjim.infrastructure.store.versions import check_storage_version
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.storage.audit.compaction import CompactionReport
 
 STORAGE_TABLES = ("events", "records", "heads", "ids", "blobs", "versions", "generated")
 """The dialect's table keys every storage schema has."""
@@ -61,8 +70,9 @@ class SqlStore(ABC):
         self.dialect = dialect
 
     @staticmethod
-    def from_url(url: str) -> SqlStore:
-        """The store a URL names; ``UnsupportedBackendError`` for ``memory:`` or a bad URL."""
+    def from_url(url: str, purpose: str = "audit or repair") -> SqlStore:
+        """The store a URL names; ``UnsupportedBackendError`` for ``memory:`` or a bad URL
+        (whose message says it has nothing to ``purpose``)."""
         try:
             location = resolve_store_url(url)
         except UnsupportedStoreError as error:
@@ -71,7 +81,7 @@ class SqlStore(ABC):
         if kind.maintenance is None:
             raise UnsupportedBackendError(
                 f"{location.display} keeps nothing between processes, so it has no log to "
-                f"audit or repair; name {durable_store_hint()}"
+                f"{purpose}; name {durable_store_hint()}"
             )
         store: SqlStore = kind.load(kind.maintenance)(location)
         return store
@@ -109,6 +119,12 @@ class SqlStore(ABC):
     @abstractmethod
     def exclusive(self) -> AbstractContextManager[Session]:
         """One transaction that excludes every other writer; commits on a normal exit."""
+
+    @abstractmethod
+    def compact(self, progress: Progress) -> CompactionReport:
+        """Give back the space of deleted and overwritten rows, leaving none of their old
+        bytes in the store's files; ``StoreNotFoundError`` (nothing created) if the store
+        holds no storage. Tells ``progress`` of each step."""
 
     @abstractmethod
     def _has_table(self, session: Session, table: str) -> bool:
