@@ -131,6 +131,20 @@ class Resource:
     def __repr__(self) -> str:
         return f"Resource({self.id!r}, {self.kind!r})"
 
+    def retained(self, retention: Retention | None) -> Resource:
+        """This declaration with ``retention`` as its policy (checked as the constructor
+        checks it)."""
+        return Resource(
+            self.id,
+            self.kind,
+            attributes=self.attributes,
+            immutable_attributes=self.immutable_attributes,
+            indexes=self.indexes,
+            unique=self.unique,
+            guard=self.guard,
+            retention=retention,
+        )
+
     def validate_attributes(
         self, values: Any, *, partial: bool = False
     ) -> Mapping[str, str | int | bool | None]:

@@ -29,21 +29,22 @@ __all__ = [
     "journal_problem",
     "repair_journal_store",
     "repair_storage",
+    "storage_catalog",
 ]
 
 
 def audit_storage(url: str) -> AuditReport:
     """Audit durable state in the store ``url`` against the catalogs it was opened with."""
-    return audit_store(url, _catalogs(url))
+    return audit_store(url, storage_catalog(url))
 
 
 def repair_storage(url: str) -> StorageRepairReport:
     """Rebuild the inline rows of the store ``url`` that disagree with its log, all or
     nothing; ``RepairRefusedError`` while the log itself has findings."""
-    return repair_store(url, _catalogs(url))
+    return repair_store(url, storage_catalog(url))
 
 
-def _catalogs(url: str) -> tuple[Resource, ...]:
+def storage_catalog(url: str) -> tuple[Resource, ...]:
     """The resources of every catalog the store was opened with (Persistence's by default)."""
     found = [c for c in (CATALOG, LANGGRAPH_CATALOG) if catalog_in_store(url, c)] or [CATALOG]
     return tuple(resource for catalog in found for resource in catalog)

@@ -1,10 +1,10 @@
-"""``nenjim storage audit|repair|compact [--store URL] [--journal NAME] [--json]``: durable state.
+"""``nenjim storage audit|repair|compact|retain [--store URL] [--journal NAME] [--json]``.
 
-Both commands take their store as every command does (``--store URL``,
+Every command takes their store as every command does (``--store URL``,
 else ``$NENJIM_STORE_URL``; ``--journal NAME``: see :mod:`nenjim.cli.store_options`)
 and check it, on SQLite or PostgreSQL, against the resource catalogs it was
 opened with: domain Persistence's, the LangGraph saver's, or
-both (a store opened with neither is checked as Persistence's). Neither
+both (a store opened with neither is checked as Persistence's). None
 creates a store that does not exist.
 
 - ``audit`` reads one consistent snapshot and prints one line per finding
@@ -18,12 +18,17 @@ creates a store that does not exist.
   two ``wal_checkpoint(TRUNCATE)``; PostgreSQL: ``VACUUM FULL`` of every table
   of the schema), and prints ``compact OK: STORE: BEFORE -> AFTER`` (exit 0),
   with a progress bar on a terminal's stderr.
+- ``retain [--keep-last RESOURCE=N]... [--max-age RESOURCE=AGE]...`` purges
+  what the catalog's declared retention policies, and those given, drop
+  (one key per transaction, beside running writers), and prints
+  ``retain OK: STORE: purged K key(s), E event(s)`` (exit 0); a policy for a
+  resource the catalog lacks, or one its kind cannot follow, is bad usage.
 
 ``--json`` prints one JSON object instead (keys sorted, two-space indent, non-ASCII
 escaped, as every ``--json`` of nenjim).
-Exit codes: 0 clean, repaired or compacted, 1 findings, a refused or failed repair, or a
+Exit codes: 0 clean, repaired, compacted or retained, 1 findings, a refused or failed repair, or a
 damaged store (a storage table dropped; one line on stderr), 2 bad usage (a
-malformed URL or ``memory:``), 3 a store that is missing, unreachable or of
+malformed URL, ``memory:`` or a policy refused), 3 a store that is missing, unreachable or of
 another schema version.
 """
 
@@ -53,6 +58,14 @@ from nenjim.admin.errors import (
     is_driver_error,
 )
 from nenjim.admin.json_output import dumps
+from nenjim.admin.retention import (
+    Retention,
+    RetentionPolicyError,
+    RetentionReport,
+    parse_duration,
+    retain_storage,
+)
+from nenjim.admin.stores import redact
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
@@ -90,13 +103,41 @@ def add_storage_commands(groups: Any) -> None:
             "Give back the space of deleted and overwritten rows; none of their bytes remain.",
         ),
     ):
-        sub = add_subcommand(commands, name, handler, summary)
-        add_store_options(
-            sub,
-            store="an SQLite or PostgreSQL store",
-            journal="the durable state in this Journal's store, which must hold it",
-        )
-        sub.add_argument("--json", action="store_true", help="print one JSON object")
+        _add_subcommand(commands, name, handler, summary)
+    retain_command = _add_subcommand(
+        commands,
+        "retain",
+        retain,
+        "Purge what the retention policies drop: declared ones, and those given here.",
+    )
+    retain_command.add_argument(
+        "--keep-last",
+        action="append",
+        default=[],
+        metavar="RESOURCE=N",
+        help="keep the last N entries of each stream of RESOURCE (repeatable)",
+    )
+    retain_command.add_argument(
+        "--max-age",
+        action="append",
+        default=[],
+        metavar="RESOURCE=AGE",
+        help="purge the records of RESOURCE last written longer ago than AGE "
+        "(30d, 12h, 90m, 45s, 2w; repeatable)",
+    )
+
+
+def _add_subcommand(
+    commands: Any, name: str, handler: Callable[[argparse.Namespace], int], summary: str
+) -> Any:
+    sub = add_subcommand(commands, name, handler, summary)
+    add_store_options(
+        sub,
+        store="an SQLite or PostgreSQL store",
+        journal="the durable state in this Journal's store, which must hold it",
+    )
+    sub.add_argument("--json", action="store_true", help="print one JSON object")
+    return sub
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -150,6 +191,76 @@ def compact(args: argparse.Namespace) -> int:
         before, after = human_bytes(report.bytes_before), human_bytes(report.bytes_after)
         print(f"compact OK: {report.store}: {before} -> {after}")
     return EXIT_OK
+
+
+def retain(args: argparse.Namespace) -> int:
+    """Apply the retention policies; one line with what was purged."""
+    store = selected_store(args)
+    policies = _policies(args.keep_last, args.max_age)
+    progress = progress_for(sys.stderr)
+    try:
+        report = _checked(lambda: retain_storage(store, policies, progress or silent))
+    except RetentionPolicyError as error:
+        raise CommandError(str(error), EXIT_USAGE, "usage") from None
+    if args.json:
+        print(dumps(_retention_json(store, report)))
+    else:
+        events = sum(purge.events for purge in report.purges)
+        kept = f"; {len(report.skipped)} written meanwhile, kept" if report.skipped else ""
+        purged = f"purged {len(report.purges)} key(s), {events} event(s)"
+        print(f"retain OK: {redact(store)}: {purged}{kept}")
+    return EXIT_OK
+
+
+def _policies(keep_last: list[str], max_age: list[str]) -> dict[str, Retention]:
+    """The policies of ``--keep-last`` and ``--max-age``, by resource; usage errors else."""
+    policies: dict[str, Retention] = {}
+    for option, values in (("--keep-last", keep_last), ("--max-age", max_age)):
+        for value in values:
+            resource, sign, amount = value.partition("=")
+            if not sign or not resource:
+                raise CommandError(
+                    f"argument {option}: expected RESOURCE=VALUE, got {value!r}",
+                    EXIT_USAGE,
+                    "usage",
+                )
+            if resource in policies:
+                raise CommandError(
+                    f"argument {option}: a second policy for {resource}", EXIT_USAGE, "usage"
+                )
+            try:
+                policies[resource] = (
+                    Retention(keep_last=_count(amount))
+                    if option == "--keep-last"
+                    else Retention(max_age=parse_duration(amount))
+                )
+            except ValueError as error:
+                raise CommandError(f"argument {option}: {error}", EXIT_USAGE, "usage") from None
+    return policies
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not text.isascii():
+        raise ValueError(f"not a count: {text!r}")
+    return int(text)
+
+
+def _retention_json(store: str, report: RetentionReport) -> dict[str, object]:
+    return {
+        "store": redact(store),
+        "purges": [
+            {
+                "kind": purge.kind,
+                "resource": purge.resource,
+                "key": purge.key,
+                "events": purge.events,
+                "digest": purge.digest,
+                "before": purge.before,
+            }
+            for purge in report.purges
+        ],
+        "skipped": [{"resource": resource, "key": key} for resource, key in report.skipped],
+    }
 
 
 def human_bytes(count: int) -> str:

@@ -71,9 +71,7 @@ print("compacted", flush=True)
 
 
 def _record(number: int) -> DurableRecord:
-    return DurableRecord(
-        "compacted.value", "1.0", {"n": number, "text": secrets.token_hex(400)}
-    )
+    return DurableRecord("compacted.value", "1.0", {"n": number, "text": secrets.token_hex(400)})
 
 
 @pytest.mark.parametrize(("kind", "moment"), sorted(_HOOKS))
