@@ -28,7 +28,7 @@ from nenjim.infrastructure.persistence.catalog import EXECUTIONS
 from nenjim.infrastructure.persistence.errors import UnsupportedBackendError
 from nenjim.infrastructure.persistence.legacy_projections import drop_legacy_projections
 from nenjim.infrastructure.persistence.storage_log import StorageLog
-from nenjim.infrastructure.storage import Backend, purge
+from nenjim.infrastructure.storage import Backend
 from nenjim.infrastructure.storage.errors import SerializationError
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent
 from nenjim.infrastructure.storage.sql.events import RECORD_DELETED, RECORD_WRITES
@@ -116,12 +116,10 @@ def run_event(event: StoredEvent) -> RunEvent | None:
 
 def purged_execution(event: StoredEvent) -> str | None:
     """The execution id whose run a purge marker drops, or ``None`` for any other event."""
-    state = event.state
-    if event.topic != purge.PURGE or state.get("resource") != EXECUTIONS.id:
+    marker = event.purge
+    if marker is None or marker.kind != "records" or marker.resource != EXECUTIONS.id:
         return None
-    if state.get("kind") != "records":
-        return None
-    return _text(state, "key", event.position.notification_id)
+    return marker.key
 
 
 def run_events(events: Iterable[StoredEvent]) -> list[RunEvent]:
@@ -162,6 +160,8 @@ class RunsFold:
         """Fold ``events`` (the next ones in log order)."""
         for event in events:
             self.position += 1
+            if event.is_stub:
+                continue  # what the purge removed; its marker follows
             purged = purged_execution(event)
             if purged is not None:
                 self.runs.pop(purged, None)
