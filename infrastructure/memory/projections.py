@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -11,13 +11,18 @@ from eventsourcing.persistence import Tracking
 
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.tracking.projections import (
+    Batch,
+    Forget,
+    ForgetAfter,
     Persisted,
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,
     Row,
     RowsAfter,
+    batch_parts,
     checked_position,
+    forgotten_columns,
 )
 
 if TYPE_CHECKING:
@@ -43,7 +48,13 @@ class MemoryProjectionRecorder(ProjectionRecorder):
                 return Persisted(0, [])
             return Persisted(state.position, list(self._rows[table.name]))
 
-    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+    def write(
+        self,
+        table: ProjectionTable,
+        rows_after: RowsAfter,
+        tracking: Tracking,
+        forget_after: ForgetAfter | None = None,
+    ) -> bool:
         position = checked_position(table, tracking)
         with self._lock:
             state = self._states.get(table.name)
@@ -56,20 +67,23 @@ class MemoryProjectionRecorder(ProjectionRecorder):
                 return False
             else:
                 generation = state.generation
-                rows = self._rows[table.name] + list(rows_after(state.position))
+                rows = self._rows[table.name]
+                if forget_after is not None:
+                    rows = _without(table, rows, forget_after(state.position))
+                rows = rows + list(rows_after(state.position))
             self._rows[table.name] = rows
             self._states[table.name] = ProjectionState(
                 table.name, position, table.version, generation
             )
             return True
 
-    def rebuild(
-        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
-    ) -> ProjectionState:
+    def rebuild(self, table: ProjectionTable, batches: Iterable[Batch]) -> ProjectionState:
         rows: list[Row] = []
         position = 0
-        for batch, after in batches:
-            rows.extend(batch)
+        for batch in batches:
+            added, after, forgotten = batch_parts(batch)
+            rows = _without(table, rows, forgotten)
+            rows.extend(added)
             position = after
         with self._lock:
             old = self._states.get(table.name)
@@ -79,6 +93,15 @@ class MemoryProjectionRecorder(ProjectionRecorder):
             self._rows[table.name] = rows
             self._states[table.name] = state
             return state
+
+
+def _without(table: ProjectionTable, rows: list[Row], forgotten: Iterable[Forget]) -> list[Row]:
+    """``rows`` but those ``forgotten`` names."""
+    columns = [name for name, _ in table.columns]
+    for column, value in forgotten_columns(table, forgotten):
+        index = columns.index(column)
+        rows = [row for row in rows if row[index] != value]
+    return rows
 
 
 _MEMORY: WeakKeyDictionary[object, MemoryProjectionRecorder] = WeakKeyDictionary()

@@ -7,6 +7,10 @@ persisted projection of the store (:mod:`nenjim.infrastructure.tracking.projecti
 rows and position written in one transaction. A row is a run as an event left
 it, at that event's position; a write adds the runs that changed since the
 last one, so the latest row of an execution id is its run.
+
+A purge of an execution record leaves stubs (skipped: they name no run) and
+a marker: the fold drops the execution's run, and the next write deletes
+every row of it, so nothing built from the purged payloads stays.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from nenjim.infrastructure.store.errors import RebuildTimeoutError
 from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking import follow as follower
 from nenjim.infrastructure.tracking.projections import (
+    Batch,
+    Forget,
     ProjectionTable,
     Row,
     projection_recorder,
@@ -108,6 +114,14 @@ def run_event(event: StoredEvent) -> RunEvent | None:
     )
 
 
+def purged_execution(event: StoredEvent) -> str | None:
+    """The execution id whose run a purge marker drops, or ``None`` for any other event."""
+    marker = event.purge
+    if marker is None or marker.kind != "records" or marker.resource != EXECUTIONS.id:
+        return None
+    return marker.key
+
+
 def run_events(events: Iterable[StoredEvent]) -> list[RunEvent]:
     """The fold's events among ``events``, in order."""
     return [found for event in events if (found := run_event(event)) is not None]
@@ -130,6 +144,8 @@ class RunsFold:
         self.position = 0
         """How many events of the log were folded."""
         self.resume = START
+        self.dropped: dict[str, int] = {}
+        """Execution id -> the position of the purge that dropped its run (until written)."""
 
     def load(self, rows: Iterable[Row], position: int, log: StorageLog) -> None:
         """Take the persisted rows (in position order, so an execution's latest wins)."""
@@ -144,6 +160,14 @@ class RunsFold:
         """Fold ``events`` (the next ones in log order)."""
         for event in events:
             self.position += 1
+            if event.is_stub:
+                continue  # what the purge removed; its marker follows
+            purged = purged_execution(event)
+            if purged is not None:
+                self.runs.pop(purged, None)
+                self.changed.pop(purged, None)
+                self.dropped[purged] = self.position
+                continue
             decoded = run_event(event)
             if decoded is None:
                 continue
@@ -161,6 +185,14 @@ class RunsFold:
             for key, at in sorted(self.changed.items(), key=lambda item: item[1])
             if at > position
         ]
+
+    def forgotten_after(self, position: int) -> list[Forget]:
+        """The rows to delete (those of each run a purge dropped after ``position``)."""
+        return [("execution_id", key) for key, at in sorted(self.dropped.items()) if at > position]
+
+    def written(self) -> None:
+        """Everything folded so far is written: the dropped runs need no deleting again."""
+        self.dropped.clear()
 
 
 def _row(run: AgentRun, position: int) -> Row:
@@ -258,13 +290,14 @@ class AgentRuns:
         total = self._log.size()
         fold = RunsFold()
 
-        def batches() -> Iterator[tuple[Sequence[Row], int]]:
+        def batches() -> Iterator[Batch]:
             waited = False
             while True:
                 while events := self._log.read_after(fold.resume, self.batch):
                     before = fold.position
                     fold.apply(events)
-                    yield fold.rows_after(before), fold.position
+                    yield fold.rows_after(before), fold.position, fold.forgotten_after(before)
+                    fold.written()
                     if progress is not None:
                         progress(f"rebuilding {NAME}", fold.position, max(total, fold.position))
                 if waited:
@@ -324,7 +357,10 @@ class AgentRuns:
 
     def _persist(self, fold: RunsFold) -> None:
         if fold.position > self._written:
-            self._store.write(TABLE, fold.rows_after, Tracking(NAME, fold.position))
+            self._store.write(
+                TABLE, fold.rows_after, Tracking(NAME, fold.position), fold.forgotten_after
+            )
+            fold.written()
             self._written = fold.position
 
     def _await_final(

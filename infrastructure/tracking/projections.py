@@ -28,6 +28,9 @@ generation or the new one, never a half-built one.
 
 The rows of a projection are appended, never updated: each row carries the
 position of the event that produced it (its first column, ``position``).
+They are deleted only when the fold forgets what it built from a key (a
+purge of the log erased the key's events): a write or a rebuild batch may
+name ``(column, value)`` pairs whose rows it deletes, before it inserts.
 """
 
 from __future__ import annotations
@@ -133,6 +136,31 @@ class MaintainedProjection:
 RowsAfter = Callable[[int], Iterable[Row]]
 """The rows a writer holds after a position (the store's, read inside its transaction)."""
 
+Forget = tuple[str, int | str]
+"""``(column, value)``: every row holding ``value`` in ``column`` is deleted."""
+
+ForgetAfter = Callable[[int], Iterable[Forget]]
+"""What a writer forgot after a position: the rows to delete before inserting its own."""
+
+Batch = tuple[Sequence[Row], int] | tuple[Sequence[Row], int, Sequence[Forget]]
+"""One batch of a rebuild: its rows, the position after them and, optionally, what it forgot
+(deleted from the new generation before the rows are inserted)."""
+
+
+def batch_parts(batch: Batch) -> tuple[Sequence[Row], int, Sequence[Forget]]:
+    """A rebuild batch's rows, position and forgotten rows (none if it names none)."""
+    return (batch[0], batch[1], batch[2]) if len(batch) == 3 else (batch[0], batch[1], ())
+
+
+def forgotten_columns(table: ProjectionTable, forgotten: Iterable[Forget]) -> list[Forget]:
+    """``forgotten``, each column checked to be one of ``table``'s."""
+    names = {name for name, _ in table.columns}
+    checked = list(forgotten)
+    for column, _ in checked:
+        if column not in names:
+            raise ValueError(f"projection {table.name}: no column {column!r} to forget rows by")
+    return checked
+
 
 class ProjectionRecorder(ABC):
     """Tracking rows and projection tables in one store (see the module notes)."""
@@ -153,9 +181,16 @@ class ProjectionRecorder(ABC):
         an integer, a row past the position, a missing table)."""
 
     @abstractmethod
-    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+    def write(
+        self,
+        table: ProjectionTable,
+        rows_after: RowsAfter,
+        tracking: Tracking,
+        forget_after: ForgetAfter | None = None,
+    ) -> bool:
         """Move the projection to ``tracking.notification_id``: in one transaction, read the
-        stored position ``p`` (locking it), insert ``rows_after(p)`` and store the new one.
+        stored position ``p`` (locking it), delete the rows ``forget_after(p)`` names, insert
+        ``rows_after(p)`` and store the new one.
 
         ``tracking.application_name`` is the projection's name.
 
@@ -166,10 +201,9 @@ class ProjectionRecorder(ABC):
         """
 
     @abstractmethod
-    def rebuild(
-        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
-    ) -> ProjectionState:
-        """Fill a fresh generation from ``batches`` (rows, position after them) and swap it in.
+    def rebuild(self, table: ProjectionTable, batches: Iterable[Batch]) -> ProjectionState:
+        """Fill a fresh generation from ``batches`` (rows, position after them, optionally the
+        rows to forget first: :data:`Batch`) and swap it in.
 
         Each batch commits on its own into the new table, which no reader
         reads; the swap (tracking row, old table dropped) is one transaction.

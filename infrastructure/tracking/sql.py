@@ -22,13 +22,18 @@ from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import ProjectionDamagedError, RebuildLostError
 from nenjim.infrastructure.tracking.projections import (
     TRACKING_TABLE,
+    Batch,
+    Forget,
+    ForgetAfter,
     Persisted,
     ProjectionRecorder,
     ProjectionState,
     ProjectionTable,
     Row,
     RowsAfter,
+    batch_parts,
     checked_position,
+    forgotten_columns,
 )
 
 
@@ -120,7 +125,13 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             )
         return Persisted(state.position, rows)
 
-    def write(self, table: ProjectionTable, rows_after: RowsAfter, tracking: Tracking) -> bool:
+    def write(
+        self,
+        table: ProjectionTable,
+        rows_after: RowsAfter,
+        tracking: Tracking,
+        forget_after: ForgetAfter | None = None,
+    ) -> bool:
         position = checked_position(table, tracking)
         with self._writing() as c:
             state = self._state(c, table.name)
@@ -134,6 +145,8 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
                 return True
             if state.position >= position:
                 return False
+            if forget_after is not None:
+                self._forget(c, table, state.generation, forget_after(state.position))
             self._insert(c, table, state.generation, rows_after(state.position))
             c.execute(
                 f"UPDATE {self._tracking} SET position = {self.mark} WHERE name = {self.mark}",
@@ -141,14 +154,14 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             )
             return True
 
-    def rebuild(
-        self, table: ProjectionTable, batches: Iterable[tuple[Sequence[Row], int]]
-    ) -> ProjectionState:
+    def rebuild(self, table: ProjectionTable, batches: Iterable[Batch]) -> ProjectionState:
         with self._writing() as c:
             generation = self._create(c, table, self._replaced_state(c, table.name))
         position = 0
-        for rows, after in batches:
+        for batch in batches:
+            rows, after, forgotten = batch_parts(batch)
             with self._writing() as c:
+                self._forget(c, table, generation, forgotten)
                 self._insert(c, table, generation, rows)
             position = after
         state = ProjectionState(table.name, position, table.version, generation)
@@ -175,6 +188,17 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
     @abstractmethod
     def _insert(self, c: C, table: ProjectionTable, generation: int, rows: Iterable[Row]) -> None:
         """Insert ``rows`` into the table of ``generation``."""
+
+    def _forget(
+        self, c: C, table: ProjectionTable, generation: int, forgotten: Iterable[Forget]
+    ) -> None:
+        """Delete the rows of ``generation`` that ``forgotten`` names."""
+        name = self._name(table.generation_table(generation))
+        for column, value in forgotten_columns(table, forgotten):
+            c.execute(
+                f"DELETE FROM {name} WHERE {self.quote}{column}{self.quote} = {self.mark}",
+                (value,),
+            )
 
     def _name(self, table: str) -> str:
         """``table`` as a statement names it (in the kind's schema, if it has one)."""

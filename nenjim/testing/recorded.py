@@ -19,6 +19,7 @@ from nenjim.infrastructure.log.transfer import (
     LoggedEvent,
     LogSection,
 )
+from nenjim.infrastructure.storage import purge
 from nenjim.infrastructure.storage.sql import events as storage_events
 from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.journal.impl.ref.log import JournalLog
@@ -99,13 +100,14 @@ class RecordedLog:
 
         Each event goes to the log stream its state names (resource and key
         or stream) at that stream's next version, with the state stored as
-        the storage driver writes it (compact JSON).
+        the storage driver writes it (compact JSON). A purge's stub names its
+        key as the ``memory:`` log's do (``kind``, ``resource``, ``key``); its
+        marker goes to the key's purge log stream.
         """
         versions: dict[str, int] = {}
         logged = []
         for number, (topic, state) in enumerate(events, start=1):
-            kind, key_field = _LOG_STREAMS[topic]
-            originator = _ORIGINATORS[kind](state["resource"], state[key_field])
+            originator = _originator(topic, state)
             version = versions[str(originator)] = versions.get(str(originator), 0) + 1
             body = dumps(dict(state)).encode("utf-8")
             logged.append(LoggedEvent(STORAGE, number, originator, version, topic, body))
@@ -142,9 +144,14 @@ class RecordedLog:
         return tuple(event for event in self.events if event.log == log)
 
     def storage_keys(self) -> tuple[StorageKey, ...]:
-        """Every record key, stream and blob the storage log ever wrote, in first-write order."""
+        """Every record key, stream and blob the storage log ever wrote (a purged one too: its
+        purge's marker names it), in first-write order (a purged key's: its first marker's)."""
         seen: dict[StorageKey, None] = {}
         for event in self.events_of(STORAGE):
+            if event.topic == purge.PURGE:
+                marker = purge.marker_of(json.loads(event.state))
+                seen.setdefault((marker.kind, marker.resource, marker.key), None)
+                continue
             kind, key_field = _LOG_STREAMS.get(event.topic, ("", ""))
             if not kind:
                 continue
@@ -155,3 +162,13 @@ class RecordedLog:
     def write(self, path: str | Path) -> None:
         """Keep the recorded log as a file."""
         Path(path).write_bytes(self.data)
+
+
+def _originator(topic: str, state: Mapping[str, Any]) -> UUID:
+    """The log stream a storage event's state belongs to."""
+    if topic == purge.PURGE:
+        return UUID(str(purge.purge_stream(state["kind"], state["resource"], state["key"])))
+    if topic == purge.PURGED:
+        return _ORIGINATORS[state["kind"]](state["resource"], state["key"])
+    kind, key_field = _LOG_STREAMS[topic]
+    return _ORIGINATORS[kind](state["resource"], state[key_field])

@@ -13,7 +13,14 @@ rules the driver writes them by:
 - streams: ``StreamEntryAppended`` at position ``version - base`` with an
   id not already live, ``StreamDeleted`` carrying the live head (its
   version becomes the new base);
-- blobs: exactly one ``BlobPut``, at version 1.
+- blobs: one live ``BlobPut`` (a put again only after a purge).
+
+A purge (:mod:`~nenjim.infrastructure.storage.purge`) leaves stubs and
+markers. A stub counts as the version it holds (a stream's positions count
+it) but what it removed contributes nothing: a purged row, entry or blob is
+not live. Markers live in a fourth kind of log stream, one per purged key;
+every marker is checked against the stubs that name it (their count and
+their removal digest), and every stub must name a marker of its key.
 
 Every state must decode into what the resource accepts (attributes,
 envelope, Canonical JSON payload). The final live rows must satisfy every
@@ -44,6 +51,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nenjim.infrastructure.storage import purge
 from nenjim.infrastructure.storage.audit.tables import EVENTS_TABLE
 from nenjim.infrastructure.storage.entries import BlobEntry, RecordEntry
 from nenjim.infrastructure.storage.errors import SerializationError
@@ -66,6 +74,16 @@ KINDS: Mapping[str, str] = {
     events.BLOB_PUT: "blobs",
 }
 """The resource kind each event topic belongs to."""
+
+_STUBBED: Mapping[str, tuple[str, ...]] = {
+    "records": events.RECORD_WRITES,
+    "streams": (events.STREAM_ENTRY_APPENDED,),
+    "blobs": (events.BLOB_PUT,),
+}
+"""The topics a stub of each kind's log stream may stand for."""
+
+_PURGED_ROW = object()
+"""A record revision a purge removed: not live, deletable by its tombstone."""
 
 _KEY_FIELD = {"records": "key", "streams": "stream", "blobs": "key"}
 _LOG_STREAM: Mapping[str, Callable[[str, str], uuid.UUID]] = {
@@ -120,6 +138,7 @@ class _Event:
 def replay_log(session: Session, resources: Mapping[str, Resource]) -> ReplayedLog:
     """Read every event of ``storage_events`` and replay it against ``resources``."""
     replay = _Replay(resources)
+    replay.load_markers(session)
     unreadable: list[tuple[Any, Any]] = []
     for originator, stream_events in _log_streams(session, unreadable):
         replay.log_stream(originator, stream_events)
@@ -144,10 +163,33 @@ class _Replay:
         self.resources = resources
         self.result = ReplayedLog()
         self.foreign: Counter[str] = Counter()
+        # the markers of every purged key: its log stream -> marker version -> marker
+        self.markers: dict[str, dict[int, purge.Purge]] = {}
+        self.marked: dict[str, Identity] = {}
+        self.checked: set[tuple[str, int]] = set()
+
+    def load_markers(self, session: Session) -> None:
+        """Every readable marker, by the log stream of the key it names (checked later)."""
+        for originator, version, state in session.all(
+            "SELECT originator_id, originator_version, state FROM {events} WHERE topic = ? "
+            "ORDER BY originator_id, originator_version",
+            (purge.PURGE,),
+        ):
+            made = _marker(_state(state))
+            if made is None or type(version) is not int:
+                continue
+            if str(purge.purge_stream(made.kind, made.resource, made.key)) != str(originator):
+                continue
+            target = str(_LOG_STREAM[made.kind](made.resource, made.key))
+            self.markers.setdefault(target, {})[version] = made
+            self.marked[target] = (made.kind, made.resource, made.key)
 
     # one log stream
     def log_stream(self, originator: str, stream_events: Sequence[_Event]) -> None:
         self.result.events += len(stream_events)
+        if any(event.topic == purge.PURGE for event in stream_events):
+            self._purges(originator, stream_events)
+            return
         identity = self._identity(originator, stream_events)
         if identity is None:
             return
@@ -161,6 +203,7 @@ class _Replay:
             return
         self.result.last_versions[identity] = stream_events[-1].version
         self._in_id_order(identity, stream_events)
+        self._stubs(originator, identity, stream_events)
         if not self._contiguous(identity, stream_events):
             return
         if kind == "records":
@@ -176,7 +219,8 @@ class _Replay:
             (event, _named(event)) for event in stream_events
         ]
         identity = next(
-            (found for _, found in named if found is not None and _owns(originator, found)), None
+            (found for _, found in named if found is not None and _owns(originator, found)),
+            self.marked.get(originator),
         )
         if identity is None:
             first = stream_events[0]
@@ -193,6 +237,8 @@ class _Replay:
             )
             return None
         for event, found in named:
+            if found is None and event.topic == purge.PURGED and event.state is not None:
+                continue  # a stub of the SQL logs names no key; its marker does
             if found != identity:
                 self._damaged(identity, event.version, _misnamed(event, found))
         return None if identity in self.result.damaged else identity
@@ -210,6 +256,90 @@ class _Replay:
             expected = event.version + 1
         return identity not in self.result.damaged
 
+    # purges
+    def _purges(self, originator: str, stream_events: Sequence[_Event]) -> None:
+        """A purge log stream: markers only, each naming this log stream's key, versions
+        1, 2, 3, ...; each is checked against its stubs with the key's log stream."""
+        made = [
+            (event, _marker(event.state) if event.topic == purge.PURGE else None)
+            for event in stream_events
+        ]
+        named = next((found for _, found in made if found is not None), None)
+        if named is None:
+            self._notification(
+                f"log stream {originator} version {stream_events[0].version}",
+                "purge markers that cannot be decoded",
+            )
+            return
+        identity: Identity = (named.kind, named.resource, named.key)
+        resource = self.resources.get(named.resource)
+        if resource is None:
+            self.foreign[named.resource] += len(stream_events)
+            return
+        if resource.kind != named.kind:
+            self._damaged(
+                identity, stream_events[0].version, f"purge of {named.kind} on a {resource.kind}"
+            )
+        expected = 1
+        for event, found in made:
+            if found is None:
+                what = "not a purge marker" if event.topic != purge.PURGE else "undecodable"
+                self._damaged(identity, event.version, f"purge log stream event {what}")
+            elif (found.kind, found.resource, found.key) != identity or str(
+                purge.purge_stream(found.kind, found.resource, found.key)
+            ) != originator:
+                self._damaged(
+                    identity, event.version, "purge marker of another key's purge log stream"
+                )
+            if event.version != expected:
+                self._damaged(identity, event.version, f"purge marker {expected} missing")
+            expected = event.version + 1
+
+    def _stubs(self, originator: str, identity: Identity, stream_events: Sequence[_Event]) -> None:
+        """Each stub well formed and naming a marker of its key; each marker of the key
+        matching its stubs (their count, their removal digest)."""
+        kind = identity[0]
+        by_marker: dict[int, list[tuple[int, str, str]]] = {}
+        for event in stream_events:
+            if event.topic != purge.PURGED:
+                continue
+            state = event.state or {}
+            digest, marker, topic = state.get("digest"), state.get("marker"), state.get("topic")
+            if not isinstance(digest, str) or type(marker) is not int:
+                self._damaged(identity, event.version, "purge stub without digest and marker")
+            elif topic not in _STUBBED[kind]:
+                self._damaged(
+                    identity,
+                    event.version,
+                    f"purge stub of topic {topic!r}, not a payload topic of {kind}",
+                )
+            else:
+                by_marker.setdefault(marker, []).append((event.version, topic, digest))
+        markers = self.markers.get(originator, {})
+        for marker, stubs in sorted(by_marker.items()):
+            if marker not in markers:
+                self._damaged(
+                    identity,
+                    stubs[0][0],
+                    f"purge stub names marker {marker}; the key's purge log stream has none",
+                )
+        for marker, made in sorted(markers.items()):
+            self.checked.add((originator, marker))
+            stubs = by_marker.get(marker, [])
+            if len(stubs) != made.events:
+                self._damaged(
+                    identity,
+                    stubs[0][0] if stubs else stream_events[-1].version,
+                    f"purge marker {marker} counts {made.events} events; the log holds "
+                    f"{len(stubs)} stubs of it",
+                )
+            elif purge.removal_digest(stubs) != made.digest:
+                self._damaged(
+                    identity,
+                    stubs[0][0],
+                    f"purge marker {marker}: its stubs do not match its digest",
+                )
+
     def _in_id_order(self, identity: Identity, stream_events: Sequence[_Event]) -> None:
         """Each version's notification id above the one before it."""
         for before, event in itertools.pairwise(stream_events):
@@ -226,18 +356,25 @@ class _Replay:
     def _record(self, resource: Resource, key: str, stream_events: Sequence[_Event]) -> None:
         identity = ("records", resource.id, key)
         live: RecordEntry | None = None
+        purged = False  # the last write was purged: only its tombstone may follow
         version = 0
         for event in stream_events:
             version = event.version
+            if event.topic == purge.PURGED:
+                live, purged = None, True
+                continue
             try:
                 if event.topic == events.RECORD_DELETED:
                     revision = _deleted_revision(event.state)
-                    problem = _deletion_problem(live, revision)
-                    live = None
+                    problem = None if purged else _deletion_problem(live, revision)
+                    live, purged = None, False
                 else:
                     entry: RecordEntry = codec.recorded_event(resource, event.state or {})
                     problem = _write_problem(resource, event.topic, live, entry)
-                    live = entry
+                    if purged:
+                        problem = f"{_topic_name(event.topic)} after a purged revision "
+                        problem += "(no RecordDeleted between)"
+                    live, purged = entry, False
             except SerializationError as error:
                 self._damaged(identity, version, f"state cannot be decoded: {error}")
                 return
@@ -250,8 +387,11 @@ class _Replay:
     # streams
     def _stream(self, resource: Resource, stream: str, stream_events: Sequence[_Event]) -> None:
         identity = ("streams", resource.id, stream)
-        base, ids = 0, list[str]()
+        base, ids = 0, list[str | None]()  # None: a purged position
         for event in stream_events:
+            if event.topic == purge.PURGED:
+                ids.append(None)
+                continue
             state = event.state or {}
             try:
                 if event.topic == events.STREAM_DELETED:
@@ -283,26 +423,33 @@ class _Replay:
                     f"StreamEntryAppended repeats live entry id {entry.id!r}",
                 )
             ids.append(entry.id)
-        self.result.streams[(resource.id, stream)] = LiveStream(len(ids), base, tuple(ids))
+        live = tuple(entry_id for entry_id in ids if entry_id is not None)
+        self.result.streams[(resource.id, stream)] = LiveStream(len(ids), base, live)
 
     # blobs
     def _blob(self, resource: Resource, key: str, stream_events: Sequence[_Event]) -> None:
         identity = ("blobs", resource.id, key)
-        first = stream_events[0]
-        if len(stream_events) > 1:
-            self._log(
-                identity,
-                stream_events[1].version,
-                f"{len(stream_events)} events for one blob (a blob is written once)",
-            )
-        state = first.state or {}
-        try:
-            data = base64.b64decode(state["data"], validate=True)
-            blob = codec.blob_row(resource, key, data, state["attributes"])
-        except (KeyError, binascii.Error, ValueError, TypeError, SerializationError) as error:
-            self._damaged(identity, first.version, f"state cannot be decoded: {error}")
-            return
-        self.result.blobs[(resource.id, key)] = blob
+        blob: BlobEntry | None = None
+        for event in stream_events:
+            if event.topic == purge.PURGED:
+                blob = None
+                continue
+            if blob is not None:
+                self._log(
+                    identity,
+                    event.version,
+                    f"{len(stream_events)} events for one blob (a blob is written once, "
+                    "again only after a purge)",
+                )
+            state = event.state or {}
+            try:
+                data = base64.b64decode(state["data"], validate=True)
+                blob = codec.blob_row(resource, key, data, state["attributes"])
+            except (KeyError, binascii.Error, ValueError, TypeError, SerializationError) as error:
+                self._damaged(identity, event.version, f"state cannot be decoded: {error}")
+                return
+        if blob is not None:
+            self.result.blobs[(resource.id, key)] = blob
 
     # the whole log
     def finish(self) -> None:
@@ -318,6 +465,18 @@ class _Replay:
                     f"{count} events of a resource that is not in the catalog",
                 )
             )
+        for target, markers in sorted(self.markers.items()):
+            kind, resource_id, key = self.marked[target]
+            if resource_id not in self.resources:
+                continue  # counted with the foreign resources
+            for marker, made in sorted(markers.items()):
+                if (target, marker) not in self.checked:
+                    self._damaged(
+                        (kind, resource_id, key),
+                        marker,
+                        f"purge marker {marker} counts {made.events} events; the log holds no "
+                        f"{kind} log stream of the key",
+                    )
         for resource in self.resources.values():
             for constraint in resource.unique:
                 self._unique(resource, constraint)
@@ -442,8 +601,26 @@ def _state(raw: Any) -> dict[str, Any] | None:
         return None
 
 
+def _marker(state: Mapping[str, Any] | None) -> purge.Purge | None:
+    """The marker a state describes, if it decodes into one of a known kind."""
+    try:
+        made = purge.marker_of(state or {})
+    except (KeyError, TypeError, ValueError):
+        return None
+    return made if made.kind in _LOG_STREAM else None
+
+
 def _named(event: _Event) -> Identity | None:
     """The key an event's state names, if its topic is known and the state says."""
+    if event.topic == purge.PURGED and event.state is not None:
+        # the memory log's stubs name their key; the SQL logs' do not
+        kind = event.state.get("kind")
+        if kind not in _KEY_FIELD:
+            return None
+        resource_id, key = event.state.get("resource"), event.state.get("key")
+        if not isinstance(resource_id, str) or not isinstance(key, str):
+            return None
+        return str(kind), resource_id, key
     kind = KINDS.get(event.topic)
     if kind is None or event.state is None:
         return None

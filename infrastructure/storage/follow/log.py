@@ -21,6 +21,14 @@ applied; the log order is the order of these pairs.
   before the column existed carry transaction 0 and come first, in id order.
 - ``memory:`` keeps its log in a list: the position is the index, and a
   reader holds the store's one lock.
+
+A purge rewrites the events it removes in place (same position, topic
+``Purged``, a stub without payload: :attr:`StoredEvent.is_stub`) and appends
+one marker (:attr:`StoredEvent.purge`) at a new position. A follower that
+applied the removed events before never sees them again (no position
+moved); one that had not yet sees the stubs. Either way the marker comes
+after: a follower skips stubs and, at the marker, drops what it built from
+the purged key.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nenjim.immutable import immutable
+from nenjim.infrastructure.storage import purge as purges
 from nenjim.infrastructure.storage.sql.events import decode
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import ProjectionDamagedError
@@ -59,6 +68,16 @@ class StoredEvent:
     position: LogPosition
     topic: str
     state: Mapping[str, Any]
+
+    @property
+    def is_stub(self) -> bool:
+        """Whether a purge removed this event's payload (its state is a stub)."""
+        return self.topic == purges.PURGED
+
+    @property
+    def purge(self) -> purges.Purge | None:
+        """The purge this event marks (what to drop from a read model), or ``None``."""
+        return purges.marker_of(self.state) if self.topic == purges.PURGE else None
 
 
 def read_after(session: Session, after: LogPosition, limit: int) -> list[StoredEvent]:
