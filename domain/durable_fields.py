@@ -10,8 +10,8 @@ arrays and objects nested at most :data:`MAX_JSON_DEPTH` deep.
 
 Each durable value declares its fields once, as dataclass fields whose
 metadata names their check (``field(metadata=checked(text))``); its
-``__post_init__`` calls :func:`check_fields`, which applies every check in
-field order under the field's own name. Adding a field is one line, and the
+``__post_init__`` (:class:`Checked`'s) calls :func:`check_fields`, which applies every
+check in field order under the field's own name. Adding a field is one line, and the
 codecs derive a record's payload keys and timestamps from the same fields.
 """
 
@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -201,6 +201,30 @@ def json_scalar(value: object, what: str) -> str | int | float | bool | None:
     if isinstance(value, str):
         return utf8_text(value, what)
     raise TypeError(f"{what}: {type(value).__name__} is not a JSON value")
+
+
+class Checked:
+    """A durable value whose ``__post_init__`` applies its field checks (:func:`check_fields`)."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        check_fields(cast("DataclassInstance", self))
+
+
+class Revised(Checked):
+    """A durable value with a compare-and-swap revision (``_revision``), identity fields
+    (``_fixed``) and an ``updated_at`` time, changed through :meth:`evolve`."""
+
+    __slots__ = ()
+    _revision: ClassVar[str]
+    _fixed: ClassVar[frozenset[str]]
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, the revision + 1 and ``updated_at`` refreshed (or as
+        given); the identity fields and the revision cannot be changed."""
+        value = cast("DataclassInstance", self)
+        return cast(Self, evolved(value, changes, revision=self._revision, fixed=self._fixed))
 
 
 def evolved(

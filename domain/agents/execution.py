@@ -54,7 +54,7 @@ APPROVAL_ITEM_KEYS = frozenset(
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class LLMCallRecord:
+class LLMCallRecord(f.Checked):
     """One finished LLM call of an execution; its manifest, output and usage are content refs."""
 
     llm_call_id: str = field(metadata=f.checked(f.text))
@@ -69,13 +69,10 @@ class LLMCallRecord:
     completed_at: datetime | None = field(metadata=f.checked(f.optional_timestamp))
     metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
 
-    def __post_init__(self) -> None:
-        f.check_fields(self)
-
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class AgentExecution(RunStatus):
+class AgentExecution(RunStatus, f.Revised):
     """A run of an Agent (record type ``phronomy.agent_execution``).
 
     Statuses ``preparing``, ``active`` and ``suspended`` are active: an Agent
@@ -90,6 +87,9 @@ class AgentExecution(RunStatus):
     ``execution_id`` (this run), a non-empty ``items`` list, ``created_at``
     and optionally ``approved``.
     """
+
+    _revision = "execution_revision"
+    _fixed = frozenset({"execution_id", "agent_id", "created_at"})
 
     execution_id: str = field(metadata=f.checked(f.identifier))
     agent_id: str = field(metadata=f.checked(f.identifier))
@@ -164,17 +164,6 @@ class AgentExecution(RunStatus):
             terminal_reason=None,
             metadata={} if metadata is None else metadata,
         )
-
-    def evolve(self, **changes: Any) -> Self:
-        """A copy with ``changes``, ``execution_revision`` + 1 and ``updated_at`` refreshed.
-
-        ``execution_id``, ``agent_id``, ``execution_revision`` and
-        ``created_at`` cannot be changed; ``updated_at`` may be given.
-        """
-        return f.evolved(self, changes, revision="execution_revision", fixed=_FIXED)
-
-
-_FIXED = frozenset({"execution_id", "agent_id", "created_at"})
 
 
 def _check_approval_request(request: Mapping[str, Any] | None, execution_id: str) -> None:

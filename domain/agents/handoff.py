@@ -15,13 +15,16 @@ HANDOFF_PHASES = frozenset({"stable", "target_pending", "target_active"})
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class HandoffState:
+class HandoffState(f.Revised):
     """The Handoff anchor of a main Agent (record type ``phronomy.handoff_state``).
 
     Revisions start at 1. Outside the ``stable`` phase a Handoff is in
     flight and must name the exact target execution
     (``pending_target_execution_id``).
     """
+
+    _revision = "handoff_revision"
+    _fixed = frozenset({"main_agent_id", "created_at"})
 
     main_agent_id: str = field(metadata=f.checked(f.identifier))
     handoff_revision: int = field(metadata=f.checked(f.positive))
@@ -66,14 +69,3 @@ class HandoffState:
             updated_at=now,
             metadata={} if metadata is None else metadata,
         )
-
-    def evolve(self, **changes: Any) -> Self:
-        """A copy with ``changes``, ``handoff_revision`` + 1 and ``updated_at`` refreshed.
-
-        ``main_agent_id``, ``handoff_revision`` and ``created_at`` cannot be
-        changed; ``updated_at`` may be given.
-        """
-        return f.evolved(self, changes, revision="handoff_revision", fixed=_FIXED)
-
-
-_FIXED = frozenset({"main_agent_id", "created_at"})

@@ -13,7 +13,7 @@ from nenjim.immutable import immutable
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class AgentJournalRecord:
+class AgentJournalRecord(f.Checked):
     """A journal entry (record type ``phronomy.journal_record``).
 
     ``sequence`` is ``None`` until the record is appended: the journal
@@ -38,9 +38,6 @@ class AgentJournalRecord:
     context_candidate: bool = field(metadata=f.checked(f.flag))
     occurred_at: datetime = field(metadata=f.checked(f.timestamp))
     metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
-
-    def __post_init__(self) -> None:
-        f.check_fields(self)
 
     @classmethod
     def create(

@@ -15,13 +15,16 @@ LIFECYCLE_STATUSES = frozenset({"idle", "active", "suspended", "closed", "invali
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class AgentRoot:
+class AgentRoot(f.Revised):
     """The durable root of an Agent (record type ``phronomy.agent_root``).
 
     ``agent_revision`` is the compare-and-swap revision of the row; the
     watermark pairs it with ``journal_position``. Timestamps are aware UTC
     datetimes; ``metadata`` is a deep read-only JSON object.
     """
+
+    _revision = "agent_revision"
+    _fixed = frozenset({"agent_id", "created_at"})
 
     agent_id: str = field(metadata=f.checked(f.identifier))
     agent_definition_id: str = field(metadata=f.checked(f.text))
@@ -34,9 +37,6 @@ class AgentRoot:
     created_at: datetime = field(metadata=f.checked(f.timestamp))
     updated_at: datetime = field(metadata=f.checked(f.timestamp))
     metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
-
-    def __post_init__(self) -> None:
-        f.check_fields(self)
 
     @classmethod
     def create(
@@ -63,14 +63,3 @@ class AgentRoot:
             updated_at=now,
             metadata={} if metadata is None else metadata,
         )
-
-    def evolve(self, **changes: Any) -> Self:
-        """A copy with ``changes``, ``agent_revision`` + 1 and ``updated_at`` refreshed.
-
-        ``agent_id``, ``agent_revision`` and ``created_at`` cannot be changed;
-        ``updated_at`` may be given explicitly.
-        """
-        return f.evolved(self, changes, revision="agent_revision", fixed=_FIXED)
-
-
-_FIXED = frozenset({"agent_id", "created_at"})

@@ -14,7 +14,7 @@ from nenjim.immutable import immutable
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class TeamExecution(RunStatus):
+class TeamExecution(RunStatus, f.Revised):
     """A run of a Team (record type ``phronomy.team_execution``).
 
     Statuses are those of Agent executions: ``preparing``, ``active`` and
@@ -23,6 +23,9 @@ class TeamExecution(RunStatus):
     JSON object; ``tasks``, ``workers`` and ``assignments`` are tuples of
     read-only JSON values. Input, result and error are content refs.
     """
+
+    _revision = "execution_revision"
+    _fixed = frozenset({"team_execution_id", "team_id", "created_at"})
 
     team_execution_id: str = field(metadata=f.checked(f.identifier))
     team_id: str = field(metadata=f.checked(f.identifier))
@@ -39,9 +42,6 @@ class TeamExecution(RunStatus):
     created_at: datetime = field(metadata=f.checked(f.timestamp))
     updated_at: datetime = field(metadata=f.checked(f.timestamp))
     metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
-
-    def __post_init__(self) -> None:
-        f.check_fields(self)
 
     @classmethod
     def start(
@@ -77,14 +77,3 @@ class TeamExecution(RunStatus):
             updated_at=now,
             metadata={} if metadata is None else metadata,
         )
-
-    def evolve(self, **changes: Any) -> Self:
-        """A copy with ``changes``, ``execution_revision`` + 1 and ``updated_at`` refreshed.
-
-        ``team_execution_id``, ``team_id``, ``execution_revision`` and
-        ``created_at`` cannot be changed; ``updated_at`` may be given.
-        """
-        return f.evolved(self, changes, revision="execution_revision", fixed=_FIXED)
-
-
-_FIXED = frozenset({"team_execution_id", "team_id", "created_at"})

@@ -15,13 +15,16 @@ TEAM_LIFECYCLE_STATUSES = frozenset({"idle", "active", "closed"})
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class TeamRoot:
+class TeamRoot(f.Revised):
     """The durable root of a Team (record type ``phronomy.team_root``).
 
     ``team_revision`` is the compare-and-swap revision of the row.
     Timestamps are aware UTC datetimes; ``metadata`` is a deep read-only
     JSON object.
     """
+
+    _revision = "team_revision"
+    _fixed = frozenset({"team_id", "created_at"})
 
     team_id: str = field(metadata=f.checked(f.identifier))
     team_definition_id: str = field(metadata=f.checked(f.text))
@@ -31,9 +34,6 @@ class TeamRoot:
     created_at: datetime = field(metadata=f.checked(f.timestamp))
     updated_at: datetime = field(metadata=f.checked(f.timestamp))
     metadata: Mapping[str, Any] = field(hash=False, metadata=f.checked(f.json_object))
-
-    def __post_init__(self) -> None:
-        f.check_fields(self)
 
     @classmethod
     def create(
@@ -57,14 +57,3 @@ class TeamRoot:
             updated_at=now,
             metadata={} if metadata is None else metadata,
         )
-
-    def evolve(self, **changes: Any) -> Self:
-        """A copy with ``changes``, ``team_revision`` + 1 and ``updated_at`` refreshed.
-
-        ``team_id``, ``team_revision`` and ``created_at`` cannot be changed;
-        ``updated_at`` may be given.
-        """
-        return f.evolved(self, changes, revision="team_revision", fixed=_FIXED)
-
-
-_FIXED = frozenset({"team_id", "created_at"})

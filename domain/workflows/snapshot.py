@@ -58,7 +58,7 @@ def freeze_snapshot(snapshot: object) -> dict[str, Any]:
 
 @immutable
 @dataclass(frozen=True, slots=True)
-class WorkflowState:
+class WorkflowState(f.Checked):
     """A Workflow instance's stored state (record type ``phronomy.workflow_state``).
 
     ``workflow_revision`` starts at 1. ``snapshot`` is held in normal form;
@@ -71,9 +71,6 @@ class WorkflowState:
     snapshot: dict[str, Any] = field(
         hash=False, metadata=f.checked(lambda value, _: normalize_snapshot(value))
     )
-
-    def __post_init__(self) -> None:
-        f.check_fields(self)
 
 
 def _snapshot(snapshot: object, *, strict: bool) -> dict[str, Any]:

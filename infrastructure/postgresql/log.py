@@ -34,7 +34,7 @@ from psycopg import Pipeline
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
+from nenjim.infrastructure.log.claims import Claim, ClaimConflictError, SqlClaims
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.commits import (
     AppendRequest,
@@ -84,7 +84,7 @@ class ClaimingPostgresFactory(PostgresFactory):
         return ClaimingPostgresApplicationRecorder(self.datastore, name=name, tiling=tiling)
 
 
-class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationRecorder):
+class ClaimingPostgresApplicationRecorder(ClosableRecorder, SqlClaims, PostgresApplicationRecorder):
     """``PostgresApplicationRecorder`` with claims and a single-round-trip append."""
 
     def __init__(
@@ -133,29 +133,8 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         )
         self._append_function = SQL("{schema}.{append}").format(**names).as_string(None)
         self._append_statements: dict[tuple[int, int], bytes] = {}
-        self._owner_sql = SQL(
-            "SELECT owner FROM {schema}.{claims} WHERE namespace = %s AND key = %s"
-        ).format(**names)
-        self._claims_sql = SQL(
-            "SELECT key, owner FROM {schema}.{claims} WHERE namespace = %s ORDER BY key"
-        ).format(**names)
         self._version_sql = SQL(
             "SELECT version FROM {schema}.{version_table} WHERE component = %s"
-        ).format(**names)
-        self._claim_identity_sql = SQL(
-            "INSERT INTO {schema}.{identity_table} VALUES (%s, %s) "
-            "ON CONFLICT (component) DO NOTHING"
-        ).format(**names)
-        self._identity_sql = SQL(
-            "SELECT identity FROM {schema}.{identity_table} WHERE component = %s"
-        ).format(**names)
-        self._replace_identity_sql = SQL(
-            "UPDATE {schema}.{identity_table} SET identity = %s "
-            "WHERE component = %s AND identity = %s"
-        ).format(**names)
-        self._release_identity_sql = SQL(
-            "DELETE FROM {schema}.{identity_table} WHERE component = %s AND identity = %s "
-            "AND NOT EXISTS (SELECT 1 FROM {schema}.{events})"
         ).format(**names)
         self._lock_sql = SQL("LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE").format(**names)
         self.tiles = (
@@ -171,7 +150,9 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
             )
         )
         self._qualified = {
-            table: SQL("{schema}.{table}").format(schema=schema, table=Identifier(table))
+            table: SQL("{schema}.{table}")
+            .format(schema=schema, table=Identifier(table))
+            .as_string()
             for table in (
                 self.events_table_name,
                 self.claims_table_name,
@@ -179,6 +160,13 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
                 IDENTITY_TABLE,
             )
         }
+        qualified = self._qualified
+        self._claims_statements(
+            "%s",
+            qualified[self.events_table_name],
+            qualified[self.claims_table_name],
+            qualified[IDENTITY_TABLE],
+        )
 
     def _lock_log(self, conn: psycopg.Connection[Any]) -> None:
         # The DDL lock first, as create_table takes it: the tile tables' creation
@@ -203,40 +191,25 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         found = None if row is None else row["version"]
         check_log_version(self.where, recorded_version(self.where, self.events_table_name, found))
 
-    def claim_identity(self, identity: str) -> str:
-        """Record ``identity`` unless one is recorded already; return the recorded one."""
-        with self.datastore.get_connection() as conn, conn.transaction():
-            # The primary key settles a race: the first writer's row stays.
-            conn.execute(self._claim_identity_sql, (self.events_table_name, identity))
-            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
-        return identity if row is None else str(row["identity"])
-
-    def recorded_identity(self) -> str | None:
-        """The identity recorded for this log, or ``None`` (none yet, or an older store)."""
-        if not self._has_table(IDENTITY_TABLE):
-            return None
-        with self.datastore.get_connection() as conn:
-            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
-        return None if row is None else str(row["identity"])
-
-    def release_identity(self, identity: str) -> None:
-        """Forget ``identity`` as the log's owner while the log holds no event."""
-        with self.datastore.get_connection() as conn, conn.transaction():
-            conn.execute(self._release_identity_sql, (self.events_table_name, identity))
-
-    def replace_identity(self, old: str, new: str) -> str | None:
-        """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
-        recorded one afterwards."""
-        with self.datastore.get_connection() as conn, conn.transaction():
-            conn.execute(self._replace_identity_sql, (new, self.events_table_name, old))
-            row = conn.execute(self._identity_sql, (self.events_table_name,)).fetchone()
-        return None if row is None else str(row["identity"])
-
     def _has_table(self, table: str) -> bool:
-        with self.datastore.get_connection() as conn:
-            name = self._qualified[table].as_string(conn)
-            row = conn.execute("SELECT to_regclass(%s) AS found", (name,)).fetchone()
-        return row is not None and row["found"] is not None
+        with self._reading() as c:
+            c.execute("SELECT to_regclass(%s)", (self._qualified[table],))
+            row = c.fetchone()
+        return row is not None and row[0] is not None
+
+    @contextmanager
+    def _reading(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as c:
+            yield c
+
+    @contextmanager
+    def _writing(self) -> Iterator[psycopg.Cursor[Any]]:
+        with (
+            self.datastore.get_connection() as conn,
+            conn.transaction(),
+            conn.cursor(row_factory=tuple_row) as c,
+        ):
+            yield c
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -399,24 +372,6 @@ class ClaimingPostgresApplicationRecorder(ClosableRecorder, PostgresApplicationR
         placed += [array_argument(claims, "text", scalars)] * 3
         call = ", ".join([*placed, "%s::bigint"])
         return f"SELECT notification_id FROM {self._append_function}({call})".encode()
-
-    def claims(self, namespace: str) -> list[Claim]:
-        """Every claim in ``namespace``, ordered by key."""
-        with self.datastore.get_connection() as conn:
-            rows = conn.execute(self._claims_sql, (namespace,)).fetchall()
-        return [Claim(namespace, row["key"], row["owner"]) for row in rows]
-
-    def claim_owners(self, namespace: str) -> dict[str, str]:
-        """Every claim in ``namespace``: key to owner."""
-        with self.datastore.get_connection() as conn:
-            cursor = conn.cursor(row_factory=tuple_row)  # plain pairs, straight into the dict
-            return dict(cursor.execute(self._claims_sql, (namespace,)).fetchall())
-
-    def claim_owner(self, namespace: str, key: str) -> str | None:
-        """The owner of ``key`` in ``namespace``, or ``None``."""
-        with self.datastore.get_connection() as conn:
-            row = conn.execute(self._owner_sql, (namespace, key)).fetchone()
-        return None if row is None else str(row["owner"])
 
 
 def run_log_ddl(conn: psycopg.Connection[Any], statements: Sequence[Composed]) -> None:

@@ -14,16 +14,15 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, cast
 
 import psycopg
-from eventsourcing.postgres import PostgresDatastore
 from psycopg.rows import TupleRow, tuple_row
 from psycopg.sql import Identifier
 
 from nenjim.infrastructure.log.application import LogApplication
-from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.postgresql.storage import PostgresDriver
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.tracking.projections import ProjectionRecorder, ProjectionTable, Row
 from nenjim.infrastructure.tracking.sql import (
+    LogTransactions,
     SessionTransactions,
     SqlProjectionRecorder,
     Transactions,
@@ -39,30 +38,23 @@ def recorder_for(log: LogApplication | Backend) -> ProjectionRecorder:
     if isinstance(log, Backend):
         schema = cast(PostgresDriver, log.driver).settings.schema
         return PostgresProjectionRecorder(SessionTransactions(log), schema)
-    datastore = cast(Any, log.factory).datastore
-    transactions = _LogTransactions(datastore, cast(ClosableRecorder, log.recorder))
-    return PostgresProjectionRecorder(transactions, datastore.schema)
+    transactions = _LogTransactions(log)
+    return PostgresProjectionRecorder(transactions, transactions.datastore.schema)
 
 
-class _LogTransactions:
-    """The transactions of a Journal log's datastore, refused once the log is closed."""
-
-    def __init__(self, datastore: PostgresDatastore, log: ClosableRecorder) -> None:
-        self._datastore = datastore
-        self._log = log
-
+class _LogTransactions(LogTransactions):
     @contextmanager
     def reading(self) -> Iterator[psycopg.Connection[Any]]:
         with (
             self._log.while_open(),
-            self._datastore.get_connection() as conn,
+            self.datastore.get_connection() as conn,
             conn.transaction(force_rollback=True),
         ):
             yield conn
 
     @contextmanager
     def writing(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._log.while_open(), self._datastore.get_connection() as conn, conn.transaction():
+        with self._log.while_open(), self.datastore.get_connection() as conn, conn.transaction():
             yield conn
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -20,7 +21,7 @@ from eventsourcing.sqlite import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from nenjim.infrastructure.log.claims import Claim, ClaimConflictError
+from nenjim.infrastructure.log.claims import Claim, ClaimConflictError, SqlClaims
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.log.commits import (
     AppendRequest,
@@ -155,7 +156,7 @@ class ClaimingSQLiteFactory(SQLiteFactory):
         return ClaimingSQLiteApplicationRecorder(self.datastore, name=name, tiling=tiling)
 
 
-class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecorder):
+class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SqlClaims, SQLiteApplicationRecorder):
     """``SQLiteApplicationRecorder`` plus a ``(namespace, key) -> owner`` claims table.
 
     Notification ids are rowids of a table without AUTOINCREMENT: gap-free,
@@ -169,6 +170,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         self.claims_table_name = f"{name}_claims"  # the base __init__ builds the DDL
         super().__init__(datastore, events_table_name=f"{name}_events")
         self.where = f"SQLite store {self.datastore.pool.db_name}"
+        self._claims_statements("?", self.events_table_name, self.claims_table_name, IDENTITY_TABLE)
         db_name = self.datastore.pool.db_name
         # Appends of every log application of this process on the same file share commits.
         database: object = (
@@ -220,7 +222,7 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         self._check_version()
 
     def _check_version(self) -> None:
-        with self.datastore.transaction(commit=False) as c:
+        with self._reading() as c:
             c.execute(
                 f"SELECT version FROM {SCHEMA_TABLE} WHERE component = ?",
                 (self.events_table_name,),
@@ -230,54 +232,22 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
         version = recorded_version(where, self.events_table_name, None if row is None else row[0])
         check_log_version(where, version)
 
-    def claim_identity(self, identity: str) -> str:
-        """Record ``identity`` unless one is recorded already; return the recorded one."""
-        with self.datastore.transaction(commit=True) as c:
-            # The primary key settles a race: the first writer's row stays.
-            c.execute(
-                f"INSERT OR IGNORE INTO {IDENTITY_TABLE} VALUES (?, ?)",
-                (self.events_table_name, identity),
-            )
-            return self._identity(c) or identity
-
-    def recorded_identity(self) -> str | None:
-        """The identity recorded for this log, or ``None`` (none yet, or an older store)."""
-        if not self._has_table(IDENTITY_TABLE):
-            return None
-        with self.datastore.transaction(commit=False) as c:
-            return self._identity(c)
-
-    def release_identity(self, identity: str) -> None:
-        """Forget ``identity`` as the log's owner while the log holds no event."""
-        with self.datastore.transaction(commit=True) as c:
-            c.execute(
-                f"DELETE FROM {IDENTITY_TABLE} WHERE component = ? AND identity = ? "
-                f"AND NOT EXISTS (SELECT 1 FROM {self.events_table_name})",
-                (self.events_table_name, identity),
-            )
-
-    def replace_identity(self, old: str, new: str) -> str | None:
-        """Record ``new`` in place of ``old`` if ``old`` is the one recorded; return the
-        recorded one afterwards."""
-        with self.datastore.transaction(commit=True) as c:
-            c.execute(
-                f"UPDATE {IDENTITY_TABLE} SET identity = ? WHERE component = ? AND identity = ?",
-                (new, self.events_table_name, old),
-            )
-            return self._identity(c)
-
-    def _identity(self, c: SQLiteCursor) -> str | None:
-        c.execute(
-            f"SELECT identity FROM {IDENTITY_TABLE} WHERE component = ?",
-            (self.events_table_name,),
-        )
-        row = c.fetchone()
-        return None if row is None else str(row[0])
-
     def _has_table(self, table: str) -> bool:
-        with self.datastore.transaction(commit=False) as c:
+        with self._reading() as c:
             c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
             return c.fetchone() is not None
+
+    @contextmanager
+    def _reading(self) -> Iterator[SQLiteCursor]:
+        with self.datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.row_factory = None  # plain tuples
+            yield c
+
+    @contextmanager
+    def _writing(self) -> Iterator[SQLiteCursor]:
+        with self.datastore.transaction(commit=True) as c:
+            c.sqlite_cursor.row_factory = None
+            yield c
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -400,38 +370,6 @@ class ClaimingSQLiteApplicationRecorder(ClosableRecorder, SQLiteApplicationRecor
             holder = self._owner(c, claim.namespace, claim.key)
             if holder != claim.owner:
                 raise ClaimConflictError(claim, str(holder))
-
-    def claims(self, namespace: str) -> list[Claim]:
-        """Every claim in ``namespace``, ordered by key."""
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(
-                f"SELECT key, owner FROM {self.claims_table_name} WHERE namespace = ? ORDER BY key",
-                (namespace,),
-            )
-            return [Claim(namespace, row[0], row[1]) for row in c.fetchall()]
-
-    def claim_owners(self, namespace: str) -> dict[str, str]:
-        """Every claim in ``namespace``: key to owner."""
-        with self.datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.row_factory = None  # plain pairs, straight into the dict
-            c.execute(
-                f"SELECT key, owner FROM {self.claims_table_name} WHERE namespace = ?",
-                (namespace,),
-            )
-            return dict(c.fetchall())
-
-    def claim_owner(self, namespace: str, key: str) -> str | None:
-        """The owner of ``key`` in ``namespace``, or ``None``."""
-        with self.datastore.transaction(commit=False) as c:
-            return self._owner(c, namespace, key)
-
-    def _owner(self, c: SQLiteCursor, namespace: str, key: str) -> str | None:
-        c.execute(
-            f"SELECT owner FROM {self.claims_table_name} WHERE namespace = ? AND key = ?",
-            (namespace, key),
-        )
-        row = c.fetchone()
-        return None if row is None else str(row[0])
 
 
 def log_table_statements(name: str) -> list[str]:

@@ -12,43 +12,35 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, ClassVar, cast
-
-from eventsourcing.sqlite import SQLiteDatastore
+from typing import ClassVar
 
 from nenjim.infrastructure.log.application import LogApplication
-from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.sqlite.files import retry_when_locked
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.tracking.projections import ProjectionRecorder, ProjectionTable, Row
-from nenjim.infrastructure.tracking.sql import SessionTransactions, SqlProjectionRecorder
+from nenjim.infrastructure.tracking.sql import (
+    LogTransactions,
+    SessionTransactions,
+    SqlProjectionRecorder,
+)
 
 
 def recorder_for(log: LogApplication | Backend) -> ProjectionRecorder:
     """The projections of the SQLite store of a Journal log or of a storage backend."""
     if isinstance(log, Backend):
         return SQLiteProjectionRecorder(SessionTransactions(log))
-    datastore = cast(Any, log.factory).datastore
-    return SQLiteProjectionRecorder(
-        _LogTransactions(datastore, cast(ClosableRecorder, log.recorder))
-    )
+    return SQLiteProjectionRecorder(_LogTransactions(log))
 
 
-class _LogTransactions:
-    """The transactions of a Journal log's datastore, refused once the log is closed."""
-
-    def __init__(self, datastore: SQLiteDatastore, log: ClosableRecorder) -> None:
-        self._datastore = datastore
-        self._log = log
-
+class _LogTransactions(LogTransactions):
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        with self._log.while_open(), self._datastore.transaction(commit=False) as c:
+        with self._log.while_open(), self.datastore.transaction(commit=False) as c:
             yield c.sqlite_cursor.connection
 
     @contextmanager
     def writing(self) -> Iterator[sqlite3.Connection]:
-        with self._log.while_open(), self._datastore.get_connection(commit=True) as conn:
+        with self._log.while_open(), self.datastore.get_connection(commit=True) as conn:
             cursor = conn.cursor()
             retry_when_locked(lambda: cursor.execute("BEGIN IMMEDIATE"))
             try:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from eventsourcing.persistence import Tracking
 
+from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.storage.backend import Backend
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
 from nenjim.infrastructure.store.errors import ProjectionDamagedError, RebuildLostError
@@ -35,6 +36,9 @@ from nenjim.infrastructure.tracking.projections import (
     checked_position,
     forgotten_columns,
 )
+
+if TYPE_CHECKING:
+    from nenjim.infrastructure.log.application import LogApplication
 
 
 class Transactions(Protocol):
@@ -63,6 +67,15 @@ class SessionTransactions:
             yield session.connection
 
     writing = reading
+
+
+class LogTransactions:
+    """The transactions of a Journal log's datastore (each kind's ``reading`` and
+    ``writing``), refused once the log is closed."""
+
+    def __init__(self, log: LogApplication) -> None:
+        self.datastore: Any = cast(Any, log.factory).datastore
+        self._log = cast(ClosableRecorder, log.recorder)
 
 
 class Cursor(Protocol):

@@ -207,11 +207,7 @@ def import_store(
     if JOURNAL in sections:
         audit = check_journal_log(checked.journal_events, progress=progress)
         if not audit.report.ok:
-            raise ImportRefusedError(
-                f"{name}: the {JOURNAL} log does not audit, nothing was written: "
-                f"{journal_problem(audit.report)}",
-                audit=True,
-            )
+            raise _not_auditing(name, JOURNAL, journal_problem(audit.report))
         claims = audit.claims
     checked.journal_events.clear()  # the second pass reads them from the file again
     renumber = STORAGE in sections and store.gapless_storage and not checked.storage_dense
@@ -251,11 +247,7 @@ def import_store(
             try:
                 rebuild_inline_tables(session, store.where, CATALOG)
             except (RepairRefusedError, RepairFailedError) as error:
-                first = error.report.findings[0].line()
-                raise ImportRefusedError(
-                    f"{name}: the {STORAGE} log does not audit, nothing was written: {first}",
-                    audit=True,
-                ) from None
+                raise _not_auditing(name, STORAGE, error.report.findings[0].line()) from None
     journal_audit = storage_audit = None
     if JOURNAL in sections:
         # The transparency tree is derived from the log, and an audit only reads:
@@ -263,17 +255,11 @@ def import_store(
         JournalLog(url, create=False, identity=identity).close()
         journal_audit = audit_journal_log(url, identity=identity, progress=progress)
         if not journal_audit.ok:
-            raise ImportAuditError(
-                f"{store.where}: imported, but its {JOURNAL} log does not audit: "
-                f"{journal_problem(journal_audit)}"
-            )
+            raise _imported_unaudited(store, JOURNAL, journal_problem(journal_audit))
     if STORAGE in sections:
         storage_audit = audit_store(url, CATALOG)
         if not storage_audit.ok:
-            raise ImportAuditError(
-                f"{store.where}: imported, but its {STORAGE} log does not audit: "
-                f"{storage_audit.lines()[0]}"
-            )
+            raise _imported_unaudited(store, STORAGE, storage_audit.lines()[0])
     rebuilt = rebuild_projections(url, identity)
     return ImportReport(checked.summary, renumber, journal_audit, storage_audit, rebuilt)
 
@@ -291,6 +277,16 @@ def rebuild_projections(url: str, identity: str | None = None) -> tuple[str, ...
     if journal_url != url:
         lines.extend(rebuild_all(journal_url))
     return tuple(lines)
+
+
+def _not_auditing(name: str, log: str, problem: object) -> ImportRefusedError:
+    return ImportRefusedError(
+        f"{name}: the {log} log does not audit, nothing was written: {problem}", audit=True
+    )
+
+
+def _imported_unaudited(store: LogStore, log: str, problem: object) -> ImportAuditError:
+    return ImportAuditError(f"{store.where}: imported, but its {log} log does not audit: {problem}")
 
 
 def _check_file(source: IO[bytes], name: str, progress: Progress) -> _CheckedFile:

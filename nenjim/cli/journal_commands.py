@@ -170,17 +170,7 @@ def audit(args: argparse.Namespace) -> int:
     summary = _audit_summary(report)
     derived = not report.ok and report.repairable
     if args.json:
-        print(
-            dumps(
-                {
-                    "ok": report.ok,
-                    "problem": journal_problem(report),
-                    "events": report.events,
-                    **report.live,
-                    "derived": derived,
-                }
-            )
-        )
+        print(dumps({"ok": report.ok, **_audit_json(report), "derived": derived}))
     if not report.ok:
         hint = " (derived from the log: nenjim journal repair rebuilds it)" if derived else ""
         raise CommandError(
@@ -189,6 +179,10 @@ def audit(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"audit OK: {summary}")
     return EXIT_OK
+
+
+def _audit_json(report: AuditReport) -> dict[str, object]:
+    return {"problem": journal_problem(report), "events": report.events, **report.live}
 
 
 def _audit_summary(report: AuditReport) -> str:
@@ -226,16 +220,7 @@ def repair(args: argparse.Namespace) -> int:
     before = result.before
     summary = _audit_summary(before)
     if args.json:
-        print(
-            dumps(
-                {
-                    "repaired": result.repaired,
-                    "problem": journal_problem(before),
-                    "events": before.events,
-                    **before.live,
-                }
-            )
-        )
+        print(dumps({"repaired": result.repaired, **_audit_json(before)}))
     elif not result.repaired:
         print(f"repair: nothing to do: {summary}")
     else:

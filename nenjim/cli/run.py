@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn
 
 from nenjim.admin.stores import STORE_URL_VARIABLE, redact
 from nenjim.cli import journal_commands
@@ -32,19 +32,18 @@ from nenjim.cli.log_commands import add_log_commands
 from nenjim.cli.projection_commands import add_projection_commands
 from nenjim.cli.storage_commands import add_storage_commands
 from nenjim.cli.store_options import add_store_options, chosen_store
+from nenjim.cli.subcommand import value_argument
 from nenjim.cli.transparency_commands import (
     add_audit_options,
     add_journal_commands,
     add_key_commands,
     add_serve_command,
 )
-from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-_V = TypeVar("_V")
 Handler = Callable[[argparse.Namespace], int]
 
 STORE_HELP = f"""stores:
@@ -177,7 +176,7 @@ def build_parser() -> _Parser:
         selection,
     )
     release.add_argument(
-        "version", metavar="VERSION", type=_value(ReleaseVersion), help="release version"
+        "version", metavar="VERSION", type=value_argument(ReleaseVersion), help="release version"
     )
     new = add(
         "new", journal_commands.new, "Draft a successor of the head revision.", opens, coordinate
@@ -272,7 +271,10 @@ def _coordinate() -> _Parser:
     """The COORD argument."""
     coordinate = _Parser(add_help=False)
     coordinate.add_argument(
-        "coordinate", metavar="COORD", type=_value(ArtifactCoordinate), help="artifact coordinate"
+        "coordinate",
+        metavar="COORD",
+        type=value_argument(ArtifactCoordinate),
+        help="artifact coordinate",
     )
     return coordinate
 
@@ -283,19 +285,7 @@ def _selection() -> _Parser:
     selection.add_argument(
         "--as-of",
         metavar="V",
-        type=_value(JournalVersion),
+        type=value_argument(JournalVersion),
         help="use the newest revision at or before Journal version V (YYYYMMDDTHHMMSSZ)",
     )
     return selection
-
-
-def _value(factory: Callable[[str], _V]) -> Callable[[str], _V]:
-    """An argparse ``type`` that reports a value type's syntax error as a usage error."""
-
-    def convert(text: str) -> _V:
-        try:
-            return factory(text)
-        except InvalidValueError as error:
-            raise argparse.ArgumentTypeError(error.detail) from None
-
-    return convert

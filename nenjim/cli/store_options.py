@@ -21,7 +21,7 @@ import argparse
 from nenjim.admin import stores
 from nenjim.admin.stores import STORE_URL_VARIABLE, check_journal_name
 from nenjim.cli.exit import UsageError
-from nenjim.journal.exception import InvalidValueError
+from nenjim.cli.subcommand import value_argument
 
 JOURNAL_HELP = (
     "the Journal named NAME (a lowercase letter, then up to 47 of a-z 0-9 _; on PostgreSQL "
@@ -43,7 +43,10 @@ def add_store_options(
     parser.add_argument("--store", metavar="URL", help=f"{store} (default: {default})")
     if journal is not None:
         parser.add_argument(
-            "--journal", metavar="NAME", type=_journal_name, help=f"{journal}: {JOURNAL_HELP}"
+            "--journal",
+            metavar="NAME",
+            type=value_argument(check_journal_name),
+            help=f"{journal}: {JOURNAL_HELP}",
         )
 
 
@@ -68,10 +71,3 @@ def selected_store(args: argparse.Namespace) -> str:
     """The required store, as the Journal named by ``--journal`` has it, checked to hold
     that Journal (:func:`nenjim.admin.stores.journal_store`)."""
     return stores.journal_store(required_store(args), stores.journal_identity(args.journal))
-
-
-def _journal_name(text: str) -> str:
-    try:
-        return check_journal_name(text)
-    except InvalidValueError as error:
-        raise argparse.ArgumentTypeError(error.detail) from None

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nenjim.admin.errors import (
     LogDamagedError,
@@ -50,9 +50,11 @@ from nenjim.cli.exit import (
     CommandError,
 )
 from nenjim.cli.store_options import add_store_options, required_store
-from nenjim.journal.exception import InvalidValueError, JournalIntegrityError
+from nenjim.cli.subcommand import value_argument
+from nenjim.journal.exception import JournalIntegrityError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 
+_K = TypeVar("_K")
 Handler = Callable[[argparse.Namespace], int]
 AddCommand = Callable[..., argparse.ArgumentParser]
 
@@ -97,14 +99,14 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         "coordinate",
         metavar="COORD",
         nargs="?",
-        type=_canonical(ArtifactCoordinate),
+        type=value_argument(ArtifactCoordinate),
         help="artifact coordinate",
     )
     prove.add_argument(
         "version",
         metavar="VERSION",
         nargs="?",
-        type=_canonical(JournalVersion),
+        type=value_argument(JournalVersion),
         help="its Journal version",
     )
     prove.add_argument(
@@ -190,19 +192,6 @@ def _signing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--origin", metavar="O", help="checkpoint origin (default: the key name)")
 
 
-def _canonical(value_type: Callable[[str], object]) -> Callable[[str], str]:
-    """An argparse ``type``: the text, once ``value_type`` accepts it (else bad usage)."""
-
-    def check(text: str) -> str:
-        try:
-            value_type(text)
-        except InvalidValueError as error:
-            raise argparse.ArgumentTypeError(error.detail) from None
-        return text
-
-    return check
-
-
 def _seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -270,7 +259,7 @@ def prove_command(args: argparse.Namespace) -> int:
     with _tree(args) as tree:
         try:
             if revision:
-                document = tree.prove_inclusion(args.coordinate, args.version)
+                document = tree.prove_inclusion(str(args.coordinate), str(args.version))
             else:
                 document = tree.prove_consistency(args.old_size)
         except ProofRequestError as error:
@@ -282,7 +271,7 @@ def prove_command(args: argparse.Namespace) -> int:
 def check_proof_command(args: argparse.Namespace) -> int:
     """Verify a proof document offline; exit 1 unless it holds."""
     verifier = _verifier(args.key)
-    text = sys.stdin.read() if args.file == "-" else _read(args.file, "proof")
+    text = sys.stdin.read() if args.file == "-" else _read(args.file, "proof")[0]
     try:
         document = json.loads(text)
     except ValueError as error:
@@ -411,11 +400,7 @@ def _tree(args: argparse.Namespace) -> Iterator[JournalTree]:
             raise CommandError(str(error)) from None
 
 
-def _read(path: str, what: str) -> str:
-    return _read_with_mode(path, what)[0]
-
-
-def _read_with_mode(path: str, what: str) -> tuple[str, int]:
+def _read(path: str, what: str) -> tuple[str, int]:
     """The text of a file and its permission bits, read from one open file."""
     try:
         with open(path, encoding="utf-8") as file:
@@ -425,15 +410,19 @@ def _read_with_mode(path: str, what: str) -> tuple[str, int]:
         raise CommandError(f"cannot read the {what} {path}: {detail}") from None
 
 
-def _key_text(text: str) -> str:
-    return text[:-1] if text.endswith("\n") else text
+def _key(parse: Callable[[str], _K], path: str, text: str) -> _K:
+    """The key in a key file's ``text`` (one trailing newline stripped); bad usage if none."""
+    try:
+        return parse(text.removesuffix("\n"))
+    except TransparencyError as error:
+        raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
 
 
 def _signer(args: argparse.Namespace) -> SignerKey:
     """The signer key of ``--key``: refused, as ssh refuses a private key, when group or
     others can access its file, unless ``--allow-unprotected-key`` (then a warning)."""
     path = args.key
-    text, mode = _read_with_mode(path, "key file")
+    text, mode = _read(path, "key file")
     if os.name == "posix" and mode & 0o077:
         exposed = f"signer key {path} is accessible by group or others (mode {mode:04o})"
         if not args.allow_unprotected_key:
@@ -447,22 +436,16 @@ def _signer(args: argparse.Namespace) -> SignerKey:
             sys.stderr.write(_dumps({"warning": warning, "kind": "key"}) + "\n")
         else:
             sys.stderr.write(f"nenjim: warning: {warning}\n")
-    try:
-        return SignerKey.parse(_key_text(text))
-    except TransparencyError as error:
-        raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
+    return _key(SignerKey.parse, path, text)
 
 
 def _verifier(path: str) -> VerifierKey:
-    try:
-        return VerifierKey.parse(_key_text(_read(path, "key file")))
-    except TransparencyError as error:
-        raise CommandError(f"argument --key: {path}: {error}", EXIT_USAGE, "usage") from None
+    return _key(VerifierKey.parse, path, _read(path, "key file")[0])
 
 
 def _checkpoint(path: str, verifier: VerifierKey) -> Checkpoint:
     try:
-        return open_checkpoint(_read(path, "checkpoint"), [verifier])
+        return open_checkpoint(_read(path, "checkpoint")[0], [verifier])
     except TransparencyError as error:
         raise CommandError(f"checkpoint {path}: {error}") from None
 

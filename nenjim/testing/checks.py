@@ -9,7 +9,7 @@ from typing import Any
 
 from nenjim.testing.read_models import ReadModels, read_models
 from nenjim.testing.recorded import RecordedLog
-from nenjim.testing.stores import open_store, replay
+from nenjim.testing.stores import StoreUnderTest, open_store, replay
 
 _SHOWN = 10  # differences listed in one assertion message
 
@@ -59,11 +59,7 @@ def assert_replay_equivalent(
     """
     reference = expected
     for store in stores:
-        with replay(log, store) as replayed:
-            problems = replayed.audit()
-            if problems:
-                raise AssertionError(f"{log.name} replayed into {store}: audit: {problems[0]}")
-            models = read_models(replayed, log)
+        models = _audited_models(replay(log, store), log, f"{log.name} replayed into {store}")
         if reference is None:
             reference = models
         else:
@@ -79,11 +75,7 @@ def assert_store_replays(
     """Record the durable store ``original``, replay it into each fresh store, and assert that
     every store answers what the original answers and audits clean; the recorded log."""
     log = RecordedLog.record(original, journal=journal)
-    with open_store(original, log) as source:
-        problems = source.audit()
-        if problems:
-            raise AssertionError(f"{original}: audit: {problems[0]}")
-        expected = read_models(source, log)
+    expected = _audited_models(open_store(original, log), log, original)
     assert_replay_equivalent(log, stores, expected=expected)
     return log
 
@@ -109,11 +101,8 @@ class GoldenLog:
     def check(self, store: str = "memory:", *, regenerate: bool = False) -> ReadModels:
         """Replay into ``store`` and compare with (or, regenerating, write) the golden file."""
         log = RecordedLog.from_file(self.log_path)
-        with replay(log, store) as replayed:
-            problems = replayed.audit()
-            if problems:
-                raise AssertionError(f"{self.log_path} replayed into {store}: audit: {problems[0]}")
-            models: ReadModels = _normal(read_models(replayed, log))
+        where = f"{self.log_path} replayed into {store}"
+        models: ReadModels = _normal(_audited_models(replay(log, store), log, where))
         if regenerate:
             text = json.dumps(models, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
             self.models_path.write_text(text, encoding="utf-8")
@@ -131,6 +120,15 @@ class GoldenLog:
             "change is meant, regenerate it with pytest --nenjim-regenerate-golden)",
         )
         return models
+
+
+def _audited_models(store: StoreUnderTest, log: RecordedLog, where: str) -> ReadModels:
+    """The read models of ``store`` (closed afterwards), once it audits clean."""
+    with store:
+        problems = store.audit()
+        if problems:
+            raise AssertionError(f"{where}: audit: {problems[0]}")
+        return read_models(store, log)
 
 
 def _normal(models: Any) -> Any:

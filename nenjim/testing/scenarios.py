@@ -17,9 +17,10 @@ compare; members it does not name (times, ids) are not compared.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from nenjim.admin.transfer import JOURNAL, import_store, store_tables
 from nenjim.domain.journal.chain import JournalChain
@@ -64,7 +65,7 @@ class Event:
         return None
 
 
-class _Outcome:
+class _Outcome(ABC):
     """What ``when`` observed; ``then`` and ``then_error`` judge it."""
 
     def __init__(self) -> None:
@@ -83,7 +84,8 @@ class _Outcome:
         self._require_run()
         return list(self._events)
 
-    def _then(self, expected: Sequence[Event]) -> None:
+    def then(self, *expected: Event) -> Self:
+        """Exactly these events were appended, in order."""
         self._require_run()
         if self._error is not None:
             raise AssertionError(
@@ -99,8 +101,10 @@ class _Outcome:
             problem = wanted.mismatch(observed)
             if problem is not None:
                 raise AssertionError(f"new event {number}: {problem}")
+        return self
 
-    def _then_error(self, error_type: type[Exception], attributes: Mapping[str, Any]) -> None:
+    def then_error(self, error_type: type[Exception], **attributes: Any) -> Self:
+        """The command raised ``error_type`` (with these attribute values) and appended nothing."""
         self._require_run()
         if not isinstance(self._error, error_type):
             got = (
@@ -120,10 +124,21 @@ class _Outcome:
                 f"the command raised {error_type.__name__} but appended {len(self._events)} "
                 "event(s)"
             )
+        return self
 
     def _require_run(self) -> None:
         if not self._ran:
             raise AssertionError("then() before when(): nothing ran yet")
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the store."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class JournalScenario(_Outcome):
@@ -172,16 +187,6 @@ class JournalScenario(_Outcome):
         self._record(appended, error, None)
         return self
 
-    def then(self, *events: Event) -> JournalScenario:
-        """Exactly these events were appended, in order."""
-        self._then(events)
-        return self
-
-    def then_error(self, error_type: type[Exception], **attributes: Any) -> JournalScenario:
-        """The command raised ``error_type`` (with these attribute values) and appended nothing."""
-        self._then_error(error_type, attributes)
-        return self
-
     @property
     def view(self) -> JournalWorldview:
         """The chains as the Journal sees them now."""
@@ -190,12 +195,6 @@ class JournalScenario(_Outcome):
     def close(self) -> None:
         """Release the store."""
         self._ingestion.close()
-
-    def __enter__(self) -> JournalScenario:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class PersistenceScenario(_Outcome):
@@ -250,26 +249,10 @@ class PersistenceScenario(_Outcome):
         self._record(self._events_after(position), error, result)
         return self
 
-    def then(self, *events: Event) -> PersistenceScenario:
-        """Exactly these storage events were appended, in order."""
-        self._then(events)
-        return self
-
-    def then_error(self, error_type: type[Exception], **attributes: Any) -> PersistenceScenario:
-        """The command raised ``error_type`` (with these attribute values) and appended nothing."""
-        self._then_error(error_type, attributes)
-        return self
-
     def close(self) -> None:
         """Release the store."""
         if self._persistence is not None:
             self._persistence.close()
-
-    def __enter__(self) -> PersistenceScenario:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _last_position(self) -> int:
         with open_log_store(self.store).snapshot() as snapshot:

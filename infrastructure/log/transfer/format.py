@@ -196,18 +196,18 @@ class ExportReader:
             number += 1
             if not raw:
                 if number == 1:
-                    raise ExportFormatError(self.name, None, "empty: not a nenjim log export")
-                raise ExportFormatError(
-                    self.name, None, f"ends after line {number - 1} without its trailer: truncated"
+                    raise self._error(None, "empty: not a nenjim log export")
+                raise self._error(
+                    None, f"ends after line {number - 1} without its trailer: truncated"
                 )
             if not raw.endswith(b"\n"):
-                raise ExportFormatError(self.name, number, "truncated (the line has no end)")
+                raise self._error(number, "truncated (the line has no end)")
             document = self._document(raw, number)
             kind = document.get("kind")
             if kind == "end" and number > 1:
                 self._end(document, number, counts, digest.hexdigest())
                 if self._stream.read(1):
-                    raise ExportFormatError(self.name, number + 1, "a line after the trailer")
+                    raise self._error(number + 1, "a line after the trailer")
                 self.summary = ExportSummary(
                     self.source,
                     tuple(sections),
@@ -231,28 +231,24 @@ class ExportReader:
                 last_id = event.id
                 yield event
             else:
-                raise ExportFormatError(self.name, number, f"unknown line kind {kind!r}")
+                raise self._error(number, f"unknown line kind {kind!r}")
 
     def _document(self, raw: bytes, number: int) -> dict[str, Any]:
         try:
             document = json.loads(raw)
         except (ValueError, RecursionError):
-            if number == 1:
-                raise ExportFormatError(self.name, 1, "not a nenjim log export") from None
-            raise ExportFormatError(self.name, number, "not a JSON object") from None
+            document = None
         if not isinstance(document, dict):
-            if number == 1:
-                raise ExportFormatError(self.name, 1, "not a nenjim log export")
-            raise ExportFormatError(self.name, number, "not a JSON object")
+            reason = "not a nenjim log export" if number == 1 else "not a JSON object"
+            raise self._error(number, reason)
         return document
 
     def _header(self, document: dict[str, Any], number: int) -> None:
         if document.get("kind") != "header" or document.get("format") != FORMAT:
-            raise ExportFormatError(self.name, number, "not a nenjim log export")
+            raise self._error(number, "not a nenjim log export")
         version = document.get("version")
         if version != FORMAT_VERSION or isinstance(version, bool):
-            raise ExportFormatError(
-                self.name,
+            raise self._error(
                 number,
                 f"log export format version {version!r}; this build reads version "
                 f"{FORMAT_VERSION} only",
@@ -260,7 +256,7 @@ class ExportReader:
         self._keys(document, _HEADER_KEYS, number)
         source = document["source"]
         if not isinstance(source, str):
-            raise ExportFormatError(self.name, number, "source is not a string")
+            raise self._error(number, "source is not a string")
         self.source = source
 
     def _section(
@@ -269,11 +265,11 @@ class ExportReader:
         self._keys(document, _LOG_KEYS, number)
         log, identity = document["log"], document["identity"]
         if not isinstance(log, str) or not _LOG_NAME.fullmatch(log):
-            raise ExportFormatError(self.name, number, f"invalid log name {log!r}")
+            raise self._error(number, f"invalid log name {log!r}")
         if log in counts:
-            raise ExportFormatError(self.name, number, f"log {log!r} appears twice")
+            raise self._error(number, f"log {log!r} appears twice")
         if identity is not None and not isinstance(identity, str):
-            raise ExportFormatError(self.name, number, "identity is neither a string nor null")
+            raise self._error(number, "identity is neither a string nor null")
         return LogSection(log, identity)
 
     def _event(
@@ -282,38 +278,29 @@ class ExportReader:
         self._keys(document, _EVENT_KEYS, number)
         log = document["log"]
         if current is None or log != current:
-            raise ExportFormatError(
-                self.name, number, f"an event of log {log!r} outside its log's section"
-            )
+            raise self._error(number, f"an event of log {log!r} outside its log's section")
         notification_id = self._count(document, "id", number)
         if notification_id <= last_id:
-            raise ExportFormatError(
-                self.name,
+            raise self._error(
                 number,
                 f"{log} event id {notification_id} after id {last_id}: ids must increase",
             )
         version = self._count(document, "originator_version", number)
-        originator, topic, state = (
-            document["originator_id"],
-            document["topic"],
-            document["state"],
-        )
+        originator, topic, state = document["originator_id"], document["topic"], document["state"]
         try:
             originator_id = UUID(originator) if isinstance(originator, str) else None
         except ValueError:
             originator_id = None
         if originator_id is None or str(originator_id) != originator:
-            raise ExportFormatError(
-                self.name, number, f"originator_id {originator!r} is not a lower-case UUID"
-            )
+            raise self._error(number, f"originator_id {originator!r} is not a lower-case UUID")
         if not isinstance(topic, str) or not topic:
-            raise ExportFormatError(self.name, number, "topic is not a non-empty string")
+            raise self._error(number, "topic is not a non-empty string")
         try:
             if not isinstance(state, str):
                 raise TypeError
             data = base64.b64decode(state, validate=True)
         except (binascii.Error, ValueError, TypeError):
-            raise ExportFormatError(self.name, number, "state is not base64 text") from None
+            raise self._error(number, "state is not base64 text") from None
         return LoggedEvent(log, notification_id, originator_id, version, topic, data)
 
     def _end(
@@ -322,25 +309,26 @@ class ExportReader:
         self._keys(document, _END_KEYS, number)
         said, lines, checksum = document["events"], document["lines"], document["sha256"]
         if not isinstance(checksum, str) or not _SHA256.fullmatch(checksum):
-            raise ExportFormatError(self.name, number, "sha256 is not 64 lower-case hex digits")
+            raise self._error(number, "sha256 is not 64 lower-case hex digits")
         if checksum != sha256:
-            raise ExportFormatError(
-                self.name,
+            raise self._error(
                 number,
                 f"checksum mismatch: lines 1-{number - 1} have sha256 {sha256}, the trailer "
                 f"says {checksum} (the file was changed after export)",
             )
         if lines != number - 1 or isinstance(lines, bool):
-            raise ExportFormatError(
-                self.name, number, f"the trailer counts {lines!r} lines, the file has {number - 1}"
+            raise self._error(
+                number, f"the trailer counts {lines!r} lines, the file has {number - 1}"
             )
         if said != dict(counts):
-            raise ExportFormatError(
-                self.name,
+            raise self._error(
                 number,
                 f"the trailer counts events {json.dumps(said)}, the file has "
                 f"{json.dumps(dict(counts))}",
             )
+
+    def _error(self, line: int | None, reason: str) -> ExportFormatError:
+        return ExportFormatError(self.name, line, reason)
 
     def _keys(self, document: dict[str, Any], expected: set[str], number: int) -> None:
         if document.keys() != expected:
@@ -354,12 +342,10 @@ class ExportReader:
                 )
                 if part
             )
-            raise ExportFormatError(self.name, number, f"{document['kind']} line: {detail}")
+            raise self._error(number, f"{document['kind']} line: {detail}")
 
     def _count(self, document: dict[str, Any], key: str, number: int) -> int:
         value = document[key]
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**63:
-            raise ExportFormatError(
-                self.name, number, f"{key} {value!r} is not an integer from 1 to 2^63-1"
-            )
+            raise self._error(number, f"{key} {value!r} is not an integer from 1 to 2^63-1")
         return value

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, closing, contextmanager
+from typing import Any, ClassVar
 from uuid import UUID
 
 from nenjim.infrastructure.log.claims import Claim
@@ -29,6 +29,7 @@ from nenjim.infrastructure.log.transfer.tables import EventTable
 from nenjim.infrastructure.store.errors import StoreError, StoreUnavailableError
 from nenjim.infrastructure.store.kinds import durable_store_hint
 from nenjim.infrastructure.store.urls import StoreLocation, UnsupportedStoreError, resolve_store_url
+from nenjim.infrastructure.store.versions import IDENTITY_TABLE, SCHEMA_TABLE
 
 PAGE = 1000
 """Rows read or written per round trip."""
@@ -43,41 +44,105 @@ class UnreadableEventError(StoreError):
 
 
 class LogSnapshot(ABC):
-    """One consistent, read-only state of a store's logs."""
+    """One consistent, read-only state of a store's logs, as one transaction's connection
+    sees it; the statements are each kind's SQL, spelled by :attr:`mark` and :meth:`_name`."""
+
+    mark: ClassVar[str]
+    """The driver's parameter placeholder."""
+
+    def __init__(self, connection: Any, location: StoreLocation) -> None:
+        self.connection = connection
+        """The transaction's database connection (``sqlite3`` or psycopg)."""
+        self.location = location
 
     @abstractmethod
+    def _exists(self, table: EventTable, name: str) -> bool:
+        """Whether the table ``name`` beside ``table`` exists."""
+
+    @abstractmethod
+    def _name(self, table: EventTable, name: str) -> str:
+        """The table ``name`` beside ``table``, as a statement names it."""
+
+    @abstractmethod
+    def _id_column(self, table: EventTable) -> str:
+        """The column of ``table`` that holds the notification id."""
+
     def holds(self, table: EventTable) -> bool:
         """Whether the events table exists."""
+        return self._exists(table, table.table)
 
-    @abstractmethod
     def schema_version(self, table: EventTable) -> int | None:
         """The log's recorded schema version, if any."""
+        row = self._component(table, SCHEMA_TABLE, "version", table.version_component)
+        return None if row is None else int(row[0])
 
-    @abstractmethod
     def identity(self, table: EventTable) -> str | None:
         """The log's recorded owner, if any."""
+        if table.identity_component is None:
+            return None
+        row = self._component(table, IDENTITY_TABLE, "identity", table.identity_component)
+        return None if row is None else str(row[0])
 
-    @abstractmethod
     def count(self, table: EventTable) -> int:
         """How many events the log holds."""
+        return self._count(table, table.table)
 
-    @abstractmethod
     def events(self, table: EventTable, after: int = 0) -> Iterator[LoggedEvent]:
         """Every event of the log above notification id ``after``, in increasing id."""
+        id_, mark = self._id_column(table), self.mark
+        query = (
+            f"SELECT {id_}, originator_id, originator_version, topic, state "
+            f"FROM {self._name(table, table.table)} WHERE {id_} > {mark} ORDER BY {id_} "
+            f"LIMIT {mark}"
+        )
+        while True:
+            rows = self.connection.execute(query, (after, PAGE)).fetchall()
+            for row in rows:
+                yield decode_row(table, row)
+            if len(rows) < PAGE:
+                return
+            after = int(rows[-1][0])
+
+    def _count(self, table: EventTable, name: str) -> int:
+        row = self.connection.execute(f"SELECT count(*) FROM {self._name(table, name)}").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _component(
+        self, table: EventTable, components: str, column: str, component: str
+    ) -> Sequence[Any] | None:
+        """The row of ``component`` in the table ``components`` (``None``: no such table)."""
+        if not self._exists(table, components):
+            return None
+        query = (
+            f"SELECT {column} FROM {self._name(table, components)} WHERE component = {self.mark}"
+        )
+        row: Sequence[Any] | None = self.connection.execute(query, (component,)).fetchone()
+        return row
 
 
-class LogFilling(ABC):
+class LogFilling(LogSnapshot):
     """One open transaction on a store, for writing logs into it."""
 
-    connection: Any
-    """The transaction's database connection (``sqlite3`` or psycopg)."""
-
     @abstractmethod
+    def _exclude_writers(self, table: EventTable, name: str) -> str:
+        """Lock the existing table ``name`` beside ``table`` against other writers until
+        the transaction ends; how messages name it."""
+
     def occupied(self, table: EventTable) -> str | None:
         """Why the store is not empty for this log (events, owner, derived rows), else ``None``.
 
         Locks the log's tables against other writers until the transaction ends.
         """
+        for name in (table.table, *table.companions):
+            if self._exists(table, name):
+                shown = self._exclude_writers(table, name)
+                rows = self._count(table, name)
+                if rows:
+                    return f"{shown} holds {rows} rows"
+        identity = self.identity(table)
+        if identity is not None:
+            return f"its {table.log} log belongs to {identity!r}"
+        return None
 
     @abstractmethod
     def create_log(self, table: EventTable) -> None:
@@ -91,18 +156,31 @@ class LogFilling(ABC):
     def finish_events(self, table: EventTable) -> None:
         """Make the database number the next event after the highest id inserted."""
 
-    @abstractmethod
     def insert_claims(self, table: EventTable, claims: Sequence[Claim]) -> None:
         """Insert an application log's claims."""
+        (claims_table,) = table.companions
+        mark = self.mark
+        with closing(self.connection.cursor()) as cursor:
+            cursor.executemany(
+                f"INSERT INTO {self._name(table, claims_table)} (namespace, key, owner) "
+                f"VALUES ({mark}, {mark}, {mark})",
+                [(claim.namespace, claim.key, claim.owner) for claim in claims],
+            )
 
-    @abstractmethod
     def record_identity(self, table: EventTable, identity: str) -> None:
         """Record the log's owner."""
+        self.connection.execute(
+            f"INSERT INTO {self._name(table, IDENTITY_TABLE)} (component, identity) "
+            f"VALUES ({self.mark}, {self.mark})",
+            (table.identity_component, identity),
+        )
 
 
 class LogStore(ABC):
     """An SQLite file or a PostgreSQL database whose logs are read or filled raw."""
 
+    logs: ClassVar[type[LogFilling]]
+    """The kind's reads and writes on one transaction's connection."""
     gapless_storage: bool = False
     """Whether an imported storage log must be numbered without gaps (SQLite's audit reads
     a gap as a removed event)."""
@@ -123,11 +201,7 @@ class LogStore(ABC):
         ``StoreUnavailableError`` if the store does not exist (nothing is created)."""
         kind = self.location.store_kind
         with kind.load(kind.reader)(self.location) as connection:
-            yield self._snapshot(connection)
-
-    @abstractmethod
-    def _snapshot(self, connection: Any) -> LogSnapshot:
-        """The logs as one read-only transaction on ``connection`` sees them."""
+            yield self.logs(connection, self.location)
 
     @abstractmethod
     def filling(self) -> AbstractContextManager[LogFilling]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +30,7 @@ class EventTable:
 
     def in_schema(self, schema: str) -> EventTable:
         """The same log in another PostgreSQL schema."""
-        return EventTable(
-            self.log,
-            self.table,
-            self.version_component,
-            self.identity_component,
-            self.companions,
-            self.sqlite_id,
-            self.sqlite_hex_ids,
-            schema,
-        )
+        return replace(self, schema=schema)
 
 
 def application_log(name: str) -> EventTable:

@@ -58,11 +58,8 @@ def audit_journal_log(
     otherwise: nothing is created); ``identity`` (see ``nenjim.journal.impl.ref.log``)
     checks whose it is. ``progress`` is told how many events are read.
     """
-    log = JournalLog(store, read_only=True, identity=identity)
-    try:
+    with JournalLog(store, read_only=True, identity=identity) as log:
         return audit_open_log(log, progress=progress)
-    finally:
-        log.close()
 
 
 def audit_open_log(log: JournalLog, *, progress: Progress | None = None) -> AuditReport:

@@ -9,7 +9,6 @@ read as exact bytes, so a digest covers CRLF line endings as written.
 from __future__ import annotations
 
 import errno
-import hashlib
 import operator
 import os
 import stat
@@ -57,12 +56,6 @@ class JournalFile(NamedTuple):
     def path(self) -> Path:
         """The file's path under the root (a symbolic link is named, not its target)."""
         return Path(self.directory, self.name)
-
-    @property
-    def digest_text(self) -> str:
-        """The ``sha256:`` digest of the exact file bytes, as text (a restart compares
-        10,000s of them with stored digests: no value object each)."""
-        return "sha256:" + hashlib.sha256(self.data).hexdigest()
 
     def parse(self) -> JournalRevision:
         """Parse the file and check that its content matches its placement."""

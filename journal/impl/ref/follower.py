@@ -17,9 +17,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
-from nenjim.domain.journal.document import JournalRevision, Release
-from nenjim.domain.journal.values import ArtifactCoordinate, JournalVersion, ReleaseVersion
 from nenjim.infrastructure.log import LogClosedError, LogReader, resolve_store_url
 from nenjim.infrastructure.tracking import follow as follower
 from nenjim.infrastructure.tracking.projections import projection_recorder
@@ -29,6 +28,9 @@ from nenjim.journal.impl.ref.log import JournalLog, name_identity, root_identity
 from nenjim.journal.impl.ref.service import WorldviewQueries
 from nenjim.journal.impl.ref.store_errors import store_errors
 from nenjim.projections.journal_chains import JournalChainsProjection, JournalWorldview
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class JournalFollower:
@@ -141,6 +143,18 @@ class _Polls:
         return False
 
 
+def _guarded(
+    query: Callable[Concatenate[WorldviewQueries, P], R],
+) -> Callable[Concatenate[FollowedView, P], R]:
+    """``query``, raising a store failure as ``JournalStoreError`` (naming the view's store)."""
+
+    def guarded(view: FollowedView, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with store_errors(view._where):
+            return query(view, *args, **kwargs)
+
+    return guarded
+
+
 class FollowedView(WorldviewQueries):
     """The ``JournalService`` of one worldview a follower read: it always answers.
 
@@ -157,35 +171,9 @@ class FollowedView(WorldviewQueries):
     def _view(self) -> JournalWorldview:
         return self._worldview
 
-    def coordinates(self) -> frozenset[ArtifactCoordinate]:
-        with store_errors(self._where):
-            return super().coordinates()
-
-    def revisions(self, coordinate: ArtifactCoordinate | str) -> tuple[JournalRevision, ...]:
-        with store_errors(self._where):
-            return super().revisions(coordinate)
-
-    def latest(self, coordinate: ArtifactCoordinate | str) -> JournalRevision | None:
-        with store_errors(self._where):
-            return super().latest(coordinate)
-
-    def revision(
-        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
-    ) -> JournalRevision | None:
-        with store_errors(self._where):
-            return super().revision(coordinate, version)
-
-    def as_of(
-        self, coordinate: ArtifactCoordinate | str, version: JournalVersion | str
-    ) -> JournalRevision | None:
-        with store_errors(self._where):
-            return super().as_of(coordinate, version)
-
-    def release(
-        self,
-        coordinate: ArtifactCoordinate | str,
-        version: JournalVersion | str,
-        release_version: ReleaseVersion | str,
-    ) -> Release | None:
-        with store_errors(self._where):
-            return super().release(coordinate, version, release_version)
+    coordinates = _guarded(WorldviewQueries.coordinates)
+    revisions = _guarded(WorldviewQueries.revisions)
+    latest = _guarded(WorldviewQueries.latest)
+    revision = _guarded(WorldviewQueries.revision)
+    as_of = _guarded(WorldviewQueries.as_of)
+    release = _guarded(WorldviewQueries.release)

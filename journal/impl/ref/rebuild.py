@@ -41,14 +41,11 @@ def chain_status(store: str) -> ProjectionStatus:
     otherwise: nothing is created). A projection never written, or written
     by another version of its fold, is at position 0.
     """
-    log = JournalLog(store, read_only=True)
-    try:
+    with JournalLog(store, read_only=True) as log:
         head = LogReader(log).last_position()
         state = projection_recorder(log).state(CHAIN_PROJECTION)
         position = 0 if state is None or state.version != CHAIN_TABLE.version else state.position
         return ProjectionStatus(CHAIN_PROJECTION, log.name, position, head, head - position)
-    finally:
-        log.close()
 
 
 def rebuild_chain_projection(
@@ -60,15 +57,12 @@ def rebuild_chain_projection(
     The store must exist and hold a Journal log (``StoreUnavailableError``
     otherwise: nothing is created); ``identity`` checks whose it is.
     """
-    log = JournalLog(store, create=False, identity=identity)
-    try:
+    with JournalLog(store, create=False, identity=identity) as log:
         started = time.perf_counter()
         rebuilt = rebuild_chain_table(LogReader(log), projection_recorder(log), progress)
         return RebuildReport(
             rebuilt.state.position, rebuilt.artifacts, time.perf_counter() - started
         )
-    finally:
-        log.close()
 
 
 def _rebuild_chains(store: str, progress: Progress) -> str:

@@ -54,8 +54,7 @@ def repair_journal_store(
     does not audit, and :class:`JournalIntegrityError` if the store still does
     not audit after the rebuild (a writer edited it meanwhile).
     """
-    log = JournalLog(store, read_only=True, identity=identity)
-    try:
+    with JournalLog(store, read_only=True, identity=identity) as log:
         before = audit_open_log(log, progress=progress)
         if before.ok:
             return JournalRepairReport(before, None)
@@ -72,5 +71,3 @@ def repair_journal_store(
                 f"rebuilt, but the store still does not audit: {journal_problem(after)}"
             )
         return JournalRepairReport(before, after)
-    finally:
-        log.close()

@@ -45,18 +45,15 @@ def move_root(
         where = resolve_store_url(store).where
     with store_errors(where):
         log = JournalLog(store, create=False)
-    try:
-        with store_errors(where):
-            recorded = log.recorded_identity()
-            if recorded == wanted:
-                return False
-            moving = _movable(where, recorded, old)
-            try:
-                log.replace_identity(moving, wanted)
-            except StoreIdentityError as error:  # another move came first
-                raise refusal(where, error.recorded, moving) from None
-    finally:
-        log.close()
+    with log, store_errors(where):
+        recorded = log.recorded_identity()
+        if recorded == wanted:
+            return False
+        moving = _movable(where, recorded, old)
+        try:
+            log.replace_identity(moving, wanted)
+        except StoreIdentityError as error:  # another move came first
+            raise refusal(where, error.recorded, moving) from None
     return True
 
 

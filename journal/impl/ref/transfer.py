@@ -63,18 +63,16 @@ def check_journal_log(
                 "notification ids have no gaps"
             )
             return _refused(problem)
-    log = JournalLog(MEMORY_URL)
-    try:
-        claims = replay_journal_events(log, events)
-        return CheckedJournalLog(audit_open_log(log, progress=progress), claims)
-    except JournalIntegrityError as error:
-        return _refused(str(error))
-    except ClaimConflictError as error:
-        return _refused(f"two artifacts claim one revision digest: {error}")
-    except IntegrityError as error:
-        return _refused(f"two events at one position of an artifact's stream: {error}")
-    finally:
-        log.close()
+    with JournalLog(MEMORY_URL) as log:
+        try:
+            claims = replay_journal_events(log, events)
+            return CheckedJournalLog(audit_open_log(log, progress=progress), claims)
+        except JournalIntegrityError as error:
+            return _refused(str(error))
+        except ClaimConflictError as error:
+            return _refused(f"two artifacts claim one revision digest: {error}")
+        except IntegrityError as error:
+            return _refused(f"two events at one position of an artifact's stream: {error}")
 
 
 def replay_journal_events(log: JournalLog, events: Sequence[LoggedEvent]) -> tuple[Claim, ...]:
