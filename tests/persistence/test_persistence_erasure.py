@@ -21,6 +21,10 @@ from tests.persistence.conftest import Store
 from tests.support.erasure import log_holds, tables_holding
 
 
+class _RolledBackError(Exception):
+    """Raised to roll a transaction back."""
+
+
 def _marker(what: str) -> str:
     return f"{what}-{uuid.uuid4().hex}"
 
@@ -203,12 +207,13 @@ def test_a_purge_in_a_rolled_back_transaction_erases_nothing(store: Store) -> No
         "wf-1", expected_revision=None, snapshot={"fields": {"note": marker}, "phase": None}
     )
 
-    class _RolledBackError(Exception):
-        pass
+    def delete_then_fail() -> None:
+        with p.transaction() as tx:
+            tx.workflow_states.delete("wf-1", expected_revision=1)
+            raise _RolledBackError
 
-    with pytest.raises(_RolledBackError), p.transaction() as tx:
-        tx.workflow_states.delete("wf-1", expected_revision=1)
-        raise _RolledBackError
+    with pytest.raises(_RolledBackError):
+        delete_then_fail()
 
     assert len(p.workflow_states.history("wf-1")) == 1
     if store.durable:
