@@ -117,9 +117,11 @@ class ValueStore:
     def store(self, view: View, values: Iterable[EncodedValue], *, careful: bool) -> list[str]:
         """Put every blob not known to be stored; the keys put (to :meth:`remember`).
 
-        A ``careful`` put first asks whether the blob is stored: a blob another
-        zlib compressed otherwise makes ``put_if_absent`` conflict, which the
-        caller's retry, careful, then steps over.
+        A thread's own (scoped) blob is always put: another process may have
+        purged it since this one saw it. A ``careful`` put first asks whether
+        the blob is stored: a blob another zlib compressed otherwise makes
+        ``put_if_absent`` conflict, which the caller's retry, careful, then
+        steps over.
         """
         blobs = view.blobs(VALUES)
         put: list[str] = []
