@@ -26,6 +26,12 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fres
     ) from missing
 
 from nenjim.infrastructure.langgraph.catalog import CATALOG
-from nenjim.infrastructure.langgraph.errors import CheckpointConflictError
+from nenjim.infrastructure.langgraph.errors import CheckpointConflictError, CheckpointPurgedError
 
-__all__ = ["CATALOG", "AsyncNenjimSaver", "CheckpointConflictError", "NenjimSaver"]
+__all__ = [
+    "CATALOG",
+    "AsyncNenjimSaver",
+    "CheckpointConflictError",
+    "CheckpointPurgedError",
+    "NenjimSaver",
+]

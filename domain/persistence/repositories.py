@@ -50,11 +50,14 @@ class RootRepository(Protocol[_R]):
         ...
 
     def delete(self, root_id: str) -> None:
-        """Delete without a revision check (idempotent); children are not cascaded."""
+        """Delete without a revision check (idempotent); children are not cascaded.
+
+        Every revision is erased from the log too (``history`` is empty afterwards).
+        """
         ...
 
     def history(self, root_id: str) -> tuple[Revision[_R], ...]:
-        """Every revision ever stored, oldest first, deleted ones included."""
+        """Every revision stored, oldest first, deleted ones included; none once purged."""
         ...
 
 
@@ -85,11 +88,11 @@ class ExecutionRepository(Protocol[_R]):
         ...
 
     def delete(self, execution_id: str) -> None:
-        """Delete without a revision check; the owner's root must still exist."""
+        """Delete and erase every revision; the owner's root must still exist."""
         ...
 
     def delete_for_owner(self, owner_id: str) -> None:
-        """Delete every run of the owner; its root must exist."""
+        """Delete and erase every run of the owner; its root must exist."""
         ...
 
     def assert_idle(self, owner_id: str) -> bool:
@@ -140,7 +143,7 @@ class AgentJournalRepository(Protocol):
         ...
 
     def delete(self, agent_id: str) -> None:
-        """Empty the journal; the Agent root must exist."""
+        """Empty the journal and erase every record it held; the Agent root must exist."""
         ...
 
 
@@ -162,7 +165,10 @@ class WorkflowStateRepository(Protocol):
         ...
 
     def delete(self, workflow_instance_id: str, *, expected_revision: int) -> None:
-        """Checked delete: a wrong revision or a missing row is a ``ConflictError``."""
+        """Checked delete: a wrong revision or a missing row is a ``ConflictError``.
+
+        Every snapshot ever stored under the id is erased too.
+        """
         ...
 
     def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
@@ -184,7 +190,7 @@ class HandoffStateRepository(Protocol):
         ...
 
     def delete(self, main_agent_id: str, *, expected_revision: int) -> None:
-        """Checked delete."""
+        """Checked delete; every stored revision is erased too."""
         ...
 
 
@@ -201,6 +207,14 @@ class ContentRepository(Protocol):
 
     def exists(self, identity: str) -> bool:
         """Whether content with that id is stored."""
+        ...
+
+    def delete(self, identity: str) -> None:
+        """Erase the content (idempotent): the bytes go, from reads and from the log.
+
+        Content is shared by every reference to the same bytes: erase it only
+        when nothing that should stay refers to it.
+        """
         ...
 
     def put_text(self, text: str) -> str:

@@ -17,7 +17,7 @@ THREADS = Resource("langgraph.threads", "streams")
 
 Each checkpoint is appended at the head its writer read, with the checkpoint
 id as entry id (so a checkpoint is never stored twice); deletes and prunes
-append a removal entry. Nothing is ever taken out of the stream.
+purge the entries of what they remove and append a removal entry.
 """
 
 CHECKPOINTS = Resource(
@@ -30,7 +30,8 @@ CHECKPOINTS = Resource(
 
 Keyed by ``[thread_id, checkpoint_ns, checkpoint_id]`` (JSON); the payload
 is the entry's position in the thread's stream. Deleting a checkpoint
-deletes this row (a tombstone in the log); the stream keeps the entry.
+deletes this row (a tombstone in the log, which keeps its id from being
+written again) and purges its entry from the stream.
 """
 
 THREAD_IDS = Resource(
@@ -55,7 +56,8 @@ WRITES = Resource(
 """Pending writes, keyed by ``[thread_id, checkpoint_ns, checkpoint_id, task_id, idx]`` (JSON)."""
 
 VALUES = Resource("langgraph.values", "blobs", attributes={"type": "string", "encoding": "string"})
-"""Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes.
+"""Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes
+and ``@<scope>`` of their thread (see :mod:`nenjim.infrastructure.langgraph.values`).
 
 ``type`` is the serializer's type tag; ``encoding`` is ``zlib`` or ``identity``.
 """

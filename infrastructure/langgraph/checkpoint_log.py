@@ -12,11 +12,16 @@ stream refuses a checkpoint stored twice.
 
 LangGraph's view is the live rows of ``langgraph.checkpoints`` (one per
 checkpoint, pointing at its entry) and ``langgraph.writes`` (one per task
-and checkpoint). Deleting a
-thread, a run's checkpoints or pruning deletes those rows (tombstones in
-the log) and appends a removal entry to each stream touched, naming what
-went and the newest checkpoint left; the stream itself is never shortened,
-which is what :mod:`nenjim.infrastructure.langgraph.history` reads.
+and checkpoint). Deleting a thread, a run's checkpoints or pruning purges:
+the checkpoints' live rows are deleted (their tombstones hold ids and a
+position, no content, and keep a checkpoint id from being written again),
+their pending writes purged, their stream entries erased (the whole stream,
+or the entries before the last one removed: the live checkpoints among
+those are appended again, unchanged, and their rows pointed at them), and
+the blobs of the thread that nothing live of it still uses purged. Each
+stream touched then gets a removal entry naming what went, the newest
+checkpoint left and, by id and time only, the checkpoints erased, which is
+what :mod:`nenjim.infrastructure.langgraph.history` reads.
 
 Every operation is one transaction: it happens whole or not at all.
 """
@@ -29,6 +34,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from nenjim.infrastructure.langgraph.catalog import (
@@ -44,6 +50,7 @@ from nenjim.infrastructure.langgraph.stored import (
     CheckpointEntry,
     Latest,
     PendingWriteRecord,
+    Purged,
     RemovalEntry,
     TaskWrites,
     ThreadAddress,
@@ -58,7 +65,15 @@ from nenjim.infrastructure.langgraph.stored import (
     thread_of_key,
     thread_record,
 )
-from nenjim.infrastructure.langgraph.values import EncodedValue, Fetched, Serde, ValueStore
+from nenjim.infrastructure.langgraph.values import (
+    EncodedValue,
+    Fetched,
+    Serde,
+    ValueStore,
+    blob_scope,
+    rescoped,
+    scope_of,
+)
 from nenjim.infrastructure.storage import (
     Backend,
     ConflictError,
@@ -124,12 +139,30 @@ class LoadedCheckpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class _Erased:
+    """What purging a thread's stream (or its entries before a position) left to do."""
+
+    head: int
+    """The stream's head after the purge (0 after a whole purge)."""
+    moved: tuple[CheckpointEntry, ...]
+    """Live checkpoints among the erased entries, to append again (in stream order)."""
+    purged: tuple[Purged, ...]
+    """The checkpoints erased, with the span each was live in."""
+    refs: set[ValueRef]
+    """The value references of the erased checkpoints."""
+    at: datetime
+    """When the purge was recorded."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Tail:
     """What a stream holds at its head: its length, newest live checkpoint, last checkpoint."""
 
     head: int
     latest: Latest | None
     last: CheckpointEntry | None
+    removals: bool = False
+    """Whether the stream had a removal (whose purge freed the ids it erased)."""
 
 
 class CheckpointLog:
@@ -195,7 +228,7 @@ class CheckpointLog:
         if tail is None:
             tail = self._read_tail(view, address.stream)
         repeated = tail.last is not None and tail.last.checkpoint_id == new.checkpoint_id
-        if (fresh or repeated) and self._already_stored(view, new):
+        if (fresh or repeated or tail.removals) and self._already_stored(view, new):
             return None, None
         newest = None if tail.latest is None else tail.latest.checkpoint_id
         if new.parent_id is not None and new.source in STEP_SOURCES and new.parent_id != newest:
@@ -236,13 +269,14 @@ class CheckpointLog:
             values={channel: value.ref for channel, value in values.items()},
             latest=latest,
             position=position,
+            after_removal=tail.removals,
         )
         stored = self.values.store(view, values.values(), careful=fresh)
         self._append_checkpoint(view, address, tail.head, entry, new.run_id)
 
         def committed() -> None:
             self.values.remember(stored)
-            self._remember_tail(address.stream, _Tail(position, latest, entry))
+            self._remember_tail(address.stream, _Tail(position, latest, entry, tail.removals))
 
         return None, committed
 
@@ -416,77 +450,202 @@ class CheckpointLog:
 
     # removals
     def delete_threads(self, thread_ids: Sequence[str], reason: str) -> None:
-        """Take every checkpoint and write of the threads (all namespaces) out of view, at once."""
+        """Purge every checkpoint, write and value of the threads (all namespaces), at once."""
 
         def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
-            removed: dict[ThreadAddress, list[str]] = defaultdict(list)
+            touched: list[ThreadAddress] = []
+            erased_keys: list[str] = []
             for thread_id in thread_ids:
                 rows = self._live_rows(view, thread_id, None)
-                writes = self._thread_writes(view, thread_id)
-                if not rows and not writes:
-                    continue
-                touched: dict[ThreadAddress, list[str]] = defaultdict(list)
-                for address, checkpoint_id, _ in rows:
-                    touched[address].append(checkpoint_id)
-                for address in writes:
-                    touched.setdefault(address, [])
                 of_thread = {"thread_id": thread_id}
+                write_rows = view.records(WRITES).scan(index="thread", equals=of_thread)
+                if not rows and not write_rows:
+                    continue
+                removed: dict[ThreadAddress, list[str]] = defaultdict(list)
+                for address, checkpoint_id, _ in rows:
+                    removed[address].append(checkpoint_id)
+                writes, refs = _writes_and_refs(thread_id, write_rows)
+                for address in writes:
+                    removed.setdefault(address, [])
                 view.records(CHECKPOINTS).delete_matching(index="thread", equals=of_thread)
-                view.records(WRITES).delete_matching(index="thread", equals=of_thread)
-                for address, checkpoint_ids in touched.items():
+                view.records(WRITES).purge_matching(index="thread", equals=of_thread)
+                for address, checkpoint_ids in removed.items():
+                    erased = self._erase(view, address, below=None, keep=frozenset())
+                    refs.update(erased.refs)
                     self._append_removal(
                         view,
                         address=address,
+                        erased=erased,
                         reason=reason,
-                        checkpoint_ids=checkpoint_ids,
+                        checkpoint_ids=sorted(checkpoint_ids),
                         writes=writes.get(address, {}),
-                        latest=None,
+                        rows={},
+                        stay={},
                     )
-                removed.update(touched)
-            return None, self._forgetting(removed)
+                erased_keys.extend(self._purge_values(view, thread_id, refs))
+                touched.extend(removed)
+            return None, self._forgetting(touched, erased_keys)
 
         self._write(work)
 
     def delete_checkpoints(
         self, chosen: Callable[[View], Mapping[ThreadAddress, set[str]]], reason: str
     ) -> None:
-        """Take the checkpoints ``chosen(view)`` names, and their writes, out of view."""
+        """Purge the checkpoints ``chosen(view)`` names, their writes and the values only they
+        used; the checkpoints kept stay readable (those stored before the last one purged are
+        appended again, unchanged)."""
 
         def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
             touched = []
+            erased_keys: list[str] = []
             for address, checkpoint_ids in chosen(view).items():
-                if not checkpoint_ids:
-                    continue
-                live = {
-                    found: position
-                    for _, found, position in self._live_rows(
-                        view, address.thread_id, address.checkpoint_ns
+                rows = {
+                    ThreadAddress.of_key(row.key)[1]: row
+                    for row in view.records(CHECKPOINTS).scan(
+                        index="thread", equals={"thread_id": address.thread_id}
                     )
+                    if ThreadAddress.of_key(row.key)[0] == address
                 }
-                kept = sorted(set(live) - checkpoint_ids)
-                latest = Latest(kept[-1], live[kept[-1]]) if kept else None
-                removed_writes = {}
-                for checkpoint_id in sorted(checkpoint_ids):
-                    equals = self._of(address, checkpoint_id)
-                    present = view.records(WRITES).scan(index="checkpoint", equals=equals)
-                    if present:
-                        removed_writes[checkpoint_id] = tuple(
-                            TaskWrites.load(row.record).task_id for row in present
+                live = {cp: pointer_position(row.record) for cp, row in rows.items()}
+                removing = sorted(set(checkpoint_ids) & set(live))
+                if not removing:
+                    continue
+                below = max(live[cp] for cp in removing) + 1
+                kept = frozenset(live) - set(removing)
+                write_rows: list[RecordEntry] = []
+                for checkpoint_id in removing:
+                    write_rows.extend(
+                        view.records(WRITES).scan(
+                            index="checkpoint", equals=self._of(address, checkpoint_id)
                         )
-                        view.records(WRITES).delete_matching(index="checkpoint", equals=equals)
+                    )
+                writes, refs = _writes_and_refs(address.thread_id, write_rows)
+                for checkpoint_id in removing:
+                    view.records(WRITES).purge_matching(
+                        index="checkpoint", equals=self._of(address, checkpoint_id)
+                    )
                     view.records(CHECKPOINTS).delete(key=address.checkpoint_key(checkpoint_id))
+                erased = self._erase(view, address, below=below, keep=kept)
+                refs.update(erased.refs)
                 self._append_removal(
                     view,
                     address=address,
+                    erased=erased,
                     reason=reason,
-                    checkpoint_ids=sorted(checkpoint_ids),
-                    writes=removed_writes,
-                    latest=latest,
+                    checkpoint_ids=removing,
+                    writes=writes.get(address, {}),
+                    rows={cp: rows[cp] for cp in kept},
+                    stay={cp: live[cp] for cp in kept if live[cp] >= below},
                 )
+                erased_keys.extend(self._purge_values(view, address.thread_id, refs))
                 touched.append(address)
-            return None, self._forgetting(touched)
+            return None, self._forgetting(touched, erased_keys)
 
         self._write(work)
+
+    def _erase(
+        self, view: View, address: ThreadAddress, *, below: int | None, keep: frozenset[str]
+    ) -> _Erased:
+        """Purge a thread's stream (``below`` ``None``) or its entries before ``below``.
+
+        Of the entries erased, the live checkpoints in ``keep`` are handed back to be
+        appended again; every other checkpoint is reported with the span it was live in
+        (purged spans of erased removal entries are carried on), and the value
+        references of the erased checkpoints are collected.
+        """
+        streams = view.streams(THREADS)
+        stamp = now()
+        started: dict[str, datetime] = {}
+        ended: dict[str, datetime] = {}
+        purged: list[Purged] = []
+        moved: list[CheckpointEntry] = []
+        refs: set[ValueRef] = set()
+        for stored in streams.read(stream=address.stream):
+            entry = load_entry(stored)
+            erased = below is None or stored.position < below
+            if isinstance(entry, RemovalEntry):
+                for checkpoint_id in entry.checkpoints:
+                    ended.setdefault(checkpoint_id, entry.recorded_at)
+                if erased:
+                    purged.extend(entry.purged)
+            elif erased and entry.checkpoint_id in keep:
+                moved.append(entry)
+            elif erased:
+                started[entry.checkpoint_id] = entry.recorded_at
+                refs.update(entry.values.values())
+        purged.extend(
+            Purged(checkpoint_id, at, ended.get(checkpoint_id, stamp))
+            for checkpoint_id, at in started.items()
+        )
+        streams.purge(stream=address.stream, before=below)
+        head = 0 if below is None else streams.head(stream=address.stream)
+        return _Erased(head, tuple(moved), tuple(purged), refs, stamp)
+
+    def _append_removal(
+        self,
+        view: View,
+        *,
+        address: ThreadAddress,
+        erased: _Erased,
+        reason: str,
+        checkpoint_ids: Sequence[str],
+        writes: Mapping[str, tuple[str, ...]],
+        rows: Mapping[str, RecordEntry],
+        stay: Mapping[str, int],
+    ) -> None:
+        """Append the kept checkpoints an erasure moved, then the removal entry.
+
+        ``stay`` are the live checkpoints left in place (id to position); each moved one
+        gets its live row pointed at its new position (``rows`` are the live rows).
+        """
+        live = dict(stay)
+        head = erased.head
+        entries = []
+        for original in erased.moved:
+            head += 1
+            live[original.checkpoint_id] = head
+            newest = max(live)
+            entry = original.moved(latest=Latest(newest, live[newest]), position=head)
+            entries.append(entry.append_entry())
+            row = rows[original.checkpoint_id]
+            view.records(CHECKPOINTS).replace(
+                key=row.key,
+                expected_revision=row.revision,
+                next_revision=row.revision + 1,
+                attributes=dict(row.attributes),
+                record=pointer_record(head),
+            )
+        newest_left = max(live) if live else None
+        removal = RemovalEntry(
+            entry_id=f"removal:{uuid.uuid4()}",
+            reason=reason,
+            checkpoints=tuple(checkpoint_ids),
+            writes=writes,
+            latest=None if newest_left is None else Latest(newest_left, live[newest_left]),
+            recorded_at=erased.at,
+            position=head + 1,
+            purged=erased.purged,
+        )
+        entries.append(removal.append_entry())
+        view.streams(THREADS).append(
+            stream=address.stream, expected_head=erased.head, entries=entries
+        )
+
+    def _purge_values(self, view: View, thread_id: str, refs: Iterable[ValueRef]) -> list[str]:
+        """Purge the thread's own blobs among ``refs`` that nothing live of it still uses."""
+        scope = scope_of(thread_id)
+        keys = {key for kind, _, key in refs if kind == "blob" and blob_scope(key) == scope}
+        if not keys:
+            return []
+        rows = self._live_rows(view, thread_id, None)
+        for entry in self._entries_at(view, rows).values():
+            keys.difference_update(key for _, _, key in entry.values.values())
+        for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
+            keys.difference_update(key for _, _, key in TaskWrites.load(row.record).refs())
+        blobs = view.blobs(VALUES)
+        for key in sorted(keys):
+            blobs.purge(key=key)
+        return sorted(keys)
 
     def runs(self, view: View, run_ids: Sequence[str]) -> Mapping[ThreadAddress, set[str]]:
         """The live checkpoints whose metadata names one of ``run_ids``, by thread."""
@@ -529,15 +688,24 @@ class CheckpointLog:
             by_address: dict[ThreadAddress, list[CheckpointEntry]] = defaultdict(list)
             for (address, _), entry in entries.items():
                 by_address[address].append(entry)
+            copy_ref = self._value_copier(view, source, target)
             for address, copied in by_address.items():
                 destination = ThreadAddress(target, address.checkpoint_ns)
                 tail = self._read_tail(view, destination.stream)
                 head, latest = tail.head, tail.latest
+                if tail.removals:
+                    self._refuse_deleted(view, destination, copied)
                 for original in sorted(copied, key=lambda e: e.checkpoint_id):
                     head += 1
                     if latest is None or original.checkpoint_id > latest.checkpoint_id:
                         latest = Latest(original.checkpoint_id, head)
-                    entry = original.copied(latest=latest, position=head, copied_from=source)
+                    entry = original.copied(
+                        latest=latest,
+                        position=head,
+                        copied_from=source,
+                        values={ch: copy_ref(ref) for ch, ref in original.values.items()},
+                        after_removal=tail.removals,
+                    )
                     run_id = original.metadata_view.get("run_id")
                     self._append_checkpoint(
                         view,
@@ -555,12 +723,57 @@ class CheckpointLog:
                     key=destination.task_key(checkpoint_id, task.task_id),
                     revision=1,
                     attributes=self._of(destination, checkpoint_id),
-                    record=TaskWrites(task.task_id, task.writes, recorded_at).record(),
+                    record=TaskWrites(
+                        task.task_id,
+                        {
+                            idx: (channel, path, copy_ref(value))
+                            for idx, (channel, path, value) in task.writes.items()
+                        },
+                        recorded_at,
+                    ).record(),
                 )
             targets = [ThreadAddress(target, address.checkpoint_ns) for address in by_address]
             return None, self._forgetting(targets)
 
         self._write(work)
+
+    def _refuse_deleted(
+        self, view: View, address: ThreadAddress, entries: Iterable[CheckpointEntry]
+    ) -> None:
+        """``CheckpointConflictError`` if the thread held one of the checkpoint ids once."""
+        records = view.records(CHECKPOINTS)
+        for entry in entries:
+            key = address.checkpoint_key(entry.checkpoint_id)
+            if records.read(key) is None and records.history(key):
+                raise CheckpointConflictError(
+                    f"cannot copy checkpoint {entry.checkpoint_id} into thread "
+                    f"{address.thread_id!r} (namespace {address.checkpoint_ns!r}): it was stored "
+                    "there before and deleted since; a checkpoint id is written once"
+                )
+
+    def _value_copier(self, view: View, source: str, target: str) -> Callable[[ValueRef], ValueRef]:
+        """A function giving a source thread's value reference in the target thread, storing
+        the target's copy of the blob the first time (so erasing one thread leaves the other's
+        values)."""
+        source_scope, target_scope = scope_of(source), scope_of(target)
+        blobs = view.blobs(VALUES)
+        done: set[str] = set()
+
+        def copy(ref: ValueRef) -> ValueRef:
+            kind, _, key = ref
+            if kind != "blob" or blob_scope(key) != source_scope:
+                return ref
+            copied = rescoped(ref, target_scope)
+            if copied[2] not in done:
+                done.add(copied[2])
+                if not blobs.exists(copied[2]):
+                    blob = blobs.fetch(key)
+                    blobs.put_if_absent(
+                        key=copied[2], data=blob.data, attributes=dict(blob.attributes)
+                    )
+            return copied
+
+        return copy
 
     # history
     def thread_entries(self, address: ThreadAddress) -> tuple[ThreadEntry, ...]:
@@ -610,14 +823,19 @@ class CheckpointLog:
                 if len(self._tails) > _TAILS:
                     self._tails.popitem(last=False)
 
-    def _forgetting(self, addresses: Iterable[ThreadAddress]) -> Callable[[], None]:
-        """What to do after a commit that appended to these streams behind the tail cache."""
+    def _forgetting(
+        self, addresses: Iterable[ThreadAddress], erased: Iterable[str] = ()
+    ) -> Callable[[], None]:
+        """What to do after a commit that appended to these streams behind the tail cache
+        (and erased these blobs)."""
         streams = [address.stream for address in addresses]
+        keys = list(erased)
 
         def forget() -> None:
             with self._tails_lock:
                 for stream in streams:
                     self._tails.pop(stream, None)
+            self.values.forget(keys)
 
         return forget
 
@@ -636,9 +854,10 @@ class CheckpointLog:
                 return _Tail(0, None, None)
             last = streams.read(stream=stream, after=head - 1, limit=1)[0]
         entry = load_entry(last)
-        tail = _Tail(
-            last.position, entry.latest, entry if isinstance(entry, CheckpointEntry) else None
-        )
+        if isinstance(entry, CheckpointEntry):
+            tail = _Tail(last.position, entry.latest, entry, entry.after_removal)
+        else:
+            tail = _Tail(last.position, entry.latest, None, True)
         self._remember_tail(stream, tail)
         return tail
 
@@ -773,43 +992,23 @@ class CheckpointLog:
                 found[key] = sorted_writes(tasks)
         return found
 
-    def _thread_writes(
-        self, view: View, thread_id: str
-    ) -> dict[ThreadAddress, dict[str, tuple[str, ...]]]:
-        """The task ids of every live write record of a thread, by namespace and checkpoint."""
-        grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
-            ns, checkpoint_id = _write_of(row)
-            task = TaskWrites.load(row.record)
-            grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
-        return {
-            address: {cp: tuple(tasks) for cp, tasks in per_cp.items()}
-            for address, per_cp in grouped.items()
-        }
 
-    def _append_removal(
-        self,
-        view: View,
-        *,
-        address: ThreadAddress,
-        reason: str,
-        checkpoint_ids: Sequence[str],
-        writes: Mapping[str, tuple[str, ...]],
-        latest: Latest | None,
-    ) -> None:
-        tail = self._read_tail(view, address.stream)
-        removal = RemovalEntry(
-            entry_id=f"removal:{uuid.uuid4()}",
-            reason=reason,
-            checkpoints=tuple(checkpoint_ids),
-            writes=writes,
-            latest=latest,
-            recorded_at=now(),
-            position=tail.head + 1,
-        )
-        view.streams(THREADS).append(
-            stream=address.stream, expected_head=tail.head, entries=[removal.append_entry()]
-        )
+def _writes_and_refs(
+    thread_id: str, rows: Iterable[RecordEntry]
+) -> tuple[dict[ThreadAddress, dict[str, tuple[str, ...]]], set[ValueRef]]:
+    """The task ids of pending write rows by namespace and checkpoint, and their values."""
+    grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    refs: set[ValueRef] = set()
+    for row in rows:
+        ns, checkpoint_id = _write_of(row)
+        task = TaskWrites.load(row.record)
+        grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
+        refs.update(task.refs())
+    writes = {
+        address: {cp: tuple(tasks) for cp, tasks in per_cp.items()}
+        for address, per_cp in grouped.items()
+    }
+    return writes, refs
 
 
 def _write_of(row: RecordEntry) -> tuple[str, str]:

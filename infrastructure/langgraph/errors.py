@@ -1,8 +1,10 @@
-"""The saver's errors: storage conflicts that name the thread and checkpoint involved."""
+"""The saver's errors: storage conflicts and purged history, naming the thread and checkpoint."""
 
 from __future__ import annotations
 
-from nenjim.infrastructure.storage import ConflictError
+from datetime import datetime
+
+from nenjim.infrastructure.storage import ConflictError, NotFoundError
 
 
 class CheckpointConflictError(ConflictError):
@@ -11,6 +13,33 @@ class CheckpointConflictError(ConflictError):
     Raised when a step's checkpoint names a parent that is no longer the
     thread's newest checkpoint (two runs advanced one thread at once), when
     a checkpoint id is stored again with other content or after it was
-    deleted, when a pending write names a deleted checkpoint, and when a
+    deleted (or purged), when a pending write names a deleted checkpoint, and when a
     copy targets a thread that already has checkpoints. Nothing was written.
     """
+
+
+class CheckpointPurgedError(NotFoundError):
+    """``as_of``: the checkpoint live at the time asked was purged since.
+
+    A delete, a run delete or a prune erases what it removes from the log, so
+    the checkpoint that ``get_tuple`` would have returned then cannot be read
+    any more. ``as_of`` returns ``None`` only when no checkpoint was live then
+    (never written, or not yet); this error says one was, and when it left:
+    ``checkpoint_id`` (the purged checkpoint), ``removed_at`` (when it left
+    LangGraph's view) and ``thread_id``/``checkpoint_ns``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        removed_at: datetime,
+    ) -> None:
+        super().__init__(message, resource="langgraph.threads", key=checkpoint_id)
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.checkpoint_id = checkpoint_id
+        self.removed_at = removed_at

@@ -47,7 +47,7 @@ from nenjim.infrastructure.langgraph.stored import (
     ThreadAddress,
     checkpoint_texts,
 )
-from nenjim.infrastructure.langgraph.values import encode
+from nenjim.infrastructure.langgraph.values import encode, scope_of
 from nenjim.infrastructure.storage import Backend, View, open_backend
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -132,6 +132,7 @@ class _Saver(BaseCheckpointSaver[str]):
         ``CheckpointConflictError``: another run advanced the thread.
         """
         address = _address(config)
+        scope = scope_of(address.thread_id)
         checkpoint_id = checkpoint["id"]
         values = checkpoint.get("channel_values") or {}
         stored_metadata = get_serializable_checkpoint_metadata(config, metadata)
@@ -147,12 +148,12 @@ class _Saver(BaseCheckpointSaver[str]):
                 texts=checkpoint_texts(checkpoint_id, body, stored_metadata),
                 versions=dict(checkpoint.get("channel_versions") or {}),
                 values={
-                    channel: encode(self.serde, value)
+                    channel: encode(self.serde, value, scope)
                     for channel, value in values.items()
                     if channel in new_versions
                 },
                 unchanged={
-                    channel: partial(encode, self.serde, value)
+                    channel: partial(encode, self.serde, value, scope)
                     for channel, value in values.items()
                     if channel not in new_versions
                 },
@@ -187,8 +188,9 @@ class _Saver(BaseCheckpointSaver[str]):
                 f"put_writes needs config['configurable']['checkpoint_id'] (thread "
                 f"{address.thread_id!r}, task {task_id!r})"
             )
+        scope = scope_of(address.thread_id)
         entries = [
-            NewWrite(channel, WRITES_IDX_MAP.get(channel, index), encode(self.serde, value))
+            NewWrite(channel, WRITES_IDX_MAP.get(channel, index), encode(self.serde, value, scope))
             for index, (channel, value) in enumerate(writes)
         ]
         self.log.put_writes(
@@ -201,14 +203,18 @@ class _Saver(BaseCheckpointSaver[str]):
         )
 
     def delete_thread(self, thread_id: str) -> None:
-        """Take a thread's checkpoints and writes (all namespaces) out of LangGraph's view.
+        """Purge a thread's checkpoints, writes and values (all namespaces).
 
-        The log keeps them: :meth:`as_of` still answers for times before.
+        They are erased from the log too, in one transaction; the thread's
+        stream keeps one removal entry naming what went, by id and time only,
+        so :meth:`as_of` tells a purged checkpoint from none
+        (``CheckpointPurgedError``).
         """
         self.log.delete_threads([str(thread_id)], "delete_thread")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Take the checkpoints whose metadata names a listed ``run_id`` (and their writes) out."""
+        """Purge the checkpoints whose metadata names a listed ``run_id``, their writes and the
+        values only they used; the thread's other checkpoints stay readable."""
         names = _names(run_ids, "run_ids")
         if names:
             self.log.delete_checkpoints(lambda view: self.log.runs(view, names), "delete_for_runs")
@@ -225,7 +231,8 @@ class _Saver(BaseCheckpointSaver[str]):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Keep the newest checkpoint of each namespace (``keep_latest``), or none (``delete``).
 
-        What is pruned leaves LangGraph's view, not the log. ``keep_latest``
+        What is pruned is purged: erased from the log with its writes and the
+        values only it used, as :meth:`delete_thread` erases. ``keep_latest``
         refuses, pruning nothing, threads that use a ``DeltaChannel`` (their
         newest value is rebuilt from older checkpoints).
         """
@@ -271,11 +278,14 @@ class _Saver(BaseCheckpointSaver[str]):
     def as_of(self, config: RunnableConfig, when: datetime) -> CheckpointTuple | None:
         """The checkpoint ``get_tuple(config)`` would have returned at time ``when``.
 
-        Read from the thread's log, so it answers for checkpoints deleted or
-        pruned since: the newest checkpoint (or the one the config names)
-        that was live at ``when``, with its pending writes as they stood
-        then. ``when`` must carry a time zone; the times compared are those
-        the writing processes recorded.
+        Read from the thread's log: the newest checkpoint (or the one the
+        config names) that was live at ``when``, with its pending writes as
+        they stood then. ``None`` if no checkpoint was live then (the thread
+        did not exist yet, or had none). If that checkpoint was purged since
+        (a delete, run delete or prune erased it), ``CheckpointPurgedError``
+        (a storage ``NotFoundError``) names it and when it was removed.
+        ``when`` must carry a time zone; the times compared are those the
+        writing processes recorded.
         """
         found = history.as_of(self.log, _address(config), get_checkpoint_id(config), when)
         return None if found is None else self._tuple(found)

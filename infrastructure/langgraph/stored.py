@@ -6,7 +6,11 @@
   checkpoint of the thread once it is appended, and when it was recorded.
 - A **removal entry** (same stream): which checkpoints (and which of their
   pending writes) a delete, a run delete or a prune took out of LangGraph's
-  view, the newest live checkpoint left, and when.
+  view, the newest live checkpoint left, and when; and, since removals
+  purge, the checkpoints whose entries it erased with the span of time each
+  was live (``purged``: ids and times only, no content), so that
+  :mod:`~nenjim.infrastructure.langgraph.history` can tell a purged
+  checkpoint from one that never was.
 - A **task's pending writes** (records ``langgraph.writes``, one per task
   and checkpoint): for each write its index, channel, task path and a
   reference to its value, and when the record was written.
@@ -176,14 +180,26 @@ class CheckpointEntry:
         latest: Latest,
         position: int,
         copied_from: str | None = None,
+        after_removal: bool = False,
     ) -> CheckpointEntry:
-        """A new entry, recorded now; ``texts`` come from :func:`checkpoint_texts`."""
+        """A new entry, recorded now; ``texts`` come from :func:`checkpoint_texts`.
+
+        ``after_removal``: the stream had a removal before it (see :attr:`after_removal`).
+        """
         body = (
             f'{{"checkpoint":{texts[0]},"metadata":{texts[1]},"values":{dumps(values)},'
             f'"parent_id":{dumps(parent_id)},"latest":{dumps(latest.dump())},'
-            f'"recorded_at":{dumps(now().isoformat())},"copied_from":{dumps(copied_from)}}}'
+            f'"recorded_at":{dumps(now().isoformat())},"copied_from":{dumps(copied_from)}'
+            + (',"after_removal":true}' if after_removal else "}")
         )
         return cls(checkpoint_id, body, position)
+
+    @property
+    def after_removal(self) -> bool:
+        """Whether the stream had a removal before this entry: a removal purges, and frees
+        the ids of the entries it erased, so a put after one asks the live rows' history
+        whether its checkpoint id was deleted (a checkpoint id is written once)."""
+        return bool(self._data.get("after_removal", False))
 
     @property
     def parent_id(self) -> str | None:
@@ -238,17 +254,33 @@ class CheckpointEntry:
         data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")
         return data["checkpoint"], data["metadata"]
 
-    def copied(self, *, latest: Latest, position: int, copied_from: str) -> CheckpointEntry:
-        """This checkpoint as another thread's entry, recorded now."""
+    def copied(
+        self,
+        *,
+        latest: Latest,
+        position: int,
+        copied_from: str,
+        values: Mapping[str, ValueRef],
+        after_removal: bool,
+    ) -> CheckpointEntry:
+        """This checkpoint as another thread's entry (its values as ``values``), recorded now."""
         return CheckpointEntry.create(
             checkpoint_id=self.checkpoint_id,
             parent_id=self.parent_id,
             texts=self.texts,
-            values=self.values,
+            values=values,
             latest=latest,
             position=position,
             copied_from=copied_from,
+            after_removal=after_removal,
         )
+
+    def moved(self, *, latest: Latest, position: int) -> CheckpointEntry:
+        """This entry appended again at ``position`` (a purge erased the entries before it):
+        everything kept, its time included, but the newest live checkpoint then."""
+        data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")
+        data["latest"] = latest.dump()
+        return CheckpointEntry(self.checkpoint_id, dumps(data), position)
 
     def append_entry(self) -> AppendEntry:
         """The stream entry to append."""
@@ -262,6 +294,35 @@ _CHECKPOINT_KEYS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class Purged:
+    """A checkpoint whose entry a purge erased: its id and the span it was live in."""
+
+    checkpoint_id: str
+    recorded_at: datetime
+    """When its entry was recorded."""
+    removed_at: datetime
+    """When it left LangGraph's view (the purge's time, or an earlier delete's)."""
+
+    def live_at(self, when: datetime) -> bool:
+        """Whether the checkpoint was live at ``when``."""
+        return self.recorded_at <= when < self.removed_at
+
+    def dump(self) -> list[str]:
+        """JSON form."""
+        return [self.checkpoint_id, self.recorded_at.isoformat(), self.removed_at.isoformat()]
+
+    @classmethod
+    def load(cls, value: Any) -> Purged:
+        """From JSON form."""
+        checkpoint_id, recorded_at, removed_at = value
+        return cls(
+            str(checkpoint_id),
+            datetime.fromisoformat(recorded_at),
+            datetime.fromisoformat(removed_at),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class RemovalEntry:
     """Checkpoints (and their pending writes, by task) taken out of LangGraph's view of a thread."""
 
@@ -272,16 +333,21 @@ class RemovalEntry:
     latest: Latest | None
     recorded_at: datetime
     position: int = 0
+    purged: tuple[Purged, ...] = ()
+    """The checkpoints whose entries this removal's purge erased (carried on when a later
+    purge erases this entry)."""
 
     def append_entry(self) -> AppendEntry:
         """The stream entry to append."""
-        body = {
+        body: dict[str, Any] = {
             "reason": self.reason,
             "checkpoints": list(self.checkpoints),
             "writes": {cp: list(tasks) for cp, tasks in self.writes.items()},
             "latest": None if self.latest is None else self.latest.dump(),
             "recorded_at": self.recorded_at.isoformat(),
         }
+        if self.purged:
+            body["purged"] = [item.dump() for item in self.purged]
         record = DurableRecord(REMOVAL_ENTRY, FORMAT_VERSION, {"body": dumps(body)})
         return AppendEntry(self.entry_id, record)
 
@@ -329,6 +395,7 @@ def load_entry(entry: StreamEntry) -> ThreadEntry:
             latest=Latest.load(data["latest"]),
             recorded_at=datetime.fromisoformat(data["recorded_at"]),
             position=entry.position,
+            purged=tuple(Purged.load(item) for item in data.get("purged", ())),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise SerializationError(
@@ -402,6 +469,10 @@ class TaskWrites:
     task_id: str
     writes: Mapping[int, tuple[str, str, ValueRef]]
     recorded_at: datetime
+
+    def refs(self) -> tuple[ValueRef, ...]:
+        """The reference of every write's value."""
+        return tuple(value for _, _, value in self.writes.values())
 
     def items(self) -> tuple[PendingWriteRecord, ...]:
         """The writes, one by one."""

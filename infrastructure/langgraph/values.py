@@ -1,12 +1,17 @@
 """Channel and write values: serialized by the saver's ``serde``, small ones inline, the rest
-content-addressed.
+content-addressed within their thread.
 
 A value whose serialized bytes take at least :data:`INLINE_LIMIT` bytes is
-stored once as a blob keyed ``sha256:<hex>`` of its type tag and bytes, and
-referenced by that key: the same value in a hundred checkpoints, in a
-pending write and the checkpoint it produces, or in a copied thread is one
-blob. A smaller value is kept inline in the checkpoint entry or write (in
-base64): a reference and a blob row would cost more than the value.
+stored once per thread as a blob keyed ``sha256:<hex>@<scope>``: the digest of
+its type tag and bytes, and the thread's scope (:func:`scope_of`, a digest of
+the thread id). The same value in a hundred checkpoints of a thread, or in a
+pending write and the checkpoint it produces, is one blob; a thread's blobs
+are its own, so erasing a thread (``delete_thread``, a prune) can erase its
+values without touching another thread's (a copied thread gets its own
+copies). A smaller value is kept inline in the checkpoint entry or write (in
+base64): a reference and a blob row would cost more than the value. Keys
+without a scope (``sha256:<hex>``, written before values were scoped) are
+shared by every thread and read as before; an erasure never removes them.
 
 A blob is stored zlib-compressed when that saves at least an eighth of it
 (attribute ``encoding``: ``zlib`` or ``identity``); its key is the digest of
@@ -14,10 +19,12 @@ the uncompressed bytes, so a value has one key however it is stored. A blob
 already in the store is never put again (another zlib build may compress the
 same bytes differently).
 
-Blobs are written once and never deleted, so what this process has read or
-committed is cached by key: a known value is not put again, and a cached
-one is not fetched again (bytes, re-checked against their digest when
-fetched; every read deserializes afresh, so no caller shares an object).
+A scoped blob may be erased by another process (a purge of its thread), so
+the put of a scoped value always asks the store; only unscoped keys, which
+are never erased, are skipped once this process has seen them. What this
+process has read is cached by key (bytes, re-checked against their digest
+when fetched; every read deserializes afresh, so no caller shares an
+object); an erasure drops its keys from the cache.
 """
 
 from __future__ import annotations
@@ -65,17 +72,37 @@ class EncodedValue:
     data: bytes | None = None
 
 
-def encode(serde: Serde, value: Any) -> EncodedValue:
-    """Serialize ``value`` into an inline reference or a content-addressed one."""
+def encode(serde: Serde, value: Any, scope: str) -> EncodedValue:
+    """Serialize ``value`` into an inline reference or a content-addressed one in ``scope``
+    (:func:`scope_of` the thread id)."""
     type_, data = serde.dumps_typed(value)
     if len(data) < INLINE_LIMIT:
         return EncodedValue(("inline", type_, base64.b64encode(data).decode("ascii")))
-    return EncodedValue(("blob", type_, digest(type_, data)), data)
+    return EncodedValue(("blob", type_, f"{digest(type_, data)}@{scope}"), data)
 
 
 def digest(type_: str, data: bytes) -> str:
     """The content address of serialized bytes and their type tag."""
     return "sha256:" + hashlib.sha256(type_.encode("utf-8") + b"\0" + data).hexdigest()
+
+
+def scope_of(thread_id: str) -> str:
+    """The scope of a thread's blob keys: 32 hex digits of the SHA-256 of its id."""
+    return hashlib.sha256(b"thread\0" + thread_id.encode("utf-8")).hexdigest()[:32]
+
+
+def blob_scope(key: str) -> str | None:
+    """The scope of a blob key (``None`` for an unscoped key, shared by all threads)."""
+    _, at, scope = key.partition("@")
+    return scope if at else None
+
+
+def rescoped(ref: ValueRef, scope: str) -> ValueRef:
+    """``ref`` in another thread's scope (inline and unscoped references as they are)."""
+    kind, type_, key = ref
+    if kind != "blob" or blob_scope(key) is None:
+        return ref
+    return (kind, type_, f"{key.partition('@')[0]}@{scope}")
 
 
 class ValueStore:
@@ -90,15 +117,19 @@ class ValueStore:
     def store(self, view: View, values: Iterable[EncodedValue], *, careful: bool) -> list[str]:
         """Put every blob not known to be stored; the keys put (to :meth:`remember`).
 
-        A ``careful`` put first asks whether the blob is stored: a blob another
-        zlib compressed otherwise makes ``put_if_absent`` conflict, which the
-        caller's retry, careful, then steps over.
+        A thread's own (scoped) blob is always put: another process may have
+        purged it since this one saw it. A ``careful`` put first asks whether
+        the blob is stored: a blob another zlib compressed otherwise makes
+        ``put_if_absent`` conflict, which the caller's retry, careful, then
+        steps over.
         """
         blobs = view.blobs(VALUES)
         put: list[str] = []
         for value in values:
             kind, type_, key = value.ref
-            if kind != "blob" or value.data is None or key in put or self._is_known(key):
+            if kind != "blob" or value.data is None or key in put:
+                continue
+            if blob_scope(key) is None and self._is_known(key):
                 continue
             if not careful or not blobs.exists(key):
                 data, encoding = _compressed(value.data)
@@ -113,6 +144,15 @@ class ValueStore:
         with self._lock:
             for key in keys:
                 self._remember_key(key)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop erased keys from this process's caches."""
+        with self._lock:
+            for key in keys:
+                self._known.pop(key, None)
+                dropped = self._data.pop(key, None)
+                if dropped is not None:
+                    self._data_bytes -= len(dropped)
 
     def load(self, serde: Serde, ref: ValueRef, fetch: Callable[[str], Fetched]) -> Any:
         """The value a reference names, deserialized afresh.
@@ -140,7 +180,7 @@ class ValueStore:
                 return cached
         stored, encoding = fetch(key)
         data = _decompressed(key, stored, encoding)
-        if digest(type_, data) != key:
+        if digest(type_, data) != key.partition("@")[0]:
             raise SerializationError(f"stored value {key} does not match its digest")
         with self._lock:
             self._remember_key(key)

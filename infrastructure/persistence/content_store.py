@@ -76,6 +76,16 @@ class ContentStore(domain.ContentRepository):
         arguments.content_id(identity)
         return self._blobs.exists(identity)
 
+    @at_boundary
+    def delete(self, identity: str) -> None:
+        """Erase the content (idempotent): the blob and its bytes in the log.
+
+        Content is shared by every reference to the same bytes; the caller
+        erases it only when nothing that should stay refers to it.
+        """
+        arguments.content_id(identity)
+        self._blobs.purge(key=identity)
+
     def put_text(self, text: str) -> str:
         """Store UTF-8 text (canonicalization version 1)."""
         if not isinstance(text, str):

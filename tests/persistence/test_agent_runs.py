@@ -69,13 +69,27 @@ def test_catching_up_applies_only_what_is_new(store: Store) -> None:
     assert [run.revisions for run in runs.timeline()] == [2, 2]
 
 
-def test_a_deleted_run_stays_in_the_timeline(store: Store) -> None:
+def test_a_run_deleted_after_it_was_folded_stays_in_the_timeline_until_a_rebuild(
+    store: Store,
+) -> None:
+    persistence = store.persistence
+    run_agent(persistence, "a1", 1)
+    runs = AgentRuns(persistence.backend)
+    runs.sync()
+    persistence.executions.delete("a1-run0")
+    runs.sync()
+    assert [(run.execution_id, run.deleted) for run in runs.timeline()] == [("a1-run0", True)]
+    runs.rebuild()  # the delete purged the run's events: a rebuild folds nothing of it
+    assert runs.timeline() == ()
+
+
+def test_a_run_purged_before_it_was_folded_never_shows(store: Store) -> None:
     persistence = store.persistence
     run_agent(persistence, "a1", 1)
     persistence.executions.delete("a1-run0")
     runs = AgentRuns(persistence.backend)
     runs.sync()
-    assert [(run.execution_id, run.deleted) for run in runs.timeline()] == [("a1-run0", True)]
+    assert runs.timeline() == ()
 
 
 def test_a_rebuild_gives_the_same_rows_and_readers_never_see_it_half_built(store: Store) -> None:

@@ -1114,11 +1114,14 @@ def test_workflow_values_round_trip_exactly(persistence: Persistence) -> None:
     assert type(loaded["snapshot"]["fields"]["nested"]["flags"][0]) is bool
 
 
-def test_history_continues_across_a_delete_and_re_create(persistence: Persistence) -> None:
+def test_a_delete_purges_so_a_re_created_root_starts_a_new_history(
+    persistence: Persistence,
+) -> None:
     root = persistence.agents.create(_root())
     persistence.agents.save(AGENT, expected_revision=0, root=root.evolve())
     persistence.agents.delete(AGENT)
+    assert persistence.agents.history(AGENT) == ()
     again = persistence.agents.create(_root())
     history = persistence.agents.history(AGENT)
-    assert [h.revision for h in history] == [0, 1, 0]
+    assert [h.revision for h in history] == [0]
     assert history[-1].value == again

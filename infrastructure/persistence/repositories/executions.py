@@ -195,14 +195,17 @@ class ExecutionRepository(domain.ExecutionRepository[_E]):
 
     @at_boundary
     def delete(self, execution_id: str) -> None:
-        """Delete without a revision check; the owner's root must still exist."""
+        """Delete and purge without a revision check; the owner's root must still exist.
+
+        Every revision of the execution is erased from the log too.
+        """
         arguments.key(execution_id, f"{self._codec.kind} id")
-        self._records.delete(key=execution_id)
+        self._records.purge(key=execution_id)
 
     @at_boundary
     def delete_for_owner(self, owner_id: str) -> None:
-        """Delete every execution of the owner; the owner's root must exist."""
-        self._records.delete_matching(index="owner", equals=self._owner_values(owner_id))
+        """Delete and purge every execution of the owner; the owner's root must exist."""
+        self._records.purge_matching(index="owner", equals=self._owner_values(owner_id))
 
     @at_boundary
     def assert_idle(self, owner_id: str) -> bool:
@@ -222,7 +225,7 @@ class ExecutionRepository(domain.ExecutionRepository[_E]):
 
     @at_boundary
     def history(self, execution_id: str) -> tuple[Revision[_E], ...]:
-        """Every revision ever stored, oldest first, with the time the log recorded it."""
+        """Every revision stored and not purged, oldest first, with the time the log recorded it."""
         arguments.key(execution_id, f"{self._codec.kind} id")
         return self._view.atomic(
             lambda _: tuple(

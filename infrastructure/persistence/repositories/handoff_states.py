@@ -84,7 +84,12 @@ class HandoffStateRepository(domain.HandoffStateRepository):
 
     @at_boundary
     def delete(self, main_agent_id: str, *, expected_revision: int) -> None:
-        """Checked delete."""
+        """Checked delete that purges every stored revision of the state from the log."""
         arguments.key(main_agent_id, "main_agent_id")
         arguments.revision(expected_revision, "expected_revision")
-        self._records.delete(key=main_agent_id, expected_revision=expected_revision)
+
+        def erase(_: storage.View) -> None:
+            self._records.delete(key=main_agent_id, expected_revision=expected_revision)
+            self._records.purge(key=main_agent_id)
+
+        self._view.atomic(erase)

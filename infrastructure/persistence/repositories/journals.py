@@ -95,6 +95,6 @@ class JournalRepository(domain.AgentJournalRepository):
 
     @at_boundary
     def delete(self, agent_id: str) -> None:
-        """Empty the journal; the Agent root must exist."""
+        """Empty the journal and purge every record it ever held; the Agent root must exist."""
         arguments.key(agent_id, "agent_id")
-        self._streams.delete(stream=agent_id)
+        self._streams.purge(stream=agent_id)

@@ -117,13 +117,17 @@ class RootRepository(domain.RootRepository[_R]):
 
     @at_boundary
     def delete(self, root_id: str) -> None:
-        """Delete without a revision check (idempotent); children are not cascaded."""
+        """Delete and purge without a revision check (idempotent); children are not cascaded.
+
+        Every revision of the root is erased from the log too: ``history`` is
+        empty afterwards.
+        """
         arguments.key(root_id, f"{self._codec.kind} id")
-        self._records.delete(key=root_id)
+        self._records.purge(key=root_id)
 
     @at_boundary
     def history(self, root_id: str) -> tuple[Revision[_R], ...]:
-        """Every revision ever stored, oldest first, with the time the log recorded it."""
+        """Every revision stored and not purged, oldest first, with the time the log recorded it."""
         arguments.key(root_id, f"{self._codec.kind} id")
         return self._view.atomic(
             lambda _: tuple(

@@ -89,10 +89,19 @@ class WorkflowStateRepository(domain.WorkflowStateRepository):
 
     @at_boundary
     def delete(self, workflow_instance_id: str, *, expected_revision: int) -> None:
-        """Checked delete: a wrong revision or a missing row is a ``ConflictError``."""
+        """Checked delete that purges: a wrong revision or a missing row is a ``ConflictError``.
+
+        Every snapshot ever stored under the id is erased from the log with the
+        row (``history`` is empty afterwards), in the caller's transaction.
+        """
         arguments.key(workflow_instance_id, "workflow_instance_id")
         arguments.revision(expected_revision, "expected_revision")
-        self._records.delete(key=workflow_instance_id, expected_revision=expected_revision)
+
+        def erase(_: storage.View) -> None:
+            self._records.delete(key=workflow_instance_id, expected_revision=expected_revision)
+            self._records.purge(key=workflow_instance_id)
+
+        self._view.atomic(erase)
 
     @at_boundary
     def history(self, workflow_instance_id: str) -> tuple[Revision[Mapping[str, Any]], ...]:
