@@ -368,8 +368,7 @@ def test_persistence_and_the_saver_share_one_store_and_the_audit_covers_both(
         with NenjimSaver.from_conn_string(durable_store_url) as saver:
             root = _put(saver, "t", values={"big": BIG}, source="input", step=-1)
             saver.put_writes(_config("t", root), [("a", 1)], "task")
-            # No delete or prune here: they purge, and the audit does not replay purge
-            # stubs yet (nenjim.infrastructure.storage.audit).
+            saver.prune(["t"], strategy="delete")
             _put(saver, "u")
         shared = open_backend(durable_store_url, (*CATALOG, *LANGGRAPH_CATALOG))
         try:

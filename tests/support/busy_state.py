@@ -1,11 +1,4 @@
-"""Durable state with a history worth replaying, written through domain Persistence.
-
-Its deletes are the Storage SPI's plain deletes (tombstones), not the
-repositories' (which purge, docs/persistence.md "Erasure"): the log replay
-and audit these tests run (``nenjim.testing``, ``nenjim.infrastructure.storage.audit``)
-do not replay purge stubs yet. ``tests/persistence/test_persistence_erasure.py``
-covers the repositories' purging deletes.
-"""
+"""Durable state with a history worth replaying, written through domain Persistence."""
 
 from __future__ import annotations
 
@@ -19,16 +12,6 @@ from nenjim.infrastructure.persistence import Persistence, Repositories
 
 class RolledBackError(Exception):
     """Raised to make a transaction roll back."""
-
-
-def _tombstone(
-    p: Persistence, resource: str, key: str, expected_revision: int | None = None
-) -> None:
-    records = p.backend.view.records(resource)
-    if expected_revision is None:
-        records.delete(key=key)
-    else:
-        records.delete(key=key, expected_revision=expected_revision)
 
 
 def live_a_busy_life(p: Persistence) -> None:
@@ -53,7 +36,7 @@ def live_a_busy_life(p: Persistence) -> None:
             AgentJournalRecord.create("j2", agent_id="agent-1", kind="message"),
         ],
     )
-    p.backend.view.streams("agent.journal").delete(stream="agent-1")
+    p.journals.delete("agent-1")
     p.journals.append(
         "agent-1",
         expected_position=0,
@@ -69,7 +52,7 @@ def live_a_busy_life(p: Persistence) -> None:
     p.executions.save("exec-1", expected_revision=0, execution=run.evolve(status="completed"))
     p.executions.create_active(AgentExecution.start("exec-2", agent_id="agent-1", base=root))
     p.executions.create_active(AgentExecution.start("exec-3", agent_id="agent-'2'", base=other))
-    _tombstone(p, "agent.executions", "exec-3")
+    p.executions.delete("exec-3")
     p.executions.create_active(AgentExecution.start("exec-3", agent_id="agent-'2'", base=other))
     with pytest.raises(perr.AgentBusyError):
         p.executions.create_active(AgentExecution.start("exec-4", agent_id="agent-1", base=root))
@@ -80,9 +63,9 @@ def live_a_busy_life(p: Persistence) -> None:
         "wf-1", expected_revision=1, snapshot={"fields": {"n": 2}, "phase": None}
     )
     p.workflow_states.save("wf-gone", expected_revision=None, snapshot=snapshot)
-    _tombstone(p, "workflow.states", "wf-gone", 1)
+    p.workflow_states.delete("wf-gone", expected_revision=1)
     p.workflow_states.save("wf-again", expected_revision=None, snapshot=snapshot)
-    _tombstone(p, "workflow.states", "wf-again", 1)
+    p.workflow_states.delete("wf-again", expected_revision=1)
     p.workflow_states.save(
         "wf-again", expected_revision=None, snapshot={"fields": {}, "phase": "x"}
     )
@@ -95,7 +78,7 @@ def live_a_busy_life(p: Persistence) -> None:
     team = p.teams.create(TeamRoot.create("team-1", definition_id="crew"))
     p.teams.save("team-1", expected_revision=0, root=team.evolve(lifecycle_status="active"))
     p.teams.create(TeamRoot.create("team-gone", definition_id="crew"))
-    _tombstone(p, "team.roots", "team-gone")
+    p.teams.delete("team-gone")
     team_run = p.team_executions.create_active(TeamExecution.start("run-1", team_id="team-1"))
     p.team_executions.save("run-1", expected_revision=0, execution=team_run.evolve(status="failed"))
     p.team_executions.create_active(TeamExecution.start("run-2", team_id="team-1"))
