@@ -15,13 +15,17 @@ import base64
 import json
 import secrets
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from disk_scan import relation_bytes, sqlite_bytes
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base.id import uuid6
 
 from nenjim.cli import main
+from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
@@ -31,6 +35,7 @@ from nenjim.infrastructure.storage import (
 )
 from nenjim.infrastructure.storage.audit import audit_store, compact_store
 from nenjim.infrastructure.store.urls import resolve_store_url
+from nenjim.langgraph import NenjimSaver
 from nenjim.testing.plugin import NewStore
 
 ROWS = Resource("secret.rows", "records")
@@ -135,3 +140,56 @@ def test_nothing_purged_is_left_on_disk_or_in_an_export(
     }
     assert found == ({"disk": False, "export": False} if purge else {"disk": True, "export": True})
     assert audit_store(url, RESOURCES).ok
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("deleted", [True, False], ids=["deleted", "kept"])
+def test_a_deleted_langgraph_thread_is_gone_from_disk_after_compact(
+    kind: str, deleted: bool, nenjim_new_store: NewStore
+) -> None:
+    url = nenjim_new_store(kind)
+    marker = f"erase-me-{secrets.token_hex(8)}"
+    with NenjimSaver.from_conn_string(url) as saver:
+        parent = None
+        for step in range(3):
+            parent = _put_checkpoint(saver, "thread-1", parent, marker, step)
+        _put_checkpoint(saver, "thread-2", None, "kept-value", 0)
+        if deleted:
+            saver.delete_thread("thread-1")
+
+    compact_store(url)
+
+    assert (marker.encode() in _disk(url)) is not deleted
+    assert b"kept-value" in _disk(url)
+    assert audit_store(url, [*LANGGRAPH_CATALOG]).ok
+
+
+def _put_checkpoint(
+    saver: NenjimSaver, thread: str, parent: str | None, marker: str, step: int
+) -> str:
+    """A checkpoint with ``marker`` in its metadata, in a channel value too large to keep
+    inline and too random to compress, and in a pending write."""
+    configurable = {"thread_id": thread, "checkpoint_ns": ""}
+    if parent is not None:
+        configurable["checkpoint_id"] = parent
+    checkpoint: Checkpoint = {
+        "v": 4,
+        "id": str(uuid6(clock_seq=-1)),
+        "ts": datetime.now(UTC).isoformat(),
+        "channel_values": {"blob": marker.encode() + secrets.token_bytes(2000)},
+        "channel_versions": {"blob": step + 1},
+        "versions_seen": {},
+        "updated_channels": None,
+    }
+    metadata: CheckpointMetadata = {
+        "source": "loop",
+        "step": step,
+        "parents": {},
+        "note": marker,  # type: ignore[typeddict-unknown-key]
+    }
+    stored = saver.put({"configurable": configurable}, checkpoint, metadata, {"blob": step + 1})
+    written: str = stored["configurable"]["checkpoint_id"]
+    saver.put_writes(
+        {"configurable": {**configurable, "checkpoint_id": written}}, [("blob", marker)], "task"
+    )
+    return written
