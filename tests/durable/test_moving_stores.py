@@ -102,22 +102,22 @@ def test_sqlite_to_postgresql_and_back(
     code, out, err = _run(capsys, "log", "export", "--store", sqlite_url, "--out", str(moved))
     assert (code, err) == (0, "")
     assert out.startswith(
-        f"exported 78 events from {sqlite_url} to {moved}: journal 45, storage 33"
+        f"exported 83 events from {sqlite_url} to {moved}: journal 45, storage 38"
     )
     recorded = RecordedLog.from_file(moved)
     assert recorded.identity == f"name:{JOURNAL_NAME}"
-    assert [event.id for event in recorded.events_of("storage")] == list(range(1, 34))
+    assert [event.id for event in recorded.events_of("storage")] == list(range(1, 39))
     expected = _models(sqlite_url, recorded)
 
     code, out, err = _run(capsys, "log", "import", "--store", postgres_schema_url, str(moved))
     assert (code, err) == (0, "")
     assert out.splitlines() == [
-        f"imported 78 events into {postgres_schema_url}: journal 45, storage 33 "
+        f"imported 83 events into {postgres_schema_url}: journal 45, storage 38 "
         f"(the Journal named '{JOURNAL_NAME}')",
         "journal audit OK: 45 events, 45 revisions of 20 artifacts",
-        "storage audit OK: 33 events, live 11 records, 2 streams, 3 blobs",
+        "storage audit OK: 38 events, live 11 records, 2 streams, 3 blobs",
         "rebuilt journal-chains: 45 revisions of 20 artifacts",
-        "rebuilt agent-runs: 3 runs of 2 agents from 33 events",
+        "rebuilt agent-runs: 3 runs of 2 agents from 38 events",
     ]
     assert_same_read_models(expected, _models(postgres_schema_url, recorded), "PostgreSQL")
     # Exactly the same events: ids, streams, positions, topics and stored bytes.
