@@ -149,7 +149,8 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         "serve",
         help="serve a store's transparency log over HTTP, read-only",
         description="Serve the Journal's transparency log of a store over HTTP, read-only: "
-        "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json. "
+        "the C2SP tlog-tiles endpoints, lookups with inclusion proofs, /openapi.json, "
+        "Prometheus metrics at /metrics, and one access log line per request on stderr. "
         "Needs the serve extra.",
         parents=parents,
         epilog=EXIT_CODES_HELP,
@@ -164,6 +165,18 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument(
         "--port", type=_port, default=8080, help="port to listen on (8080; 0: any free port)"
+    )
+    serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="log one line per request (on by default)",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the least severe log records shown (info, which shows the access log)",
     )
     serve.set_defaults(handler=serve_command)
 
@@ -299,7 +312,7 @@ def serve_command(args: argparse.Namespace) -> int:
         raise _needs_serve(error) from None
     signer = _signer(args)
     with _opened(args) as log:
-        app = build_app(log, signer, args.origin)
+        app = build_app(log, signer, args.origin, access_log=args.access_log)
         with listen(args.host, args.port) as listener:
             url = url_of(listener)
             if args.json:
@@ -307,7 +320,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
-            run_server(app, listener, as_json=args.json)
+            run_server(app, listener, as_json=args.json, level=args.log_level)
     return EXIT_OK
 
 

@@ -5,7 +5,8 @@ checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 ``GET /tile/entries/<N>[.p/<W>]``; plus ``GET /lookup/<COORD>/<VERSION>``
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
 journal prove`` prints it), the Journal's queries as JSON under
-``/journal/`` (see :mod:`nenjim.serve.queries`) and ``GET /openapi.json``.
+``/journal/`` (see :mod:`nenjim.serve.queries`), ``GET /openapi.json`` and
+``GET /metrics`` (Prometheus; see :mod:`nenjim.serve.observe`).
 Every request reads the store as it is: revisions another process appends
 show up at the next request. Full tiles and bundles never change and are
 served as immutable. A malformed coordinate or version is answered 400,
@@ -17,6 +18,7 @@ Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.applications import Starlette
@@ -35,6 +37,7 @@ from nenjim.admin.transparency import (
 )
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
+from nenjim.serve.observe import Observed, ServedMetrics
 from nenjim.serve.queries import bounded, error_answer, query_routes
 
 TEXT = "text/plain; charset=utf-8"
@@ -43,9 +46,13 @@ IMMUTABLE = {"Cache-Control": "public, max-age=31536000, immutable"}
 FRESH = {"Cache-Control": "no-cache"}
 
 
-def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> Starlette:
-    """The read-only application over the open Journal log ``log``."""
+def build_app(
+    log: JournalLog, signer: SignerKey, origin: str | None = None, *, access_log: bool = True
+) -> Observed:
+    """The read-only application over the open Journal log ``log``, counted, timed and (with
+    ``access_log``) logged request by request (:mod:`nenjim.serve.observe`)."""
     tree = JournalTree(log, signer, origin)
+    metrics = ServedMetrics(log.tiled_log.entry_count)
 
     def checkpoint(_: Request) -> Response:
         return PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
@@ -85,67 +92,114 @@ def build_app(log: JournalLog, signer: SignerKey, origin: str | None = None) -> 
     def openapi(_: Request) -> Response:
         return JSONResponse(OPENAPI)
 
-    return Starlette(
+    routes = Starlette(
         routes=[
             Route("/checkpoint", checkpoint),
             Route("/tile/{path:path}", tile),
             Route("/lookup/{coordinate}/{version}", lookup),
             Route("/openapi.json", openapi),
+            Route("/metrics", metrics.endpoint),
             *query_routes(log),
         ]
     )
+    return Observed(routes, metrics, access_log=access_log)
 
 
-def _binary(summary: str) -> dict[str, Any]:
-    return {
-        "summary": summary,
-        "responses": {
-            "200": {"content": {BINARY: {"schema": {"type": "string", "format": "binary"}}}},
-            "404": {"description": "not a canonical path, or not in the tree yet"},
-        },
-    }
+_PARAMETERS = {
+    "L": "the tile's level (0 is the leaves' hashes)",
+    "N": "the tile's index, in the C2SP tlog-tiles path form (x001/x234/067)",
+    "coordinate": "an artifact coordinate (group:artifact)",
+    "version": "a Journal version (YYYYMMDDTHHMMSSZ)",
+}
 
 
-def _json(summary: str) -> dict[str, Any]:
+def _get(path: str, summary: str, responses: dict[str, Any]) -> dict[str, Any]:
+    """The ``get`` operation of ``path``, declaring each of its path parameters."""
+    names = re.findall(r"{(\w+)}", path)
     return {
         "get": {
             "summary": summary,
-            "responses": {
-                "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
-                "400": {"description": "a malformed coordinate or version"},
-                "404": {"description": "no such artifact, revision or release"},
-            },
+            "parameters": [
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "description": _PARAMETERS[name],
+                    "schema": {"type": "string"},
+                }
+                for name in names
+            ],
+            "responses": responses,
         }
     }
+
+
+def _answer(description: str, media_type: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {media_type: {"schema": schema}}}
+
+
+def _binary(path: str, summary: str) -> dict[str, Any]:
+    return _get(
+        path,
+        summary,
+        {
+            "200": _answer("the bytes", BINARY, {"type": "string", "format": "binary"}),
+            "404": {"description": "not a canonical path, or not in the tree yet"},
+        },
+    )
+
+
+def _json(path: str, summary: str, missing: str) -> dict[str, Any]:
+    return _get(
+        path,
+        summary,
+        {
+            "200": _answer("the answer", "application/json", {"type": "object"}),
+            "400": {"description": "a malformed coordinate or version"},
+            "404": {"description": missing},
+        },
+    )
+
+
+def _paths() -> dict[str, Any]:
+    paths = {
+        "/checkpoint": _get(
+            "/checkpoint",
+            "The signed checkpoint (C2SP tlog-checkpoint, signed note)",
+            {"200": _answer("the signed note", TEXT, {"type": "string"})},
+        ),
+        "/tile/{L}/{N}": _binary(
+            "/tile/{L}/{N}", "A hash tile: full, or partial with a .p/W suffix"
+        ),
+        "/tile/entries/{N}": _binary(
+            "/tile/entries/{N}", "An entry bundle: full, or partial (.p/W)"
+        ),
+        "/metrics": _get(
+            "/metrics",
+            "Requests, latencies and the log's size in Prometheus' text format",
+            {"200": _answer("the metrics", "text/plain", {"type": "string"})},
+        ),
+    }
+    journal = "no such artifact, revision or release"
+    for path, summary, missing in (
+        ("/journal/coordinates", "Every artifact coordinate, sorted", journal),
+        ("/journal/{coordinate}/revisions", "An artifact's revisions, oldest first", journal),
+        ("/journal/{coordinate}/latest", "An artifact's latest revision", journal),
+        ("/journal/{coordinate}/exact/{version}", "The revision at a Journal version", journal),
+        ("/journal/{coordinate}/as-of/{version}", "The newest revision at or before", journal),
+        ("/journal/{coordinate}/release/{version}", "A release of the latest revision", journal),
+        (
+            "/lookup/{coordinate}/{version}",
+            "A revision's leaf, index, inclusion proof and signed checkpoint",
+            "no such revision",
+        ),
+    ):
+        paths[path] = _json(path, summary, missing)
+    return paths
 
 
 OPENAPI: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {"title": "nenjim transparency log (C2SP tlog-tiles)", "version": "1"},
-    "paths": {
-        "/checkpoint": {
-            "get": {
-                "summary": "The signed checkpoint (C2SP tlog-checkpoint, signed note)",
-                "responses": {"200": {"content": {TEXT: {"schema": {"type": "string"}}}}},
-            }
-        },
-        "/tile/{L}/{N}": {"get": _binary("A hash tile: full, or partial with a .p/W suffix")},
-        "/tile/entries/{N}": {"get": _binary("An entry bundle: full, or partial (.p/W)")},
-        "/journal/coordinates": _json("Every artifact coordinate, sorted"),
-        "/journal/{coordinate}/revisions": _json("An artifact's revisions, oldest first"),
-        "/journal/{coordinate}/latest": _json("An artifact's latest revision"),
-        "/journal/{coordinate}/exact/{version}": _json("The revision at a Journal version"),
-        "/journal/{coordinate}/as-of/{version}": _json("The newest revision at or before"),
-        "/journal/{coordinate}/release/{version}": _json("A release of the latest revision"),
-        "/lookup/{coordinate}/{version}": {
-            "get": {
-                "summary": "A revision's leaf, index, inclusion proof and signed checkpoint",
-                "responses": {
-                    "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
-                    "400": {"description": "a malformed coordinate or version"},
-                    "404": {"description": "no such revision"},
-                },
-            }
-        },
-    },
+    "paths": _paths(),
 }

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 import pytest
+from openapi_spec_validator import OpenAPIV31SpecValidator
+from prometheus_client.parser import text_string_to_metric_families
 
 from nenjim.cli import main
 
@@ -134,7 +136,9 @@ def test_it_says_where_it_serves_once_it_listens(store: str, key: Path) -> None:
         assert httpx.get(f"{running.url}/checkpoint").status_code == 200
         code, errors = running.stop()
     assert code == 130
-    assert json.loads(errors) == {"error": "interrupted", "exit_code": 130, "kind": "interrupted"}
+    access, verdict = errors.splitlines()
+    assert json.loads(access)["message"].startswith("GET /checkpoint 200 ")
+    assert json.loads(verdict) == {"error": "interrupted", "exit_code": 130, "kind": "interrupted"}
 
 
 def _raw(url: str, request: bytes) -> bytes:
@@ -174,8 +178,10 @@ def test_malformed_requests_put_no_traceback_on_stderr(served: Served) -> None:
     assert reports[-1]["kind"] == "interrupted"
     assert reports[:-1]  # the malformed requests were noticed
     for logged in reports[:-1]:
-        assert logged["level"] in ("warning", "error"), logged
+        # The access log's lines are info; what was wrong is a warning or an error.
+        assert logged["level"] in ("info", "warning", "error"), logged
         assert "\n" not in logged["message"]
+    assert any(logged["level"] != "info" for logged in reports[:-1])
 
 
 def test_without_json_a_log_record_is_one_line(store: str, key: Path) -> None:
@@ -198,7 +204,9 @@ def test_without_json_a_log_record_is_one_line(store: str, key: Path) -> None:
     assert lines[-1] == "nenjim: error: interrupted"
     assert lines[1:-1]
     for line in lines[1:-1]:
-        assert line.startswith(("nenjim serve: warning: ", "nenjim serve: error: ")), line
+        assert line.startswith(
+            ("nenjim serve: info: ", "nenjim serve: warning: ", "nenjim serve: error: ")
+        ), line
 
 
 def _announced_on_stderr(errors: Any) -> str:
@@ -249,3 +257,88 @@ def test_openapi_documents_the_400_of_lookup(served: Served) -> None:
         "/lookup/{coordinate}/{version}"
     ]
     assert set(lookup["get"]["responses"]) == {"200", "400", "404"}
+
+
+def test_openapi_is_valid_and_declares_every_path_parameter(served: Served) -> None:
+    document = httpx.get(f"{served.url}/openapi.json").json()
+
+    assert list(OpenAPIV31SpecValidator(document).iter_errors()) == []
+    assert "/metrics" in document["paths"]
+
+
+def test_metrics_count_requests_by_route_and_status_and_give_the_log_size(
+    served: Served,
+) -> None:
+    checkpoint = httpx.get(f"{served.url}/checkpoint").text
+    size = int(checkpoint.splitlines()[1])
+    httpx.get(f"{served.url}/lookup/{WIDGET}/not-a-version")
+    httpx.get(f"{served.url}/lookup/{WIDGET}/not-a-version")
+    httpx.get(f"{served.url}/no/such/path")
+
+    metrics = httpx.get(f"{served.url}/metrics")
+
+    assert metrics.status_code == 200
+    assert metrics.headers["content-type"].startswith("text/plain")
+    samples = {
+        (family.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(metrics.text)
+        for sample in family.samples
+    }
+    requests = "nenjim_http_requests"
+    assert samples[requests, (("route", "/checkpoint"), ("status", "200"))] == 1
+    assert samples[requests, (("route", "/lookup/{coordinate}/{version}"), ("status", "400"))] == 2
+    assert samples[requests, (("route", "(unmatched)"), ("status", "404"))] == 1
+    latency = "nenjim_http_request_duration_seconds"
+    assert samples[latency, (("route", "/checkpoint"),)] > 0
+    assert samples["nenjim_log_entries", ()] == size
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_the_access_log_is_one_line_per_request(store: str, key: Path, as_json: bool) -> None:
+    lines = _served_lines(store, key, ["--json"] if as_json else [], ["checkpoint", "nope"])
+
+    if as_json:
+        logged = [json.loads(line) for line in lines if line.startswith("{")]
+        messages = [(entry["level"], entry["message"]) for entry in logged if "level" in entry]
+    else:
+        messages = [
+            tuple(line.removeprefix("nenjim serve: ").split(": ", 1))
+            for line in lines
+            if line.startswith("nenjim serve: info: ")
+        ]
+    assert [(level, " ".join(text.split()[:3])) for level, text in messages] == [
+        ("info", "GET /checkpoint 200"),
+        ("info", "GET /nope 404"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "options", [["--no-access-log"], ["--log-level", "warning"]], ids=["off", "warning"]
+)
+def test_the_access_log_can_be_turned_off(store: str, key: Path, options: list[str]) -> None:
+    lines = _served_lines(store, key, options, ["checkpoint"])
+
+    assert not any(" info: " in line for line in lines), lines
+
+
+def _served_lines(store: str, key: Path, options: list[str], paths: list[str]) -> list[str]:
+    """What ``nenjim serve OPTIONS`` writes on stderr while answering ``paths``, then stopped."""
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            [*SERVE, "--store", store, "--key", str(key), "--port", "0", *options],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        try:
+            if "--json" in options:
+                assert process.stdout is not None
+                url = json.loads(process.stdout.readline())["serving"].rstrip("/")
+            else:
+                url = _announced_on_stderr(errors)
+            for path in paths:
+                httpx.get(f"{url}/{path}")
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=60)
+        errors.seek(0)
+        return errors.read().decode().splitlines()

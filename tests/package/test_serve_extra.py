@@ -17,11 +17,12 @@ def test_the_extra_pins_lower_bounds() -> None:
         "starlette>=0.37",
         "uvicorn>=0.29",
         "httpx>=0.27",
+        "prometheus-client>=0.20",
     ]
     assert not any(
         name in requirement
         for requirement in project["dependencies"]
-        for name in ("starlette", "uvicorn", "httpx")
+        for name in ("starlette", "uvicorn", "httpx", "prometheus")
     )
 
 
@@ -30,7 +31,7 @@ def test_without_the_extra_the_commands_say_how_to_get_it(tmp_path: Path) -> Non
 import sys
 class _Missing:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("starlette", "uvicorn", "httpx"):
+        if name.split(".")[0] in ("starlette", "uvicorn", "httpx", "prometheus_client"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _Missing())

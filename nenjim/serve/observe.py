@@ -1,0 +1,95 @@
+"""What an operator sees of ``nenjim serve``: an access log line per request, and metrics.
+
+:class:`Observed` wraps the application. For every HTTP request it counts
+the answer by route and status (``nenjim_http_requests_total``), times it
+(``nenjim_http_request_duration_seconds``, by route) and, unless told not
+to, logs one line through :mod:`logging` (logger ``nenjim.serve.access``,
+level INFO): ``GET /checkpoint 200 1.2ms``. A route is its template
+(``/tile/{path:path}``), never the path asked, so the metrics' labels stay
+few whatever clients ask. ``GET /metrics`` answers the registry in
+Prometheus' text format, with the log's size
+(``nenjim_log_entries``) read at each scrape.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from starlette.requests import Request
+from starlette.responses import Response
+
+ACCESS = logging.getLogger("nenjim.serve.access")
+"""The access log: one INFO record per request."""
+
+UNMATCHED = "(unmatched)"
+"""The route label of a request no route took (answered 404)."""
+
+Asgi = Callable[..., Any]
+
+
+class ServedMetrics:
+    """The metrics of one served application, in a registry of their own."""
+
+    def __init__(self, log_size: Callable[[], int]) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "nenjim_http_requests",
+            "HTTP requests answered, by route template and status",
+            ["route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "nenjim_http_request_duration_seconds",
+            "Time to answer an HTTP request, by route template",
+            ["route"],
+            registry=self.registry,
+        )
+        entries = Gauge(
+            "nenjim_log_entries",
+            "Entries in the Journal's transparency log (revisions logged)",
+            registry=self.registry,
+        )
+        entries.set_function(lambda: float(log_size()))
+
+    def endpoint(self, _: Request) -> Response:
+        """``GET /metrics``: the registry in Prometheus' text format."""
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+class Observed:
+    """An ASGI application that counts, times and (if ``access_log``) logs every request."""
+
+    def __init__(self, app: Asgi, metrics: ServedMetrics, *, access_log: bool) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.access_log = access_log
+
+    async def __call__(self, scope: dict[str, Any], receive: Asgi, send: Asgi) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # an application error that sent nothing is answered 500
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = getattr(scope.get("route"), "path", UNMATCHED)
+            self.metrics.requests.labels(route, str(status)).inc()
+            self.metrics.latency.labels(route).observe(elapsed)
+            if self.access_log:
+                ACCESS.info(
+                    "%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000
+                )
