@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 
+from nenjim.admin.audits import audit_storage
 from nenjim.langgraph import NenjimStore
 from tests.support.erasure import log_holds, log_states, tables_holding
 
@@ -57,3 +58,15 @@ def test_a_ttl_sweep_purges_from_the_log(durable_store_url: str) -> None:
     assert not log_holds(durable_store_url, expiring)
     assert tables_holding(durable_store_url, expiring) == []
     assert log_holds(durable_store_url, kept)
+
+
+def test_the_storage_audit_knows_the_store(durable_store_url: str) -> None:
+    """``nenjim storage audit`` checks a Store's store against the Store's catalog: no
+    finding after writes, refreshes, deletes and sweeps."""
+    with NenjimStore.from_conn_string(durable_store_url) as store:
+        store.put(("a",), "kept", {"v": 1}, ttl=60)
+        store.put(("a",), "gone", {"v": 2})
+        store.get(("a",), "kept", refresh_ttl=True)
+        store.delete(("a",), "gone")
+    report = audit_storage(durable_store_url)
+    assert report.ok, report.lines()
