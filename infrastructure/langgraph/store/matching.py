@@ -20,7 +20,7 @@ def check_filter(wanted: Mapping[str, Any] | None) -> None:
     for key, condition in (wanted or {}).items():
         if not isinstance(key, str):
             raise ValueError(f"filter keys must be strings, got {key!r}")
-        if _is_operators(condition):
+        if isinstance(condition, Mapping):
             for operator in condition:
                 if operator not in OPERATORS:
                     raise ValueError(f"Unsupported operator: {operator}")
@@ -30,25 +30,20 @@ def matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
     """Whether ``value`` meets every condition of ``wanted``.
 
     A key names a top-level field of the value. A plain condition is JSON
-    equality; a mapping of operators applies each. A value without the field
+    equality; a mapping is operators (as in both SQL stores: not an object to
+    compare), each applied. A value without the field
     meets no condition (``$ne`` included), as in both SQL stores.
     """
     for key, condition in (wanted or {}).items():
         found = value.get(key, _MISSING)
         if found is _MISSING:
             return False
-        if _is_operators(condition):
+        if isinstance(condition, Mapping):
             if not all(_apply(found, op, operand) for op, operand in condition.items()):
                 return False
         elif not json_equal(found, condition):
             return False
     return True
-
-
-def _is_operators(condition: Any) -> bool:
-    return isinstance(condition, Mapping) and any(
-        isinstance(name, str) and name.startswith("$") for name in condition
-    )
 
 
 def _apply(found: Any, operator: str, operand: Any) -> bool:

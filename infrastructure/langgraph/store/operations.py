@@ -9,7 +9,10 @@ is erased from the log, not only tombstoned.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -44,7 +47,7 @@ from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, V
 
 _T = TypeVar("_T")
 PAGE = 500
-ATTEMPTS = 5
+ATTEMPTS = 12
 SEMANTIC_SEARCH_REFUSED = (
     "search(query=...) is semantic search, which needs an index= configuration; "
     "NenjimStore has none (it supports filter, limit and offset only)"
@@ -95,12 +98,15 @@ def run_batch(backend: Backend, ops: Iterable[Op], *, omit_expired: bool) -> lis
     # reads only: no transaction, unless a TTL is refreshed (then for that alone)
     results, refreshes = run(backend.view)
     if refreshes:
-        retrying(backend, lambda view: _Batch(view, now, omit_expired).refresh(refreshes))
+        # should every try meet another writer of a TTL row, that one moved it as late
+        with contextlib.suppress(ConflictError):
+            retrying(backend, lambda view: _Batch(view, now, omit_expired).refresh(refreshes))
     return results
 
 
 def retrying(backend: Backend, function: Callable[[View], _T]) -> _T:
-    """``function`` in a transaction of its own, run again (a few times) on a conflict."""
+    """``function`` in a transaction of its own, run again on a conflict (another writer
+    of the same item between its read and its write), after a short random pause."""
     for attempt in range(ATTEMPTS):
         try:
             with backend.transaction() as view:
@@ -108,6 +114,7 @@ def retrying(backend: Backend, function: Callable[[View], _T]) -> _T:
         except ConflictError:
             if attempt == ATTEMPTS - 1:
                 raise
+            time.sleep(random.uniform(0, 0.002 * 2**attempt))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

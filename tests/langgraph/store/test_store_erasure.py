@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from nenjim.admin.audits import audit_storage
 from nenjim.langgraph import NenjimStore
@@ -70,3 +71,21 @@ def test_the_storage_audit_knows_the_store(durable_store_url: str) -> None:
         store.delete(("a",), "gone")
     report = audit_storage(durable_store_url)
     assert report.ok, report.lines()
+
+
+def test_concurrent_writers_of_one_item(durable_store_url: str) -> None:
+    """Threads putting, refreshing and reading one item: every call succeeds (a write
+    conflict is tried again), and the item ends as one of the values put."""
+    with NenjimStore.from_conn_string(durable_store_url) as store:
+        store.put(("c",), "k", {"v": -1}, ttl=60)
+
+        def work(worker: int) -> None:
+            for step in range(10):
+                store.put(("c",), "k", {"v": worker * 100 + step}, ttl=60)
+                store.get(("c",), "k", refresh_ttl=True)
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(work, range(4)))
+        item = store.get(("c",), "k")
+        assert item is not None
+        assert item.value["v"] % 100 == 9
