@@ -16,6 +16,7 @@ from __future__ import annotations
 
 try:
     from nenjim.infrastructure.langgraph.saver import AsyncNenjimSaver, NenjimSaver
+    from nenjim.infrastructure.langgraph.store.store import AsyncNenjimStore, NenjimStore
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fresh interpreter
     if missing.name is None or not missing.name.startswith(("langgraph", "langchain_core")):
         raise
@@ -31,7 +32,9 @@ from nenjim.infrastructure.langgraph.errors import CheckpointConflictError, Chec
 __all__ = [
     "CATALOG",
     "AsyncNenjimSaver",
+    "AsyncNenjimStore",
     "CheckpointConflictError",
     "CheckpointPurgedError",
     "NenjimSaver",
+    "NenjimStore",
 ]

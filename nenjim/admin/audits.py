@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.langgraph.presence import catalog_in_store
+from nenjim.infrastructure.langgraph.store.catalog import STORE_CATALOG
 from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.storage import Resource
 from nenjim.infrastructure.storage.audit import RepairReport as StorageRepairReport
@@ -46,5 +47,6 @@ def repair_storage(url: str) -> StorageRepairReport:
 
 def storage_catalog(url: str) -> tuple[Resource, ...]:
     """The resources of every catalog the store was opened with (Persistence's by default)."""
-    found = [c for c in (CATALOG, LANGGRAPH_CATALOG) if catalog_in_store(url, c)] or [CATALOG]
+    catalogs = (CATALOG, LANGGRAPH_CATALOG, STORE_CATALOG)
+    found = [c for c in catalogs if catalog_in_store(url, c)] or [CATALOG]
     return tuple(resource for catalog in found for resource in catalog)

@@ -1,0 +1,330 @@
+"""The Store's operations on a storage backend: a batch of LangGraph ops, and the TTL sweep.
+
+A batch runs its reads (gets, searches, listings) before its puts, as
+LangGraph's SQL stores do, and a batch that writes (a put, or a read that
+refreshes a TTL) runs in one transaction, tried again on a write conflict.
+A delete (a put of ``None``) and the sweep purge: the item's every revision
+is erased from the log, not only tombstoned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import Any, TypeVar
+
+from langgraph.store.base import (
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+
+from nenjim.infrastructure.langgraph.store import matching
+from nenjim.infrastructure.langgraph.store.catalog import ITEMS, TTLS
+from nenjim.infrastructure.langgraph.store.codec import (
+    StoredItem,
+    decode_expiry,
+    decode_item,
+    expiry,
+    item_attributes,
+    plain_value,
+    scan_of,
+    storage_key,
+    ttl_record,
+    utc_now,
+)
+from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, View
+
+_T = TypeVar("_T")
+PAGE = 500
+ATTEMPTS = 12
+SEMANTIC_SEARCH_REFUSED = (
+    "search(query=...) is semantic search, which needs an index= configuration; "
+    "NenjimStore has none (it supports filter, limit and offset only)"
+)
+
+
+def run_batch(backend: Backend, ops: Iterable[Op], *, omit_expired: bool) -> list[Result]:
+    """The results of ``ops``, in their order (``None`` for a put)."""
+    listed = list(ops)
+    for op in listed:
+        if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
+            raise TypeError(f"unknown store operation: {op!r}")
+        validate_op_namespace(op)
+        if isinstance(op, SearchOp):
+            if op.query:
+                raise NotImplementedError(SEMANTIC_SEARCH_REFUSED)
+            matching.check_filter(op.filter)
+            _check_page(op.limit, op.offset)
+        elif isinstance(op, ListNamespacesOp):
+            _check_page(op.limit, op.offset)
+        elif isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, dict):
+            raise TypeError(f"a store value must be a dict, got {type(op.value).__name__}")
+    puts = any(isinstance(op, PutOp) for op in listed)
+    now = utc_now()
+
+    def run(view: View) -> tuple[list[Result], dict[str, float]]:
+        batch = _Batch(view, now, omit_expired)
+        results: list[Result] = [None] * len(listed)
+        for index, op in enumerate(listed):
+            if isinstance(op, GetOp):
+                results[index] = batch.get(op)
+            elif isinstance(op, SearchOp):
+                results[index] = batch.search(op)
+            elif isinstance(op, ListNamespacesOp):
+                results[index] = batch.list_namespaces(op)
+        last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in listed:
+            if isinstance(op, PutOp):
+                last[(op.namespace, op.key)] = op
+        for op in last.values():
+            batch.put(op)
+        if puts:
+            batch.refresh(batch.refreshes)
+        return results, batch.refreshes
+
+    if puts:
+        return retrying(backend, run)[0]
+    # reads only: no transaction, unless a TTL is refreshed (then for that alone)
+    results, refreshes = run(backend.view)
+    if refreshes:
+        # should every try meet another writer of a TTL row, that one moved it as late
+        with contextlib.suppress(ConflictError):
+            retrying(backend, lambda view: _Batch(view, now, omit_expired).refresh(refreshes))
+    return results
+
+
+def retrying(backend: Backend, function: Callable[[View], _T]) -> _T:
+    """``function`` in a transaction of its own, run again on a conflict (another writer
+    of the same item between its read and its write), after a short random pause."""
+    for attempt in range(ATTEMPTS):
+        try:
+            with backend.transaction() as view:
+                return function(view)
+        except ConflictError:
+            if attempt == ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(0, 0.002 * 2**attempt))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_page(limit: Any, offset: Any) -> None:
+    for name, number in (("limit", limit), ("offset", offset)):
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise TypeError(f"{name} must be an int, got {type(number).__name__}")
+        if number < 0:
+            raise ValueError(f"{name} must be >= 0, got {number}")
+
+
+class _Batch:
+    """One batch's reads and writes on one view, at one time ``now``."""
+
+    def __init__(self, view: View, now: datetime, omit_expired: bool) -> None:
+        self.items = view.records(ITEMS)
+        self.ttls = view.records(TTLS)
+        self.now = now
+        self.omit_expired = omit_expired
+        self.refreshes: dict[str, float] = {}
+
+    # reads
+    def get(self, op: GetOp) -> Item | None:
+        skey = storage_key(op.namespace, op.key)
+        row = self.items.read(skey)
+        if row is None:
+            return None
+        item = decode_item(row.record)
+        if item.namespace != op.namespace or item.key != op.key:
+            return None  # another item's digest (never seen: SHA-256)
+        if item.ttl is not None and self.omit_expired and self._expired(skey):
+            return None
+        if op.refresh_ttl and item.ttl is not None:
+            self.refreshes[skey] = item.ttl
+        return _item(item)
+
+    def search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        found: list[tuple[str, StoredItem]] = []
+        for row in self._scan(*scan_of(prefix)):
+            item = decode_item(row.record)
+            if not matching.under(item.namespace, prefix):
+                continue
+            if not matching.matches(item.value, op.filter):
+                continue
+            if item.ttl is not None and self.omit_expired and self._expired(row.key):
+                continue
+            found.append((row.key, item))
+        # newest first (updated_at), then by storage key: rows scan by key bytes
+        found.sort(key=lambda pair: pair[1].updated_at, reverse=True)
+        page = found[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            for skey, item in page:
+                if item.ttl is not None:
+                    self.refreshes[skey] = item.ttl
+        return [_search_item(item) for _, item in page]
+
+    def list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = [
+            (condition.match_type, tuple(condition.path)) for condition in op.match_conditions or ()
+        ]
+        for match_type, _ in conditions:
+            if match_type not in ("prefix", "suffix"):
+                raise ValueError(f"unknown match_type {match_type!r}: use prefix or suffix")
+        seen: set[tuple[str, ...]] = set()
+        for row in self._scan(*scan_of(matching.fixed_prefix(conditions))):
+            namespace = self._namespace_of(row)
+            if namespace is None:
+                continue
+            if not all(matching.path_matches(namespace, t, path) for t, path in conditions):
+                continue
+            if op.max_depth is not None:
+                namespace = namespace[: op.max_depth]
+            seen.add(namespace)
+        ordered = sorted(seen, key=matching.namespace_order)
+        return ordered[op.offset : op.offset + op.limit]
+
+    # writes
+    def put(self, op: PutOp) -> None:
+        skey = storage_key(op.namespace, op.key)
+        row = self.items.read(skey)
+        self.refreshes.pop(skey, None)
+        if op.value is None:
+            self.items.purge(key=skey)
+            self.ttls.purge(key=skey)
+            return
+        existing = None if row is None else decode_item(row.record)
+        item = StoredItem(
+            namespace=tuple(op.namespace),
+            key=op.key,
+            value=plain_value(op.value),
+            created_at=self.now if existing is None else existing.created_at,
+            updated_at=self.now,
+            ttl=None if op.ttl is None else float(op.ttl),
+        )
+        if row is None:
+            self.items.insert(
+                key=skey,
+                revision=0,
+                attributes=item_attributes(item.namespace),
+                record=item.record(),
+            )
+        else:
+            self.items.replace(
+                key=skey,
+                expected_revision=row.revision,
+                next_revision=row.revision + 1,
+                attributes=row.attributes,
+                record=item.record(),
+            )
+        if item.ttl is not None:
+            self._write_ttl(skey, expiry(self.now, item.ttl))
+        elif existing is not None and existing.ttl is not None:
+            self.ttls.delete(key=skey)
+
+    def refresh(self, refreshes: dict[str, float]) -> None:
+        """Move the expiry of each item of ``refreshes`` (read with ``refresh_ttl``; by
+        storage key, its TTL) to ``now`` + its TTL."""
+        for skey, ttl in refreshes.items():
+            row = self.ttls.read(skey)
+            if row is not None:  # else deleted or swept meanwhile: nothing to refresh
+                self._write_ttl(skey, expiry(self.now, ttl), row)
+
+    # helpers
+    def _write_ttl(self, skey: str, expires_at: datetime, row: RecordEntry | None = None) -> None:
+        row = row or self.ttls.read(skey)
+        if row is None:
+            self.ttls.insert(
+                key=skey, revision=0, attributes={"listed": True}, record=ttl_record(expires_at)
+            )
+        else:
+            self.ttls.replace(
+                key=skey,
+                expected_revision=row.revision,
+                next_revision=row.revision + 1,
+                attributes=row.attributes,
+                record=ttl_record(expires_at),
+            )
+
+    def _expired(self, skey: str) -> bool:
+        row = self.ttls.read(skey)
+        return row is not None and decode_expiry(row.record) <= self.now
+
+    def _scan(self, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
+        yield from scan_all(self.items, index, equals)
+
+    def _namespace_of(self, row: RecordEntry) -> tuple[str, ...] | None:
+        """The row's namespace: from its key when the key is the literal JSON, else from
+        its payload; ``None`` for an expired item a listing omits."""
+        if self.omit_expired or not row.key.startswith("["):
+            item = decode_item(row.record)
+            if item.ttl is not None and self.omit_expired and self._expired(row.key):
+                return None
+            return item.namespace
+        labels = json.loads(row.key)
+        return tuple(labels[:-1])
+
+
+def scan_all(records: Any, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
+    """Every row of ``records`` equal on ``index``, a page at a time."""
+    after: str | None = None
+    while True:
+        page = records.scan(index=index, equals=equals, after=after, limit=PAGE)
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = page[-1].key
+
+
+def sweep(backend: Backend) -> int:
+    """Purge every item whose TTL expired; the number of items purged."""
+    now = utc_now()
+    expired = [
+        row.key
+        for row in scan_all(backend.view.records(TTLS), "listed", {"listed": True})
+        if decode_expiry(row.record) < now
+    ]
+    purged = 0
+    for skey in expired:
+
+        def purge(view: View, skey: str = skey) -> int:
+            ttls, items = view.records(TTLS), view.records(ITEMS)
+            row = ttls.read(skey)
+            if row is None or decode_expiry(row.record) >= now:
+                return 0  # refreshed or deleted meanwhile
+            found = items.read(skey) is not None
+            items.purge(key=skey)
+            ttls.purge(key=skey)
+            return int(found)
+
+        purged += retrying(backend, purge)
+    return purged
+
+
+def _item(item: StoredItem) -> Item:
+    return Item(
+        value=item.value,
+        key=item.key,
+        namespace=item.namespace,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+    )
+
+
+def _search_item(item: StoredItem) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=None,
+    )
