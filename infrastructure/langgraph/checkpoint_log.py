@@ -1,13 +1,16 @@
 """``CheckpointLog``: LangGraph threads on a Storage SPI backend.
 
-Each ``(thread_id, checkpoint_ns)`` is a stream of ``langgraph.threads``.
-A checkpoint is appended at the head its writer last saw, so of two writers
-racing on one thread exactly one appends; the other's transaction fails on
-the stream's expected head and is run again on fresh state, where the
-parent rule decides: a step (``source`` ``input`` or ``loop``) whose parent
-is not the thread's newest checkpoint is a :class:`CheckpointConflictError`
-(another run advanced the thread), while roots, forks (``fork``) and state
-updates (``update``) only append. The checkpoint id is the entry id, so the
+Each ``(thread_id, checkpoint_ns)`` is a stream of ``langgraph.threads``,
+holding a tree of checkpoints (each names its parent; the newest is the
+highest id). A checkpoint is appended at the head its writer last saw, so
+of two writers racing on one thread exactly one appends; the other's
+transaction fails on the stream's expected head and is run again on fresh
+state, where the race rule decides: a step (``source`` ``input`` or
+``loop``) whose parent is not the newest checkpoint lost a race, a
+:class:`CheckpointConflictError` (another run advanced the thread), if its
+id is below the newest's or the newest is another step from the same
+parent; any other such step, and roots, forks (``fork``) and state updates
+(``update``), append (a branch). The checkpoint id is the entry id, so the
 stream refuses a checkpoint stored twice.
 
 LangGraph's view is the live rows of ``langgraph.checkpoints`` (one per
@@ -87,7 +90,7 @@ from nenjim.infrastructure.storage import (
 _T = TypeVar("_T")
 
 STEP_SOURCES = frozenset({"input", "loop"})
-"""Checkpoint sources that continue the thread's newest checkpoint (the parent rule)."""
+"""Checkpoint sources the race rule applies to (steps of a run)."""
 
 ATTEMPTS = 5
 """How often a write runs when racing writers keep moving a stream's head under it."""
@@ -232,13 +235,16 @@ class CheckpointLog:
             return None, None
         newest = None if tail.latest is None else tail.latest.checkpoint_id
         if new.parent_id is not None and new.source in STEP_SOURCES and new.parent_id != newest:
-            if not fresh and self._already_stored(view, new):
-                return None, None
-            raise CheckpointConflictError(
-                f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} (namespace "
-                f"{address.checkpoint_ns!r}) continues checkpoint {new.parent_id}, but the "
-                f"thread's newest checkpoint is {newest}: another run advanced the thread"
-            )
+            raced = self._raced(view, address, tail, new)
+            if raced is not None:
+                if not fresh and self._already_stored(view, new):
+                    return None, None
+                raise CheckpointConflictError(
+                    f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} (namespace "
+                    f"{address.checkpoint_ns!r}) continues checkpoint {new.parent_id}, but the "
+                    f"thread's newest checkpoint is {newest}, {raced}: another run advanced "
+                    "the thread"
+                )
         values = dict(new.values)
         if new.unchanged:
             parent = (
@@ -279,6 +285,30 @@ class CheckpointLog:
             self._remember_tail(address.stream, _Tail(position, latest, entry, tail.removals))
 
         return None, committed
+
+    def _raced(
+        self, view: View, address: ThreadAddress, tail: _Tail, new: NewCheckpoint
+    ) -> str | None:
+        """Why a step whose parent is not the thread's newest checkpoint lost a race, or
+        ``None`` if it starts a branch (the race rule, docs/langgraph.md).
+
+        LangGraph makes a checkpoint (a fresh uuid6 id: ids grow with time) after reading
+        its parent; so a step older than the newest checkpoint was made before that one
+        existed, and a newest checkpoint that is another step from the same parent was
+        stored by a writer that read the same parent as newest and stored first.
+        """
+        if tail.latest is None:
+            return None
+        if new.checkpoint_id < tail.latest.checkpoint_id:
+            return "a newer one (this checkpoint was made before it)"
+        newest = (
+            tail.last
+            if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id
+            else self._entry_at(view, address, tail.latest.position)
+        )
+        if newest.parent_id == new.parent_id and newest.metadata_view.get("source") in STEP_SOURCES:
+            return "another step from the same parent"
+        return None
 
     def _append_checkpoint(
         self,

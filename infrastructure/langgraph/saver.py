@@ -127,9 +127,11 @@ class _Saver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Append a checkpoint to its thread; its parent is the config's ``checkpoint_id``.
 
-        A step (metadata ``source`` ``input`` or ``loop``) that continues a
-        checkpoint other than the thread's newest one raises
-        ``CheckpointConflictError``: another run advanced the thread.
+        A parent other than the thread's newest checkpoint starts a branch,
+        except for a step (metadata ``source`` ``input`` or ``loop``) that
+        lost a race: one with an id below the newest's, or whose parent the
+        newest checkpoint, another step, also continues. That raises
+        ``CheckpointConflictError`` (another run advanced the thread).
         """
         address = _address(config)
         scope = scope_of(address.thread_id)

@@ -89,7 +89,7 @@ def _ids(saver: NenjimSaver, thread: str) -> list[str]:
     return [t.checkpoint["id"] for t in saver.list(_config(thread))]
 
 
-# the parent rule and racing writers
+# the race rule and racing writers
 def test_a_step_that_continues_an_older_checkpoint_is_a_conflict(saver: NenjimSaver) -> None:
     root = _put(saver, "t", source="input", step=-1)
     first = _put(saver, "t", root, step=0)
@@ -132,23 +132,29 @@ def test_two_writers_racing_on_a_thread_one_wins_none_is_lost(store_url: str) ->
 
 
 def test_many_racing_writers_keep_the_thread_a_chain(store_url: str) -> None:
-    """Every step names the newest it read; the stored steps form one unbroken chain."""
+    """Round after round, writers read the newest checkpoint, then all step from it at once:
+    one step per round is stored, and the stored steps form one unbroken chain."""
+    writers, rounds = 4, 6
+    read = threading.Barrier(writers, timeout=30)
     with NenjimSaver.from_conn_string(store_url) as saver:
         _put(saver, "chain", source="input", step=-1)
 
         def advance(index: int) -> int:
             done = 0
-            for _ in range(6):
+            for _ in range(rounds):
                 newest = saver.get_tuple(_config("chain"))
                 assert newest is not None
+                read.wait()  # every writer read the same newest checkpoint
                 try:
                     _put(saver, "chain", newest.checkpoint["id"], step=index)
                     done += 1
                 except CheckpointConflictError:
                     pass
+                read.wait()  # every writer put before the next round reads
             return done
 
-        written = sum(run_together(advance, 4))
+        written = sum(run_together(advance, writers))
+        assert written == rounds
         tuples = list(saver.list(_config("chain")))
         assert len(tuples) == written + 1
         for newer, older in itertools.pairwise(tuples):
