@@ -201,7 +201,9 @@ class CheckpointLog:
         The first attempt may trust what this process last saw of a stream
         (``fresh`` False); a stale view fails on the stream's expected head
         and the next attempts read everything anew. ``work`` returns its
-        result and what to do once the transaction committed.
+        result and what to do once the transaction committed. A write that loses to
+        other writers ``ATTEMPTS`` times is a :class:`CheckpointConflictError` (caused by
+        the storage conflict).
         """
         for attempt in range(ATTEMPTS):
             try:
@@ -209,9 +211,12 @@ class CheckpointLog:
                     result, committed = work(view, attempt > 0)
             except CheckpointConflictError:
                 raise
-            except ConflictError:
+            except ConflictError as conflict:
                 if attempt == ATTEMPTS - 1:
-                    raise
+                    raise CheckpointConflictError(
+                        f"the thread kept changing under this write ({ATTEMPTS} attempts, each "
+                        f"losing to another writer; the last: {conflict}); nothing was written"
+                    ) from conflict
                 continue
             if committed is not None:
                 committed()

@@ -20,11 +20,12 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threads import run_together
 
 from nenjim.cli import main
+from nenjim.infrastructure.langgraph import checkpoint_log
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
 from nenjim.infrastructure.langgraph.catalog import VALUES
 from nenjim.infrastructure.langgraph.values import digest, scope_of
 from nenjim.infrastructure.persistence import CATALOG, Persistence
-from nenjim.infrastructure.storage import SerializationError, open_backend
+from nenjim.infrastructure.storage import ConflictError, SerializationError, open_backend
 from nenjim.infrastructure.storage.audit import audit_backend
 from nenjim.langgraph import (
     AsyncNenjimSaver,
@@ -527,3 +528,19 @@ def test_prune_delete_takes_every_listed_thread_in_one_transaction(saver: Nenjim
     assert list(saver.list(None)) == []
     then = saver.as_of(_config("a"), datetime.now(UTC))
     assert then is None
+
+
+def test_a_write_that_keeps_losing_to_other_writers_is_a_checkpoint_conflict(
+    saver: NenjimSaver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retry loop gives up (here at once) on a head another writer moved: the error is the
+    saver's own, with the storage conflict as its cause, and nothing is written."""
+    monkeypatch.setattr(checkpoint_log, "ATTEMPTS", 1)
+    root = _put(saver, "t", source="input", step=-1)  # this saver now knows the head
+    other = NenjimSaver(saver.backend)  # another writer, with its own view of the thread
+    step = _put(other, "t", root)
+    with pytest.raises(CheckpointConflictError, match="kept changing") as refused:
+        _put(saver, "t", root, source="fork", step=1)
+    assert isinstance(refused.value.__cause__, ConflictError)
+    assert not isinstance(refused.value.__cause__, CheckpointConflictError)
+    assert _ids(saver, "t") == [step, root]
