@@ -59,13 +59,16 @@ from nenjim.infrastructure.langgraph.stored import (
     ThreadAddress,
     ThreadEntry,
     ValueRef,
+    indexed,
+    is_digest,
     load_entry,
     now,
+    pointer_ids,
     pointer_position,
     pointer_record,
     sorted_writes,
     thread_key,
-    thread_of_key,
+    thread_of_row,
     thread_record,
 )
 from nenjim.infrastructure.langgraph.values import (
@@ -328,15 +331,21 @@ class CheckpointLog:
         view.streams(THREADS).append(
             stream=address.stream, expected_head=head, entries=[entry.append_entry()]
         )
+        key = address.checkpoint_key(entry.checkpoint_id)
         view.records(CHECKPOINTS).insert(
-            key=address.checkpoint_key(entry.checkpoint_id),
+            key=key,
             revision=1,
             attributes={
-                "thread_id": address.thread_id,
-                "checkpoint_ns": address.checkpoint_ns,
-                "run_id": run_id,
+                "thread_id": indexed(address.thread_id),
+                "checkpoint_ns": indexed(address.checkpoint_ns),
+                "run_id": None if run_id is None else indexed(run_id),
             },
-            record=pointer_record(entry.position),
+            record=pointer_record(
+                entry.position,
+                [address.thread_id, address.checkpoint_ns, entry.checkpoint_id]
+                if is_digest(key)
+                else None,
+            ),
         )
 
     def _already_stored(self, view: View, new: NewCheckpoint) -> bool:
@@ -466,7 +475,9 @@ class CheckpointLog:
                 chosen.append(write.value)
             if not chosen:
                 return None, None
-            record = TaskWrites(task_id, merged, now()).record()
+            record = TaskWrites(
+                task_id, merged, now(), self._where(address, checkpoint_id)
+            ).record()
             attributes = self._of(address, checkpoint_id)
             if found is None:
                 records.insert(key=task_key, revision=1, attributes=attributes, record=record)
@@ -492,7 +503,7 @@ class CheckpointLog:
             erased_keys: list[str] = []
             for thread_id in thread_ids:
                 rows = self._live_rows(view, thread_id, None)
-                of_thread = {"thread_id": thread_id}
+                of_thread = {"thread_id": indexed(thread_id)}
                 write_rows = view.records(WRITES).scan(index="thread", equals=of_thread)
                 if not rows and not write_rows:
                     continue
@@ -535,11 +546,12 @@ class CheckpointLog:
             erased_keys: list[str] = []
             for address, checkpoint_ids in chosen(view).items():
                 rows = {
-                    ThreadAddress.of_key(row.key)[1]: row
+                    found_id: row
                     for row in view.records(CHECKPOINTS).scan(
-                        index="thread", equals={"thread_id": address.thread_id}
+                        index="thread", equals={"thread_id": indexed(address.thread_id)}
                     )
-                    if ThreadAddress.of_key(row.key)[0] == address
+                    for found, found_id in (ThreadAddress.of_row(row.key, row.record),)
+                    if found == address
                 }
                 live = {cp: pointer_position(row.record) for cp, row in rows.items()}
                 removing = sorted(set(checkpoint_ids) & set(live))
@@ -648,7 +660,7 @@ class CheckpointLog:
                 expected_revision=row.revision,
                 next_revision=row.revision + 1,
                 attributes=dict(row.attributes),
-                record=pointer_record(head),
+                record=pointer_record(head, pointer_ids(row.record)),
             )
         newest_left = max(live) if live else None
         removal = RemovalEntry(
@@ -675,7 +687,9 @@ class CheckpointLog:
         rows = self._live_rows(view, thread_id, None)
         for entry in self._entries_at(view, rows).values():
             keys.difference_update(key for _, _, key in entry.values.values())
-        for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
+        for row in view.records(WRITES).scan(
+            index="thread", equals={"thread_id": indexed(thread_id)}
+        ):
             keys.difference_update(key for _, _, key in TaskWrites.load(row.record).refs())
         blobs = view.blobs(VALUES)
         for key in sorted(keys):
@@ -686,8 +700,9 @@ class CheckpointLog:
         """The live checkpoints whose metadata names one of ``run_ids``, by thread."""
         found: dict[ThreadAddress, set[str]] = defaultdict(set)
         for run_id in run_ids:
-            for row in view.records(CHECKPOINTS).scan(index="run", equals={"run_id": run_id}):
-                address, checkpoint_id = ThreadAddress.of_key(row.key)
+            rows = view.records(CHECKPOINTS).scan(index="run", equals={"run_id": indexed(run_id)})
+            for row in rows:
+                address, checkpoint_id = ThreadAddress.of_row(row.key, row.record)
                 found[address].add(checkpoint_id)
         return found
 
@@ -719,7 +734,9 @@ class CheckpointLog:
                 )
             rows = self._live_rows(view, source, None)
             entries = self._entries_at(view, rows)
-            writes = view.records(WRITES).scan(index="thread", equals={"thread_id": source})
+            writes = view.records(WRITES).scan(
+                index="thread", equals={"thread_id": indexed(source)}
+            )
             by_address: dict[ThreadAddress, list[CheckpointEntry]] = defaultdict(list)
             for (address, _), entry in entries.items():
                 by_address[address].append(entry)
@@ -751,8 +768,8 @@ class CheckpointLog:
                     )
             recorded_at = now()
             for row in writes:
-                ns, checkpoint_id = _write_of(row)
                 task = TaskWrites.load(row.record)
+                ns, checkpoint_id = _write_of(row, task)
                 destination = ThreadAddress(target, ns)
                 view.records(WRITES).insert(
                     key=destination.task_key(checkpoint_id, task.task_id),
@@ -765,6 +782,7 @@ class CheckpointLog:
                             for idx, (channel, path, value) in task.writes.items()
                         },
                         recorded_at,
+                        self._where(destination, checkpoint_id),
                     ).record(),
                 )
             targets = [ThreadAddress(target, address.checkpoint_ns) for address in by_address]
@@ -926,7 +944,7 @@ class CheckpointLog:
         thread_ids, key = view.records(THREAD_IDS), thread_key(thread_id)
         if thread_ids.read(key) is None:
             thread_ids.insert(
-                key=key, revision=1, attributes={"listed": True}, record=thread_record()
+                key=key, revision=1, attributes={"listed": True}, record=thread_record(thread_id)
             )
 
     def _live_rows(
@@ -941,18 +959,20 @@ class CheckpointLog:
         if thread_id is None:
             found = []
             for row in view.records(THREAD_IDS).scan(index="listed", equals={"listed": True}):
-                found.extend(self._live_rows(view, thread_of_key(row.key), checkpoint_ns))
+                found.extend(
+                    self._live_rows(view, thread_of_row(row.key, row.record), checkpoint_ns)
+                )
                 if limit is not None and len(found) >= limit:
                     return found[:limit]
             return found
         rows = view.records(CHECKPOINTS).scan(
             index="thread",
-            equals={"thread_id": thread_id},
+            equals={"thread_id": indexed(thread_id)},
             limit=limit if checkpoint_ns is None else None,
         )
         selected = []
         for row in rows:
-            address, checkpoint_id = ThreadAddress.of_key(row.key)
+            address, checkpoint_id = ThreadAddress.of_row(row.key, row.record)
             if checkpoint_ns is None or address.checkpoint_ns == checkpoint_ns:
                 selected.append((address, checkpoint_id, pointer_position(row.record)))
         return selected
@@ -989,11 +1009,22 @@ class CheckpointLog:
 
     @staticmethod
     def _of(address: ThreadAddress, checkpoint_id: str) -> dict[str, Any]:
+        """A pending write row's attributes (each too long for the store as its digest)."""
         return {
-            "thread_id": address.thread_id,
-            "checkpoint_ns": address.checkpoint_ns,
-            "checkpoint_id": checkpoint_id,
+            "thread_id": indexed(address.thread_id),
+            "checkpoint_ns": indexed(address.checkpoint_ns),
+            "checkpoint_id": indexed(checkpoint_id),
         }
+
+    @staticmethod
+    def _where(address: ThreadAddress, checkpoint_id: str) -> tuple[str, str] | None:
+        """What a pending write record keeps when its row's attributes cannot say it."""
+        if (indexed(address.checkpoint_ns), indexed(checkpoint_id)) == (
+            address.checkpoint_ns,
+            checkpoint_id,
+        ):
+            return None
+        return (address.checkpoint_ns, checkpoint_id)
 
     def _writes(
         self, view: View, address: ThreadAddress, checkpoint_id: str
@@ -1018,11 +1049,13 @@ class CheckpointLog:
                     )
                 continue
             grouped: dict[tuple[ThreadAddress, str], list[TaskWrites]] = defaultdict(list)
-            for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
-                ns, checkpoint_id = _write_of(row)
-                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(
-                    TaskWrites.load(row.record)
-                )
+            rows = view.records(WRITES).scan(
+                index="thread", equals={"thread_id": indexed(thread_id)}
+            )
+            for row in rows:
+                task = TaskWrites.load(row.record)
+                ns, checkpoint_id = _write_of(row, task)
+                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(task)
             for key, tasks in grouped.items():
                 found[key] = sorted_writes(tasks)
         return found
@@ -1035,8 +1068,8 @@ def _writes_and_refs(
     grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     refs: set[ValueRef] = set()
     for row in rows:
-        ns, checkpoint_id = _write_of(row)
         task = TaskWrites.load(row.record)
+        ns, checkpoint_id = _write_of(row, task)
         grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
         refs.update(task.refs())
     writes = {
@@ -1046,8 +1079,11 @@ def _writes_and_refs(
     return writes, refs
 
 
-def _write_of(row: RecordEntry) -> tuple[str, str]:
-    """The namespace and checkpoint id a pending write's row is filed under."""
+def _write_of(row: RecordEntry, task: TaskWrites) -> tuple[str, str]:
+    """The namespace and checkpoint id a pending write's row is filed under (kept in its record
+    when its attributes are digests)."""
+    if task.where is not None:
+        return task.where
     ns, checkpoint_id = row.attributes["checkpoint_ns"], row.attributes["checkpoint_id"]
     if not isinstance(ns, str) or not isinstance(checkpoint_id, str):
         raise SerializationError(f"stored pending write {row.key} has malformed attributes")
