@@ -214,30 +214,48 @@ def test_writers_racing_from_one_parent_one_wins(store_url: str, parent_is_newes
         assert len(children) == (1 if parent_is_newest else 2)
 
 
+class _GatedSaver(NenjimSaver):
+    """Holds the puts of one step until as many arrive as the gate waits for: each writer
+    has made its checkpoint (LangGraph makes it just before its put) before any is stored."""
+
+    gate: threading.Barrier | None = None
+    gated_step = 2
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if self.gate is not None and metadata.get("step") == self.gated_step:
+            self.gate.wait()
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
 def test_two_graphs_resuming_one_interrupt_at_once_one_wins(store_url: str) -> None:
     """Two runs answer the same question at the same time: both read the interrupted
-    checkpoint as the newest and run ``review``; one stores its step, the other is refused."""
-    gate = threading.Barrier(2, timeout=30)
-    with NenjimSaver.from_conn_string(store_url) as first:
+    checkpoint as the newest, run ``review`` and make their step; one stores it, the other is
+    refused, however far the winner has gone on meanwhile (with ``durability="sync"``; see
+    the race rule in docs/langgraph.md for LangGraph's default)."""
+    with _GatedSaver.from_conn_string(store_url) as first:
         _approval_graph(first).invoke({"steps": []}, {"configurable": {"thread_id": "a"}})
         with (
-            nullcontext(None) if store_url == "memory:" else NenjimSaver.from_conn_string(store_url)
+            nullcontext(None) if store_url == "memory:" else _GatedSaver.from_conn_string(store_url)
         ) as second:
-            graphs = [
-                _approval_graph(first, gate.wait),
-                _approval_graph(second or first, gate.wait),
-            ]
+            gate = threading.Barrier(2, timeout=30)
+            first.gate = gate
+            if second is not None:
+                second.gate = gate
+            graphs = [_approval_graph(first), _approval_graph(second or first)]
 
             def resume(index: int) -> str:
                 try:
                     done = graphs[index].invoke(
-                        Command(resume=f"answer-{index}"), {"configurable": {"thread_id": "a"}}
+                        Command(resume=f"answer-{index}"),
+                        {"configurable": {"thread_id": "a"}},
+                        durability="sync",  # a step is stored before the run goes on
                     )
                     return str(done["steps"])
                 except CheckpointConflictError as conflict:
                     return f"conflict: {conflict}"
 
             outcomes = run_together(resume, 2)
+            first.gate = None
         winners = [o for o in outcomes if not o.startswith("conflict")]
         assert len(winners) == 1, outcomes
         state = _approval_graph(first).get_state({"configurable": {"thread_id": "a"}})
