@@ -369,7 +369,9 @@ class CheckpointLog:
         if row is None:
             return False
         stored = self._entry_at(view, address, pointer_position(row.record))
-        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts):
+        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts) and _same_values(
+            stored.values, new
+        ):
             return True
         raise CheckpointConflictError(f"{where} is already stored with other content")
 
@@ -1077,6 +1079,24 @@ def _writes_and_refs(
         for address, per_cp in grouped.items()
     }
     return writes, refs
+
+
+def _same_values(stored: Mapping[str, ValueRef], new: NewCheckpoint) -> bool:
+    """Whether ``new`` holds the values stored (a blob by its content, whatever its scope)."""
+    if set(stored) != set(new.values) | set(new.unchanged):
+        return False
+    for channel, ref in stored.items():
+        value = new.values.get(channel)
+        encoded = (value if value is not None else new.unchanged[channel]()).ref
+        if _content(encoded) != _content(ref):
+            return False
+    return True
+
+
+def _content(ref: ValueRef) -> ValueRef:
+    """A value reference without the scope of its blob (the same content in any scope)."""
+    kind, type_, key = ref
+    return (kind, type_, key.split("@", 1)[0]) if kind == "blob" else ref
 
 
 def _write_of(row: RecordEntry, task: TaskWrites) -> tuple[str, str]:

@@ -93,7 +93,8 @@ class _Saver(BaseCheckpointSaver[str]):
         ``config`` selects a thread (``None``: every thread), a namespace
         (absent: every namespace) and a checkpoint id; ``filter`` keeps those
         whose metadata has every key with an equal JSON value; ``before``
-        keeps ids below its checkpoint id; ``limit`` caps the count.
+        keeps ids below its checkpoint id; ``limit`` caps the count (``0`` gives
+        nothing, a negative one is no limit).
         """
         configurable = (config or {}).get("configurable") or {}
         thread_id = configurable.get("thread_id")
@@ -101,7 +102,7 @@ class _Saver(BaseCheckpointSaver[str]):
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
         if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+            limit = None  # no limit, as in LangGraph's SqliteSaver (SQLite's LIMIT -1)
         if limit == 0:
             return
         if checkpoint_ns is not None and not isinstance(checkpoint_ns, str):

@@ -438,8 +438,16 @@ def test_list_selects_threads_namespaces_ids_and_metadata(saver: NenjimSaver) ->
     assert len(list(saver.list({"configurable": {"thread_id": "a"}}))) == 2
     assert [t.checkpoint["id"] for t in saver.list(_config("a", a))] == [a]
     assert list(saver.list(_config("a"), limit=0)) == []
-    with pytest.raises(ValueError, match="limit must be >= 0"):
-        list(saver.list(_config("a"), limit=-1))
+    # Where LangGraph's savers differ (docs/langgraph.md): a missing key never matches, not
+    # even None (PostgresSaver; SqliteSaver matches it), nested values compare whole
+    # (SqliteSaver; PostgresSaver matches a part).
+    nested = _put(saver, "c", nested={"x": 1, "y": [1, 2]}, none=None)
+    assert list(saver.list(None, filter={"missing": None})) == []
+    assert [t.checkpoint["id"] for t in saver.list(None, filter={"none": None})] == [nested]
+    assert list(saver.list(None, filter={"nested": {"x": 1}})) == []
+    assert [
+        t.checkpoint["id"] for t in saver.list(None, filter={"nested": {"y": [1, 2.0], "x": 1}})
+    ] == [nested]
 
 
 def test_bad_arguments_are_refused_before_anything_is_written(saver: NenjimSaver) -> None:
@@ -542,3 +550,37 @@ def test_a_write_that_keeps_losing_to_other_writers_is_a_checkpoint_conflict(
     assert isinstance(refused.value.__cause__, ConflictError)
     assert not isinstance(refused.value.__cause__, CheckpointConflictError)
     assert _ids(saver, "t") == [step, root]
+
+
+def test_a_checkpoint_id_put_again_with_other_values_is_refused(saver: NenjimSaver) -> None:
+    """LangGraph's savers overwrite; here a checkpoint id is written once, values included."""
+    root = _put(saver, "t", source="input", step=-1)
+    checkpoint = _checkpoint({"small": 1, "big": BIG}, small=1, big=1)
+    config = _config("t", root)
+    saver.put(config, checkpoint, _meta(), {"small": 1, "big": 1})
+    saver.put(config, checkpoint, _meta(), {"small": 1, "big": 1})  # the very same: a no-op
+    saver.put(config, checkpoint, _meta(), {})  # unchanged channels, same values: a no-op
+    for other in ({"small": 2, "big": BIG}, {"small": 1, "big": BIG + "y"}, {"small": 1}):
+        changed = {**checkpoint, "channel_values": other}
+        for new_versions in ({"small": 1, "big": 1}, {}):
+            with pytest.raises(CheckpointConflictError, match="already stored with other content"):
+                saver.put(config, changed, _meta(), new_versions)
+    with pytest.raises(CheckpointConflictError, match="already stored with other content"):
+        saver.put(config, checkpoint, _meta(step=5), {})
+    stored = saver.get_tuple(_config("t", checkpoint["id"]))
+    assert stored is not None
+    assert stored.checkpoint["channel_values"] == {"small": 1, "big": BIG}
+    assert _ids(saver, "t") == [checkpoint["id"], root]
+
+
+def test_list_limits_follow_langgraph_savers(saver: NenjimSaver) -> None:
+    """A negative limit is no limit (``SqliteSaver``; ``PostgresSaver`` fails in the database),
+    ``0`` gives nothing (both)."""
+    ids = [_put(saver, "t", source="update", step=step) for step in range(3)]
+    assert _ids(saver, "t") == ids[::-1]
+    assert [t.checkpoint["id"] for t in saver.list(_config("t"), limit=-1)] == ids[::-1]
+    assert [t.checkpoint["id"] for t in saver.list(_config("t"), limit=-5)] == ids[::-1]
+    assert list(saver.list(_config("t"), limit=0)) == []
+    assert [t.checkpoint["id"] for t in saver.list(_config("t"), limit=1)] == ids[-1:]
+    filtered = saver.list(_config("t"), filter={"step": 1}, limit=-1)
+    assert [t.checkpoint["id"] for t in filtered] == ids[1:2]
