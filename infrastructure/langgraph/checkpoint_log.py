@@ -405,8 +405,26 @@ class CheckpointLog:
         limit: int | None,
         matches: Callable[[Mapping[str, Any]], bool] | None,
     ) -> list[LoadedCheckpoint]:
-        """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them."""
+        """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them.
+
+        One thread and namespace with a ``limit``, ``before`` or ``filter`` is read from its
+        stream newest first (:meth:`_newest_first`), so it costs what it returns; other
+        selections read every live row they select.
+        """
         with self.transaction() as view:
+            if (
+                thread_id is not None
+                and checkpoint_ns is not None
+                and checkpoint_id is None
+                and (limit is not None or before is not None or matches is not None)
+            ):
+                address = ThreadAddress(thread_id, checkpoint_ns)
+                newest = self._newest_first(view, address, before, limit, matches)
+                found = self._writes_of(view, newest)
+                return [
+                    LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
+                    for address, entry in newest
+                ]
             candidates = [
                 (address, found_id, position)
                 for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
@@ -429,6 +447,69 @@ class CheckpointLog:
             LoadedCheckpoint(address, entry, writes.get((address, entry.checkpoint_id), ()))
             for address, entry in chosen
         ]
+
+    def _newest_first(
+        self,
+        view: View,
+        address: ThreadAddress,
+        before: str | None,
+        limit: int | None,
+        matches: Callable[[Mapping[str, Any]], bool] | None,
+    ) -> list[tuple[ThreadAddress, CheckpointEntry]]:
+        """The stream's live checkpoints, highest id first, read from its head backwards in
+        growing windows until no entry left can be among the ``limit`` highest.
+
+        Appends mostly follow ids, but need not (a root put with an old id, checkpoints
+        appended again by a purge); each entry's ``latest`` (the highest live id when it was
+        appended) bounds the ids of the entries before it, and says when to stop. After a
+        removal, an entry is live only if its row still points at it.
+        """
+        tail = self._read_tail(view, address.stream)
+        streams, records = view.streams(THREADS), view.records(CHECKPOINTS)
+        found: list[CheckpointEntry] = []
+        top = tail.head
+        window = _TAIL_WINDOW
+        while top > 0:
+            first = max(1, top - window + 1)
+            stored = [  # a purge leaves gaps: a read by count may pass ``top``
+                item
+                for item in streams.read(
+                    stream=address.stream, after=first - 1, limit=top - first + 1
+                )
+                if item.position <= top
+            ]
+            if not stored:  # erased positions only
+                top = first - 1
+                window *= 4
+                continue
+            bound: Latest | None = None
+            for index, item in enumerate(reversed(stored)):
+                entry = load_entry(item)
+                if index == len(stored) - 1:
+                    bound = entry.latest
+                if not isinstance(entry, CheckpointEntry):
+                    continue
+                if before is not None and entry.checkpoint_id >= before:
+                    continue
+                if tail.removals:
+                    row = records.read(address.checkpoint_key(entry.checkpoint_id))
+                    if row is None or pointer_position(row.record) != item.position:
+                        continue
+                if matches is None or matches(entry.metadata_view):
+                    found.append(entry)
+            found.sort(key=lambda e: e.checkpoint_id, reverse=True)
+            top = first - 1
+            if bound is None:
+                break  # nothing was live up to the window's first entry
+            if (
+                limit is not None
+                and len(found) >= limit
+                and found[limit - 1].checkpoint_id >= bound.checkpoint_id
+            ):
+                break
+            window *= 4
+        chosen = found if limit is None else found[:limit]
+        return [(address, entry) for entry in chosen]
 
     # pending writes
     def put_writes(

@@ -584,3 +584,48 @@ def test_list_limits_follow_langgraph_savers(saver: NenjimSaver) -> None:
     assert [t.checkpoint["id"] for t in saver.list(_config("t"), limit=1)] == ids[-1:]
     filtered = saver.list(_config("t"), filter={"step": 1}, limit=-1)
     assert [t.checkpoint["id"] for t in filtered] == ids[1:2]
+
+
+def test_list_from_the_stream_newest_first_selects_what_the_rows_select(
+    saver: NenjimSaver,
+) -> None:
+    """``list`` of one namespace with a limit, ``before`` or a filter reads the stream from its
+    head; it gives what reading every live row gives, with ids out of append order and after
+    removals."""
+    ids = [
+        _put(saver, "t", source="update", step=step, run_id=f"r{step % 3}") for step in range(40)
+    ]
+    for low in ("0", "00000000-0000-6000-8000-000000000001", "1"):  # roots older than the rest
+        checkpoint = {**_checkpoint(), "id": low}
+        saver.put(_config("t"), checkpoint, _meta("update", step=99, run_id="r0"), {})
+
+    def compare() -> None:
+        everything = list(saver.list({"configurable": {"thread_id": "t"}}))  # every row
+        all_ids = [t.checkpoint["id"] for t in everything]
+        for limit in (None, 1, 2, 7, 100, -1):
+            for before in (None, ids[-1], ids[20], "1", "0"):
+                for wanted in (None, {"run_id": "r1"}, {"step": 99}):
+                    expected = [
+                        t.checkpoint["id"]
+                        for t in everything
+                        if (before is None or t.checkpoint["id"] < before)
+                        and (
+                            wanted is None or all(t.metadata.get(k) == v for k, v in wanted.items())
+                        )
+                    ]
+                    if limit is not None and limit >= 0:
+                        expected = expected[:limit]
+                    got = saver.list(
+                        _config("t"),
+                        limit=limit,
+                        before=None if before is None else _config("t", before),
+                        filter=wanted,
+                    )
+                    assert [t.checkpoint["id"] for t in got] == expected, (limit, before, wanted)
+        assert all_ids == sorted(all_ids, reverse=True)
+
+    compare()
+    saver.delete_for_runs(["r2"])
+    compare()
+    saver.prune(["t"])
+    compare()
