@@ -629,3 +629,30 @@ def test_list_from_the_stream_newest_first_selects_what_the_rows_select(
     compare()
     saver.prune(["t"])
     compare()
+
+
+def test_a_thread_deleted_while_it_is_read_reads_as_gone(
+    saver: NenjimSaver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer deletes the thread between reading a checkpoint's entry and reading its
+    values: ``get_tuple`` and ``list`` answer as after the delete, never with a storage
+    ``NotFoundError``."""
+    reads = {
+        "newest": lambda reader, root: reader.get_tuple(_config("t")),
+        "by id": lambda reader, root: reader.get_tuple(_config("t", root)),
+        "list": lambda reader, root: list(reader.list(_config("t"))),
+        "list limit": lambda reader, root: list(reader.list(_config("t"), limit=1)),
+    }
+    for name, read in reads.items():
+        root = _put(saver, "t", source="input", step=-1, values={"big": BIG})
+        reader = NenjimSaver(saver.backend)  # a process that has not read the values yet
+        for method in ("get", "select"):
+            original = getattr(reader.log, method)
+
+            def then_delete(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                found = _original(*args, **kwargs)
+                saver.delete_thread("t")
+                return found
+
+            monkeypatch.setattr(reader.log, method, then_delete)
+        assert read(reader, root) in (None, []), name
