@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -13,7 +14,7 @@ from langgraph.types import Command, interrupt
 
 from nenjim.cli import main
 from nenjim.infrastructure.langgraph.catalog import CHECKPOINTS
-from nenjim.langgraph import NenjimSaver
+from nenjim.langgraph import CheckpointPurgedError, NenjimSaver
 
 
 class State(TypedDict):
@@ -71,8 +72,12 @@ def _round_trip(saver: NenjimSaver, graph: Any, thread_id: str) -> None:
     assert len(list(saver.list({"configurable": {"thread_id": other}}))) == len(tuples)
     saver.prune([thread_id])
     assert len(list(saver.list(config))) == len(namespaces)
+    before_delete = datetime.now(UTC)
     saver.delete_thread(thread_id)
     assert list(saver.list(config)) == []
+    with pytest.raises(CheckpointPurgedError):
+        saver.as_of(config, before_delete)
+    assert saver.as_of({"configurable": {"thread_id": other}}, datetime.now(UTC)) is not None
     assert graph.get_state({"configurable": {"thread_id": other}}).values["steps"] == ["answer:yes"]
 
 
