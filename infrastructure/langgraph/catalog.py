@@ -28,8 +28,10 @@ CHECKPOINTS = Resource(
 )
 """The live checkpoints (LangGraph's view), one row per checkpoint pointing at its entry.
 
-Keyed by ``[thread_id, checkpoint_ns, checkpoint_id]`` (JSON); the payload
-is the entry's position in the thread's stream. Deleting a checkpoint
+Keyed by ``[thread_id, checkpoint_ns, checkpoint_id]`` (JSON), or its
+``~sha256:`` digest when longer than a key may be (then the payload keeps
+the ids); the payload is the entry's position in the thread's stream.
+Attributes longer than an index takes are their digests too. Deleting a checkpoint
 deletes this row (a tombstone in the log, which keeps its id from being
 written again) and purges its entry from the stream.
 """
@@ -42,7 +44,8 @@ THREAD_IDS = Resource(
     # listing every thread (``list(None)``) needs an index every row is in.
     indexes={"listed": ("listed",)},
 )
-"""Every thread id that ever had a checkpoint, keyed by itself (written with its first one)."""
+"""Every thread id that ever had a checkpoint, keyed by itself (written with its first one;
+a thread id too long for a key is keyed by its digest and kept in the payload)."""
 
 WRITES = Resource(
     "langgraph.writes",
@@ -53,7 +56,8 @@ WRITES = Resource(
         "thread": ("thread_id",),
     },
 )
-"""Pending writes, keyed by ``[thread_id, checkpoint_ns, checkpoint_id, task_id, idx]`` (JSON)."""
+"""Pending writes, keyed by ``[thread_id, checkpoint_ns, checkpoint_id, task_id]`` (JSON, or its
+digest; attributes too long for an index are digests, and the record keeps the ids then)."""
 
 VALUES = Resource("langgraph.values", "blobs", attributes={"type": "string", "encoding": "string"})
 """Serialized channel and write values, keyed by ``sha256:<hex>`` of their type and bytes

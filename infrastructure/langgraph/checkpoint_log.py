@@ -1,13 +1,16 @@
 """``CheckpointLog``: LangGraph threads on a Storage SPI backend.
 
-Each ``(thread_id, checkpoint_ns)`` is a stream of ``langgraph.threads``.
-A checkpoint is appended at the head its writer last saw, so of two writers
-racing on one thread exactly one appends; the other's transaction fails on
-the stream's expected head and is run again on fresh state, where the
-parent rule decides: a step (``source`` ``input`` or ``loop``) whose parent
-is not the thread's newest checkpoint is a :class:`CheckpointConflictError`
-(another run advanced the thread), while roots, forks (``fork``) and state
-updates (``update``) only append. The checkpoint id is the entry id, so the
+Each ``(thread_id, checkpoint_ns)`` is a stream of ``langgraph.threads``,
+holding a tree of checkpoints (each names its parent; the newest is the
+highest id). A checkpoint is appended at the head its writer last saw, so
+of two writers racing on one thread exactly one appends; the other's
+transaction fails on the stream's expected head and is run again on fresh
+state, where the race rule decides: a step (``source`` ``input`` or
+``loop``) whose parent is not the newest checkpoint lost a race, a
+:class:`CheckpointConflictError` (another run advanced the thread), if its
+id is below the newest's or the newest is another step from the same
+parent; any other such step, and roots, forks (``fork``) and state updates
+(``update``), append (a branch). The checkpoint id is the entry id, so the
 stream refuses a checkpoint stored twice.
 
 LangGraph's view is the live rows of ``langgraph.checkpoints`` (one per
@@ -56,13 +59,16 @@ from nenjim.infrastructure.langgraph.stored import (
     ThreadAddress,
     ThreadEntry,
     ValueRef,
+    indexed,
+    is_digest,
     load_entry,
     now,
+    pointer_ids,
     pointer_position,
     pointer_record,
     sorted_writes,
     thread_key,
-    thread_of_key,
+    thread_of_row,
     thread_record,
 )
 from nenjim.infrastructure.langgraph.values import (
@@ -87,7 +93,7 @@ from nenjim.infrastructure.storage import (
 _T = TypeVar("_T")
 
 STEP_SOURCES = frozenset({"input", "loop"})
-"""Checkpoint sources that continue the thread's newest checkpoint (the parent rule)."""
+"""Checkpoint sources the race rule applies to (steps of a run)."""
 
 ATTEMPTS = 5
 """How often a write runs when racing writers keep moving a stream's head under it."""
@@ -198,7 +204,9 @@ class CheckpointLog:
         The first attempt may trust what this process last saw of a stream
         (``fresh`` False); a stale view fails on the stream's expected head
         and the next attempts read everything anew. ``work`` returns its
-        result and what to do once the transaction committed.
+        result and what to do once the transaction committed. A write that loses to
+        other writers ``ATTEMPTS`` times is a :class:`CheckpointConflictError` (caused by
+        the storage conflict).
         """
         for attempt in range(ATTEMPTS):
             try:
@@ -206,9 +214,12 @@ class CheckpointLog:
                     result, committed = work(view, attempt > 0)
             except CheckpointConflictError:
                 raise
-            except ConflictError:
+            except ConflictError as conflict:
                 if attempt == ATTEMPTS - 1:
-                    raise
+                    raise CheckpointConflictError(
+                        f"the thread kept changing under this write ({ATTEMPTS} attempts, each "
+                        f"losing to another writer; the last: {conflict}); nothing was written"
+                    ) from conflict
                 continue
             if committed is not None:
                 committed()
@@ -232,13 +243,16 @@ class CheckpointLog:
             return None, None
         newest = None if tail.latest is None else tail.latest.checkpoint_id
         if new.parent_id is not None and new.source in STEP_SOURCES and new.parent_id != newest:
-            if not fresh and self._already_stored(view, new):
-                return None, None
-            raise CheckpointConflictError(
-                f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} (namespace "
-                f"{address.checkpoint_ns!r}) continues checkpoint {new.parent_id}, but the "
-                f"thread's newest checkpoint is {newest}: another run advanced the thread"
-            )
+            raced = self._raced(view, address, tail, new)
+            if raced is not None:
+                if not fresh and self._already_stored(view, new):
+                    return None, None
+                raise CheckpointConflictError(
+                    f"checkpoint {new.checkpoint_id} of thread {address.thread_id!r} (namespace "
+                    f"{address.checkpoint_ns!r}) continues checkpoint {new.parent_id}, but the "
+                    f"thread's newest checkpoint is {newest}, {raced}: another run advanced "
+                    "the thread"
+                )
         values = dict(new.values)
         if new.unchanged:
             parent = (
@@ -280,6 +294,30 @@ class CheckpointLog:
 
         return None, committed
 
+    def _raced(
+        self, view: View, address: ThreadAddress, tail: _Tail, new: NewCheckpoint
+    ) -> str | None:
+        """Why a step whose parent is not the thread's newest checkpoint lost a race, or
+        ``None`` if it starts a branch (the race rule, docs/langgraph.md).
+
+        LangGraph makes a checkpoint (a fresh uuid6 id: ids grow with time) after reading
+        its parent; so a step older than the newest checkpoint was made before that one
+        existed, and a newest checkpoint that is another step from the same parent was
+        stored by a writer that read the same parent as newest and stored first.
+        """
+        if tail.latest is None:
+            return None
+        if new.checkpoint_id < tail.latest.checkpoint_id:
+            return "a newer one (this checkpoint was made before it)"
+        newest = (
+            tail.last
+            if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id
+            else self._entry_at(view, address, tail.latest.position)
+        )
+        if newest.parent_id == new.parent_id and newest.metadata_view.get("source") in STEP_SOURCES:
+            return "another step from the same parent"
+        return None
+
     def _append_checkpoint(
         self,
         view: View,
@@ -293,15 +331,21 @@ class CheckpointLog:
         view.streams(THREADS).append(
             stream=address.stream, expected_head=head, entries=[entry.append_entry()]
         )
+        key = address.checkpoint_key(entry.checkpoint_id)
         view.records(CHECKPOINTS).insert(
-            key=address.checkpoint_key(entry.checkpoint_id),
+            key=key,
             revision=1,
             attributes={
-                "thread_id": address.thread_id,
-                "checkpoint_ns": address.checkpoint_ns,
-                "run_id": run_id,
+                "thread_id": indexed(address.thread_id),
+                "checkpoint_ns": indexed(address.checkpoint_ns),
+                "run_id": None if run_id is None else indexed(run_id),
             },
-            record=pointer_record(entry.position),
+            record=pointer_record(
+                entry.position,
+                [address.thread_id, address.checkpoint_ns, entry.checkpoint_id]
+                if is_digest(key)
+                else None,
+            ),
         )
 
     def _already_stored(self, view: View, new: NewCheckpoint) -> bool:
@@ -325,7 +369,9 @@ class CheckpointLog:
         if row is None:
             return False
         stored = self._entry_at(view, address, pointer_position(row.record))
-        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts):
+        if (stored.parent_id, stored.texts) == (new.parent_id, new.texts) and _same_values(
+            stored.values, new
+        ):
             return True
         raise CheckpointConflictError(f"{where} is already stored with other content")
 
@@ -359,8 +405,26 @@ class CheckpointLog:
         limit: int | None,
         matches: Callable[[Mapping[str, Any]], bool] | None,
     ) -> list[LoadedCheckpoint]:
-        """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them."""
+        """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them.
+
+        One thread and namespace with a ``limit``, ``before`` or ``filter`` is read from its
+        stream newest first (:meth:`_newest_first`), so it costs what it returns; other
+        selections read every live row they select.
+        """
         with self.transaction() as view:
+            if (
+                thread_id is not None
+                and checkpoint_ns is not None
+                and checkpoint_id is None
+                and (limit is not None or before is not None or matches is not None)
+            ):
+                address = ThreadAddress(thread_id, checkpoint_ns)
+                newest = self._newest_first(view, address, before, limit, matches)
+                found = self._writes_of(view, newest)
+                return [
+                    LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
+                    for address, entry in newest
+                ]
             candidates = [
                 (address, found_id, position)
                 for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
@@ -383,6 +447,69 @@ class CheckpointLog:
             LoadedCheckpoint(address, entry, writes.get((address, entry.checkpoint_id), ()))
             for address, entry in chosen
         ]
+
+    def _newest_first(
+        self,
+        view: View,
+        address: ThreadAddress,
+        before: str | None,
+        limit: int | None,
+        matches: Callable[[Mapping[str, Any]], bool] | None,
+    ) -> list[tuple[ThreadAddress, CheckpointEntry]]:
+        """The stream's live checkpoints, highest id first, read from its head backwards in
+        growing windows until no entry left can be among the ``limit`` highest.
+
+        Appends mostly follow ids, but need not (a root put with an old id, checkpoints
+        appended again by a purge); each entry's ``latest`` (the highest live id when it was
+        appended) bounds the ids of the entries before it, and says when to stop. After a
+        removal, an entry is live only if its row still points at it.
+        """
+        tail = self._read_tail(view, address.stream)
+        streams, records = view.streams(THREADS), view.records(CHECKPOINTS)
+        found: list[CheckpointEntry] = []
+        top = tail.head
+        window = _TAIL_WINDOW
+        while top > 0:
+            first = max(1, top - window + 1)
+            stored = [  # a purge leaves gaps: a read by count may pass ``top``
+                item
+                for item in streams.read(
+                    stream=address.stream, after=first - 1, limit=top - first + 1
+                )
+                if item.position <= top
+            ]
+            if not stored:  # erased positions only
+                top = first - 1
+                window *= 4
+                continue
+            bound: Latest | None = None
+            for index, item in enumerate(reversed(stored)):
+                entry = load_entry(item)
+                if index == len(stored) - 1:
+                    bound = entry.latest
+                if not isinstance(entry, CheckpointEntry):
+                    continue
+                if before is not None and entry.checkpoint_id >= before:
+                    continue
+                if tail.removals:
+                    row = records.read(address.checkpoint_key(entry.checkpoint_id))
+                    if row is None or pointer_position(row.record) != item.position:
+                        continue
+                if matches is None or matches(entry.metadata_view):
+                    found.append(entry)
+            found.sort(key=lambda e: e.checkpoint_id, reverse=True)
+            top = first - 1
+            if bound is None:
+                break  # nothing was live up to the window's first entry
+            if (
+                limit is not None
+                and len(found) >= limit
+                and found[limit - 1].checkpoint_id >= bound.checkpoint_id
+            ):
+                break
+            window *= 4
+        chosen = found if limit is None else found[:limit]
+        return [(address, entry) for entry in chosen]
 
     # pending writes
     def put_writes(
@@ -431,7 +558,9 @@ class CheckpointLog:
                 chosen.append(write.value)
             if not chosen:
                 return None, None
-            record = TaskWrites(task_id, merged, now()).record()
+            record = TaskWrites(
+                task_id, merged, now(), self._where(address, checkpoint_id)
+            ).record()
             attributes = self._of(address, checkpoint_id)
             if found is None:
                 records.insert(key=task_key, revision=1, attributes=attributes, record=record)
@@ -457,7 +586,7 @@ class CheckpointLog:
             erased_keys: list[str] = []
             for thread_id in thread_ids:
                 rows = self._live_rows(view, thread_id, None)
-                of_thread = {"thread_id": thread_id}
+                of_thread = {"thread_id": indexed(thread_id)}
                 write_rows = view.records(WRITES).scan(index="thread", equals=of_thread)
                 if not rows and not write_rows:
                     continue
@@ -500,11 +629,12 @@ class CheckpointLog:
             erased_keys: list[str] = []
             for address, checkpoint_ids in chosen(view).items():
                 rows = {
-                    ThreadAddress.of_key(row.key)[1]: row
+                    found_id: row
                     for row in view.records(CHECKPOINTS).scan(
-                        index="thread", equals={"thread_id": address.thread_id}
+                        index="thread", equals={"thread_id": indexed(address.thread_id)}
                     )
-                    if ThreadAddress.of_key(row.key)[0] == address
+                    for found, found_id in (ThreadAddress.of_row(row.key, row.record),)
+                    if found == address
                 }
                 live = {cp: pointer_position(row.record) for cp, row in rows.items()}
                 removing = sorted(set(checkpoint_ids) & set(live))
@@ -613,7 +743,7 @@ class CheckpointLog:
                 expected_revision=row.revision,
                 next_revision=row.revision + 1,
                 attributes=dict(row.attributes),
-                record=pointer_record(head),
+                record=pointer_record(head, pointer_ids(row.record)),
             )
         newest_left = max(live) if live else None
         removal = RemovalEntry(
@@ -640,7 +770,9 @@ class CheckpointLog:
         rows = self._live_rows(view, thread_id, None)
         for entry in self._entries_at(view, rows).values():
             keys.difference_update(key for _, _, key in entry.values.values())
-        for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
+        for row in view.records(WRITES).scan(
+            index="thread", equals={"thread_id": indexed(thread_id)}
+        ):
             keys.difference_update(key for _, _, key in TaskWrites.load(row.record).refs())
         blobs = view.blobs(VALUES)
         for key in sorted(keys):
@@ -651,8 +783,9 @@ class CheckpointLog:
         """The live checkpoints whose metadata names one of ``run_ids``, by thread."""
         found: dict[ThreadAddress, set[str]] = defaultdict(set)
         for run_id in run_ids:
-            for row in view.records(CHECKPOINTS).scan(index="run", equals={"run_id": run_id}):
-                address, checkpoint_id = ThreadAddress.of_key(row.key)
+            rows = view.records(CHECKPOINTS).scan(index="run", equals={"run_id": indexed(run_id)})
+            for row in rows:
+                address, checkpoint_id = ThreadAddress.of_row(row.key, row.record)
                 found[address].add(checkpoint_id)
         return found
 
@@ -684,7 +817,9 @@ class CheckpointLog:
                 )
             rows = self._live_rows(view, source, None)
             entries = self._entries_at(view, rows)
-            writes = view.records(WRITES).scan(index="thread", equals={"thread_id": source})
+            writes = view.records(WRITES).scan(
+                index="thread", equals={"thread_id": indexed(source)}
+            )
             by_address: dict[ThreadAddress, list[CheckpointEntry]] = defaultdict(list)
             for (address, _), entry in entries.items():
                 by_address[address].append(entry)
@@ -716,8 +851,8 @@ class CheckpointLog:
                     )
             recorded_at = now()
             for row in writes:
-                ns, checkpoint_id = _write_of(row)
                 task = TaskWrites.load(row.record)
+                ns, checkpoint_id = _write_of(row, task)
                 destination = ThreadAddress(target, ns)
                 view.records(WRITES).insert(
                     key=destination.task_key(checkpoint_id, task.task_id),
@@ -730,6 +865,7 @@ class CheckpointLog:
                             for idx, (channel, path, value) in task.writes.items()
                         },
                         recorded_at,
+                        self._where(destination, checkpoint_id),
                     ).record(),
                 )
             targets = [ThreadAddress(target, address.checkpoint_ns) for address in by_address]
@@ -891,7 +1027,7 @@ class CheckpointLog:
         thread_ids, key = view.records(THREAD_IDS), thread_key(thread_id)
         if thread_ids.read(key) is None:
             thread_ids.insert(
-                key=key, revision=1, attributes={"listed": True}, record=thread_record()
+                key=key, revision=1, attributes={"listed": True}, record=thread_record(thread_id)
             )
 
     def _live_rows(
@@ -906,18 +1042,20 @@ class CheckpointLog:
         if thread_id is None:
             found = []
             for row in view.records(THREAD_IDS).scan(index="listed", equals={"listed": True}):
-                found.extend(self._live_rows(view, thread_of_key(row.key), checkpoint_ns))
+                found.extend(
+                    self._live_rows(view, thread_of_row(row.key, row.record), checkpoint_ns)
+                )
                 if limit is not None and len(found) >= limit:
                     return found[:limit]
             return found
         rows = view.records(CHECKPOINTS).scan(
             index="thread",
-            equals={"thread_id": thread_id},
+            equals={"thread_id": indexed(thread_id)},
             limit=limit if checkpoint_ns is None else None,
         )
         selected = []
         for row in rows:
-            address, checkpoint_id = ThreadAddress.of_key(row.key)
+            address, checkpoint_id = ThreadAddress.of_row(row.key, row.record)
             if checkpoint_ns is None or address.checkpoint_ns == checkpoint_ns:
                 selected.append((address, checkpoint_id, pointer_position(row.record)))
         return selected
@@ -954,11 +1092,22 @@ class CheckpointLog:
 
     @staticmethod
     def _of(address: ThreadAddress, checkpoint_id: str) -> dict[str, Any]:
+        """A pending write row's attributes (each too long for the store as its digest)."""
         return {
-            "thread_id": address.thread_id,
-            "checkpoint_ns": address.checkpoint_ns,
-            "checkpoint_id": checkpoint_id,
+            "thread_id": indexed(address.thread_id),
+            "checkpoint_ns": indexed(address.checkpoint_ns),
+            "checkpoint_id": indexed(checkpoint_id),
         }
+
+    @staticmethod
+    def _where(address: ThreadAddress, checkpoint_id: str) -> tuple[str, str] | None:
+        """What a pending write record keeps when its row's attributes cannot say it."""
+        if (indexed(address.checkpoint_ns), indexed(checkpoint_id)) == (
+            address.checkpoint_ns,
+            checkpoint_id,
+        ):
+            return None
+        return (address.checkpoint_ns, checkpoint_id)
 
     def _writes(
         self, view: View, address: ThreadAddress, checkpoint_id: str
@@ -983,11 +1132,13 @@ class CheckpointLog:
                     )
                 continue
             grouped: dict[tuple[ThreadAddress, str], list[TaskWrites]] = defaultdict(list)
-            for row in view.records(WRITES).scan(index="thread", equals={"thread_id": thread_id}):
-                ns, checkpoint_id = _write_of(row)
-                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(
-                    TaskWrites.load(row.record)
-                )
+            rows = view.records(WRITES).scan(
+                index="thread", equals={"thread_id": indexed(thread_id)}
+            )
+            for row in rows:
+                task = TaskWrites.load(row.record)
+                ns, checkpoint_id = _write_of(row, task)
+                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(task)
             for key, tasks in grouped.items():
                 found[key] = sorted_writes(tasks)
         return found
@@ -1000,8 +1151,8 @@ def _writes_and_refs(
     grouped: dict[ThreadAddress, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     refs: set[ValueRef] = set()
     for row in rows:
-        ns, checkpoint_id = _write_of(row)
         task = TaskWrites.load(row.record)
+        ns, checkpoint_id = _write_of(row, task)
         grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
         refs.update(task.refs())
     writes = {
@@ -1011,8 +1162,29 @@ def _writes_and_refs(
     return writes, refs
 
 
-def _write_of(row: RecordEntry) -> tuple[str, str]:
-    """The namespace and checkpoint id a pending write's row is filed under."""
+def _same_values(stored: Mapping[str, ValueRef], new: NewCheckpoint) -> bool:
+    """Whether ``new`` holds the values stored (a blob by its content, whatever its scope)."""
+    if set(stored) != set(new.values) | set(new.unchanged):
+        return False
+    for channel, ref in stored.items():
+        value = new.values.get(channel)
+        encoded = (value if value is not None else new.unchanged[channel]()).ref
+        if _content(encoded) != _content(ref):
+            return False
+    return True
+
+
+def _content(ref: ValueRef) -> ValueRef:
+    """A value reference without the scope of its blob (the same content in any scope)."""
+    kind, type_, key = ref
+    return (kind, type_, key.split("@", 1)[0]) if kind == "blob" else ref
+
+
+def _write_of(row: RecordEntry, task: TaskWrites) -> tuple[str, str]:
+    """The namespace and checkpoint id a pending write's row is filed under (kept in its record
+    when its attributes are digests)."""
+    if task.where is not None:
+        return task.where
     ns, checkpoint_id = row.attributes["checkpoint_ns"], row.attributes["checkpoint_id"]
     if not isinstance(ns, str) or not isinstance(checkpoint_id, str):
         raise SerializationError(f"stored pending write {row.key} has malformed attributes")

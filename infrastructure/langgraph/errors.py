@@ -10,11 +10,14 @@ from nenjim.infrastructure.storage import ConflictError, NotFoundError
 class CheckpointConflictError(ConflictError):
     """A checkpoint or write the thread's log refuses: another writer got there first.
 
-    Raised when a step's checkpoint names a parent that is no longer the
-    thread's newest checkpoint (two runs advanced one thread at once), when
-    a checkpoint id is stored again with other content or after it was
-    deleted (or purged), when a pending write names a deleted checkpoint, and when a
-    copy targets a thread that already has checkpoints. Nothing was written.
+        Raised when a step lost a race: its parent is not the thread's newest
+        checkpoint, and its id is below the newest's or the newest is another
+        step from the same parent (two runs advanced one thread at once), when
+        a checkpoint id is stored again with other content or after it was
+        deleted (or purged), when a pending write names a deleted checkpoint, and when a
+        copy targets a thread that already has checkpoints, and when a write lost
+    to other writers on its thread as often as the saver retries (its
+    ``__cause__`` is the storage ``ConflictError``). Nothing was written.
     """
 
 

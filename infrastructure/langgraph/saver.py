@@ -48,9 +48,17 @@ from nenjim.infrastructure.langgraph.stored import (
     checkpoint_texts,
 )
 from nenjim.infrastructure.langgraph.values import encode, scope_of
-from nenjim.infrastructure.storage import Backend, View, open_backend
+from nenjim.infrastructure.storage import (
+    Backend,
+    NotFoundError,
+    SerializationError,
+    View,
+    open_backend,
+)
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
+_READS = 3
+"""How often ``get_tuple`` reads the newest checkpoint when other writers delete it meanwhile."""
 _DELTA_METADATA = ("counters_since_delta_snapshot", "delta_writes_versioned")
 
 
@@ -76,9 +84,20 @@ class _Saver(BaseCheckpointSaver[str]):
 
     # reads
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The checkpoint ``config`` names, or the thread's newest one; ``None`` if none."""
-        loaded = self.log.get(_address(config), get_checkpoint_id(config))
-        return None if loaded is None else self._tuple(loaded)
+        """The checkpoint ``config`` names, or the thread's newest one; ``None`` if none.
+
+        A checkpoint deleted by another writer while it is read (between its entry and its
+        values) reads as deleted: ``None``, or the newest checkpoint left.
+        """
+        address, checkpoint_id = _address(config), get_checkpoint_id(config)
+        for _ in range(_READS):
+            loaded = self.log.get(address, checkpoint_id)
+            if loaded is None:
+                return None
+            found = self._live_tuple(loaded)
+            if found is not None or checkpoint_id is not None:
+                return found
+        return None
 
     def list(
         self,
@@ -93,7 +112,8 @@ class _Saver(BaseCheckpointSaver[str]):
         ``config`` selects a thread (``None``: every thread), a namespace
         (absent: every namespace) and a checkpoint id; ``filter`` keeps those
         whose metadata has every key with an equal JSON value; ``before``
-        keeps ids below its checkpoint id; ``limit`` caps the count.
+        keeps ids below its checkpoint id; ``limit`` caps the count (``0`` gives
+        nothing, a negative one is no limit).
         """
         configurable = (config or {}).get("configurable") or {}
         thread_id = configurable.get("thread_id")
@@ -101,7 +121,7 @@ class _Saver(BaseCheckpointSaver[str]):
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
         if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
+            limit = None  # no limit, as in LangGraph's SqliteSaver (SQLite's LIMIT -1)
         if limit == 0:
             return
         if checkpoint_ns is not None and not isinstance(checkpoint_ns, str):
@@ -115,7 +135,9 @@ class _Saver(BaseCheckpointSaver[str]):
             matches=None if not filter else partial(_matches, dict(filter)),
         )
         for loaded in found:
-            yield self._tuple(loaded)
+            item = self._live_tuple(loaded)
+            if item is not None:  # else deleted by another writer since it was selected
+                yield item
 
     # writes
     def put(
@@ -127,9 +149,11 @@ class _Saver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Append a checkpoint to its thread; its parent is the config's ``checkpoint_id``.
 
-        A step (metadata ``source`` ``input`` or ``loop``) that continues a
-        checkpoint other than the thread's newest one raises
-        ``CheckpointConflictError``: another run advanced the thread.
+        A parent other than the thread's newest checkpoint starts a branch,
+        except for a step (metadata ``source`` ``input`` or ``loop``) that
+        lost a race: one with an id below the newest's, or whose parent the
+        newest checkpoint, another step, also continues. That raises
+        ``CheckpointConflictError`` (another run advanced the thread).
         """
         address = _address(config)
         scope = scope_of(address.thread_id)
@@ -351,6 +375,20 @@ class _Saver(BaseCheckpointSaver[str]):
         return await asyncio.to_thread(self.as_of, config, when)
 
     # decoding
+    def _live_tuple(self, loaded: LoadedCheckpoint) -> CheckpointTuple | None:
+        """The checkpoint as LangGraph reads it; ``None`` if another writer deleted it (and
+        purged its values) since its entry was read."""
+        try:
+            return self._tuple(loaded)
+        except NotFoundError as missing:
+            if self.log.get(loaded.address, loaded.entry.checkpoint_id) is None:
+                return None
+            raise SerializationError(
+                f"checkpoint {loaded.entry.checkpoint_id} of thread "
+                f"{loaded.address.thread_id!r} (namespace {loaded.address.checkpoint_ns!r}) "
+                f"names a value that is not stored: {missing}"
+            ) from missing
+
     def _tuple(self, loaded: LoadedCheckpoint) -> CheckpointTuple:
         address, entry = loaded.address, loaded.entry
         checkpoint, metadata = entry.fresh()

@@ -25,6 +25,7 @@ surrogates included) can be stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from nenjim.infrastructure.storage import (
     SerializationError,
     StreamEntry,
 )
-from nenjim.infrastructure.storage.scalars import MAX_KEY_BYTES
+from nenjim.infrastructure.storage.scalars import MAX_INDEXED_TEXT_BYTES, MAX_KEY_BYTES
 
 FORMAT_VERSION = "1.0"
 CHECKPOINT_ENTRY = "langgraph.checkpoint"
@@ -48,6 +49,31 @@ PENDING_WRITES = "langgraph.pending_writes"
 
 ValueRef = tuple[str, str, str]
 """``("inline", type, base64 bytes)`` or ``("blob", type, "sha256:<hex>")``."""
+
+
+DIGEST_PREFIX = "~sha256:"
+"""How a key or indexed text too long for the store begins: the SHA-256 of the text follows.
+
+A key that fits is the ids as a JSON list (it begins with ``[``), so the two
+never meet; the full ids of a digested key are kept in its row.
+"""
+
+
+def digest_of(text: str) -> str:
+    """``~sha256:<hex>`` of ``text`` (UTF-8, lone surrogates kept)."""
+    return DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def indexed(text: str) -> str:
+    """``text`` as an indexed attribute: itself if it fits the store's limit, else its digest."""
+    if len(text.encode("utf-8", "surrogatepass")) <= MAX_INDEXED_TEXT_BYTES:
+        return text
+    return digest_of(text)
+
+
+def is_digest(text: str) -> bool:
+    """Whether a key or attribute is a digest (its ids are kept in the row)."""
+    return text.startswith(DIGEST_PREFIX)
 
 
 def dumps(value: Any) -> str:
@@ -106,24 +132,31 @@ class ThreadAddress:
         return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id, task_id)
 
     def _key(self, *parts: str | int) -> str:
+        """The parts as JSON (ASCII: non-ASCII is escaped), or its digest if that is longer
+        than the store takes (the row keeps the full ids)."""
         key = dumps(list(parts))
-        size = len(key.encode("utf-8"))
-        if size > MAX_KEY_BYTES:
-            raise ValueError(
-                f"thread {self.thread_id!r} (namespace {self.checkpoint_ns!r}) makes a storage "
-                f"key of {size} bytes; ids together may take at most {MAX_KEY_BYTES}"
-            )
-        return key
+        return key if len(key) <= MAX_KEY_BYTES else digest_of(key)
 
     @classmethod
     def of_key(cls, key: str) -> tuple[ThreadAddress, str]:
-        """The address and checkpoint id a checkpoint row's key names."""
+        """The address and checkpoint id a checkpoint row's key names (not a digest)."""
         parts = loads(key, "checkpoint key")
         if not (
             isinstance(parts, list) and len(parts) == 3 and all(isinstance(p, str) for p in parts)
         ):
             raise SerializationError(f"stored checkpoint key {key!r} is not [thread, ns, id]")
         return cls(parts[0], parts[1]), parts[2]
+
+    @classmethod
+    def of_row(cls, key: str, record: DurableRecord) -> tuple[ThreadAddress, str]:
+        """The address and checkpoint id of a checkpoint's live row (its key, or the ids the
+        row keeps when its key is a digest)."""
+        if not is_digest(key):
+            return cls.of_key(key)
+        ids = record.payload.get("ids")
+        if not (isinstance(ids, list) and len(ids) == 3 and all(isinstance(p, str) for p in ids)):
+            raise SerializationError(f"stored checkpoint row {key!r} keeps no [thread, ns, id]")
+        return cls(ids[0], ids[1]), ids[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,27 +441,45 @@ _ENTRY_KINDS = frozenset({(CHECKPOINT_ENTRY, FORMAT_VERSION), (REMOVAL_ENTRY, FO
 
 
 def thread_key(thread_id: str) -> str:
-    """The key of a thread id's row: ``[thread_id]`` as JSON (a thread id may be empty)."""
+    """The key of a thread id's row: ``[thread_id]`` as JSON (a thread id may be empty), or its
+    digest (then the row keeps the thread id)."""
     return ThreadAddress(thread_id, "").thread
 
 
-def thread_of_key(key: str) -> str:
-    """The thread id a thread row's key names."""
+def thread_of_row(key: str, record: DurableRecord) -> str:
+    """The thread id a thread row names (by its key, or kept in the row)."""
+    if is_digest(key):
+        thread_id = record.payload.get("thread_id")
+        if not isinstance(thread_id, str):
+            raise SerializationError(f"stored thread row {key!r} keeps no thread id")
+        return thread_id
     parts = loads(key, "thread key")
     if not isinstance(parts, list) or [type(part) for part in parts] != [str]:
         raise SerializationError(f"stored thread key {key!r} is not [thread_id]")
-    thread_id: str = parts[0]
-    return thread_id
+    named: str = parts[0]
+    return named
 
 
-def thread_record() -> DurableRecord:
-    """The payload of a thread id's row in ``langgraph.thread_ids`` (the key says it all)."""
-    return DurableRecord(THREAD_ID, FORMAT_VERSION, {})
+def thread_record(thread_id: str) -> DurableRecord:
+    """The payload of a thread id's row in ``langgraph.thread_ids``: empty when the key says
+    it all, else the thread id."""
+    payload = {"thread_id": thread_id} if is_digest(thread_key(thread_id)) else {}
+    return DurableRecord(THREAD_ID, FORMAT_VERSION, payload)
 
 
-def pointer_record(position: int) -> DurableRecord:
-    """The payload of a live checkpoint row: where its entry is in the thread's stream."""
-    return DurableRecord(CHECKPOINT_POINTER, FORMAT_VERSION, {"position": position})
+def pointer_record(position: int, ids: list[str] | None = None) -> DurableRecord:
+    """The payload of a live checkpoint row: where its entry is in the thread's stream, and
+    ``[thread_id, checkpoint_ns, checkpoint_id]`` when the row's key is a digest."""
+    payload: dict[str, Any] = {"position": position}
+    if ids is not None:
+        payload["ids"] = list(ids)
+    return DurableRecord(CHECKPOINT_POINTER, FORMAT_VERSION, payload)
+
+
+def pointer_ids(record: DurableRecord) -> list[str] | None:
+    """The ids a live checkpoint row keeps (``None`` when its key names them)."""
+    ids = record.payload.get("ids")
+    return None if ids is None else [str(part) for part in ids]
 
 
 def pointer_position(record: DurableRecord) -> int:
@@ -469,6 +520,8 @@ class TaskWrites:
     task_id: str
     writes: Mapping[int, tuple[str, str, ValueRef]]
     recorded_at: datetime
+    where: tuple[str, str] | None = None
+    """``(checkpoint_ns, checkpoint_id)`` when the row's attributes are digests of them."""
 
     def refs(self) -> tuple[ValueRef, ...]:
         """The reference of every write's value."""
@@ -491,6 +544,8 @@ class TaskWrites:
             ],
             "recorded_at": self.recorded_at.isoformat(),
         }
+        if self.where is not None:
+            body["where"] = list(self.where)
         return DurableRecord(PENDING_WRITES, FORMAT_VERSION, {"body": dumps(body)})
 
     @classmethod
@@ -508,7 +563,13 @@ class TaskWrites:
             writes: dict[int, tuple[str, str, ValueRef]] = {}
             for idx, channel, path, (kind_, type_, value) in data["writes"]:
                 writes[int(idx)] = (str(channel), str(path), (str(kind_), str(type_), str(value)))
-            return cls(str(data["task_id"]), writes, datetime.fromisoformat(data["recorded_at"]))
+            where = data.get("where")
+            return cls(
+                str(data["task_id"]),
+                writes,
+                datetime.fromisoformat(data["recorded_at"]),
+                None if where is None else (str(where[0]), str(where[1])),
+            )
         except (KeyError, TypeError, ValueError) as error:
             raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
 
