@@ -33,9 +33,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def served_log(store: str, key: Path) -> Iterator[str]:
-    """The URL of a ``nenjim serve --store STORE --key KEY`` process, running for the block."""
-    port = free_port()
+def served_log(store: str, key: Path, port: int | None = None) -> Iterator[str]:
+    """The URL of a ``nenjim serve --store STORE --key KEY`` process, running for the block
+    (on ``port`` when given, else on a free one)."""
+    port = free_port() if port is None else port
     command = ["serve", "--store", store, "--key", str(key), "--port", str(port)]
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(

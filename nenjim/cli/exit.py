@@ -31,6 +31,9 @@ KINDS = (
     "extra",
     "key",
     "unavailable",
+    "forked",
+    "rewritten",
+    "bad-signature",
     "interrupted",
     "internal",
 )
@@ -41,15 +44,16 @@ EXIT_CODES_HELP = f"""exit codes:
   {EXIT_FAILURE}    the Journal was rejected (root, file layout, format, chain rules), an
        audit or start-up check found the log inconsistent, an import was
        refused (a damaged file, a log that does not audit), a served log does
-       not verify (verify-log), or the artifact, release or revision asked for
-       does not exist
+       not verify (verify-log), a monitored log forked, was rewritten or is
+       not signed by the key (monitor), or the artifact, release or revision
+       asked for does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
   {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
        move-root), not empty (import), unreachable, unwritable, holding
        another Journal (move-root: another root's, a named one, none yet, or
        still its old root's), of another schema version; or something else
        the command needs cannot be: an extra that is not installed, a signer key file that group or
-       others can access, a served log that cannot be read (verify-log), an
+       others can access, a served log that cannot be read (verify-log, monitor), an
        address that cannot be listened on (serve)
   {EXIT_INTERNAL}    an internal error (a bug: please report it with the command)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
@@ -59,7 +63,7 @@ Errors are one line on stderr, "nenjim: error: ..." (bad usage: the usage,
 then "PROG: error: ..."); with --json, one JSON object
 {{"error": MESSAGE, "kind": KIND, "exit_code": CODE}} instead, where KIND is
 usage, journal, failure, audit, integrity, store, extra, key, unavailable,
-interrupted or internal."""
+forked, rewritten, bad-signature, interrupted or internal."""
 
 
 class CommandError(Exception):

@@ -19,6 +19,7 @@ import math
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -140,6 +141,32 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         "--root",
         metavar="ROOT",
         help="a local Journal root: its revision files must be exactly the log's entries",
+    )
+    monitor = add(
+        "monitor",
+        monitor_command,
+        "Follow a served log: verify only what it added since the last run, or find a fork.",
+    )
+    monitor.add_argument("url", metavar="URL", help="the log's base URL (of nenjim serve)")
+    monitor.add_argument("--key", metavar="VKEY", required=True, help="verifier key file")
+    monitor.add_argument(
+        "--state",
+        metavar="DIR",
+        required=True,
+        help="the monitor's state: the last checkpoint verified and its tiles (made if missing)",
+    )
+    monitor.add_argument(
+        "--watch",
+        metavar="SECONDS",
+        type=_seconds,
+        help="check again every SECONDS, one line per round, until a fork or Ctrl-C",
+    )
+    monitor.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=30.0,
+        help="give up on a request after SECONDS (30): the log is unavailable (exit 3)",
     )
 
 
@@ -357,6 +384,78 @@ def verify_log_command(args: argparse.Namespace) -> int:
             f"tiles and every entry verified{extends}"
         )
     return EXIT_OK
+
+
+def monitor_command(args: argparse.Namespace) -> int:
+    """Verify what a served log added since the last run; exit 1 on a fork."""
+    try:
+        from nenjim.client.log_client import (  # noqa: PLC0415
+            BadCheckpointError,
+            LogCheckError,
+            LogUnavailableError,
+        )
+        from nenjim.client.log_monitor import (  # noqa: PLC0415
+            LogForkedError,
+            LogRewrittenError,
+            MonitorStateError,
+            monitor_log,
+        )
+    except ImportError as error:
+        raise _needs_serve(error) from None
+    verifier = _verifier(args.key)
+    state = Path(args.state)
+    while True:
+        try:
+            result = monitor_log(args.url, verifier, state, timeout=args.timeout)
+        except LogUnavailableError as error:
+            failure = CommandError(
+                f"monitor could not read the log: {error}", EXIT_STORE, "unavailable"
+            )
+            if args.watch is None:
+                raise failure from None
+            _monitor_line(args, failure)
+        except MonitorStateError as error:
+            raise CommandError(f"monitor: {error}", EXIT_USAGE, "usage") from None
+        except LogRewrittenError as error:
+            raise CommandError(f"monitor failed: {error}", EXIT_FAILURE, "rewritten") from None
+        except LogForkedError as error:
+            raise CommandError(f"monitor failed: {error}", EXIT_FAILURE, "forked") from None
+        except BadCheckpointError as error:
+            raise CommandError(f"monitor failed: {error}", EXIT_FAILURE, "bad-signature") from None
+        except LogCheckError as error:
+            raise CommandError(f"monitor failed: {error}", EXIT_FAILURE, "integrity") from None
+        else:
+            if args.json:
+                document = {
+                    "ok": True,
+                    "size": result.checkpoint.size,
+                    "previous_size": result.previous_size,
+                    "new_entries": result.new_entries,
+                    "fetched_tiles": result.fetched_tiles,
+                    "fetched_bundles": result.fetched_bundles,
+                    "requests": result.requests,
+                }
+                print(_dumps(document), flush=True)
+            else:
+                was = "none" if result.previous_size is None else result.previous_size
+                print(
+                    f"monitor OK: {args.url}: size {result.checkpoint.size} (was {was}), "
+                    f"{result.new_entries} new entries checked",
+                    flush=True,
+                )
+        if args.watch is None:
+            return EXIT_OK
+        time.sleep(args.watch)
+
+
+def _monitor_line(args: argparse.Namespace, failure: CommandError) -> None:
+    """One round's outage, reported on stdout as a line of the watch (and retried)."""
+    message = str(failure)
+    if args.json:
+        document = {"ok": False, "error": message, "kind": failure.kind}
+        print(_dumps({**document, "exit_code": failure.exit_code}), flush=True)
+    else:
+        print(f"monitor UNAVAILABLE: {message}", flush=True)
 
 
 def _needs_serve(error: ImportError) -> MissingExtraError:

@@ -28,6 +28,7 @@ import httpx
 
 from nenjim.admin.transparency import scan_root
 from nenjim.client.log_hashing import (
+    BadCheckpointError,
     LogCheckError,
     LoggedLeaves,
     LogUnavailableError,
@@ -43,7 +44,17 @@ from nenjim.domain.transparency import (
     tiles_for_size,
 )
 
-__all__ = ["LogCheckError", "LogUnavailableError", "VerifiedLog", "verify_log"]
+__all__ = [
+    "BadCheckpointError",
+    "LogCheckError",
+    "LogUnavailableError",
+    "VerifiedLog",
+    "fetch_checkpoint",
+    "get",
+    "open_served_checkpoint",
+    "verify_log",
+    "verify_served",
+]
 
 _TRANSIENT = (httpx.codes.REQUEST_TIMEOUT, httpx.codes.TOO_MANY_REQUESTS)
 
@@ -72,37 +83,63 @@ def verify_log(
     """
     base = url.rstrip("/") + "/"
     with httpx.Client(base_url=base, timeout=timeout) as client:
-        try:
-            text = _get(client, "checkpoint", committed=False).decode("utf-8")
-            checkpoint = open_checkpoint(text, [verifier])
-        except (TransparencyError, UnicodeDecodeError) as error:
-            raise LogCheckError(f"{base}checkpoint: {error}") from None
-        size = checkpoint.size
-        if since is not None and since.size > size:
-            raise LogCheckError(
-                f"the log shrank: the checkpoint trusted before has {since.size} leaves, "
-                f"this one {size}"
-            )
-        fetched = ((bundle, _get(client, bundle.path)) for bundle in entry_bundles_for_size(size))
-        log = recompute_log(
-            fetched,
-            since=since,
-            with_leaves=root is not None,
-            where=base,
-            workers=pool_workers(size),
+        verified, _ = verify_served(client, verifier, since=since, root=root)
+    return verified
+
+
+def verify_served(
+    client: httpx.Client,
+    verifier: VerifierKey,
+    *,
+    since: Checkpoint | None = None,
+    root: Path | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> tuple[VerifiedLog, dict[tuple[int, int], bytes]]:
+    """``verify_log`` with an open ``client`` (its base URL the log's); also every verified
+    tile's bytes by ``(level, index)`` (what ``nenjim journal monitor`` keeps).
+
+    ``checkpoint``: the served checkpoint, already fetched and opened with ``verifier``.
+    """
+    base = str(client.base_url)
+    if checkpoint is None:
+        checkpoint = fetch_checkpoint(client, verifier)
+    size = checkpoint.size
+    if since is not None and since.size > size:
+        raise LogCheckError(
+            f"the log shrank: the checkpoint trusted before has {since.size} leaves, "
+            f"this one {size}"
         )
-        if log.tree.root() != checkpoint.root_hash:
-            raise LogCheckError(
-                f"the {size} served entries do not hash to the checkpoint's root hash"
-            )
-        expected = log.tree.tiles()
-        tiles = tiles_for_size(size)
-        for tile in tiles:
-            if _get(client, tile.path) != expected[(tile.level, tile.index)]:
-                raise LogCheckError(f"{base}{tile.path} is not the tile of the served entries")
+    fetched = ((bundle, get(client, bundle.path)) for bundle in entry_bundles_for_size(size))
+    log = recompute_log(
+        fetched,
+        since=since,
+        with_leaves=root is not None,
+        where=base,
+        workers=pool_workers(size),
+    )
+    if log.tree.root() != checkpoint.root_hash:
+        raise LogCheckError(f"the {size} served entries do not hash to the checkpoint's root hash")
+    expected = log.tree.tiles()
+    tiles = tiles_for_size(size)
+    for tile in tiles:
+        if get(client, tile.path) != expected[(tile.level, tile.index)]:
+            raise LogCheckError(f"{base}{tile.path} is not the tile of the served entries")
     if root is not None:
         _check_root(root, log.logged)
-    return VerifiedLog(checkpoint, log.leaf_bytes, len(tiles))
+    return VerifiedLog(checkpoint, log.leaf_bytes, len(tiles)), expected
+
+
+def fetch_checkpoint(client: httpx.Client, verifier: VerifierKey) -> Checkpoint:
+    """The served checkpoint, its signature checked (``BadCheckpointError`` unless it holds)."""
+    return open_served_checkpoint(get(client, "checkpoint", committed=False), verifier, client)
+
+
+def open_served_checkpoint(note: bytes, verifier: VerifierKey, client: httpx.Client) -> Checkpoint:
+    """The checkpoint in the served ``note``, its signature checked (``BadCheckpointError``)."""
+    try:
+        return open_checkpoint(note.decode("utf-8"), [verifier])
+    except (TransparencyError, UnicodeDecodeError) as error:
+        raise BadCheckpointError(f"{client.base_url}checkpoint: {error}") from None
 
 
 def _check_root(root: Path, logged: LoggedLeaves) -> None:
@@ -126,7 +163,7 @@ def _check_root(root: Path, logged: LoggedLeaves) -> None:
         )
 
 
-def _get(client: httpx.Client, path: str, *, committed: bool = True) -> bytes:
+def get(client: httpx.Client, path: str, *, committed: bool = True) -> bytes:
     """The body of ``path``. ``committed``: the verified checkpoint commits the log to
     serving it, so a refusal (a 4xx other than 408 and 429) is the log's failure, not an
     outage."""

@@ -54,6 +54,10 @@ class LogCheckError(Exception):
     """The served log does not verify: one line says why."""
 
 
+class BadCheckpointError(LogCheckError):
+    """The served checkpoint is not a checkpoint signed by the verifier key."""
+
+
 class LogUnavailableError(LogCheckError):
     """The served log cannot be read (unreachable, too slow, a server error): one line says
     why. Nothing was found wrong with what was read of it."""
