@@ -205,6 +205,14 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         default="info",
         help="the least severe log records shown (info, which shows the access log)",
     )
+    serve.add_argument(
+        "--cors",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let browser scripts of ORIGIN (https://example.com, or *) GET from it; "
+        "repeatable (none by default: no CORS headers)",
+    )
     serve.set_defaults(handler=serve_command)
 
 
@@ -339,7 +347,9 @@ def serve_command(args: argparse.Namespace) -> int:
         raise _needs_serve(error) from None
     signer = _signer(args)
     with _opened(args) as log:
-        app = build_app(log, signer, args.origin, access_log=args.access_log)
+        app = build_app(
+            log, signer, args.origin, access_log=args.access_log, cors_origins=args.cors
+        )
         with listen(args.host, args.port) as listener:
             url = url_of(listener)
             if args.json:

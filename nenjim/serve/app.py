@@ -12,6 +12,15 @@ show up at the next request. Full tiles and bundles never change and are
 served as immutable. A malformed coordinate or version is answered 400,
 what the log does not hold 404, as is a path that is not a canonical tile;
 an error answer says at most 160 characters, however long the request.
+
+The JSON answers and the checkpoint carry a strong ``ETag`` (a digest of the
+body) and answer ``If-None-Match`` with 304. Answers of at least
+:data:`GZIP_MINIMUM` bytes are gzip-encoded for clients that accept it, but
+hash tiles (SHA-256 hashes do not compress): a client that sends no
+``Accept-Encoding`` gets the tlog-tiles bytes as they are, and one that does
+decodes them back to the same bytes. A gzip-encoded answer's ``ETag`` is
+weak (``W/"..."``), as it names another representation. CORS is off unless
+``cors_origins`` names origins: then those may ``GET``.
 Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 :mod:`nenjim.cli.serve_run`.
 """
@@ -22,9 +31,14 @@ import re
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nenjim.admin.errors import InvalidTilePathError, ProofRequestError
 from nenjim.admin.stores import JournalLog
@@ -38,24 +52,68 @@ from nenjim.admin.transparency import (
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 from nenjim.serve.observe import Observed, ServedMetrics
-from nenjim.serve.queries import bounded, error_answer, query_routes
+from nenjim.serve.queries import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    bounded,
+    error_answer,
+    query_routes,
+    validated,
+)
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
 IMMUTABLE = {"Cache-Control": "public, max-age=31536000, immutable"}
 FRESH = {"Cache-Control": "no-cache"}
+GZIP_MINIMUM = 1024
+"""The fewest bytes of an answer gzip-encoded: below, the headers cost more than it saves."""
+
+
+class Compressed:
+    """gzip (:class:`GZipMiddleware`) for every answer but hash tiles, whose hashes do not
+    compress; the ``ETag`` of a gzip-encoded answer made weak."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.gzip = GZipMiddleware(app, minimum_size=GZIP_MINIMUM)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or (
+            path.startswith("/tile/") and not path.startswith("/tile/entries/")
+        ):
+            await self.app(scope, receive, send)
+            return
+
+        async def weakened(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                tag = headers.get("etag")
+                if tag and headers.get("content-encoding") == "gzip" and tag.startswith('"'):
+                    headers["ETag"] = "W/" + tag
+            await send(message)
+
+        await self.gzip(scope, receive, weakened)
 
 
 def build_app(
-    log: JournalLog, signer: SignerKey, origin: str | None = None, *, access_log: bool = True
+    log: JournalLog,
+    signer: SignerKey,
+    origin: str | None = None,
+    *,
+    access_log: bool = True,
+    cors_origins: list[str] | None = None,
 ) -> Observed:
     """The read-only application over the open Journal log ``log``, counted, timed and (with
-    ``access_log``) logged request by request (:mod:`nenjim.serve.observe`)."""
+    ``access_log``) logged request by request (:mod:`nenjim.serve.observe`): around every
+    request, so that a 304, a gzip-encoded answer or a CORS preflight is counted too.
+    ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS)."""
     tree = JournalTree(log, signer, origin)
     metrics = ServedMetrics(log.tiled_log.entry_count)
 
-    def checkpoint(_: Request) -> Response:
-        return PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
+    def checkpoint(request: Request) -> Response:
+        note = PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
+        return validated(request, note)
 
     def tile(request: Request) -> Response:
         path = "tile/" + request.path_params["path"]
@@ -85,12 +143,13 @@ def build_app(
         except InvalidValueError as error:
             return error_answer(400, str(error))
         try:
-            return JSONResponse(tree.prove_inclusion(coordinate, version), headers=FRESH)
+            proved = JSONResponse(tree.prove_inclusion(coordinate, version), headers=FRESH)
+            return validated(request, proved)
         except ProofRequestError as error:
             return error_answer(404, str(error))
 
-    def openapi(_: Request) -> Response:
-        return JSONResponse(OPENAPI)
+    def openapi(request: Request) -> Response:
+        return validated(request, JSONResponse(OPENAPI))
 
     routes = Starlette(
         routes=[
@@ -100,9 +159,28 @@ def build_app(
             Route("/openapi.json", openapi),
             Route("/metrics", metrics.endpoint),
             *query_routes(log),
-        ]
+        ],
+        middleware=[
+            *_cors(cors_origins or []),
+            Middleware(Compressed),
+        ],
     )
     return Observed(routes, metrics, access_log=access_log)
+
+
+def _cors(origins: list[str]) -> list[Middleware]:
+    """CORS for ``origins``, ``GET`` only (ETag readable by their scripts); none: no CORS."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET"],
+            allow_headers=["If-None-Match"],
+            expose_headers=["ETag"],
+        )
+    ]
 
 
 _PARAMETERS = {
@@ -111,10 +189,28 @@ _PARAMETERS = {
     "coordinate": "an artifact coordinate (group:artifact)",
     "version": "a Journal version (YYYYMMDDTHHMMSSZ)",
 }
+_PAGING = [
+    {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "description": f"the most items of the page ({DEFAULT_LIMIT} if absent)",
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+    },
+    {
+        "name": "cursor",
+        "in": "query",
+        "required": False,
+        "description": "the next of the page before, as it was answered (opaque)",
+        "schema": {"type": "string"},
+    },
+]
 
 
-def _get(path: str, summary: str, responses: dict[str, Any]) -> dict[str, Any]:
-    """The ``get`` operation of ``path``, declaring each of its path parameters."""
+def _get(
+    path: str, summary: str, responses: dict[str, Any], query: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The ``get`` operation of ``path``, declaring each of its path parameters and ``query``."""
     names = re.findall(r"{(\w+)}", path)
     return {
         "get": {
@@ -128,7 +224,8 @@ def _get(path: str, summary: str, responses: dict[str, Any]) -> dict[str, Any]:
                     "schema": {"type": "string"},
                 }
                 for name in names
-            ],
+            ]
+            + (query or []),
             "responses": responses,
         }
     }
@@ -149,15 +246,45 @@ def _binary(path: str, summary: str) -> dict[str, Any]:
     )
 
 
+NOT_MODIFIED = {"description": "not modified: If-None-Match names the answer's ETag"}
+
+
 def _json(path: str, summary: str, missing: str) -> dict[str, Any]:
     return _get(
         path,
         summary,
         {
             "200": _answer("the answer", "application/json", {"type": "object"}),
+            "304": NOT_MODIFIED,
             "400": {"description": "a malformed coordinate or version"},
             "404": {"description": missing},
         },
+    )
+
+
+def _list(path: str, summary: str, items: str) -> dict[str, Any]:
+    """A paged list: ``items`` (the page) and ``next`` (the cursor of the next, or null)."""
+    page = {
+        "type": "object",
+        "required": [items, "next"],
+        "properties": {
+            items: {"type": "array"},
+            "next": {
+                "type": ["string", "null"],
+                "description": "the cursor of the next page; null on the last",
+            },
+        },
+    }
+    return _get(
+        path,
+        summary,
+        {
+            "200": _answer("a page of the list", "application/json", page),
+            "304": NOT_MODIFIED,
+            "400": {"description": "a malformed coordinate, limit or cursor"},
+            "404": {"description": "no such artifact"},
+        },
+        _PAGING,
     )
 
 
@@ -166,7 +293,7 @@ def _paths() -> dict[str, Any]:
         "/checkpoint": _get(
             "/checkpoint",
             "The signed checkpoint (C2SP tlog-checkpoint, signed note)",
-            {"200": _answer("the signed note", TEXT, {"type": "string"})},
+            {"200": _answer("the signed note", TEXT, {"type": "string"}), "304": NOT_MODIFIED},
         ),
         "/tile/{L}/{N}": _binary(
             "/tile/{L}/{N}", "A hash tile: full, or partial with a .p/W suffix"
@@ -180,10 +307,16 @@ def _paths() -> dict[str, Any]:
             {"200": _answer("the metrics", "text/plain", {"type": "string"})},
         ),
     }
+    paths["/journal/coordinates"] = _list(
+        "/journal/coordinates", "Every artifact coordinate, sorted, a page at a time", "coordinates"
+    )
+    paths["/journal/{coordinate}/revisions"] = _list(
+        "/journal/{coordinate}/revisions",
+        "An artifact's revisions, oldest first, a page at a time",
+        "revisions",
+    )
     journal = "no such artifact, revision or release"
     for path, summary, missing in (
-        ("/journal/coordinates", "Every artifact coordinate, sorted", journal),
-        ("/journal/{coordinate}/revisions", "An artifact's revisions, oldest first", journal),
         ("/journal/{coordinate}/latest", "An artifact's latest revision", journal),
         ("/journal/{coordinate}/exact/{version}", "The revision at a Journal version", journal),
         ("/journal/{coordinate}/as-of/{version}", "The newest revision at or before", journal),

@@ -3,24 +3,48 @@
 The chain projection is caught up with the log before every answer (one
 read when nothing was appended), so revisions another process ingests are
 answered at the next request, as the tree's checkpoint is.
+
+The lists are paged: ``/journal/coordinates`` and ``/journal/{coordinate}/revisions``
+take ``limit`` (:data:`DEFAULT_LIMIT` if absent, at most :data:`MAX_LIMIT`) and
+``cursor``, the opaque ``next`` of the page before (``null`` on the last page). A
+cursor names the last item answered (a coordinate, a Journal version), never an
+offset, so what is appended between two pages neither repeats nor skips an item.
+Every answer of 200 carries a strong ``ETag``, a digest of its body
+(:func:`validated`); an ``If-None-Match`` that names it is answered 304.
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from nenjim.admin.json_output import located_release_json, log_json, revision_json
+from nenjim.admin.json_output import located_release_json, revision_json
 from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import FollowedChains
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.model import JournalRevision
-from nenjim.journal.valuetypes import JournalVersion, ReleaseVersion
+from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 FRESH = {"Cache-Control": "no-cache"}
 ERROR_CHARS = 160
 """The most characters an error answer says: what it quotes of a request stays short."""
+DEFAULT_LIMIT = 100
+"""The items of a page when the request names no ``limit``."""
+MAX_LIMIT = 1000
+"""The most items a page holds: a larger ``limit`` is answered 400."""
+
+T = TypeVar("T")
+
+
+class PageRequestError(ValueError):
+    """A malformed ``limit`` or ``cursor``: answered 400."""
 
 
 def error_answer(status: int, message: str) -> JSONResponse:
@@ -31,6 +55,84 @@ def error_answer(status: int, message: str) -> JSONResponse:
 def bounded(message: str) -> str:
     """``message``, cut to :data:`ERROR_CHARS` characters (the last one an ellipsis)."""
     return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 1] + "\u2026"
+
+
+def validated(request: Request, response: Response) -> Response:
+    """``response`` with a strong ``ETag`` (a digest of its body) if it answers 200; or
+    304 Not Modified, without a body, if the request's ``If-None-Match`` names that tag."""
+    if response.status_code != 200:
+        return response
+    tag = '"' + hashlib.sha256(response.body).hexdigest()[:32] + '"'
+    response.headers["ETag"] = tag
+    if not _matches(request.headers.get("if-none-match"), tag):
+        return response
+    kept = {"ETag": tag}
+    if "cache-control" in response.headers:
+        kept["Cache-Control"] = response.headers["cache-control"]
+    return Response(status_code=304, headers=kept)
+
+
+def _matches(if_none_match: str | None, tag: str) -> bool:
+    """Whether ``If-None-Match`` names ``tag`` or ``*`` (weak comparison, as RFC 9110 says:
+    a client may send back the weak tag of a gzip-encoded answer)."""
+    if if_none_match is None:
+        return False
+    named = {part.strip().removeprefix("W/") for part in if_none_match.split(",")}
+    return "*" in named or tag in named
+
+
+def encode_cursor(kind: str, last: str) -> str:
+    """An opaque cursor naming ``last``, the last item of a page of a list of ``kind``."""
+    return base64.urlsafe_b64encode(f"{kind}:{last}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(kind: str, cursor: str) -> str:
+    """The last item a cursor of :func:`encode_cursor` names; ``PageRequestError`` if it is
+    malformed or of another list."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, ValueError):
+        raise PageRequestError("malformed cursor") from None
+    found, _, last = text.partition(":")
+    if found != kind or not last:
+        raise PageRequestError("malformed cursor (not one of this list)")
+    return last
+
+
+def page_limit(request: Request) -> int:
+    """The request's ``limit``: 1 to :data:`MAX_LIMIT`, :data:`DEFAULT_LIMIT` if absent."""
+    text = request.query_params.get("limit")
+    if text is None:
+        return DEFAULT_LIMIT
+    if not (text.isascii() and text.isdigit() and len(text) <= 4 and 1 <= int(text) <= MAX_LIMIT):
+        raise PageRequestError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+    return int(text)
+
+
+def _cursor(request: Request, kind: str, check: Callable[[str], object]) -> str | None:
+    """The last item named by the request's ``cursor`` (``None``: the first page), checked
+    by ``check`` (``InvalidValueError`` makes it a malformed cursor)."""
+    cursor = request.query_params.get("cursor")
+    if cursor is None:
+        return None
+    last = decode_cursor(kind, cursor)
+    try:
+        check(last)
+    except InvalidValueError:
+        raise PageRequestError("malformed cursor") from None
+    return last
+
+
+def _page(
+    items: Sequence[T], key: Callable[[T], str], after: str | None, limit: int
+) -> tuple[list[T], bool]:
+    """The first ``limit`` of ``items`` (sorted by ``key``) after ``after``; whether more follow."""
+    start = (
+        0
+        if after is None
+        else next((i for i, item in enumerate(items) if key(item) > after), len(items))
+    )
+    return list(items[start : start + limit]), start + limit < len(items)
 
 
 def query_routes(log: JournalLog) -> list[Route]:
@@ -44,7 +146,7 @@ def query_routes(log: JournalLog) -> list[Route]:
             query = params["query"]
             document: dict[str, object]
             if query == "revisions":
-                document = log_json(chain.revisions)
+                document = _revisions(request, chain.revisions)
             elif query == "latest":
                 document = revision_json(chain.latest)
             elif query in ("exact", "as-of") and "version" in params:
@@ -57,22 +159,46 @@ def query_routes(log: JournalLog) -> list[Route]:
                 document = _release(chain.latest, ReleaseVersion(params["version"]))
             else:
                 return error_answer(404, f"unknown query {query!r}")
-        except InvalidValueError as error:
+        except (InvalidValueError, PageRequestError) as error:
             return error_answer(400, str(error))
         except LookupError as error:
             return error_answer(404, str(error))
-        return JSONResponse(document, headers=FRESH)
+        return validated(request, JSONResponse(document, headers=FRESH))
 
-    def coordinates(_: Request) -> Response:
-        view = followed.caught_up()
-        names = sorted(str(c) for c in view.chains)
-        return JSONResponse({"coordinates": names}, headers=FRESH)
+    def coordinates(request: Request) -> Response:
+        try:
+            limit = page_limit(request)
+            after = _cursor(request, "coordinate", ArtifactCoordinate)
+        except PageRequestError as error:
+            return error_answer(400, str(error))
+        names = sorted(str(coordinate) for coordinate in followed.caught_up().chains)
+        page, more = _page(names, str, after, limit)
+        following = encode_cursor("coordinate", page[-1]) if more else None
+        document = {"coordinates": page, "next": following}
+        return validated(request, JSONResponse(document, headers=FRESH))
 
     return [
         Route("/journal/coordinates", coordinates),
         Route("/journal/{coordinate}/{query}", answer),
         Route("/journal/{coordinate}/{query}/{version}", answer),
     ]
+
+
+def _revisions(request: Request, revisions: Sequence[JournalRevision]) -> dict[str, object]:
+    """A page of an artifact's revisions, oldest first (the JSON of ``nenjim journal log``),
+    and the cursor of the next page."""
+    limit = page_limit(request)
+    after = _cursor(request, "version", JournalVersion)
+
+    def version(revision: JournalRevision) -> str:
+        return str(revision.version)
+
+    page, more = _page(revisions, version, after, limit)
+    return {
+        "coordinate": str(revisions[0].coordinate),
+        "revisions": [revision_json(revision) for revision in page],
+        "next": encode_cursor("version", version(page[-1])) if more else None,
+    }
 
 
 def _release(revision: JournalRevision, version: ReleaseVersion) -> dict[str, object]:

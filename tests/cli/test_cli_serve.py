@@ -256,7 +256,7 @@ def test_openapi_documents_the_400_of_lookup(served: Served) -> None:
     lookup = httpx.get(f"{served.url}/openapi.json").json()["paths"][
         "/lookup/{coordinate}/{version}"
     ]
-    assert set(lookup["get"]["responses"]) == {"200", "400", "404"}
+    assert set(lookup["get"]["responses"]) == {"200", "304", "400", "404"}
 
 
 def test_openapi_is_valid_and_declares_every_path_parameter(served: Served) -> None:
