@@ -282,7 +282,7 @@ def test_two_servers_over_one_postgresql_log_sign_identical_checkpoints(
 
 def test_the_journal_queries_answer_json_and_follow_the_log(served: tuple[str, str]) -> None:
     store, url = served
-    coordinates = httpx.get(f"{url}/journal/coordinates").json()["coordinates"]
+    coordinates = _all_coordinates(url)
     assert len(coordinates) == 300
     assert coordinates == sorted(coordinates)
     latest = httpx.get(f"{url}/journal/org.example.a7/latest").json()
@@ -306,7 +306,7 @@ def test_the_journal_queries_answer_json_and_follow_the_log(served: tuple[str, s
     text = journal_text("org.example.released", V1, releases=(Rel("1.0.0"),))
     log.append_chains([JournalChain.start(parse_journal(text))])
     log.close()
-    assert len(httpx.get(f"{url}/journal/coordinates").json()["coordinates"]) == 303
+    assert len(_all_coordinates(url)) == 303
     release = httpx.get(f"{url}/journal/org.example.released/release/1.0.0").json()
     assert (release["coordinate"], release["version"]) == ("org.example.released", "1.0.0")
 
@@ -348,3 +348,16 @@ def test_verify_log_checks_a_local_root_against_the_served_entries(
     assert capsys.readouterr().err == (
         f"nenjim: error: verify-log failed: {extra}: this revision is not in the served log\n"
     )
+
+
+def _all_coordinates(url: str) -> list[str]:
+    """Every coordinate ``/journal/coordinates`` answers, page after page (``next``)."""
+    found: list[str] = []
+    cursor = None
+    while True:
+        params = {} if cursor is None else {"cursor": cursor}
+        page = httpx.get(f"{url}/journal/coordinates", params=params).json()
+        found.extend(page["coordinates"])
+        cursor = page["next"]
+        if cursor is None:
+            return found
