@@ -22,6 +22,7 @@ import hashlib
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -69,11 +70,13 @@ def _nenjim(*argv: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedPro
 
 @contextmanager
 def _reachable_directory() -> Iterator[Path]:
-    """A new directory every user can read (``nobody`` runs some commands); removed after."""
+    """A new directory every user can read (``nobody`` runs some commands, with this
+    checkout's interpreter and code, which it must be able to reach); removed after."""
     directory = Path(tempfile.mkdtemp(prefix="nenjim-read-only-"))
     directory.chmod(0o755)
     try:
-        yield directory
+        with _traversable_by_all(PROJECT, Path(sys.executable)):
+            yield directory
     finally:
         shutil.rmtree(directory)
 
@@ -146,6 +149,25 @@ class Copy:
 
 
 MEDIA = ["read-only file system", "read-only file", "file mode 0444"]
+
+
+@contextmanager
+def _traversable_by_all(*paths: Path) -> Iterator[None]:
+    """Every directory above ``paths`` searchable by every user while inside (``nobody``
+    runs this checkout's interpreter and code, which may sit in a directory only its
+    owner may enter, as ``mktemp -d`` makes one); their modes are put back after."""
+    changed: dict[Path, int] = {}
+    for path in paths:
+        for directory in path.absolute().parents:
+            mode = directory.stat().st_mode
+            if directory not in changed and not mode & stat.S_IXOTH:
+                changed[directory] = stat.S_IMODE(mode)
+                directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+    try:
+        yield
+    finally:
+        for directory, mode in changed.items():
+            directory.chmod(mode)
 
 
 @pytest.fixture(params=MEDIA)
