@@ -9,21 +9,18 @@ test's own, as an operator's would be.
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-import psycopg
 import pytest
+from storage_side_door import Store as SideDoor
 
-from nenjim.infrastructure.storage import AppendEntry, Backend, DurableRecord
+from nenjim.infrastructure.storage import AppendEntry, DurableRecord
 from nenjim.infrastructure.storage import purge as purge_module
 from nenjim.infrastructure.storage.audit import AuditReport, audit_backend, repair_backend
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql import events
-from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.storage.testing.resources import (
     CONTENT_BLOBS,
     EXECUTIONS,
@@ -38,69 +35,14 @@ from nenjim.infrastructure.storage.testing.resources import (
 WF = "wf-1"
 OTHER = "other"
 BLOB_DATA = b"\x00\xffbytes"
-TABLES = ("{records}", "{heads}", "{ids}", "{blobs}")
 
 
-class Store:
-    """A store URL, the backend the test writes through, and a side door for plain SQL."""
-
-    def __init__(self, url: str, backend: Backend) -> None:
-        self.url = url
-        self.backend = backend
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.url.startswith("sqlite:")
-
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        """Run ``sql`` (``?`` placeholders, unqualified table names) outside the engine."""
-        if self.is_sqlite:
-            with sqlite3.connect(self.url.removeprefix("sqlite://")) as conn:
-                return conn.execute(sql, params).rowcount
-        parts = urlsplit(self.url)
-        schema = parse_qs(parts.query)["schema"][0]
-        with psycopg.connect(parts._replace(query="").geturl(), autocommit=True) as conn:
-            conn.execute(f'SET search_path TO "{schema}"')
-            return conn.execute(sql.replace("?", "%s"), params).rowcount
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        with self.backend.transaction():
-            scope = self.backend.current_scope()
-            assert scope is not None
-            session: Session = scope.context
-            return session.all(sql, params)
-
-    def originator(self, value: uuid.UUID) -> object:
-        return str(value) if self.is_sqlite else value
-
-    def event(self, log_stream: uuid.UUID, version: int) -> tuple[str, dict[str, Any]]:
-        rows = self.rows(
-            "SELECT topic, state FROM {events} WHERE originator_id = ? AND originator_version = ?",
-            (self.originator(log_stream), version),
-        )
-        return str(rows[0][0]), events.decode(rows[0][1])
+class Store(SideDoor):
+    """The side door, an event's state written as a mapping, and the inline tables wiped."""
 
     def set_state(self, log_stream: uuid.UUID, version: int, state: dict[str, Any]) -> None:
         text = json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
-        changed = self.execute(
-            "UPDATE storage_events SET state = ? "
-            "WHERE originator_id = ? AND originator_version = ?",
-            (text, self.originator(log_stream), version),
-        )
-        assert changed == 1
-
-    def delete_event(self, log_stream: uuid.UUID, version: int) -> None:
-        changed = self.execute(
-            "DELETE FROM storage_events WHERE originator_id = ? AND originator_version = ?",
-            (self.originator(log_stream), version),
-        )
-        assert changed == 1
-
-    def snapshot(self) -> list[Any]:
-        """Every inline row."""
-        return [
-            sorted(map(tuple, self.rows("SELECT * FROM " + table)), key=repr) for table in TABLES
-        ]
+        self.set_event_state(log_stream, version, text)
 
     def wipe_inline_tables(self) -> None:
         for table in ("storage_records", "storage_stream_heads", "storage_stream_ids"):

@@ -18,10 +18,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from storage_side_door import Store as SideDoor
 
 from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
@@ -64,67 +65,11 @@ RUN = "run-1"
 BLOB_DATA = b"\x00\xffbytes"
 
 
-class Store:
-    """A store URL, the backend the test writes through, and a side door for plain SQL."""
-
-    def __init__(self, url: str, backend: Backend) -> None:
-        self.url = url
-        self.backend = backend
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.url.startswith("sqlite:")
-
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        """Run ``sql`` (``?`` placeholders, unqualified table names) outside the engine."""
-        if self.is_sqlite:
-            with sqlite3.connect(self.url.removeprefix("sqlite://")) as conn:
-                return conn.execute(sql, params).rowcount
-        parts = urlsplit(self.url)
-        schema = parse_qs(parts.query)["schema"][0]
-        with psycopg.connect(parts._replace(query="").geturl(), autocommit=True) as conn:
-            conn.execute(f'SET search_path TO "{schema}"')
-            return conn.execute(sql.replace("?", "%s"), params).rowcount
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        """Rows of ``sql`` read through the backend's own session."""
-        with self.backend.transaction():
-            scope = self.backend.current_scope()
-            assert scope is not None
-            session: Session = scope.context
-            return session.all(sql, params)
-
-    def originator(self, value: uuid.UUID) -> object:
-        return str(value) if self.is_sqlite else value
+class Store(SideDoor):
+    """The side door, and one event's decoded state."""
 
     def event_state(self, log_stream: uuid.UUID, version: int) -> dict[str, Any]:
-        rows = self.rows(
-            "SELECT state FROM {events} WHERE originator_id = ? AND originator_version = ?",
-            (self.originator(log_stream), version),
-        )
-        return events.decode(rows[0][0])
-
-    def set_event_state(self, log_stream: uuid.UUID, version: int, state: bytes) -> None:
-        changed = self.execute(
-            "UPDATE storage_events SET state = ? "
-            "WHERE originator_id = ? AND originator_version = ?",
-            (state, self.originator(log_stream), version),
-        )
-        assert changed == 1
-
-    def delete_event(self, log_stream: uuid.UUID, version: int) -> None:
-        changed = self.execute(
-            "DELETE FROM storage_events WHERE originator_id = ? AND originator_version = ?",
-            (self.originator(log_stream), version),
-        )
-        assert changed == 1
-
-    def snapshot(self) -> list[Any]:
-        """Every inline row, to show a refused repair changed nothing."""
-        return [
-            sorted(map(tuple, self.rows("SELECT * FROM " + table)), key=repr)
-            for table in ("{records}", "{heads}", "{ids}", "{blobs}")
-        ]
+        return self.event(log_stream, version)[1]
 
 
 @pytest.fixture
