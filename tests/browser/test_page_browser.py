@@ -245,6 +245,19 @@ def test_an_artifact_shows_its_chain_releases_text_and_diff(
     shoot("genesis")
 
 
+def test_an_artifact_the_log_does_not_hold_is_one_line_naming_it(
+    page: Page, served: Served, shoot: Shoot
+) -> None:
+    _open_artifact(page, served)
+
+    page.goto(f"{served.url}/#/a/com.example.nothing")
+
+    expect(page.get_by_role("alert")).to_have_text("no artifact com.example.nothing")
+    expect(page.locator("#timeline li")).to_have_count(0)
+    expect(page.locator("#revision-view")).to_be_hidden()
+    shoot("missing")
+
+
 def test_as_of_shows_the_chain_as_it_was_step_by_step(
     page: Page, served: Served, shoot: Shoot
 ) -> None:

@@ -8,20 +8,30 @@ const $ = (id) => document.getElementById(id);
 
 // --- Fetching -------------------------------------------------------------------------
 
-class Unanswered extends Error {}
+/** What the server would not answer (or the reader asked wrongly), said in one line. */
+class Unanswered extends Error {
+  constructor(message, status = null) {
+    super(message);
+    this.status = status;
+  }
+}
 
 async function getJson(path) {
   const response = await fetch(path, { headers: { Accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
-    throw new Unanswered(`${path}: ${response.status} ${body.error || response.statusText}`);
+    // The server's error names what it lacks; otherwise say what was asked.
+    const said = body.error || `${path}: ${response.status} ${response.statusText}`;
+    throw new Unanswered(said, response.status);
   }
   return body;
 }
 
 async function getText(path) {
   const response = await fetch(path);
-  if (!response.ok) throw new Unanswered(`${path}: ${response.status} ${response.statusText}`);
+  if (!response.ok) {
+    throw new Unanswered(`${path}: ${response.status} ${response.statusText}`, response.status);
+  }
   return response.text();
 }
 
@@ -29,7 +39,7 @@ const enc = encodeURIComponent;
 
 function showError(error) {
   $("error").hidden = false;
-  $("error").textContent = error instanceof Unanswered ? error.message : `Error: ${error}`;
+  $("error").textContent = error instanceof Error ? error.message : String(error);
 }
 
 function clearError() {
@@ -144,9 +154,14 @@ function artifactHash(coordinate, version, asOf) {
 async function showArtifact(coordinate, version, asOf) {
   const fresh = shown.coordinate !== coordinate;
   if (fresh) {
+    // Nothing of the artifact shown before stays, should this one not be found.
+    shown.coordinate = null;
+    $("artifact-title").textContent = coordinate;
+    $("timeline").replaceChildren();
+    $("as-of-status").textContent = "";
+    $("revision-view").hidden = true;
     shown.revisions = await allRevisions(coordinate);
     shown.coordinate = coordinate;
-    $("artifact-title").textContent = coordinate;
   }
   shown.asOf = asOf;
   // The chain as it was: the revisions at or before the as-of time (the server says which).
@@ -156,7 +171,7 @@ async function showArtifact(coordinate, version, asOf) {
     try {
       then = await getJson(`/journal/${enc(coordinate)}/as-of/${enc(asOf)}`);
     } catch (error) {
-      if (!(error instanceof Unanswered && error.message.includes(": 404 "))) throw error;
+      if (!(error instanceof Unanswered && error.status === 404)) throw error;
     }
     upTo = then === null
       ? 0
