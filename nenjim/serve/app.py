@@ -6,7 +6,8 @@ checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
 journal prove`` prints it), the Journal's queries as JSON under
 ``/journal/`` (see :mod:`nenjim.serve.queries`), ``GET /openapi.json`` and
-``GET /metrics`` (Prometheus; see :mod:`nenjim.serve.observe`).
+``GET /metrics`` (Prometheus; see :mod:`nenjim.serve.observe`), and at ``GET /`` a
+page to browse it all (:mod:`nenjim.serve.page`; not in the OpenAPI document).
 Every request reads the store as it is: revisions another process appends
 show up at the next request. Full tiles and bundles never change and are
 served as immutable. A malformed coordinate or version is answered 400,
@@ -52,8 +53,10 @@ from nenjim.admin.transparency import (
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 from nenjim.serve.observe import Observed, ServedMetrics
+from nenjim.serve.page import page_routes
 from nenjim.serve.queries import (
     DEFAULT_LIMIT,
+    MAX_CONTAINS,
     MAX_LIMIT,
     bounded,
     error_answer,
@@ -159,6 +162,7 @@ def build_app(
             Route("/openapi.json", openapi),
             Route("/metrics", metrics.endpoint),
             *query_routes(log),
+            *page_routes(),
         ],
         middleware=[
             *_cors(cors_origins or []),
@@ -205,6 +209,14 @@ _PAGING = [
         "schema": {"type": "string"},
     },
 ]
+
+_CONTAINS = {
+    "name": "contains",
+    "in": "query",
+    "required": False,
+    "description": "only the coordinates that hold this text, ignoring case",
+    "schema": {"type": "string", "maxLength": MAX_CONTAINS},
+}
 
 
 def _get(
@@ -262,8 +274,11 @@ def _json(path: str, summary: str, missing: str) -> dict[str, Any]:
     )
 
 
-def _list(path: str, summary: str, items: str) -> dict[str, Any]:
-    """A paged list: ``items`` (the page) and ``next`` (the cursor of the next, or null)."""
+def _list(
+    path: str, summary: str, items: str, query: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A paged list: ``items`` (the page) and ``next`` (the cursor of the next, or null);
+    ``query``: its parameters besides the paging ones."""
     page = {
         "type": "object",
         "required": [items, "next"],
@@ -284,7 +299,7 @@ def _list(path: str, summary: str, items: str) -> dict[str, Any]:
             "400": {"description": "a malformed coordinate, limit or cursor"},
             "404": {"description": "no such artifact"},
         },
-        _PAGING,
+        _PAGING + (query or []),
     )
 
 
@@ -308,7 +323,10 @@ def _paths() -> dict[str, Any]:
         ),
     }
     paths["/journal/coordinates"] = _list(
-        "/journal/coordinates", "Every artifact coordinate, sorted, a page at a time", "coordinates"
+        "/journal/coordinates",
+        "Every artifact coordinate, sorted, a page at a time",
+        "coordinates",
+        [_CONTAINS],
     )
     paths["/journal/{coordinate}/revisions"] = _list(
         "/journal/{coordinate}/revisions",
@@ -321,6 +339,11 @@ def _paths() -> dict[str, Any]:
         ("/journal/{coordinate}/exact/{version}", "The revision at a Journal version", journal),
         ("/journal/{coordinate}/as-of/{version}", "The newest revision at or before", journal),
         ("/journal/{coordinate}/release/{version}", "A release of the latest revision", journal),
+        (
+            "/journal/{coordinate}/text/{version}",
+            "A revision's exact text and the unified diff from its predecessor's",
+            journal,
+        ),
         (
             "/lookup/{coordinate}/{version}",
             "A revision's leaf, index, inclusion proof and signed checkpoint",
