@@ -3,15 +3,24 @@
 RFC 6962 / RFC 9162 Merkle trees with inclusion and consistency proofs
 (:mod:`.merkle`), C2SP tlog-tiles coordinates, paths and entry bundles
 (:mod:`.tiles`), C2SP tlog-checkpoint bodies (:mod:`.checkpoint`), C2SP signed
-notes with Ed25519 keys in the format of Go's ``sumdb/note`` (:mod:`.note`),
+notes with Ed25519 keys in the format of Go's ``sumdb/note`` (:mod:`.note`), C2SP tlog-cosignature v1 (:mod:`.cosignature`), the C2SP
+tlog-witness ``add-checkpoint`` request and its checks (:mod:`.witness`),
 and the leaf data of a Journal revision (:mod:`.journal_leaf`). Every error
 derives from :class:`TransparencyError`.
 """
 
 from nenjim.domain.transparency.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
+from nenjim.domain.transparency.cosignature import (
+    Cosignature,
+    Cosigner,
+    CosignerVerifier,
+    check_cosignatures,
+    cosigned_message,
+)
 from nenjim.domain.transparency.errors import (
     AmbiguousKeyError,
     HashSourceError,
+    InconsistentCheckpointError,
     InvalidCheckpointError,
     InvalidEntryBundleError,
     InvalidHashError,
@@ -23,8 +32,13 @@ from nenjim.domain.transparency.errors import (
     InvalidSignatureError,
     InvalidTileError,
     InvalidTilePathError,
+    InvalidWitnessRequestError,
+    OldSizeMismatchError,
     TransparencyError,
+    UnknownLogError,
+    UntrustedCheckpointError,
     UnverifiedNoteError,
+    WitnessRefusalError,
 )
 from nenjim.domain.transparency.journal_leaf import JournalLeaf, check_leaf_lines, journal_leaf_data
 from nenjim.domain.transparency.merkle import (
@@ -78,8 +92,35 @@ from nenjim.domain.transparency.tiles import (
     tile_hashes,
     tiles_for_size,
 )
+from nenjim.domain.transparency.witness import (
+    REFUSAL_STATUS,
+    SIZE_MEDIA_TYPE,
+    AddCheckpoint,
+    TreeHead,
+    parse_size_answer,
+    size_answer,
+    witness_checkpoint,
+)
 
 __all__ = [
+    "Cosignature",
+    "Cosigner",
+    "CosignerVerifier",
+    "check_cosignatures",
+    "cosigned_message",
+    "InconsistentCheckpointError",
+    "InvalidWitnessRequestError",
+    "OldSizeMismatchError",
+    "UnknownLogError",
+    "UntrustedCheckpointError",
+    "WitnessRefusalError",
+    "REFUSAL_STATUS",
+    "SIZE_MEDIA_TYPE",
+    "AddCheckpoint",
+    "TreeHead",
+    "parse_size_answer",
+    "size_answer",
+    "witness_checkpoint",
     "EMPTY_ROOT",
     "HASH_SIZE",
     "TILE_HEIGHT",
