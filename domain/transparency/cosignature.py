@@ -72,8 +72,7 @@ class CosignerVerifier:
         fields = text.split("+", 2)
         if len(fields) != 3:
             raise InvalidKeyError(
-                "malformed witness verifier key: expected "
-                "<name>+<8 hex digit key ID>+<base64 key>"
+                "malformed witness verifier key: expected <name>+<8 hex digit key ID>+<base64 key>"
             )
         name, hex_id, encoded = fields
         claimed, public_key = _parse_key_fields(

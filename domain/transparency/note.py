@@ -83,9 +83,7 @@ def key_id(name: str, public_key: bytes, algorithm: int = ED25519_ALGORITHM) -> 
 
     ``algorithm`` is the signature type byte: 0x01 (Ed25519 note signatures) unless told.
     """
-    digest = hashlib.sha256(
-        name.encode("utf-8") + b"\n" + bytes([algorithm]) + public_key
-    ).digest()
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([algorithm]) + public_key).digest()
     return int.from_bytes(digest[:4], "big")
 
 

@@ -85,9 +85,7 @@ class AddCheckpoint:
             raise InvalidWitnessRequestError(
                 f"add-checkpoint has {len(proof_lines)} proof lines, more than {MAX_PROOF_LINES}"
             )
-        proof = tuple(
-            _proof_hash(line, number) for number, line in enumerate(proof_lines, start=2)
-        )
+        proof = tuple(_proof_hash(line, number) for number, line in enumerate(proof_lines, start=2))
         return cls(int(matched.group(1)), proof, note)
 
 

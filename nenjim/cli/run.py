@@ -39,6 +39,7 @@ from nenjim.cli.transparency_commands import (
     add_key_commands,
     add_serve_command,
 )
+from nenjim.cli.witness_commands import add_witness_command
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 if TYPE_CHECKING:
@@ -222,6 +223,7 @@ def build_parser() -> _Parser:
     add_log_commands(groups)
     add_key_commands(groups, [output])
     add_serve_command(groups, [output])
+    add_witness_command(groups, [output])
     return parser
 
 

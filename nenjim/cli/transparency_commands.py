@@ -1,7 +1,8 @@
 """``nenjim keys new`` and the transparency commands of ``nenjim journal``.
 
 ``keys new NAME --out PATH`` writes a signer key (mode 0600, never over an
-existing file) and prints its verifier key as the last line. ``journal
+existing file; with ``--witness`` a witness's cosigning key) and prints its
+verifier key as the last line. ``journal
 checkpoint`` signs the stored tree's head; ``journal prove COORD VERSION``
 and ``journal prove --from N`` print an inclusion or consistency proof with
 the checkpoint it is proven against, as JSON; ``journal check-proof`` verifies
@@ -42,6 +43,7 @@ from nenjim.admin.transparency import (
     check_proof,
     open_checkpoint,
 )
+from nenjim.admin.witness import Cosigner
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
@@ -81,6 +83,12 @@ def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> Non
     )
     new.add_argument("name", metavar="NAME", help="the key's name (no '+', spaces or newlines)")
     new.add_argument("--out", metavar="PATH", required=True, help="the new key file")
+    new.add_argument(
+        "--witness",
+        action="store_true",
+        help="a witness's key, for nenjim witness: its cosignatures (C2SP tlog-cosignature v1, "
+        "key type 0x04) are not note signatures",
+    )
     new.set_defaults(handler=keys_new)
 
 
@@ -265,7 +273,7 @@ def _size(text: str) -> int:
 def keys_new(args: argparse.Namespace) -> int:
     """Write a new signer key to ``--out``; print the verifier key last."""
     try:
-        key = SignerKey.generate(args.name)
+        key: SignerKey | Cosigner = (Cosigner if args.witness else SignerKey).generate(args.name)
     except TransparencyError as error:
         raise CommandError(f"argument NAME: {error}", EXIT_USAGE, "usage") from None
     path = Path(args.out)
@@ -541,8 +549,14 @@ def _key(parse: Callable[[str], _K], path: str, text: str) -> _K:
 
 
 def _signer(args: argparse.Namespace) -> SignerKey:
-    """The signer key of ``--key``: refused, as ssh refuses a private key, when group or
-    others can access its file, unless ``--allow-unprotected-key`` (then a warning)."""
+    """The signer key of ``--key`` (see :func:`secret_key`)."""
+    return secret_key(args, SignerKey.parse)
+
+
+def secret_key(args: argparse.Namespace, parse: Callable[[str], _K]) -> _K:
+    """The secret key of ``--key``, read by ``parse``: refused, as ssh refuses a private key,
+    when group or others can access its file, unless ``--allow-unprotected-key`` (then a
+    warning)."""
     path = args.key
     text, mode = _read(path, "key file")
     if os.name == "posix" and mode & 0o077:
@@ -558,7 +572,7 @@ def _signer(args: argparse.Namespace) -> SignerKey:
             sys.stderr.write(_dumps({"warning": warning, "kind": "key"}) + "\n")
         else:
             sys.stderr.write(f"nenjim: warning: {warning}\n")
-    return _key(SignerKey.parse, path, text)
+    return _key(parse, path, text)
 
 
 def _verifier(path: str) -> VerifierKey:

@@ -88,7 +88,7 @@ def test_a_cosignature_on_another_body_or_time_is_refused() -> None:
     witness = Cosigner("witness.example/w1", SEED)
     line = witness.cosign(SPEC_BODY, 10)
     other_body = SPEC_BODY.replace("20852163", "20852164")
-    with pytest.raises(InvalidSignatureError, match="witness.example/w1"):
+    with pytest.raises(InvalidSignatureError, match=r"witness\.example/w1"):
         check_cosignatures(Note(other_body, (), (line,)), [witness.verifier])
     raw = bytearray(base64.b64decode(line.encoded))
     raw[11] ^= 1  # another timestamp

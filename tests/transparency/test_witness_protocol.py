@@ -25,8 +25,8 @@ from nenjim.domain.transparency import (
     leaf_hash,
     parse_size_answer,
     sign_checkpoint,
-    tree_hash,
     size_answer,
+    tree_hash,
     witness_checkpoint,
 )
 
@@ -62,7 +62,9 @@ TREE = MemoryTree(b"entry %d" % index for index in range(9))
 
 def _request(old: int, new: int, proof: list[bytes] | None = None) -> AddCheckpoint:
     note = sign_checkpoint(Checkpoint(ORIGIN, new, tree_hash(new, TREE)), LOG)
-    return AddCheckpoint(old, tuple(consistency_proof(old, new, TREE) if proof is None else proof), note)
+    return AddCheckpoint(
+        old, tuple(consistency_proof(old, new, TREE) if proof is None else proof), note
+    )
 
 
 def test_the_specification_request_reads_and_writes_back() -> None:
