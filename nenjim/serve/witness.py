@@ -60,9 +60,7 @@ def build_witness_app(
         except OldSizeMismatchError as error:
             WARNINGS.warning("409 %s", error)
             # Exactly this media type: Starlette would add a charset to a text/ media_type.
-            return Response(
-                size_answer(error.size), 409, headers={"Content-Type": SIZE_MEDIA_TYPE}
-            )
+            return Response(size_answer(error.size), 409, headers={"Content-Type": SIZE_MEDIA_TYPE})
         except WitnessRefusalError as error:
             status = REFUSAL_STATUS[type(error)]
             if status == 422:
