@@ -54,6 +54,7 @@ from nenjim.cli.exit import (
 )
 from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.cli.subcommand import value_argument
+from nenjim.cli.witness_policy import add_policy_options, add_witness_endpoints, chosen_policy
 from nenjim.journal.exception import JournalIntegrityError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 
@@ -150,6 +151,7 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         metavar="ROOT",
         help="a local Journal root: its revision files must be exactly the log's entries",
     )
+    add_policy_options(verify_log)
     monitor = add(
         "monitor",
         monitor_command,
@@ -169,6 +171,7 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         type=_seconds,
         help="check again every SECONDS, one line per round, until a fork or Ctrl-C",
     )
+    add_policy_options(monitor)
     monitor.add_argument(
         "--timeout",
         metavar="SECONDS",
@@ -221,6 +224,7 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         help="let browser scripts of ORIGIN (https://example.com, or *) GET from it; "
         "repeatable (none by default: no CORS headers)",
     )
+    add_witness_endpoints(serve)
     serve.set_defaults(handler=serve_command)
 
 
@@ -351,12 +355,19 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         from nenjim.cli.serve_run import listen, run_server, url_of  # noqa: PLC0415
         from nenjim.serve.app import build_app  # noqa: PLC0415
+        from nenjim.serve.cosigning import Witness  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     signer = _signer(args)
+    witnesses = [Witness(key, url) for key, url in args.witness]
     with _opened(args) as log:
         app = build_app(
-            log, signer, args.origin, access_log=args.access_log, cors_origins=args.cors
+            log,
+            signer,
+            args.origin,
+            access_log=args.access_log,
+            cors_origins=args.cors,
+            witnesses=witnesses,
         )
         with listen(args.host, args.port) as listener:
             url = url_of(listener)
@@ -377,17 +388,24 @@ def verify_log_command(args: argparse.Namespace) -> int:
             LogUnavailableError,
             verify_log,
         )
+        from nenjim.client.log_witnesses import WitnessPolicy, WitnessPolicyError  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     verifier = _verifier(args.key)
+    chosen = chosen_policy(args)
+    policy = None if chosen is None else WitnessPolicy(*chosen)
     since = None if args.since is None else _checkpoint(args.since, verifier)
     root = None if args.root is None else Path(args.root)
     try:
-        verified = verify_log(args.url, verifier, since=since, root=root, timeout=args.timeout)
+        verified = verify_log(
+            args.url, verifier, since=since, root=root, timeout=args.timeout, policy=policy
+        )
     except LogUnavailableError as error:
         raise CommandError(
             f"verify-log could not read the log: {error}", EXIT_STORE, "unavailable"
         ) from None
+    except WitnessPolicyError as error:
+        raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "bad-signature") from None
     except LogCheckError as error:
         raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "integrity") from None
     size = verified.checkpoint.size
@@ -418,13 +436,16 @@ def monitor_command(args: argparse.Namespace) -> int:
             MonitorStateError,
             monitor_log,
         )
+        from nenjim.client.log_witnesses import WitnessPolicy  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     verifier = _verifier(args.key)
+    chosen = chosen_policy(args)
+    policy = None if chosen is None else WitnessPolicy(*chosen)
     state = Path(args.state)
     while True:
         try:
-            result = monitor_log(args.url, verifier, state, timeout=args.timeout)
+            result = monitor_log(args.url, verifier, state, timeout=args.timeout, policy=policy)
         except LogUnavailableError as error:
             failure = CommandError(
                 f"monitor could not read the log: {error}", EXIT_STORE, "unavailable"

@@ -22,6 +22,8 @@ hash tiles (SHA-256 hashes do not compress): a client that sends no
 decodes them back to the same bytes. A gzip-encoded answer's ``ETag`` is
 weak (``W/"..."``), as it names another representation. CORS is off unless
 ``cors_origins`` names origins: then those may ``GET``.
+With ``witnesses``, the checkpoint carries their cosignatures
+(:mod:`nenjim.serve.cosigning`).
 Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 :mod:`nenjim.cli.serve_run`.
 """
@@ -29,6 +31,7 @@ Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -52,6 +55,7 @@ from nenjim.admin.transparency import (
 )
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
+from nenjim.serve.cosigning import Cosigning, Witness
 from nenjim.serve.observe import Observed, ServedMetrics
 from nenjim.serve.page import page_routes
 from nenjim.serve.queries import (
@@ -106,16 +110,20 @@ def build_app(
     *,
     access_log: bool = True,
     cors_origins: list[str] | None = None,
+    witnesses: Sequence[Witness] = (),
 ) -> Observed:
     """The read-only application over the open Journal log ``log``, counted, timed and (with
     ``access_log``) logged request by request (:mod:`nenjim.serve.observe`): around every
     request, so that a 304, a gzip-encoded answer or a CORS preflight is counted too.
-    ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS)."""
+    ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS).
+    ``witnesses``: those whose cosignatures the checkpoint is served with
+    (:mod:`nenjim.serve.cosigning`)."""
     tree = JournalTree(log, signer, origin)
+    cosigning = Cosigning(tree, signer.verifier, witnesses)
     metrics = ServedMetrics(log.tiled_log.entry_count)
 
     def checkpoint(request: Request) -> Response:
-        note = PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
+        note = PlainTextResponse(cosigning.note(), media_type=TEXT, headers=FRESH)
         return validated(request, note)
 
     def tile(request: Request) -> Response:
