@@ -91,3 +91,21 @@ def test_a_malformed_log_or_key_is_one_line_and_a_documented_code(
     key.chmod(0o644)
     assert main(["witness", "--key", str(key), "--log", log, "--state", state]) == 3
     assert "accessible by group or others" in capsys.readouterr().err
+
+
+def test_a_state_that_cannot_be_used_is_exit_3_naming_it(
+    witness_key: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key, _ = witness_key
+    log = f"{ORIGIN}={LOG.verifier.encode()}"
+    occupied = tmp_path / "a-file"
+    occupied.write_text("", encoding="utf-8")
+    assert main(["witness", "--key", str(key), "--log", log, "--state", str(occupied)]) == 3
+    assert f"cannot use the witness state directory {occupied}" in capsys.readouterr().err
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "witness-state.json").write_text("[1]", encoding="utf-8")
+    assert main(["witness", "--key", str(key), "--log", log, "--state", str(damaged)]) == 3
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "witness-state.json is damaged" in error
