@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import stat
@@ -52,6 +53,7 @@ from nenjim.cli.exit import (
     EXIT_USAGE,
     CommandError,
 )
+from nenjim.cli.logs import chosen_level
 from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.cli.subcommand import value_argument
 from nenjim.cli.witness_policy import add_policy_options, add_witness_endpoints, chosen_policy
@@ -213,8 +215,8 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
     serve.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
-        default="info",
-        help="the least severe log records shown (info, which shows the access log)",
+        help="the least severe log records shown, whatever -v or -q say (info by default, "
+        "which shows the access log; -q: error, -vv: debug)",
     )
     serve.add_argument(
         "--cors",
@@ -376,8 +378,15 @@ def serve_command(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
-            run_server(app, listener, as_json=args.json, level=args.log_level)
+            run_server(app, listener, as_json=args.json, level=_serve_level(args))
     return EXIT_OK
+
+
+def _serve_level(args: argparse.Namespace) -> int:
+    """``--log-level``, else what ``-v``/``-q`` say, else INFO: the access log is shown."""
+    if args.log_level is not None:
+        return logging.getLevelNamesMapping()[args.log_level.upper()]
+    return chosen_level(args, default=logging.INFO)
 
 
 def verify_log_command(args: argparse.Namespace) -> int:
