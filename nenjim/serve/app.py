@@ -47,8 +47,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from nenjim.admin.errors import InvalidTilePathError, ProofRequestError
 from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import (
+    FollowedChains,
     JournalTree,
     SignerKey,
+    last_logged_at,
     parse_entry_bundle_path,
     parse_tile_path,
     served_bundle,
@@ -120,7 +122,8 @@ def build_app(
     (:mod:`nenjim.serve.cosigning`)."""
     tree = JournalTree(log, signer, origin)
     cosigning = Cosigning(tree, signer.verifier, witnesses)
-    metrics = ServedMetrics(log.tiled_log.entry_count)
+    followed = FollowedChains(log)
+    metrics = ServedMetrics(log.tiled_log.entry_count, lambda: last_logged_at(log), followed.lag)
 
     def checkpoint(request: Request) -> Response:
         note = PlainTextResponse(cosigning.note(), media_type=TEXT, headers=FRESH)
@@ -169,7 +172,7 @@ def build_app(
             Route("/lookup/{coordinate}/{version}", lookup),
             Route("/openapi.json", openapi),
             Route("/metrics", metrics.endpoint),
-            *query_routes(log),
+            *query_routes(followed),
             *page_routes(),
         ],
         middleware=[
@@ -326,7 +329,8 @@ def _paths() -> dict[str, Any]:
         ),
         "/metrics": _get(
             "/metrics",
-            "Requests, latencies and the log's size in Prometheus' text format",
+            "Requests, latencies, the log's size, checkpoint age and follow lag in "
+            "Prometheus' text format",
             {"200": _answer("the metrics", "text/plain", {"type": "string"})},
         ),
     }

@@ -32,7 +32,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from nenjim.admin.json_output import located_release_json, revision_json
-from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import FollowedChains
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.model import JournalRevision
@@ -143,9 +142,9 @@ def _page(
     return list(items[start : start + limit]), start + limit < len(items)
 
 
-def query_routes(log: JournalLog) -> list[Route]:
-    """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release."""
-    followed = FollowedChains(log)
+def query_routes(followed: FollowedChains) -> list[Route]:
+    """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release,
+    answered from the chains ``followed``."""
 
     def answer(request: Request) -> Response:
         params = request.path_params

@@ -300,6 +300,12 @@ def test_the_access_log_is_one_line_per_request(store: str, key: Path, as_json: 
     if as_json:
         logged = [json.loads(line) for line in lines if line.startswith("{")]
         messages = [(entry["level"], entry["message"]) for entry in logged if "level" in entry]
+        access = [entry for entry in logged if entry.get("logger") == "nenjim.serve.access"]
+        assert [(e["method"], e["path"], e["status"]) for e in access] == [
+            ("GET", "/checkpoint", 200),
+            ("GET", "/nope", 404),
+        ]
+        assert all(e["duration_ms"] >= 0 and e["time"].endswith("Z") for e in access)
     else:
         messages = [
             tuple(line.removeprefix("nenjim serve: ").split(": ", 1))
