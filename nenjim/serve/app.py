@@ -198,11 +198,43 @@ def _cors(origins: list[str]) -> list[Middleware]:
     ]
 
 
-_PARAMETERS = {
-    "L": "the tile's level (0 is the leaves' hashes)",
-    "N": "the tile's index, in the C2SP tlog-tiles path form (x001/x234/067)",
-    "coordinate": "an artifact coordinate (group:artifact)",
-    "version": "a Journal version (YYYYMMDDTHHMMSSZ)",
+# The syntax of each value, as the Journal's value types check it, so that a client (and a
+# generator of requests) knows which values are well formed: a path parameter that does not
+# match is answered 400, or 404 for a tile path. A Journal version names a real date: the
+# months' lengths and February 29th of leap years are spelled out.
+_SEGMENT = "[a-z][a-z0-9_]*"
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP_YEAR = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "((0[13578]|1[02])(0[1-9]|[12][0-9]|3[01])|(0[469]|11)(0[1-9]|[12][0-9]|30)"
+    "|02(0[1-9]|1[0-9]|2[0-8]))"
+)
+_TIME = "T([01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]Z"
+_NUMBER = "(0|[1-9][0-9]*)"
+_PRERELEASE = "(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+JOURNAL_VERSION_PATTERN = f"^({_YEAR}{_MONTH_DAY}|{_LEAP_YEAR}0229){_TIME}$"
+"""The pattern of a Journal version (YYYYMMDDTHHMMSSZ, a real UTC date-time)."""
+_PARAMETERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "L": ("the tile's level (0 is the leaves' hashes)", {"type": "string"}),
+    "N": (
+        "the tile's index, in the C2SP tlog-tiles path form (x001/x234/067)",
+        {"type": "string"},
+    ),
+    "coordinate": (
+        "an artifact coordinate (com.example.widget)",
+        {"type": "string", "pattern": f"^{_SEGMENT}(\\.{_SEGMENT})+$", "maxLength": 255},
+    ),
+    "version": (
+        "a Journal version (YYYYMMDDTHHMMSSZ)",
+        {"type": "string", "pattern": JOURNAL_VERSION_PATTERN},
+    ),
+    "release": (
+        "a release version (SemVer MAJOR.MINOR.PATCH[-PRERELEASE], no +build)",
+        {
+            "type": "string",
+            "pattern": f"^{_NUMBER}\\.{_NUMBER}\\.{_NUMBER}(-{_PRERELEASE}(\\.{_PRERELEASE})*)?$",
+        },
+    ),
 }
 _PAGING = [
     {
@@ -243,8 +275,8 @@ def _get(
                     "name": name,
                     "in": "path",
                     "required": True,
-                    "description": _PARAMETERS[name],
-                    "schema": {"type": "string"},
+                    "description": _PARAMETERS[name][0],
+                    "schema": _PARAMETERS[name][1],
                 }
                 for name in names
             ]
@@ -350,7 +382,7 @@ def _paths() -> dict[str, Any]:
         ("/journal/{coordinate}/latest", "An artifact's latest revision", journal),
         ("/journal/{coordinate}/exact/{version}", "The revision at a Journal version", journal),
         ("/journal/{coordinate}/as-of/{version}", "The newest revision at or before", journal),
-        ("/journal/{coordinate}/release/{version}", "A release of the latest revision", journal),
+        ("/journal/{coordinate}/release/{release}", "A release of the latest revision", journal),
         (
             "/journal/{coordinate}/text/{version}",
             "A revision's exact text and the unified diff from its predecessor's",
