@@ -67,6 +67,14 @@ def chosen_level(args: argparse.Namespace, default: int = logging.WARNING) -> in
     return steps[max(0, min(len(steps) - 1, 2 - verbose + quiet))]
 
 
+def server_level(args: argparse.Namespace) -> int:
+    """The level of a command that serves (``serve``, ``witness``): ``--log-level`` if given,
+    else what ``-v``/``-q`` say, else INFO, which shows the access log."""
+    if args.log_level is not None:
+        return logging.getLevelNamesMapping()[args.log_level.upper()]
+    return chosen_level(args, default=logging.INFO)
+
+
 class OneLineFormatter(logging.Formatter):
     """A log record as one line, ``PREFIX: LEVEL: MESSAGE[: ERROR: DETAIL]``, or with
     ``as_json`` one JSON object (see the module's documentation)."""

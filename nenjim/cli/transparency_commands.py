@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import stat
@@ -53,7 +52,7 @@ from nenjim.cli.exit import (
     EXIT_USAGE,
     CommandError,
 )
-from nenjim.cli.logs import chosen_level
+from nenjim.cli.logs import server_level
 from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.cli.subcommand import value_argument
 from nenjim.cli.witness_policy import add_policy_options, add_witness_endpoints, chosen_policy
@@ -378,15 +377,8 @@ def serve_command(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
-            run_server(app, listener, as_json=args.json, level=_serve_level(args))
+            run_server(app, listener, as_json=args.json, level=server_level(args))
     return EXIT_OK
-
-
-def _serve_level(args: argparse.Namespace) -> int:
-    """``--log-level``, else what ``-v``/``-q`` say, else INFO: the access log is shown."""
-    if args.log_level is not None:
-        return logging.getLevelNamesMapping()[args.log_level.upper()]
-    return chosen_level(args, default=logging.INFO)
 
 
 def verify_log_command(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from nenjim.admin.errors import MissingExtraError, TransparencyError
 from nenjim.admin.transparency import VerifierKey
 from nenjim.admin.witness import Cosigner, WitnessState, WitnessStateError
 from nenjim.cli.exit import EXIT_CODES_HELP, EXIT_OK, EXIT_STORE, CommandError
+from nenjim.cli.logs import server_level
 from nenjim.cli.transparency_commands import secret_key
 
 _SUMMARY = (
@@ -74,8 +75,8 @@ def add_witness_command(groups: Any, parents: list[argparse.ArgumentParser]) -> 
     witness.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
-        default="info",
-        help="the least severe log records shown (info)",
+        help="the least severe log records shown, whatever -v or -q say (info by default; "
+        "-q: error, -vv: debug)",
     )
     witness.set_defaults(handler=witness_command)
 
@@ -127,5 +128,5 @@ def witness_command(args: argparse.Namespace) -> int:
             sys.stderr.write(
                 f"witness {cosigner.verifier} of {len(logs)} logs on {url}add-checkpoint\n"
             )
-        run_server(app, listener, as_json=args.json, level=args.log_level)
+        run_server(app, listener, as_json=args.json, level=server_level(args))
     return EXIT_OK
