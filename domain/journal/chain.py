@@ -208,7 +208,7 @@ class JournalChain(Aggregate):
                 f"predecessor's {self.head_version}",
                 artifact=artifact,
             )
-        _check_history(self.head_document, revision.document)
+        check_history(self.head_document, revision.document)
         self.trigger_event(
             self.SuccessorAccepted,
             coordinate=artifact,
@@ -272,7 +272,7 @@ def _foreign_predecessor(revision: JournalRevision, owners: DigestOwners) -> Jou
     )
 
 
-def _check_history(head: JournalDocument, successor: JournalDocument) -> None:
+def check_history(head: JournalDocument, successor: JournalDocument) -> None:
     """Releases never disappear and their CONTENT never changes (checked against the head)."""
     releases = {release.version: release for release in successor.releases}
     for old in head.releases:

@@ -22,17 +22,28 @@ the log cut with its claims) needs an anchor outside the log.
 
 from __future__ import annotations
 
-from nenjim.domain.journal.chain import JournalChain, accept_revision
-from nenjim.domain.journal.errors import JournalError, JournalIntegrityError, one_line
+import hashlib
+import secrets
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from nenjim.domain.journal.chain import check_history
+from nenjim.domain.journal.document import JournalDocument, JournalRevision
+from nenjim.domain.journal.errors import (
+    ChainViolation,
+    JournalChainError,
+    JournalError,
+    JournalIntegrityError,
+    one_line,
+)
 from nenjim.domain.journal.parser import parse_journal
-from nenjim.domain.journal.values import ArtifactCoordinate, Sha256Digest
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.progress import Progress, silent
-from nenjim.infrastructure.tracking.projections import Row
 from nenjim.journal.impl.ref.chain_log import read_after
-from nenjim.journal.impl.ref.chain_table import chain_row, projection_problem
-from nenjim.journal.impl.ref.digest_index import check_digest_index
+from nenjim.journal.impl.ref.chain_table import projection_problem, text_loader
+from nenjim.journal.impl.ref.digest_index import check_digest_claims
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transparency_audit import tree_problem
 from nenjim.projections.journal_chains import ChainFold, JournalWorldview, StoredRevision
@@ -42,6 +53,8 @@ LOG_TABLE = "journal_events"
 DERIVED_TABLE = "journal derived tables"
 """Where a finding in what the store derives from its log is: the persisted chain projection
 or the transparency tree, which ``nenjim journal repair`` rebuilds."""
+HEAD_CACHE = 4096
+"""Parsed chain heads kept for the history rule; a head not kept is read again from the log."""
 
 
 def journal_problem(report: AuditReport) -> str | None:
@@ -67,25 +80,37 @@ def audit_open_log(log: JournalLog, *, progress: Progress | None = None) -> Audi
     return _Audit(log, progress or silent).run()
 
 
+class _Head(NamedTuple):
+    """What the audit keeps of an artifact's chain: its head, and the chain's length."""
+
+    position: int
+    version: str
+    digest: str
+
+
 class _Audit:
+    """One pass over the log, a page of events at a time, holding per artifact only its
+    head (:class:`_Head`) and a bounded cache of parsed heads: what the audit holds
+    grows with the artifacts, not with the revisions or their texts."""
+
     def __init__(self, log: JournalLog, progress: Progress) -> None:
         self.log = log
         self.reader = LogReader(log)
         self.progress = progress
-        self.chains: dict[ArtifactCoordinate, JournalChain] = {}
-        self.owners: dict[Sha256Digest, ArtifactCoordinate] = {}
-        self.rows: list[Row] = []  # the chain projection's rows, as the fold makes them
+        self.fold = ChainFold(JournalWorldview.empty(), keep=False)
+        self.heads: dict[str, _Head] = {}
+        self.parsed: OrderedDict[str, JournalDocument] = OrderedDict()
+        # The chain projection's rows, as the fold makes them.
+        self.rows: list[tuple[int, str, str, str]] = []
+        self.claims = _Fingerprint()  # of every (digest, artifact) the log's revisions claim
         self.events = 0
 
     def run(self) -> AuditReport:
         try:
-            fold = ChainFold(JournalWorldview.empty())
-            self._fold(fold, 0)
-            check_digest_index(
-                fold.view(),
-                self.log.digest_claims(),
-                lambda: self._fold(fold, fold.view().position),
-            )
+            self._fold(0)
+            claims = self.log.digest_claims()
+            if _Fingerprint.of(claims.items()) != self.claims:
+                check_digest_claims(self._owners(), claims, self._caught_up)
         except JournalIntegrityError as problem:
             return self._report(one_line(str(problem)))
         derived = projection_problem(self.log, self.rows) or tree_problem(self.log)
@@ -93,46 +118,169 @@ class _Audit:
             return self._report(one_line(derived), derived=True)
         return self._report(None)
 
-    def _fold(self, fold: ChainFold, after: int) -> JournalWorldview:
-        """Check every event after position ``after``; the view of everything folded."""
+    def _fold(self, after: int) -> None:
+        """Check every event after position ``after``."""
         total = self.reader.last_position()
         for position, event in read_after(self.reader, after):
             self.progress("auditing events", position, total)
             self.events += 1
-            self._revision(fold.add(position, event))
+            row = self.fold.add_row(position, event)
+            self._revision(row, event.text)  # type: ignore[attr-defined]  # a checked event
         self.progress("auditing events", total, total)
-        return fold.view()
+
+    def _caught_up(self) -> dict[str, str]:
+        """Check the events appended since the fold, then every revision's owner."""
+        self._fold(self.events)
+        return self._owners()
+
+    def _owners(self) -> dict[str, str]:
+        """Every revision's digest and artifact (read again: only a difference needs them)."""
+        return {row[3]: row[1] for row in self.rows}
 
     def _report(self, problem: str | None, *, derived: bool = False) -> AuditReport:
         findings: tuple[Finding, ...] = ()
         if problem is not None:
             where = DERIVED_TABLE if derived else LOG_TABLE
             findings = (Finding("table" if derived else "log", where, None, None, "", problem),)
-        live = {"artifacts": len(self.chains), "revisions": len(self.owners)}
+        live = {"artifacts": len(self.heads), "revisions": self.claims.count}
         return AuditReport(self.log.where, self.events, live, findings)
 
-    def _revision(self, stored: StoredRevision) -> None:
-        """Parse one stored text, compare it with its event, apply the domain's rules."""
-        self.rows.append(chain_row(stored))
-        where = f"notification {stored.position} ({stored.coordinate} {stored.version_key})"
+    def _revision(self, row: tuple[int, str, str, str], text: str) -> None:
+        """Digest and parse one stored text, compare it with its event, apply the chain's
+        and history's rules."""
+        position, coordinate, version_key, digest = row
+        where = f"notification {position} ({coordinate} {version_key})"
+        data = text.encode()
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise JournalIntegrityError(
+                f"{where}: stored text does not digest to its event's {digest}"
+            )
         try:
-            revision = parse_journal(stored.text)
+            revision = parse_journal(text)
         except JournalError as error:
             raise JournalIntegrityError(f"{where}: stored text does not parse: {error}") from None
-        if (str(revision.coordinate), str(revision.version)) != (
-            stored.coordinate,
-            stored.version_key,
-        ):
+        if (str(revision.coordinate), str(revision.version)) != (coordinate, version_key):
             raise JournalIntegrityError(
                 f"{where}: stored text is {revision.coordinate} {revision.version}"
             )
-        chain = self.chains.get(revision.coordinate)
+        head = self.heads.get(coordinate)
         try:
-            chain, is_new = accept_revision(chain, revision, self.owners.get)
+            self._chain_rules(revision, head)
         except JournalError as error:
             raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
-        if not is_new:
-            raise JournalIntegrityError(f"{where}: repeats an accepted revision")
-        chain.collect_events()
-        self.chains[revision.coordinate] = chain
-        self.owners[revision.digest] = revision.coordinate
+        self.heads[coordinate] = _Head(position, version_key, digest)
+        self.rows.append(row)
+        self._keep(coordinate, revision.document)
+        self.claims.add(digest, coordinate)
+
+    def _chain_rules(self, revision: JournalRevision, head: _Head | None) -> None:
+        """The rules ``accept_revision`` applies, in its order and with its messages, with the
+        chain's head alone: only a broken link reads earlier revisions (:meth:`_owner`)."""
+        artifact = str(revision.coordinate)
+        predecessor = revision.predecessor
+        if head is None:
+            if predecessor is not None:
+                raise self._foreign(artifact, str(predecessor))
+            return
+        if predecessor is None:
+            raise JournalChainError(
+                ChainViolation.DUPLICATE_GENESIS,
+                f"the chain already has a genesis (head {head.digest} at {head.version})",
+                artifact=artifact,
+            )
+        if str(predecessor) != head.digest:
+            raise self._foreign(artifact, str(predecessor), head)
+        if str(revision.version) <= head.version:
+            raise JournalChainError(
+                ChainViolation.NON_INCREASING_VERSION,
+                f"JOURNAL_VERSION {revision.version} is not later than the "
+                f"predecessor's {head.version}",
+                artifact=artifact,
+            )
+        check_history(self._head_document(artifact, head), revision.document)
+
+    def _foreign(self, artifact: str, predecessor: str, head: _Head | None = None) -> JournalError:
+        """The error of a ``PREDECESSOR`` that is not the head: an earlier revision of the
+        chain (a fork), another artifact's, or none accepted."""
+        owner = self._owner(predecessor)
+        if owner is not None and owner[0] == artifact and head is not None:
+            return JournalChainError(
+                ChainViolation.FORK,
+                f"PREDECESSOR {predecessor} is the revision at {owner[1]}; expected the head "
+                f"{head.digest} at {head.version}",
+                artifact=artifact,
+            )
+        if owner is not None and owner[0] != artifact:
+            return JournalChainError(
+                ChainViolation.CROSS_ARTIFACT_PREDECESSOR,
+                f"PREDECESSOR {predecessor} is a revision of {owner[0]}",
+                artifact=artifact,
+            )
+        return JournalChainError(
+            ChainViolation.UNKNOWN_PREDECESSOR,
+            f"PREDECESSOR {predecessor} is not an accepted revision",
+            artifact=artifact,
+        )
+
+    def _owner(self, digest: str) -> tuple[str, str] | None:
+        """The artifact and Journal version of the revision checked so far with ``digest``."""
+        for _, coordinate, version_key, known in self.rows:
+            if known == digest:
+                return coordinate, version_key
+        return None
+
+    def _keep(self, coordinate: str, document: JournalDocument) -> None:
+        parsed = self.parsed
+        parsed[coordinate] = document
+        parsed.move_to_end(coordinate)
+        if len(parsed) > HEAD_CACHE:
+            parsed.popitem(last=False)
+
+    def _head_document(self, coordinate: str, head: _Head) -> JournalDocument:
+        """The parsed head: kept, or read again from the log (and checked again)."""
+        document = self.parsed.get(coordinate)
+        if document is None:
+            (stored,) = StoredRevision.from_rows(
+                [(head.position, coordinate, head.version, head.digest)],
+                text_loader(self.reader),
+            )
+            document = stored.revision.document
+        return document
+
+
+class _Fingerprint:
+    """An order-free summary of ``(digest, artifact)`` pairs: their count and the sum of
+    their hashes, so the log's revisions and the store's claims compare without either
+    being held (a difference is then looked for pair by pair).
+
+    The hashes are keyed with a key drawn for each process, so no one who edits a store
+    can choose claims whose hashes add up to those of the claims they replace.
+    """
+
+    __slots__ = ("count", "total")
+    _KEY = secrets.token_bytes(16)
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> _Fingerprint:
+        """The fingerprint of ``pairs``."""
+        fingerprint = cls()
+        for digest, owner in pairs:
+            fingerprint.add(digest, owner)
+        return fingerprint
+
+    def add(self, digest: str, owner: str) -> None:
+        """Count one more pair."""
+        key = hashlib.blake2b(f"{digest} {owner}".encode(), digest_size=16, key=self._KEY)
+        self.total = (self.total + int.from_bytes(key.digest())) % (1 << 128)
+        self.count += 1
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Fingerprint):
+            return NotImplemented
+        return (self.count, self.total) == (other.count, other.total)
+
+    __hash__ = None  # type: ignore[assignment]

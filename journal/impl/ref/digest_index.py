@@ -27,9 +27,25 @@ def check_digest_index(
     only then is ``caught_up()`` called, once, to read the log again, and a
     claim still without its revision is an edit. Returns the view checked.
     """
-    owners = _owners(view)
+    checked = [view]
+
+    def again() -> Mapping[str, str]:
+        checked.append(caught_up())
+        return _owners(checked[-1])
+
+    check_digest_claims(_owners(view), claims, again)
+    return checked[-1]
+
+
+def check_digest_claims(
+    owners: Mapping[str, str],
+    claims: Mapping[str, str],
+    caught_up: Callable[[], Mapping[str, str]],
+) -> None:
+    """:func:`check_digest_index` over ``owners`` (every revision's digest to its artifact)
+    instead of a view: ``caught_up()`` returns the owners of the log read again."""
     if owners == claims:
-        return view  # the usual case, compared in one step; a difference is found below
+        return  # the usual case, compared in one step; a difference is found below
     for digest, coordinate in owners.items():
         owner = claims.get(digest)
         if owner is None:
@@ -44,15 +60,13 @@ def check_digest_index(
             )
     unmatched = {digest: owner for digest, owner in claims.items() if digest not in owners}
     if unmatched:
-        view = caught_up()
-        owners = _owners(view)
+        owners = caught_up()
         for digest, owner in unmatched.items():
             if owners.get(digest) != owner:
                 raise JournalIntegrityError(
                     f"digest index: {digest} claimed by {owner} has no revision: the log "
                     "lost that revision (a cut chain head), or the claim was added or edited"
                 )
-    return view
 
 
 def _owners(view: JournalWorldview) -> dict[str, str]:

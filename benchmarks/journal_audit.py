@@ -1,0 +1,167 @@
+"""The audit benchmark: ``journal audit`` of a SQLite store, in MB of text per second,
+and its peak resident memory at two sizes.
+
+A root of N revisions (``N / 5`` artifacts x 5 revisions,
+``benchmarks.sample_roots``) is loaded into a new SQLite store by a cold
+start; then the audit (``audit_journal_log``, what ``nenjim journal audit``
+runs) runs in a child process, which reports its seconds and its peak
+resident set (``VmHWM``, see ``benchmarks.memory``). The ceiling, measured in
+the same run and alternated with the audit, is raw ``sqlite3`` reading the
+log's event rows and ``hashlib.sha256`` over each: no decoding, no parsing,
+no check. A peak that stays put from one size to the next is the audit's
+memory not growing with N.
+
+``python -m benchmarks.journal_audit [--quick] [--large]`` (``--large`` adds
+300,000 revisions; a quick run audits 2,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.common import mark, scratch_dir, table
+from benchmarks.memory import imports_peak
+from benchmarks.sample_roots import generate_root
+from nenjim.journal.impl.ref import build_journal
+
+TARGET = 100.0  # MB of text per second
+SIZES = (20_000, 100_000)
+LARGE = (300_000,)
+QUICK = (2_000,)
+REVISIONS_PER_ARTIFACT = 5
+RUNS = 3
+
+_AUDIT = """
+import sys, time
+from nenjim.journal.impl.ref.audit import audit_journal_log
+started = time.perf_counter()
+report = audit_journal_log(sys.argv[1])
+seconds = time.perf_counter() - started
+if report.findings:
+    raise SystemExit(f"the audit found {report.findings[0].log}")
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+print(peak, seconds, report.events, flush=True)
+"""
+
+
+def loaded_store(directory: Path, revisions: int) -> tuple[Path, int]:
+    """A SQLite store of ``revisions`` revisions (a generated root, cold-started); its
+    file and how many revisions it holds."""
+    root = directory / f"root-{revisions}"
+    written = generate_root(
+        root,
+        artifacts=revisions // REVISIONS_PER_ARTIFACT,
+        revisions=REVISIONS_PER_ARTIFACT,
+        seed=1,
+    )
+    path = directory / f"audit-{revisions}.db"
+    assembly = build_journal(root, store=f"sqlite:///{path}")
+    assembly.process.start()
+    assembly.process.stop()
+    return path, written
+
+
+def text_bytes(path: Path) -> int:
+    """The UTF-8 bytes of every revision text the store's log holds."""
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT state FROM journal_events")
+        return sum(len(json.loads(state)["text"].encode()) for (state,) in rows)
+
+
+def ceiling(path: Path) -> float:
+    """Seconds to read every event row with raw ``sqlite3`` and SHA-256 each."""
+    started = time.perf_counter()
+    with sqlite3.connect(path) as connection:
+        for (state,) in connection.execute("SELECT state FROM journal_events ORDER BY rowid"):
+            hashlib.sha256(state).digest()
+    return time.perf_counter() - started
+
+
+def audit(path: Path, revisions: int) -> tuple[int, float]:
+    """Peak resident bytes and seconds of the audit of ``path``, in a child process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _AUDIT, f"sqlite:///{path}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the audit child exited with {done.returncode}")
+    kilobytes, seconds, events = done.stdout.split()
+    if int(events) != revisions:
+        raise RuntimeError(f"the audit read {events} events, expected {revisions}")
+    return int(kilobytes) * 1024, float(seconds)
+
+
+def run(sizes: Sequence[int]) -> str:
+    """Measure each size; returns the report."""
+    rows: list[list[str]] = []
+    baseline = imports_peak()
+    with scratch_dir() as directory:
+        for size in sizes:
+            path, written = loaded_store(directory, size)
+            texts = text_bytes(path)
+            audits: list[tuple[int, float]] = []
+            floors: list[float] = []
+            for _ in range(RUNS):  # alternated, so a busy moment hits both
+                floors.append(ceiling(path))
+                audits.append(audit(path, written))
+            seconds = statistics.median(s for _, s in audits)
+            floor = statistics.median(floors)
+            peak = max(p for p, _ in audits)
+            rate = texts / 1e6 / seconds
+            rows.append(
+                [
+                    f"{written:,}",
+                    f"{texts / 1e6:.1f} MB",
+                    f"{seconds:.2f} s",
+                    f"{rate:.1f} MB/s",
+                    f"{texts / 1e6 / floor:.0f} MB/s",
+                    f"{seconds / floor:.1f}x",
+                    f"{peak / 2**20:.0f} MiB",
+                    f"{(peak - baseline) / 2**20:.0f} MiB",
+                    f">= {TARGET:.0f} MB/s",
+                    mark(rate >= TARGET),
+                ]
+            )
+    imports = f"{baseline / 2**20:.0f} MiB"
+    return table(
+        f"journal audit of a SQLite store (median of {RUNS}; imports alone: {imports})",
+        [
+            "revisions",
+            "texts",
+            "audit",
+            "audited",
+            "ceiling (read + SHA-256)",
+            "audit / ceiling",
+            "peak RSS",
+            "added",
+            "wanted",
+            "met",
+        ],
+        rows,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description="journal audit: throughput and peak memory")
+    parser.add_argument("--quick", action="store_true", help=f"audit {QUICK[0]:,} revisions")
+    parser.add_argument("--large", action="store_true", help=f"also audit {LARGE[0]:,}")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else SIZES + (LARGE if args.large else ())
+    print(run(sizes))
+
+
+if __name__ == "__main__":
+    main()
