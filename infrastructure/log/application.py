@@ -58,6 +58,8 @@ class _ClaimingRecorder(Protocol):
 
     def claim_owners(self, namespace: str) -> dict[str, str]: ...
 
+    def claim_page(self, namespace: str, after: str, limit: int) -> list[tuple[str, str]]: ...
+
     def insert_batches(self, batches: Iterable[StoredBatch]) -> list[int]: ...
 
 
@@ -325,6 +327,19 @@ class LogApplication(Application[UUID]):
         checks 10,000s of them)."""
         with cast(ClosableRecorder, self.recorder).while_open():
             return cast(_ClaimingRecorder, self.recorder).claim_owners(namespace)
+
+    def claim_pages(self, namespace: str, page: int = 5_000) -> Iterator[list[tuple[str, str]]]:
+        """Every claim in ``namespace`` as ``(key, owner)``, ordered by key, ``page`` at a
+        time (each page its own read: an audit reads them all without holding them)."""
+        after = ""
+        while True:
+            with cast(ClosableRecorder, self.recorder).while_open():
+                found = cast(_ClaimingRecorder, self.recorder).claim_page(namespace, after, page)
+            if found:
+                yield found
+            if len(found) < page:
+                return
+            after = found[-1][0]
 
     def recorded_identity(self) -> str | None:
         """The owner recorded for this log, or ``None`` (none yet, or an older store)."""

@@ -57,6 +57,8 @@ class SqlClaims(ABC):
             "replace": f"UPDATE {identity} SET identity = {mark} "
             f"WHERE component = {mark} AND identity = {mark}",
             "claims": f"SELECT key, owner FROM {claims} WHERE namespace = {mark} ORDER BY key",
+            "page": f"SELECT key, owner FROM {claims} WHERE namespace = {mark} AND key > {mark} "
+            f"ORDER BY key LIMIT {mark}",
             "owner": f"SELECT owner FROM {claims} WHERE namespace = {mark} AND key = {mark}",
         }
 
@@ -109,6 +111,13 @@ class SqlClaims(ABC):
         with self._reading() as c:
             c.execute(self._claims_sql["claims"], (namespace,))
             return dict(c.fetchall())
+
+    def claim_page(self, namespace: str, after: str, limit: int) -> list[tuple[str, str]]:
+        """``(key, owner)`` of the first ``limit`` claims in ``namespace`` whose key sorts
+        after ``after``, ordered by key."""
+        with self._reading() as c:
+            c.execute(self._claims_sql["page"], (namespace, after, limit))
+            return [(str(key), str(owner)) for key, owner in c.fetchall()]
 
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""

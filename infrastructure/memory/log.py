@@ -107,6 +107,13 @@ class ClaimingMemoryApplicationRecorder(ClosableRecorder, POPOApplicationRecorde
         with self._database_lock:
             return {key: owner for (ns, key), owner in self._claims.items() if ns == namespace}
 
+    def claim_page(self, namespace: str, after: str, limit: int) -> list[tuple[str, str]]:
+        """``(key, owner)`` of the first ``limit`` claims in ``namespace`` whose key sorts
+        after ``after``, ordered by key."""
+        with self._database_lock:
+            found = [(k, o) for (ns, k), o in self._claims.items() if ns == namespace and k > after]
+        return sorted(found)[:limit]
+
     def claim_owner(self, namespace: str, key: str) -> str | None:
         """The owner of ``key`` in ``namespace``, or ``None``."""
         with self._database_lock:

@@ -38,6 +38,7 @@ from nenjim.domain.journal.errors import (
     one_line,
 )
 from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.transparency import JournalLeaf
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.progress import Progress, silent
@@ -45,7 +46,7 @@ from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.chain_table import projection_problem, text_loader
 from nenjim.journal.impl.ref.digest_index import check_digest_claims
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.transparency_audit import tree_problem
+from nenjim.journal.impl.ref.transparency_audit import TreeCheck
 from nenjim.projections.journal_chains import ChainFold, JournalWorldview, StoredRevision
 
 LOG_TABLE = "journal_events"
@@ -102,18 +103,19 @@ class _Audit:
         self.parsed: OrderedDict[str, JournalDocument] = OrderedDict()
         # The chain projection's rows, as the fold makes them.
         self.rows: list[tuple[int, str, str, str]] = []
+        self.tree = TreeCheck(log)
         self.claims = _Fingerprint()  # of every (digest, artifact) the log's revisions claim
         self.events = 0
 
     def run(self) -> AuditReport:
         try:
             self._fold(0)
-            claims = self.log.digest_claims()
-            if _Fingerprint.of(claims.items()) != self.claims:
-                check_digest_claims(self._owners(), claims, self._caught_up)
+            claimed = _Fingerprint.of(c for page in self.log.digest_claim_pages() for c in page)
+            if claimed != self.claims:
+                check_digest_claims(self._owners(), self.log.digest_claims(), self._caught_up)
         except JournalIntegrityError as problem:
             return self._report(one_line(str(problem)))
-        derived = projection_problem(self.log, self.rows) or tree_problem(self.log)
+        derived = projection_problem(self.log, self.rows) or self.tree.problem()
         if derived is not None:
             return self._report(one_line(derived), derived=True)
         return self._report(None)
@@ -150,8 +152,8 @@ class _Audit:
         and history's rules."""
         position, coordinate, version_key, digest = row
         where = f"notification {position} ({coordinate} {version_key})"
-        data = text.encode()
-        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+        text_digest = hashlib.sha256(text.encode()).digest()
+        if "sha256:" + text_digest.hex() != digest:
             raise JournalIntegrityError(
                 f"{where}: stored text does not digest to its event's {digest}"
             )
@@ -170,6 +172,7 @@ class _Audit:
             raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
         self.heads[coordinate] = _Head(position, version_key, digest)
         self.rows.append(row)
+        self.tree.add(position, JournalLeaf(coordinate, version_key, text_digest).data())
         self._keep(coordinate, revision.document)
         self.claims.add(digest, coordinate)
 

@@ -160,6 +160,11 @@ class JournalLog(LogApplication):
         """Every digest claim: revision digest to the artifact that owns it."""
         return self.claim_owners(DIGEST_NAMESPACE)
 
+    def digest_claim_pages(self) -> Iterator[list[tuple[str, str]]]:
+        """Every digest claim as ``(digest, artifact)``, a page at a time (see
+        :meth:`claim_pages`)."""
+        return self.claim_pages(DIGEST_NAMESPACE)
+
     def append_chains(self, chains: Sequence[JournalChain]) -> list[int]:
         """Append every pending revision of ``chains`` (see :meth:`append_events`)."""
         return self.append_events([event for chain in chains for event in chain.collect_events()])

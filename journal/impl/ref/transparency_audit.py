@@ -9,15 +9,22 @@ position, or the tile's path.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import cast
 
-from nenjim.domain.transparency import HASH_SIZE, TILE_WIDTH, InvalidTileError, Tile
-from nenjim.infrastructure.log import LogDamagedError, LogReader, StoredTile
+from nenjim.domain.transparency import (
+    HASH_SIZE,
+    TILE_WIDTH,
+    InvalidTileError,
+    Tile,
+    TileTree,
+    leaf_hashes,
+)
+from nenjim.infrastructure.log import LogDamagedError, LogReader, StoredTile, TiledLog
 from nenjim.journal.impl.ref.chain_log import read_after
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transparency import (
     RevisionEvent,
-    expected_tiles,
     is_stored_tile,
     revision_leaf,
 )
@@ -42,54 +49,123 @@ def text_leaves(log: JournalLog) -> list[tuple[int, bytes]]:
 
 
 def tree_problem(log: JournalLog) -> str | None:
-    """The first way the stored tree disagrees with the log's texts (``None``: none); see
-    :func:`_tree_problem`. A value of the wrong type in its tables is one."""
-    try:
-        return _tree_problem(log)
-    except LogDamagedError as error:
-        return str(error)
+    """The first way the stored tree disagrees with the log's texts (``None``: none), the
+    texts read for it (see :class:`TreeCheck`, which the audit feeds from its own pass)."""
+    check = TreeCheck(log)
+    for position, leaf in text_leaves(log):
+        check.add(position, leaf)
+    return check.problem()
 
 
-def _tree_problem(log: JournalLog) -> str | None:
-    """The first way the stored tree disagrees with the log's texts (``None``: none).
+ENTRY_PAGE = 2_000
+"""Stored leaves the streamed comparison reads at a time."""
 
-    A log without both tables of the tree was written before the tree existed:
-    there is nothing stored to compare (the next writer's open builds it). One
-    table without the other is damage, and so is a value of another type than its
-    column's, even one that reads back as the same bytes.
+
+class TreeCheck:
+    """The stored tree compared with the leaves of the log's texts, fed in log order
+    (:meth:`add`) by a pass that reads the log once; :meth:`problem` is the first way they
+    disagree (``None``: none). A value of the wrong type in its tables is one.
+
+    The stored leaves are read a page at a time, alongside; what is held is the tree
+    recomputed so far (its tiles: 32 bytes a leaf), not the leaves.
     """
-    leaves = text_leaves(log)
-    tiled = log.tiled_log
-    absent = tiled.missing_tables()
-    if len(absent) == 2:
+
+    def __init__(self, log: JournalLog) -> None:
+        self._tiled = log.tiled_log
+        self._leaves = 0  # fed so far
+        self._batch: list[bytes] = []
+        self._tree = TileTree()
+        self._found: str | None = None
+        self._stored = 0  # stored leaves compared so far
+        self._count = 0
+        self._entries: Iterator[tuple[int, bytes]] = iter(())
+        try:
+            self._found = self._stored_tables()
+        except LogDamagedError as error:
+            self._found = str(error)
+
+    def _stored_tables(self) -> str | None:
+        """A log without both tables of the tree was written before the tree existed:
+        there is nothing stored to compare (the next writer's open builds it). One table
+        without the other is damage, and so is a value of another type than its column's,
+        even one that reads back as the same bytes."""
+        absent = self._tiled.missing_tables()
+        if len(absent) == 2:
+            self._absent = True
+            return None
+        self._absent = False
+        if absent:
+            return f"table {absent[0]} of the transparency tree is missing"
+        if (mistyped := self._tiled.mistyped_value()) is not None:
+            return mistyped
+        self._count = self._tiled.entry_count()
+        self._entries = self._pages()
         return None
-    if absent:
-        return f"table {absent[0]} of the transparency tree is missing"
-    if (mistyped := tiled.mistyped_value()) is not None:
-        return mistyped
-    stored = tiled.read_entries(0, max(tiled.entry_count(), len(leaves)) + 1)
-    for position, (expected, found) in enumerate(zip(leaves, stored, strict=False)):
-        if found[0] != expected[0]:
-            return (
-                f"transparency leaf {position} is stored for notification {found[0]}; "
-                f"the revision at that position is notification {expected[0]}"
+
+    def _pages(self) -> Iterator[tuple[int, bytes]]:
+        """Every stored leaf in position order, read a page at a time (up to the positions
+        the whole stored tree and the leaves fed so far reach)."""
+        start = 0
+        while start <= max(self._count, self._leaves):
+            yield from self._tiled.read_entries(start, start + ENTRY_PAGE)
+            start += ENTRY_PAGE
+
+    def add(self, notification: int, leaf: bytes) -> None:
+        """The leaf of the revision at ``notification``, the next one in log order."""
+        index = self._leaves
+        self._leaves += 1
+        self._batch.append(leaf)
+        if len(self._batch) == TILE_WIDTH:
+            self._tree.append_leaf_hashes(leaf_hashes(self._batch))
+            self._batch.clear()
+        if self._found is None and not self._absent:
+            try:
+                self._compare(index, notification, leaf)
+            except LogDamagedError as error:
+                self._found = str(error)
+
+    def _compare(self, index: int, notification: int, leaf: bytes) -> None:
+        found = next(self._entries, None)
+        if found is None:
+            return
+        self._stored += 1
+        if found[0] != notification:
+            self._found = (
+                f"transparency leaf {index} is stored for notification {found[0]}; "
+                f"the revision at that position is notification {notification}"
             )
-        if found[1] != expected[1]:
-            return (
-                f"transparency leaf {position} (notification {expected[0]}) differs from "
-                f"the leaf of its stored text: {found[1]!r} != {expected[1]!r}"
+        elif found[1] != leaf:
+            self._found = (
+                f"transparency leaf {index} (notification {notification}) differs from "
+                f"the leaf of its stored text: {found[1]!r} != {leaf!r}"
             )
-    if len(stored) != len(leaves):
-        return (
-            f"the transparency tree holds {len(stored)} leaves; "
-            f"the log holds {len(leaves)} revisions"
-        )
-    if (count := tiled.entry_count()) != len(stored):
-        return (
-            f"the transparency tree's {len(stored)} leaves are not numbered from 0 to "
-            f"{len(stored) - 1}: the last is at position {count - 1}"
-        )
-    size, tiles = expected_tiles(data for _, data in leaves)
+
+    def problem(self) -> str | None:
+        """The first way the stored tree disagrees with the leaves fed (``None``: none)."""
+        if self._found is not None or self._absent:
+            return self._found
+        try:
+            return self._rest()
+        except LogDamagedError as error:
+            return str(error)
+
+    def _rest(self) -> str | None:
+        stored = self._stored + sum(1 for _ in self._entries)
+        leaves = self._leaves
+        if stored != leaves:
+            return f"the transparency tree holds {stored} leaves; the log holds {leaves} revisions"
+        if self._count != stored:
+            return (
+                f"the transparency tree's {stored} leaves are not numbered from 0 to "
+                f"{stored - 1}: the last is at position {self._count - 1}"
+            )
+        self._tree.append_leaf_hashes(leaf_hashes(self._batch))
+        self._batch.clear()
+        return _tiles_problem(self._tiled, self._tree.size, self._tree.tiles())
+
+
+def _tiles_problem(tiled: TiledLog, size: int, tiles: dict[tuple[int, int], bytes]) -> str | None:
+    """How the stored tiles differ from ``tiles``, those of the tree of ``size`` leaves."""
     for tile in tiled.stored_tiles():
         key = (tile.level, tile.index)
         path = _path(tile.level, tile.index, len(tile.data))
