@@ -8,8 +8,10 @@ runs) runs in a child process, which reports its seconds and its peak
 resident set (``VmHWM``, see ``benchmarks.memory``). The ceiling, measured in
 the same run and alternated with the audit, is raw ``sqlite3`` reading the
 log's event rows and ``hashlib.sha256`` over each: no decoding, no parsing,
-no check. A peak that stays put from one size to the next is the audit's
-memory not growing with N.
+no check. A third column times the parser alone over the same texts (decoded
+beforehand): the audit parses every text once, so it cannot go faster. A peak
+that stays put from one size to the next is the audit's memory not growing
+with N.
 
 ``python -m benchmarks.journal_audit [--quick] [--large]`` (``--large`` adds
 300,000 revisions; a quick run audits 2,000).
@@ -31,6 +33,7 @@ from pathlib import Path
 from benchmarks.common import mark, scratch_dir, table
 from benchmarks.memory import imports_peak
 from benchmarks.sample_roots import generate_root
+from nenjim.domain.journal.parser import parse_journal
 from nenjim.journal.impl.ref import build_journal
 
 TARGET = 100.0  # MB of text per second
@@ -71,11 +74,20 @@ def loaded_store(directory: Path, revisions: int) -> tuple[Path, int]:
     return path, written
 
 
-def text_bytes(path: Path) -> int:
-    """The UTF-8 bytes of every revision text the store's log holds."""
+def stored_texts(path: Path) -> list[str]:
+    """Every revision text the store's log holds, in log order."""
     with sqlite3.connect(path) as connection:
-        rows = connection.execute("SELECT state FROM journal_events")
-        return sum(len(json.loads(state)["text"].encode()) for (state,) in rows)
+        rows = connection.execute("SELECT state FROM journal_events ORDER BY rowid")
+        return [json.loads(state)["text"] for (state,) in rows]
+
+
+def parsing(texts: Sequence[str]) -> float:
+    """Seconds to parse every text, in log order, with nothing else: what the audit's
+    one parse a revision costs by itself."""
+    started = time.perf_counter()
+    for text in texts:
+        parse_journal(text)
+    return time.perf_counter() - started
 
 
 def ceiling(path: Path) -> float:
@@ -110,14 +122,19 @@ def run(sizes: Sequence[int]) -> str:
     with scratch_dir() as directory:
         for size in sizes:
             path, written = loaded_store(directory, size)
-            texts = text_bytes(path)
+            parsed = stored_texts(path)
+            texts = sum(len(text.encode()) for text in parsed)
             audits: list[tuple[int, float]] = []
             floors: list[float] = []
-            for _ in range(RUNS):  # alternated, so a busy moment hits both
+            parses: list[float] = []
+            for _ in range(RUNS):  # alternated, so a busy moment hits each
                 floors.append(ceiling(path))
+                parses.append(parsing(parsed))
                 audits.append(audit(path, written))
+            del parsed
             seconds = statistics.median(s for _, s in audits)
             floor = statistics.median(floors)
+            parse = statistics.median(parses)
             peak = max(p for p, _ in audits)
             rate = texts / 1e6 / seconds
             rows.append(
@@ -128,6 +145,7 @@ def run(sizes: Sequence[int]) -> str:
                     f"{rate:.1f} MB/s",
                     f"{texts / 1e6 / floor:.0f} MB/s",
                     f"{seconds / floor:.1f}x",
+                    f"{texts / 1e6 / parse:.1f} MB/s",
                     f"{peak / 2**20:.0f} MiB",
                     f"{(peak - baseline) / 2**20:.0f} MiB",
                     f">= {TARGET:.0f} MB/s",
@@ -144,6 +162,7 @@ def run(sizes: Sequence[int]) -> str:
             "audited",
             "ceiling (read + SHA-256)",
             "audit / ceiling",
+            "parsing alone",
             "peak RSS",
             "added",
             "wanted",

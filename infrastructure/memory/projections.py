@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -47,6 +48,15 @@ class MemoryProjectionRecorder(ProjectionRecorder):
             if state is None or state.version != table.version:
                 return Persisted(0, [])
             return Persisted(state.position, list(self._rows[table.name]))
+
+    def rows_after(
+        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
+    ) -> list[Row]:
+        with self._lock:
+            rows = self._rows.get(table.name, [])
+            # Positions ascend, and nothing edits a memory store's rows by hand.
+            start = bisect.bisect_right(rows, after, key=_position)
+            return rows[start : start + limit]
 
     def write(
         self,
@@ -117,3 +127,9 @@ def recorder_for(log: LogApplication | Backend) -> MemoryProjectionRecorder:
         if found is None:
             found = _MEMORY[owner] = MemoryProjectionRecorder()
         return found
+
+
+def _position(row: Row) -> int:
+    position = row[0]
+    assert isinstance(position, int)
+    return position

@@ -181,6 +181,15 @@ class ProjectionRecorder(ABC):
         an integer, a row past the position, a missing table)."""
 
     @abstractmethod
+    def rows_after(
+        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
+    ) -> list[Row]:
+        """The first ``limit`` rows of the generation ``state`` tracks whose position is past
+        ``after``, in position order: a reader that pages through a large projection
+        (``ProjectionDamagedError`` for a missing table, as :meth:`load`). Each page is its
+        own read: a reader that needs one consistent read uses :meth:`load`."""
+
+    @abstractmethod
     def write(
         self,
         table: ProjectionTable,

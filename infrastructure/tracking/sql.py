@@ -119,13 +119,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
             if state is None or state.version != table.version:
                 return Persisted(0, [])
-            name = table.generation_table(state.generation)
-            if not self._has(c, name):
-                raise ProjectionDamagedError(
-                    f"projection {table.name}: {TRACKING_TABLE} tracks generation "
-                    f"{state.generation} at position {state.position}, but its table {name} "
-                    "is missing"
-                )
+            name = self._generation(c, table, state)
             c.execute(f"SELECT {self._columns(table)} FROM {self._name(name)} ORDER BY position")
             rows: list[Row] = c.fetchall()
         # Rows past the tracked position were written by nobody: a lowered position, or
@@ -137,6 +131,19 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
                 f"position {state.position} that {TRACKING_TABLE} tracks"
             )
         return Persisted(state.position, rows)
+
+    def rows_after(
+        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
+    ) -> list[Row]:
+        with self._reading() as c:
+            name = self._generation(c, table, state)
+            c.execute(
+                f"SELECT {self._columns(table)} FROM {self._name(name)} "
+                f"WHERE position > {self.mark} ORDER BY position LIMIT {self.mark}",
+                (after, limit),
+            )
+            rows: list[Row] = c.fetchall()
+        return rows
 
     def write(
         self,
@@ -234,6 +241,17 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
 
     def _columns(self, table: ProjectionTable) -> str:
         return ", ".join(f"{self.quote}{column}{self.quote}" for column, _ in table.columns)
+
+    def _generation(self, c: C, table: ProjectionTable, state: ProjectionState) -> str:
+        """The table of the generation ``state`` tracks (``ProjectionDamagedError``: missing)."""
+        name = table.generation_table(state.generation)
+        if not self._has(c, name):
+            raise ProjectionDamagedError(
+                f"projection {table.name}: {TRACKING_TABLE} tracks generation "
+                f"{state.generation} at position {state.position}, but its table {name} "
+                "is missing"
+            )
+        return name
 
     def _state(self, c: C, name: str) -> ProjectionState | None:
         c.execute(f"{self._select} WHERE name = {self.mark}", (name,))

@@ -66,6 +66,17 @@ def test_claim_owners_maps_the_keys_of_one_namespace_to_their_owners(
     assert app.claim_owners("other") == {"alpha": "o"}
 
 
+def test_claim_pages_read_one_namespace_in_key_order_a_page_at_a_time(
+    app: LogApplication,
+) -> None:
+    assert list(app.claim_pages("name", page=2)) == []
+    keys = ["e", "a", "d", "b", "c"]
+    app.append([Item()], [Claim("name", key, key.upper()) for key in keys] + [Claim("x", "a", "o")])
+    pages = list(app.claim_pages("name", page=2))
+    assert pages == [[("a", "A"), ("b", "B")], [("c", "C"), ("d", "D")], [("e", "E")]]
+    assert list(app.claim_pages("name", page=5)) == [[(k, k.upper()) for k in sorted(keys)]]
+
+
 def test_reclaiming_for_the_same_owner_is_a_no_op(app: LogApplication) -> None:
     item = Item()
     app.append([item], [Claim("name", "alpha", "me")])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from nenjim.domain.journal.chain import check_history
@@ -43,7 +43,7 @@ from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
 from nenjim.infrastructure.store.progress import Progress, silent
 from nenjim.journal.impl.ref.chain_log import read_after
-from nenjim.journal.impl.ref.chain_table import projection_problem, text_loader
+from nenjim.journal.impl.ref.chain_table import ProjectionCheck, text_loader
 from nenjim.journal.impl.ref.digest_index import check_digest_claims
 from nenjim.journal.impl.ref.log import JournalLog
 from nenjim.journal.impl.ref.transparency_audit import TreeCheck
@@ -101,8 +101,7 @@ class _Audit:
         self.fold = ChainFold(JournalWorldview.empty(), keep=False)
         self.heads: dict[str, _Head] = {}
         self.parsed: OrderedDict[str, JournalDocument] = OrderedDict()
-        # The chain projection's rows, as the fold makes them.
-        self.rows: list[tuple[int, str, str, str]] = []
+        self.projection = ProjectionCheck(log)
         self.tree = TreeCheck(log)
         self.claims = _Fingerprint()  # of every (digest, artifact) the log's revisions claim
         self.events = 0
@@ -115,7 +114,7 @@ class _Audit:
                 check_digest_claims(self._owners(), self.log.digest_claims(), self._caught_up)
         except JournalIntegrityError as problem:
             return self._report(one_line(str(problem)))
-        derived = projection_problem(self.log, self.rows) or self.tree.problem()
+        derived = self.projection.problem() or self.tree.problem()
         if derived is not None:
             return self._report(one_line(derived), derived=True)
         return self._report(None)
@@ -137,7 +136,15 @@ class _Audit:
 
     def _owners(self) -> dict[str, str]:
         """Every revision's digest and artifact (read again: only a difference needs them)."""
-        return {row[3]: row[1] for row in self.rows}
+        return {digest: coordinate for coordinate, _, digest in self._checked(self.events)}
+
+    def _checked(self, through: int) -> Iterator[tuple[str, str, str]]:
+        """``(artifact, Journal version, digest)`` of the revisions checked up to position
+        ``through``, read again from the log."""
+        for position, event in read_after(self.reader, 0):
+            if position > through:
+                return
+            yield event.coordinate, event.journal_version, event.digest  # type: ignore[attr-defined]
 
     def _report(self, problem: str | None, *, derived: bool = False) -> AuditReport:
         findings: tuple[Finding, ...] = ()
@@ -171,7 +178,7 @@ class _Audit:
         except JournalError as error:
             raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
         self.heads[coordinate] = _Head(position, version_key, digest)
-        self.rows.append(row)
+        self.projection.add(row)
         self.tree.add(position, JournalLeaf(coordinate, version_key, text_digest).data())
         self._keep(coordinate, revision.document)
         self.claims.add(digest, coordinate)
@@ -205,7 +212,10 @@ class _Audit:
     def _foreign(self, artifact: str, predecessor: str, head: _Head | None = None) -> JournalError:
         """The error of a ``PREDECESSOR`` that is not the head: an earlier revision of the
         chain (a fork), another artifact's, or none accepted."""
-        owner = self._owner(predecessor)
+        owner = next(
+            ((c, v) for c, v, known in self._checked(self.events - 1) if known == predecessor),
+            None,
+        )
         if owner is not None and owner[0] == artifact and head is not None:
             return JournalChainError(
                 ChainViolation.FORK,
@@ -224,13 +234,6 @@ class _Audit:
             f"PREDECESSOR {predecessor} is not an accepted revision",
             artifact=artifact,
         )
-
-    def _owner(self, digest: str) -> tuple[str, str] | None:
-        """The artifact and Journal version of the revision checked so far with ``digest``."""
-        for _, coordinate, version_key, known in self.rows:
-            if known == digest:
-                return coordinate, version_key
-        return None
 
     def _keep(self, coordinate: str, document: JournalDocument) -> None:
         parsed = self.parsed

@@ -26,6 +26,7 @@ from nenjim.domain.journal.chain import JournalChain
 from nenjim.infrastructure.log import LogReader, ProjectionDamagedError
 from nenjim.infrastructure.store.progress import Progress
 from nenjim.infrastructure.tracking.projections import (
+    TRACKING_TABLE,
     Persisted,
     ProjectionRecorder,
     ProjectionState,
@@ -101,25 +102,120 @@ def damage(persisted: Persisted, log_end: int) -> str | None:
     return None
 
 
-def projection_problem(log: LogApplication, rows: Sequence[Row]) -> str | None:
-    """How the chain projection persisted in ``log``'s store differs from ``rows``, the rows
-    of every revision of the log folded from the start (``None``: it does not, or nothing
-    is persisted). Reads only."""
-    store = projection_recorder(log)
-    try:
-        persisted = store.load(CHAIN_TABLE)
-    except ProjectionDamagedError as error:
-        return str(error)
-    problem = damage(persisted, len(rows))
-    if problem is not None:
-        return problem
-    for found, expected in zip(persisted.rows, rows, strict=False):
-        if tuple(found) != expected:
-            return (
+ROW_PAGE = 5_000
+"""Persisted rows :class:`ProjectionCheck` reads at a time."""
+
+
+class ProjectionCheck:
+    """How the chain projection persisted in a log's store differs from the rows of the
+    log's revisions, fed in log order (:meth:`add`) by a pass over the whole log. Reads only.
+
+    Each row fed is compared with the persisted row at the same index, read a page at a
+    time alongside; :meth:`problem` is the first difference, in this order: a damaged
+    table (a missing generation, a row past the tracked position), then :func:`damage`'s
+    checks, then the first row that differs. What is held is a page of rows, not the
+    projection.
+    """
+
+    def __init__(self, log: LogApplication) -> None:
+        self._store = projection_recorder(log)
+        self._fed = 0
+        self._read = 0  # persisted rows read so far
+        self._after = 0  # the position of the last one
+        self._last: object = None
+        self._numbered = True  # the rows read so far are at positions 1, 2, 3, ...
+        self._mistyped: Row | None = None
+        self._differs: str | None = None
+        self._damaged: str | None = None
+        self._page: Iterator[Row] = iter(())
+        self._done = False
+        self._state: ProjectionState | None = None
+        try:
+            state = self._store.state(CHAIN_PROJECTION)
+        except ProjectionDamagedError as error:
+            self._damaged, self._done = str(error), True
+            return
+        if state is None or state.version != CHAIN_TABLE.version:
+            self._done = True  # nothing of this version persisted: no rows to compare
+        self._state = state
+
+    def _next(self) -> Row | None:
+        """The next persisted row in position order, or ``None`` after the last."""
+        row = next(self._page, None)
+        if row is None and not self._done:
+            assert self._state is not None
+            try:
+                page = self._store.rows_after(CHAIN_TABLE, self._state, self._after, ROW_PAGE)
+            except ProjectionDamagedError as error:
+                self._damaged, self._done = str(error), True
+                return None
+            if len(page) < ROW_PAGE:
+                self._done = True
+            self._page = iter(page)
+            row = next(self._page, None)
+        if row is not None:
+            self._seen(row)
+        return row
+
+    def _seen(self, row: Row) -> None:
+        self._read += 1
+        self._last = row[0]
+        if type(row[0]) is int:
+            self._after = row[0]
+        else:
+            self._done = True  # not a position: nothing sorts after it
+        self._numbered = self._numbered and row[0] == self._read
+        if self._mistyped is None and (
+            len(row) != 4 or not all(type(value) is str for value in row[1:])
+        ):
+            self._mistyped = row
+
+    def add(self, expected: Row) -> None:
+        """The row of the next revision of the log."""
+        self._fed += 1
+        if self._damaged is not None:
+            return
+        found = self._next()
+        if found is not None and self._differs is None and tuple(found) != expected:
+            self._differs = (
                 f"the persisted chain projection's row at position {found[0]} holds "
                 f"{tuple(found[1:])!r}; the log says {expected[1:]!r}"
             )
-    return None
+
+    def problem(self) -> str | None:
+        """How the persisted projection differs from the rows fed (``None``: it does not,
+        or nothing is persisted)."""
+        while self._damaged is None and self._next() is not None:
+            pass  # the rows past the log's: counted and checked as damage() does
+        if self._damaged is not None:
+            return self._damaged
+        if self._state is None or self._state.version != CHAIN_TABLE.version:
+            return None
+        state = self._state
+        last = self._last
+        if self._read and (type(last) is not int or last > state.position):
+            return (
+                f"projection {CHAIN_TABLE.name}: {CHAIN_TABLE.generation_table(state.generation)} "
+                f"holds a row at position {self._last!r}, past the position {state.position} "
+                f"that {TRACKING_TABLE} tracks"
+            )
+        where = f"the persisted chain projection ({CHAIN_TABLE.table}, tracked at position "
+        where += f"{state.position})"
+        if state.position > self._fed:
+            return (
+                f"{where} is ahead of the log, which ends at notification {self._fed}: "
+                "the log lost events the projection holds"
+            )
+        if not self._numbered or self._read != state.position:
+            return (
+                f"{where} holds {self._read} rows, not one for each position from 1 to "
+                f"{state.position}: rows were deleted, added or renumbered, or the "
+                "tracked position was changed"
+            )
+        if self._mistyped is not None:
+            row = self._mistyped
+            return f"{where}: the row at position {row[0]} holds {row!r}, not three texts"
+        return self._differs
 
 
 def chain_row(stored: StoredRevision) -> Row:
