@@ -37,7 +37,7 @@ from nenjim.domain.journal.errors import (
     JournalIntegrityError,
     one_line,
 )
-from nenjim.domain.journal.parser import parse_journal
+from nenjim.domain.journal.parser import forget_shared_releases, parse_journal
 from nenjim.domain.transparency import JournalLeaf
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
@@ -56,6 +56,9 @@ DERIVED_TABLE = "journal derived tables"
 or the transparency tree, which ``nenjim journal repair`` rebuilds."""
 HEAD_CACHE = 4096
 """Parsed chain heads kept for the history rule; a head not kept is read again from the log."""
+SHARED_RELEASES_SPAN = 100
+"""Texts parsed between two emptyings of the parser's release cache: every release of the
+log would stay in it (up to its bound) while the audit keeps none."""
 
 
 def journal_problem(report: AuditReport) -> str | None:
@@ -125,6 +128,8 @@ class _Audit:
         for position, event in read_after(self.reader, after):
             self.progress("auditing events", position, total)
             self.events += 1
+            if self.events % SHARED_RELEASES_SPAN == 0:
+                forget_shared_releases()
             row = self.fold.add_row(position, event)
             self._revision(row, event.text)  # type: ignore[attr-defined]  # a checked event
         self.progress("auditing events", total, total)
