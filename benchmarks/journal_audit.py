@@ -1,17 +1,18 @@
 """The audit benchmark: ``journal audit`` of a SQLite store, in MB of text per second,
-and its peak resident memory at two sizes.
+and its peak resident memory.
 
-A root of N revisions (``N / 5`` artifacts x 5 revisions,
-``benchmarks.sample_roots``) is loaded into a new SQLite store by a cold
-start; then the audit (``audit_journal_log``, what ``nenjim journal audit``
-runs) runs in a child process, which reports its seconds and its peak
-resident set (``VmHWM``, see ``benchmarks.memory``). The ceiling, measured in
-the same run and alternated with the audit, is raw ``sqlite3`` reading the
-log's event rows and ``hashlib.sha256`` over each: no decoding, no parsing,
-no check. A third column times the parser alone over the same texts (decoded
-beforehand): the audit parses every text once, so it cannot go faster. A peak
-that stays put from one size to the next is the audit's memory not growing
-with N.
+A generated root (``benchmarks.sample_roots``) is loaded into a new SQLite
+store by a cold start: 4,000 artifacts of 5 and of 25 revisions (20,000 and
+100,000), and 20,000 artifacts of 5 (100,000). The audit
+(``audit_journal_log``, what ``nenjim journal audit`` runs) runs in a child
+process, which reports its seconds and its peak resident set (``VmHWM``, see
+``benchmarks.memory``). The ceiling, measured in the same run and alternated
+with the audit, is raw ``sqlite3`` reading the log's event rows and
+``hashlib.sha256`` over each: no decoding, no parsing, no check. A third
+column times the parser alone over the same texts (decoded beforehand): the
+audit parses every text once, so it cannot go faster. A peak that stays put
+from 20,000 to 100,000 revisions of the same artifacts is the audit's memory
+not growing with N; the third store shows what it holds per artifact.
 
 ``python -m benchmarks.journal_audit [--quick] [--large]`` (``--large`` adds
 300,000 revisions; a quick run audits 2,000).
@@ -37,10 +38,11 @@ from nenjim.domain.journal.parser import parse_journal
 from nenjim.journal.impl.ref import build_journal
 
 TARGET = 100.0  # MB of text per second
-SIZES = (20_000, 100_000)
-LARGE = (300_000,)
-QUICK = (2_000,)
-REVISIONS_PER_ARTIFACT = 5
+# (artifacts, revisions of each): 20,000 and 100,000 revisions over the same artifacts, and
+# 100,000 over five times as many: what the audit holds grows with the artifacts alone.
+SHAPES = ((4_000, 5), (4_000, 25), (20_000, 5))
+LARGE = ((60_000, 5),)
+QUICK = ((400, 5),)
 RUNS = 3
 
 _AUDIT = """
@@ -57,17 +59,12 @@ print(peak, seconds, report.events, flush=True)
 """
 
 
-def loaded_store(directory: Path, revisions: int) -> tuple[Path, int]:
-    """A SQLite store of ``revisions`` revisions (a generated root, cold-started); its
-    file and how many revisions it holds."""
-    root = directory / f"root-{revisions}"
-    written = generate_root(
-        root,
-        artifacts=revisions // REVISIONS_PER_ARTIFACT,
-        revisions=REVISIONS_PER_ARTIFACT,
-        seed=1,
-    )
-    path = directory / f"audit-{revisions}.db"
+def loaded_store(directory: Path, artifacts: int, revisions: int) -> tuple[Path, int]:
+    """A SQLite store of ``artifacts`` artifacts of ``revisions`` revisions each (a
+    generated root, cold-started); its file and how many revisions it holds."""
+    root = directory / f"root-{artifacts}x{revisions}"
+    written = generate_root(root, artifacts=artifacts, revisions=revisions, seed=1)
+    path = directory / f"audit-{artifacts}x{revisions}.db"
     assembly = build_journal(root, store=f"sqlite:///{path}")
     assembly.process.start()
     assembly.process.stop()
@@ -115,13 +112,13 @@ def audit(path: Path, revisions: int) -> tuple[int, float]:
     return int(kilobytes) * 1024, float(seconds)
 
 
-def run(sizes: Sequence[int]) -> str:
-    """Measure each size; returns the report."""
+def run(shapes: Sequence[tuple[int, int]]) -> str:
+    """Measure each shape (artifacts, revisions of each); returns the report."""
     rows: list[list[str]] = []
     baseline = imports_peak()
     with scratch_dir() as directory:
-        for size in sizes:
-            path, written = loaded_store(directory, size)
+        for artifacts, revisions in shapes:
+            path, written = loaded_store(directory, artifacts, revisions)
             parsed = stored_texts(path)
             texts = sum(len(text.encode()) for text in parsed)
             audits: list[tuple[int, float]] = []
@@ -139,6 +136,7 @@ def run(sizes: Sequence[int]) -> str:
             rate = texts / 1e6 / seconds
             rows.append(
                 [
+                    f"{artifacts:,}",
                     f"{written:,}",
                     f"{texts / 1e6:.1f} MB",
                     f"{seconds:.2f} s",
@@ -156,6 +154,7 @@ def run(sizes: Sequence[int]) -> str:
     return table(
         f"journal audit of a SQLite store (median of {RUNS}; imports alone: {imports})",
         [
+            "artifacts",
             "revisions",
             "texts",
             "audit",
@@ -175,11 +174,10 @@ def run(sizes: Sequence[int]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description="journal audit: throughput and peak memory")
-    parser.add_argument("--quick", action="store_true", help=f"audit {QUICK[0]:,} revisions")
-    parser.add_argument("--large", action="store_true", help=f"also audit {LARGE[0]:,}")
+    parser.add_argument("--quick", action="store_true", help="audit 2,000 revisions")
+    parser.add_argument("--large", action="store_true", help="also audit 300,000 revisions")
     args = parser.parse_args(argv)
-    sizes = QUICK if args.quick else SIZES + (LARGE if args.large else ())
-    print(run(sizes))
+    print(run(QUICK if args.quick else SHAPES + (LARGE if args.large else ())))
 
 
 if __name__ == "__main__":
