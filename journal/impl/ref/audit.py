@@ -54,7 +54,7 @@ LOG_TABLE = "journal_events"
 DERIVED_TABLE = "journal derived tables"
 """Where a finding in what the store derives from its log is: the persisted chain projection
 or the transparency tree, which ``nenjim journal repair`` rebuilds."""
-HEAD_CACHE = 4096
+HEAD_CACHE = 256
 """Parsed chain heads kept for the history rule; a head not kept is read again from the log."""
 SHARED_RELEASES_SPAN = 100
 """Texts parsed between two emptyings of the parser's release cache: every release of the
