@@ -44,6 +44,7 @@ import pytest
 from journal_texts import Chain, Rel, content, digest, journal_text
 from nenjim.domain.journal.chain import chain_id
 from nenjim.journal.exception import JournalError, JournalIntegrityError
+from nenjim.journal.impl.ref import audit as audit_module
 from nenjim.journal.impl.ref import build_journal
 from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
@@ -746,3 +747,23 @@ def test_every_kind_of_edit_is_in_the_table() -> None:
     assert len(EDITS) >= 40
     assert {e.start for e in EDITS} == {REFUSED, SERVED, SERVED_SILENTLY, CONSISTENT}
     assert len({e.name for e in EDITS}) == len(EDITS)
+
+
+@pytest.mark.parametrize("name", ["untouched", "head-forged-breaking-history"])
+def test_the_audit_reads_again_a_head_it_did_not_keep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, close_logs: None, name: str
+) -> None:
+    # No parsed head kept: each successor's history rule reads its head from the log.
+    monkeypatch.setattr(audit_module, "HEAD_CACHE", 0)
+    store = f"sqlite://{tmp_path / 'log.db'}"
+    _load(tmp_path / "root", store)
+    edit = next(e for e in EDITS if e.name == name)
+    edit.apply(LogRows(store))
+
+    problem = journal_problem(audit_journal_log(store))
+
+    if edit.audit is None:
+        assert problem is None
+    else:
+        assert problem is not None
+        assert edit.audit in problem
