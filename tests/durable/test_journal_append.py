@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from journal_texts import Chain, Rel, content, digest, journal_text, write_chain
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.exception import (
     ChainViolation,
     JournalChainError,
@@ -27,6 +28,7 @@ from nenjim.journal.impl.ref import (
     append_revisions,
     build_journal,
 )
+from nenjim.journal.impl.ref.chain_table import CHAIN_TABLE
 from nenjim.journal.impl.ref.log import JournalLog
 
 WIDGET = "com.example.widget"
@@ -302,3 +304,18 @@ def test_a_root_holding_the_appended_file_starts_as_before(rooted: tuple[Path, s
 def _releases(n: int) -> tuple[Rel, ...]:
     """The widget's genesis release, plus one of its own per ``n``."""
     return (Rel("1.0.0", content(1)), Rel(f"1.{n + 1}.0", content(100 + n)))
+
+
+def test_the_chain_projection_is_written_back_when_the_appender_closes(
+    rooted: tuple[Path, str],
+) -> None:
+    _, store = rooted
+    chain = _widget()
+    with JournalAppender(store) as appender:
+        appender.append(chain.texts[1:2])
+        appender.append(chain.texts[2:])
+    log = JournalLog(store, create=False)
+    try:
+        assert projection_recorder(log).load(CHAIN_TABLE).position == 3
+    finally:
+        log.close()
