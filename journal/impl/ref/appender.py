@@ -61,6 +61,11 @@ class JournalAppender:
         with store_errors(self._where):
             log = JournalLog(store, create=identity is not None, identity=identity)
             try:
+                if log.read_only:
+                    raise JournalStoreError(
+                        f"{self._where} is read-only (a hot standby, or read-only media): "
+                        "revisions are appended to the primary's store"
+                    )
                 if identity is None and log.recorded_identity() is None:
                     raise JournalStoreError(
                         f"{self._where} holds no Journal yet: name one (--journal NAME) "

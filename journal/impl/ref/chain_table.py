@@ -151,7 +151,8 @@ class PersistedChains:
     ``where`` is the store's URL as messages show it.
     :meth:`open` loads what the store holds into an empty projection;
     :meth:`catch_up` folds the log after it; :meth:`persist` writes the rows
-    the store lacks with the new position.
+    the store lacks with the new position (``read_only``: never; the store
+    only reads, as a hot standby does).
     """
 
     def __init__(
@@ -162,6 +163,7 @@ class PersistedChains:
         *,
         batch: int = CATCH_UP_BATCH,
         where: str = "URL",
+        read_only: bool = False,
     ) -> None:
         self._projection = projection
         self._hint = REBUILD_HINT.format(store=where)
@@ -170,6 +172,8 @@ class PersistedChains:
         self._batch = batch
         self._opened = False
         self._written = 0  # the position last read from or written to the store
+        # A store that only reads (a hot standby) keeps the rows its primary wrote.
+        self._read_only = read_only
 
     @property
     def view(self) -> JournalWorldview:
@@ -212,8 +216,8 @@ class PersistedChains:
     def persist(self) -> bool:
         """Write the revisions the store lacks, and the view's position, in one transaction."""
         position = self._projection.view.position
-        if position <= self._written:
-            return False  # the store holds this much already: no write transaction
+        if position <= self._written or self._read_only:
+            return False  # the store holds this much already (or cannot): no write
         written = self._store.write(
             CHAIN_TABLE,
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
