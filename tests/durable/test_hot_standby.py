@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from postgres_server import replicated_clusters
 
 from journal_texts import Chain, Rel, content
 from nenjim.cli import main
+from nenjim.journal import JournalService
 from nenjim.journal.exception import JournalStoreError
 from nenjim.journal.impl.ref import JournalAppender, JournalFollower, append_revisions
 
@@ -204,3 +206,35 @@ def test_writes_through_the_standby_are_refused_in_one_line(
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert "is read-only" in error
+
+
+def test_a_follower_of_the_standby_follows_what_the_primary_appends(
+    replicas: tuple[str, str],
+) -> None:
+    primary, standby = replicas
+    fresh = Chain("com.example.standby.followed")
+    fresh.add("20260101T000000Z")
+    seen = threading.Event()
+    errors: list[BaseException] = []
+    follower = JournalFollower(standby, journal=NAME, interval=0.05)
+
+    def on_view(view: JournalService) -> None:
+        if view.latest(fresh.artifact) is not None:
+            seen.set()
+
+    def follow() -> None:
+        try:
+            follower.follow(on_view)
+        except BaseException as error:  # reported by the test
+            errors.append(error)
+            seen.set()
+
+    thread = threading.Thread(target=follow)
+    thread.start()
+    try:
+        append_revisions(primary, fresh.texts, journal=NAME)
+        assert seen.wait(REPLAY_TIMEOUT), "the standby's follower never saw the append"
+        assert errors == []
+    finally:
+        follower.close()
+        thread.join(REPLAY_TIMEOUT)
