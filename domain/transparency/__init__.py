@@ -4,14 +4,24 @@ RFC 6962 / RFC 9162 Merkle trees with inclusion and consistency proofs
 (:mod:`.merkle`), C2SP tlog-tiles coordinates, paths and entry bundles
 (:mod:`.tiles`), C2SP tlog-checkpoint bodies (:mod:`.checkpoint`), C2SP signed
 notes with Ed25519 keys in the format of Go's ``sumdb/note`` (:mod:`.note`),
-and the leaf data of a Journal revision (:mod:`.journal_leaf`). Every error
-derives from :class:`TransparencyError`.
+C2SP tlog-cosignature v1 (:mod:`.cosignature`), the C2SP tlog-witness
+``add-checkpoint`` request and its checks (:mod:`.witness`), and the leaf
+data of a Journal revision (:mod:`.journal_leaf`). Every error derives from
+:class:`TransparencyError`.
 """
 
 from nenjim.domain.transparency.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
+from nenjim.domain.transparency.cosignature import (
+    Cosignature,
+    Cosigner,
+    CosignerVerifier,
+    check_cosignatures,
+    cosigned_message,
+)
 from nenjim.domain.transparency.errors import (
     AmbiguousKeyError,
     HashSourceError,
+    InconsistentCheckpointError,
     InvalidCheckpointError,
     InvalidEntryBundleError,
     InvalidHashError,
@@ -23,8 +33,13 @@ from nenjim.domain.transparency.errors import (
     InvalidSignatureError,
     InvalidTileError,
     InvalidTilePathError,
+    InvalidWitnessRequestError,
+    OldSizeMismatchError,
     TransparencyError,
+    UnknownLogError,
+    UntrustedCheckpointError,
     UnverifiedNoteError,
+    WitnessRefusalError,
 )
 from nenjim.domain.transparency.journal_leaf import JournalLeaf, check_leaf_lines, journal_leaf_data
 from nenjim.domain.transparency.merkle import (
@@ -78,17 +93,33 @@ from nenjim.domain.transparency.tiles import (
     tile_hashes,
     tiles_for_size,
 )
+from nenjim.domain.transparency.witness import (
+    REFUSAL_STATUS,
+    SIZE_MEDIA_TYPE,
+    AddCheckpoint,
+    TreeHead,
+    parse_size_answer,
+    size_answer,
+    witness_checkpoint,
+)
 
 __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
+    "REFUSAL_STATUS",
+    "SIZE_MEDIA_TYPE",
     "TILE_HEIGHT",
     "TILE_WIDTH",
+    "AddCheckpoint",
     "AmbiguousKeyError",
     "Checkpoint",
+    "Cosignature",
+    "Cosigner",
+    "CosignerVerifier",
     "EntryBundle",
     "HashSource",
     "HashSourceError",
+    "InconsistentCheckpointError",
     "InvalidCheckpointError",
     "InvalidEntryBundleError",
     "InvalidHashError",
@@ -100,12 +131,14 @@ __all__ = [
     "InvalidSignatureError",
     "InvalidTileError",
     "InvalidTilePathError",
+    "InvalidWitnessRequestError",
     "JournalLeaf",
     "LeafTile",
     "MemoryTree",
     "NodeRun",
     "Note",
     "NoteSignature",
+    "OldSizeMismatchError",
     "SignerKey",
     "Tile",
     "TileHashSource",
@@ -113,11 +146,17 @@ __all__ = [
     "TileTree",
     "TransparencyError",
     "TreeBuilder",
+    "TreeHead",
     "TreeNode",
+    "UnknownLogError",
+    "UntrustedCheckpointError",
     "UnverifiedNoteError",
     "VerifierKey",
+    "WitnessRefusalError",
+    "check_cosignatures",
     "check_leaf_lines",
     "consistency_proof",
+    "cosigned_message",
     "decode_entry_bundle",
     "encode_entry_bundle",
     "entry_bundles_for_size",
@@ -133,12 +172,14 @@ __all__ = [
     "open_checkpoint",
     "open_note",
     "parse_entry_bundle_path",
+    "parse_size_answer",
     "parse_tile_path",
     "read_tile",
     "root_from_inclusion_proof",
     "root_hash",
     "sign_checkpoint",
     "sign_note",
+    "size_answer",
     "tile_data",
     "tile_for_node",
     "tile_hashes",
@@ -146,4 +187,5 @@ __all__ = [
     "tree_hash",
     "verify_consistency",
     "verify_inclusion",
+    "witness_checkpoint",
 ]

@@ -79,3 +79,32 @@ class AmbiguousKeyError(InvalidNoteError):
 
 class InvalidLeafError(TransparencyError, ValueError):
     """Journal leaf fields or leaf data are not in the leaf line format."""
+
+
+class WitnessRefusalError(TransparencyError):
+    """A witness refuses to cosign a checkpoint (C2SP tlog-witness ``add-checkpoint``)."""
+
+
+class InvalidWitnessRequestError(WitnessRefusalError, ValueError):
+    """An ``add-checkpoint`` request is malformed, or asks from an old size above its own."""
+
+
+class UnknownLogError(WitnessRefusalError):
+    """The checkpoint's origin is not a log the witness knows."""
+
+
+class UntrustedCheckpointError(WitnessRefusalError):
+    """No signature on the checkpoint verifies with a key the witness trusts for its log."""
+
+
+class OldSizeMismatchError(WitnessRefusalError):
+    """The request's old size is not the size the witness last cosigned (``size``), or that
+    size again with another root hash."""
+
+    def __init__(self, size: int, origin: str) -> None:
+        super().__init__(f"{origin}: the witness last cosigned tree size {size}")
+        self.size = size
+
+
+class InconsistentCheckpointError(WitnessRefusalError):
+    """The consistency proof does not prove the checkpoint extends the last one cosigned."""

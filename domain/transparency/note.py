@@ -78,16 +78,20 @@ def _key_name_problem(name: str) -> str | None:
     return None
 
 
-def key_id(name: str, public_key: bytes) -> int:
-    """The Ed25519 key ID: the first 4 bytes of SHA-256(name, newline, 0x01, key), big-endian."""
-    digest = hashlib.sha256(
-        name.encode("utf-8") + b"\n" + bytes([ED25519_ALGORITHM]) + public_key
-    ).digest()
+def key_id(name: str, public_key: bytes, algorithm: int = ED25519_ALGORITHM) -> int:
+    """The key ID: the first 4 bytes of SHA-256(name, newline, algorithm, key), big-endian.
+
+    ``algorithm`` is the signature type byte: 0x01 (Ed25519 note signatures) unless told.
+    """
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([algorithm]) + public_key).digest()
     return int.from_bytes(digest[:4], "big")
 
 
-def _parse_key_fields(name: str, hex_id: str, encoded: str, what: str) -> tuple[int, bytes]:
-    """Check a key string's name, key ID and payload; return the ID and the 32 key bytes."""
+def _parse_key_fields(
+    name: str, hex_id: str, encoded: str, what: str, algorithm: int = ED25519_ALGORITHM
+) -> tuple[int, bytes]:
+    """Check a key string's name, key ID and payload of signature type ``algorithm``;
+    return the ID and the 32 key bytes."""
     problem = _key_name_problem(name)
     if problem is not None:
         raise InvalidKeyError(f"malformed {what}: {problem}")
@@ -96,10 +100,10 @@ def _parse_key_fields(name: str, hex_id: str, encoded: str, what: str) -> tuple[
     payload = _decode_base64(encoded)
     if not payload:
         raise InvalidKeyError(f"malformed {what}: the key is not canonical standard base64")
-    if payload[0] != ED25519_ALGORITHM:
+    if payload[0] != algorithm:
         raise InvalidKeyError(
             f"{what} for {name!r} uses unknown algorithm 0x{payload[0]:02x}; "
-            f"only Ed25519 (0x{ED25519_ALGORITHM:02x}) is supported"
+            f"only 0x{algorithm:02x} is supported here"
         )
     if len(payload) != 1 + _KEY_SIZE:
         raise InvalidKeyError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
@@ -34,6 +35,8 @@ from nenjim.infrastructure.store.urls import (
     check_schema,
     resolve_store_url,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class _ClaimingRecorder(Protocol):
@@ -164,6 +167,12 @@ class LogApplication(Application[UUID]):
             self._check_identity(identity)
         if tiler is not None and not self.read_only:
             self._catch_up_tiles()
+        _LOGGER.info(
+            "opened the %s log in %s%s",
+            self.name,
+            self.where,
+            " to read only" if self.read_only else "",
+        )
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """The library's settings: the store URL's, and nothing of the process environment.

@@ -28,6 +28,7 @@ renumbered 1, 2, 3, ... in the same order; the report says so.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field, replace
 from typing import IO
@@ -89,6 +90,8 @@ LOGS = (JOURNAL, STORAGE)
 """The logs a store may hold, in export order."""
 _PAGE = 1000
 _EVERY = 1000  # lines between two progress reports while a file is checked
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class ImportRefusedError(RuntimeError):
@@ -165,6 +168,12 @@ def export_store(
                     f"{store.where} holds {held}, not {describe_identity(wanted)}"
                 )
         total = sum(snapshot.count(table) for table in tables)
+        _LOGGER.info(
+            "exporting %d events of the %s log from %s",
+            total,
+            " and ".join(table.log for table in tables),
+            store.where,
+        )
         writer = ExportWriter(out, source if source is not None else store.location.display)
         done = 0
         progress("exporting events", done, total)

@@ -45,8 +45,10 @@ EXIT_CODES_HELP = f"""exit codes:
        audit or start-up check found the log inconsistent, an import was
        refused (a damaged file, a log that does not audit), a served log does
        not verify (verify-log), a monitored log forked, was rewritten or is
-       not signed by the key (monitor), or the artifact, release or revision
-       asked for does not exist
+       not signed by the key (monitor), a served checkpoint lacks the
+       cosignatures the witness policy requires (verify-log, monitor:
+       --witnesses-required), or the artifact, release or revision asked for
+       does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
   {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
        move-root, append), in memory or holding no Journal yet (append

@@ -2,7 +2,8 @@
 
 ``nenjim journal verify|digest|log|show|release|new|append|audit|move-root|repair``, ``nenjim
 projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
-export|import``; see ``--help``. Every command takes ``--json``. Exit
+export|import``; see ``--help``. Every command takes ``--json``, and ``-v``/``-q``
+for more or less of the log on stderr (:mod:`nenjim.cli.logs`). Exit
 codes are in :mod:`nenjim.cli.exit` and in ``nenjim --help``: whatever goes
 wrong ends as one line on stderr (one JSON object with ``--json``) and a
 documented code, never as a traceback.
@@ -29,6 +30,7 @@ from nenjim.cli.exit import (
     report,
 )
 from nenjim.cli.log_commands import add_log_commands
+from nenjim.cli.logs import add_verbosity, chosen_level, shown
 from nenjim.cli.projection_commands import add_projection_commands
 from nenjim.cli.storage_commands import add_storage_commands
 from nenjim.cli.store_options import add_store_options, chosen_store
@@ -39,6 +41,7 @@ from nenjim.cli.transparency_commands import (
     add_key_commands,
     add_serve_command,
 )
+from nenjim.cli.witness_commands import add_witness_command
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion, ReleaseVersion
 
 if TYPE_CHECKING:
@@ -93,7 +96,8 @@ def run(arguments: Sequence[str]) -> int:
         else:
             store = chosen_store(args)
             handler: Handler = args.handler
-            code = handler(args)
+            with shown(chosen_level(args), as_json=as_json):
+                code = handler(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the safety net
     except BrokenPipeError:
         return _broken_pipe()
@@ -124,6 +128,7 @@ def build_parser() -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"nenjim {_version()}")
+    add_verbosity(parser, "before")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True)
     journal = groups.add_parser(
         "journal",
@@ -234,6 +239,7 @@ def build_parser() -> _Parser:
     add_log_commands(groups)
     add_key_commands(groups, [output])
     add_serve_command(groups, [output])
+    add_witness_command(groups, [output])
     return parser
 
 
@@ -245,8 +251,9 @@ def _version() -> str:
 
 
 def _output() -> _Parser:
-    """--json, shared by every subcommand."""
+    """--json, -v and -q, shared by every subcommand."""
     output = _Parser(add_help=False)
+    add_verbosity(output, "after")
     output.add_argument(
         "--json",
         action="store_true",

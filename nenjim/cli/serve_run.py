@@ -7,13 +7,12 @@ the application log while serving (the access log: one INFO line per request,
 ``GET /checkpoint 200 1.2ms``) (a client's malformed request, an
 exception in a request) is one line on stderr, ``nenjim serve: LEVEL:
 MESSAGE`` (with ``--json`` one JSON object), with the exception's type and
-message and never its traceback.
+message and never its traceback (:class:`nenjim.cli.logs.OneLineFormatter`).
 Needs the ``serve`` extra.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -21,29 +20,11 @@ from typing import Any
 
 import uvicorn
 
-from nenjim.cli.exit import EXIT_STORE, CommandError, one_line
+from nenjim.cli.exit import EXIT_STORE, CommandError
+from nenjim.cli.logs import LOGGER, OneLineFormatter
 
 
-class OneLineFormatter(logging.Formatter):
-    """A log record as one line: ``nenjim serve: LEVEL: MESSAGE[: ERROR: DETAIL]``, or
-    with ``as_json`` one JSON object ``{"level": LEVEL, "message": ...}``."""
-
-    def __init__(self, *, as_json: bool = False) -> None:
-        super().__init__()
-        self.as_json = as_json
-
-    def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
-        if record.exc_info is not None and record.exc_info[1] is not None:
-            error = record.exc_info[1]
-            message = f"{message}: {type(error).__name__}: {error}"
-        level = record.levelname.lower()
-        if self.as_json:
-            return json.dumps({"level": level, "message": one_line(message)}, sort_keys=True)
-        return f"nenjim serve: {level}: {one_line(message)}"
-
-
-def logging_config(*, as_json: bool, level: str = "info") -> dict[str, Any]:
+def logging_config(*, as_json: bool, level: int = logging.INFO) -> dict[str, Any]:
     """uvicorn's ``log_config``: every record one line on stderr (see :class:`OneLineFormatter`);
     nenjim's own records (the access log among them) from ``level`` up."""
     stderr = {
@@ -54,7 +35,9 @@ def logging_config(*, as_json: bool, level: str = "info") -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"one_line": {"()": OneLineFormatter, "as_json": as_json}},
+        "formatters": {
+            "one_line": {"()": OneLineFormatter, "prefix": "nenjim serve", "as_json": as_json}
+        },
         "handlers": {"stderr": stderr},
         # The root logger too: without a handler of its own, a warning would reach
         # logging's last-resort handler, which prints tracebacks.
@@ -63,7 +46,7 @@ def logging_config(*, as_json: bool, level: str = "info") -> dict[str, Any]:
             "uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
             "uvicorn.error": {"level": "WARNING"},
             "uvicorn.access": {"handlers": [], "propagate": False},
-            "nenjim": {"handlers": ["stderr"], "level": level.upper(), "propagate": False},
+            LOGGER: {"handlers": ["stderr"], "level": level, "propagate": False},
         },
     }
 
@@ -89,7 +72,9 @@ def url_of(listener: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def run_server(app: Any, listener: socket.socket, *, as_json: bool, level: str = "info") -> None:
+def run_server(
+    app: Any, listener: socket.socket, *, as_json: bool, level: int = logging.INFO
+) -> None:
     """Serve ``app`` on ``listener`` until interrupted (uvicorn stops gracefully first);
     ``as_json``: log records as JSON objects; ``level``: nenjim's least severe records shown."""
     config = uvicorn.Config(

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from nenjim.cli.exit import EXIT_CODES_HELP
+from nenjim.cli.logs import add_verbosity
 from nenjim.journal.exception import InvalidValueError
 
 _V = TypeVar("_V")
@@ -17,7 +18,8 @@ def add_subcommand(
     commands: Any, name: str, handler: Callable[[argparse.Namespace], int], summary: str
 ) -> argparse.ArgumentParser:
     """Register ``name`` on the subparsers ``commands``: ``summary`` as its help and
-    description, the exit codes as its epilog, ``handler`` to run it."""
+    description, the exit codes as its epilog, ``-v``/``-q`` as every command's, ``handler``
+    to run it."""
     sub: argparse.ArgumentParser = commands.add_parser(
         name,
         help=summary,
@@ -25,6 +27,7 @@ def add_subcommand(
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_verbosity(sub, "after")
     sub.set_defaults(handler=handler)
     return sub
 

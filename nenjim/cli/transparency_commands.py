@@ -1,7 +1,8 @@
 """``nenjim keys new`` and the transparency commands of ``nenjim journal``.
 
 ``keys new NAME --out PATH`` writes a signer key (mode 0600, never over an
-existing file) and prints its verifier key as the last line. ``journal
+existing file; with ``--witness`` a witness's cosigning key) and prints its
+verifier key as the last line. ``journal
 checkpoint`` signs the stored tree's head; ``journal prove COORD VERSION``
 and ``journal prove --from N`` print an inclusion or consistency proof with
 the checkpoint it is proven against, as JSON; ``journal check-proof`` verifies
@@ -42,6 +43,7 @@ from nenjim.admin.transparency import (
     check_proof,
     open_checkpoint,
 )
+from nenjim.admin.witness import Cosigner
 from nenjim.cli.exit import (
     EXIT_CODES_HELP,
     EXIT_FAILURE,
@@ -50,8 +52,10 @@ from nenjim.cli.exit import (
     EXIT_USAGE,
     CommandError,
 )
+from nenjim.cli.logs import server_level
 from nenjim.cli.store_options import add_store_options, required_store
 from nenjim.cli.subcommand import value_argument
+from nenjim.cli.witness_policy import add_policy_options, add_witness_endpoints, chosen_policy
 from nenjim.journal.exception import JournalIntegrityError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
 
@@ -81,6 +85,12 @@ def add_key_commands(groups: Any, parents: list[argparse.ArgumentParser]) -> Non
     )
     new.add_argument("name", metavar="NAME", help="the key's name (no '+', spaces or newlines)")
     new.add_argument("--out", metavar="PATH", required=True, help="the new key file")
+    new.add_argument(
+        "--witness",
+        action="store_true",
+        help="a witness's key, for nenjim witness: its cosignatures (C2SP tlog-cosignature v1, "
+        "key type 0x04) are not note signatures",
+    )
     new.set_defaults(handler=keys_new)
 
 
@@ -142,6 +152,7 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         metavar="ROOT",
         help="a local Journal root: its revision files must be exactly the log's entries",
     )
+    add_policy_options(verify_log)
     monitor = add(
         "monitor",
         monitor_command,
@@ -161,6 +172,7 @@ def add_journal_commands(add: AddCommand, reading: Callable[[], argparse.Argumen
         type=_seconds,
         help="check again every SECONDS, one line per round, until a fork or Ctrl-C",
     )
+    add_policy_options(monitor)
     monitor.add_argument(
         "--timeout",
         metavar="SECONDS",
@@ -202,8 +214,8 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
     serve.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
-        default="info",
-        help="the least severe log records shown (info, which shows the access log)",
+        help="the least severe log records shown, whatever -v or -q say (info by default, "
+        "which shows the access log; -q: error, -vv: debug)",
     )
     serve.add_argument(
         "--cors",
@@ -213,6 +225,7 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         help="let browser scripts of ORIGIN (https://example.com, or *) GET from it; "
         "repeatable (none by default: no CORS headers)",
     )
+    add_witness_endpoints(serve)
     serve.set_defaults(handler=serve_command)
 
 
@@ -265,7 +278,7 @@ def _size(text: str) -> int:
 def keys_new(args: argparse.Namespace) -> int:
     """Write a new signer key to ``--out``; print the verifier key last."""
     try:
-        key = SignerKey.generate(args.name)
+        key: SignerKey | Cosigner = (Cosigner if args.witness else SignerKey).generate(args.name)
     except TransparencyError as error:
         raise CommandError(f"argument NAME: {error}", EXIT_USAGE, "usage") from None
     path = Path(args.out)
@@ -343,12 +356,19 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         from nenjim.cli.serve_run import listen, run_server, url_of  # noqa: PLC0415
         from nenjim.serve.app import build_app  # noqa: PLC0415
+        from nenjim.serve.cosigning import Witness  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     signer = _signer(args)
+    witnesses = [Witness(key, url) for key, url in args.witness]
     with _opened(args) as log:
         app = build_app(
-            log, signer, args.origin, access_log=args.access_log, cors_origins=args.cors
+            log,
+            signer,
+            args.origin,
+            access_log=args.access_log,
+            cors_origins=args.cors,
+            witnesses=witnesses,
         )
         with listen(args.host, args.port) as listener:
             url = url_of(listener)
@@ -357,7 +377,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             else:
                 sys.stderr.write(f"serving the transparency log on {url}\n")
-            run_server(app, listener, as_json=args.json, level=args.log_level)
+            run_server(app, listener, as_json=args.json, level=server_level(args))
     return EXIT_OK
 
 
@@ -369,17 +389,24 @@ def verify_log_command(args: argparse.Namespace) -> int:
             LogUnavailableError,
             verify_log,
         )
+        from nenjim.client.log_witnesses import WitnessPolicy, WitnessPolicyError  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     verifier = _verifier(args.key)
+    chosen = chosen_policy(args)
+    policy = None if chosen is None else WitnessPolicy(*chosen)
     since = None if args.since is None else _checkpoint(args.since, verifier)
     root = None if args.root is None else Path(args.root)
     try:
-        verified = verify_log(args.url, verifier, since=since, root=root, timeout=args.timeout)
+        verified = verify_log(
+            args.url, verifier, since=since, root=root, timeout=args.timeout, policy=policy
+        )
     except LogUnavailableError as error:
         raise CommandError(
             f"verify-log could not read the log: {error}", EXIT_STORE, "unavailable"
         ) from None
+    except WitnessPolicyError as error:
+        raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "bad-signature") from None
     except LogCheckError as error:
         raise CommandError(f"verify-log failed: {error}", EXIT_FAILURE, "integrity") from None
     size = verified.checkpoint.size
@@ -410,13 +437,16 @@ def monitor_command(args: argparse.Namespace) -> int:
             MonitorStateError,
             monitor_log,
         )
+        from nenjim.client.log_witnesses import WitnessPolicy  # noqa: PLC0415
     except ImportError as error:
         raise _needs_serve(error) from None
     verifier = _verifier(args.key)
+    chosen = chosen_policy(args)
+    policy = None if chosen is None else WitnessPolicy(*chosen)
     state = Path(args.state)
     while True:
         try:
-            result = monitor_log(args.url, verifier, state, timeout=args.timeout)
+            result = monitor_log(args.url, verifier, state, timeout=args.timeout, policy=policy)
         except LogUnavailableError as error:
             failure = CommandError(
                 f"monitor could not read the log: {error}", EXIT_STORE, "unavailable"
@@ -541,8 +571,14 @@ def _key(parse: Callable[[str], _K], path: str, text: str) -> _K:
 
 
 def _signer(args: argparse.Namespace) -> SignerKey:
-    """The signer key of ``--key``: refused, as ssh refuses a private key, when group or
-    others can access its file, unless ``--allow-unprotected-key`` (then a warning)."""
+    """The signer key of ``--key`` (see :func:`secret_key`)."""
+    return secret_key(args, SignerKey.parse)
+
+
+def secret_key(args: argparse.Namespace, parse: Callable[[str], _K]) -> _K:
+    """The secret key of ``--key``, read by ``parse``: refused, as ssh refuses a private key,
+    when group or others can access its file, unless ``--allow-unprotected-key`` (then a
+    warning)."""
     path = args.key
     text, mode = _read(path, "key file")
     if os.name == "posix" and mode & 0o077:
@@ -558,7 +594,7 @@ def _signer(args: argparse.Namespace) -> SignerKey:
             sys.stderr.write(_dumps({"warning": warning, "kind": "key"}) + "\n")
         else:
             sys.stderr.write(f"nenjim: warning: {warning}\n")
-    return _key(SignerKey.parse, path, text)
+    return _key(parse, path, text)
 
 
 def _verifier(path: str) -> VerifierKey:

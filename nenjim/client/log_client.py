@@ -35,6 +35,7 @@ from nenjim.client.log_hashing import (
     pool_workers,
     recompute_log,
 )
+from nenjim.client.log_witnesses import WitnessPolicy
 from nenjim.domain.transparency import (
     Checkpoint,
     TransparencyError,
@@ -75,15 +76,18 @@ def verify_log(
     since: Checkpoint | None = None,
     root: Path | None = None,
     timeout: float = 30.0,
+    policy: WitnessPolicy | None = None,
 ) -> VerifiedLog:
     """Verify the log served at ``url`` (its base URL); raise ``LogCheckError`` unless it holds.
 
     ``root``: a local Journal root whose revision files must be exactly the
     log's entries (the Journal's errors name a root that cannot be read).
+    ``policy``: the cosignatures the checkpoint needs (``WitnessPolicyError``).
     """
     base = url.rstrip("/") + "/"
     with httpx.Client(base_url=base, timeout=timeout) as client:
-        verified, _ = verify_served(client, verifier, since=since, root=root)
+        checkpoint = fetch_checkpoint(client, verifier, policy)
+        verified, _ = verify_served(client, verifier, since=since, root=root, checkpoint=checkpoint)
     return verified
 
 
@@ -129,17 +133,32 @@ def verify_served(
     return VerifiedLog(checkpoint, log.leaf_bytes, len(tiles)), expected
 
 
-def fetch_checkpoint(client: httpx.Client, verifier: VerifierKey) -> Checkpoint:
-    """The served checkpoint, its signature checked (``BadCheckpointError`` unless it holds)."""
-    return open_served_checkpoint(get(client, "checkpoint", committed=False), verifier, client)
+def fetch_checkpoint(
+    client: httpx.Client, verifier: VerifierKey, policy: WitnessPolicy | None = None
+) -> Checkpoint:
+    """The served checkpoint, its signature (and with ``policy`` its cosignatures) checked
+    (``BadCheckpointError`` unless they hold)."""
+    note = get(client, "checkpoint", committed=False)
+    return open_served_checkpoint(note, verifier, client, policy)
 
 
-def open_served_checkpoint(note: bytes, verifier: VerifierKey, client: httpx.Client) -> Checkpoint:
-    """The checkpoint in the served ``note``, its signature checked (``BadCheckpointError``)."""
+def open_served_checkpoint(
+    note: bytes,
+    verifier: VerifierKey,
+    client: httpx.Client,
+    policy: WitnessPolicy | None = None,
+) -> Checkpoint:
+    """The checkpoint in the served ``note``, its signature checked (``BadCheckpointError``),
+    and with ``policy`` its cosignatures (``WitnessPolicyError``)."""
+    where = f"{client.base_url}checkpoint"
     try:
-        return open_checkpoint(note.decode("utf-8"), [verifier])
+        text = note.decode("utf-8")
+        checkpoint = open_checkpoint(text, [verifier])
     except (TransparencyError, UnicodeDecodeError) as error:
-        raise BadCheckpointError(f"{client.base_url}checkpoint: {error}") from None
+        raise BadCheckpointError(f"{where}: {error}") from None
+    if policy is not None:
+        policy.check(text, verifier, where)
+    return checkpoint
 
 
 def _check_root(root: Path, logged: LoggedLeaves) -> None:

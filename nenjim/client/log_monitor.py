@@ -35,6 +35,7 @@ import httpx
 
 from nenjim.client.log_client import get, open_served_checkpoint, verify_served
 from nenjim.client.log_hashing import LogCheckError, hash_bundles
+from nenjim.client.log_witnesses import WitnessPolicy
 from nenjim.domain.transparency import (
     HASH_SIZE,
     TILE_WIDTH,
@@ -95,7 +96,12 @@ class MonitorResult:
 
 
 def monitor_log(
-    url: str, verifier: VerifierKey, state: Path, *, timeout: float = 30.0
+    url: str,
+    verifier: VerifierKey,
+    state: Path,
+    *,
+    timeout: float = 30.0,
+    policy: WitnessPolicy | None = None,
 ) -> MonitorResult:
     """Verify what the log at ``url`` added since the checkpoint kept in ``state``; keep the new.
 
@@ -103,7 +109,9 @@ def monitor_log(
     ``LogRewrittenError``) for a log that does not extend the stored tree,
     ``BadCheckpointError`` for a checkpoint the key did not sign,
     ``LogCheckError`` for tiles or entries that do not verify, and
-    ``MonitorStateError`` for a state directory that is not this log's. The
+    ``MonitorStateError`` for a state directory that is not this log's, and
+    ``WitnessPolicyError`` for a checkpoint without the cosignatures ``policy``
+    requires. The
     state is only written when every check held.
     """
     stored = _load_state(state, verifier)
@@ -116,7 +124,7 @@ def monitor_log(
     base = url.rstrip("/") + "/"
     with httpx.Client(base_url=base, timeout=timeout, event_hooks={"request": [count]}) as client:
         note = get(client, "checkpoint", committed=False)
-        checkpoint = open_served_checkpoint(note, verifier, client)
+        checkpoint = open_served_checkpoint(note, verifier, client, policy)
         if stored is None:
             verified, tiles = verify_served(client, verifier, checkpoint=checkpoint)
             _write_tiles(state, checkpoint.size, tiles)

@@ -6,7 +6,8 @@ checkpoint of the tree as stored now), ``GET /tile/<L>/<N>[.p/<W>]`` and
 (a revision's leaf with its inclusion proof and checkpoint, as ``nenjim
 journal prove`` prints it), the Journal's queries as JSON under
 ``/journal/`` (see :mod:`nenjim.serve.queries`), ``GET /openapi.json`` and
-``GET /metrics`` (Prometheus; see :mod:`nenjim.serve.observe`).
+``GET /metrics`` (Prometheus; see :mod:`nenjim.serve.observe`), and at ``GET /`` a
+page to browse it all (:mod:`nenjim.serve.page`; not in the OpenAPI document).
 Every request reads the store as it is: revisions another process appends
 show up at the next request. Full tiles and bundles never change and are
 served as immutable. A malformed coordinate or version is answered 400,
@@ -21,6 +22,8 @@ hash tiles (SHA-256 hashes do not compress): a client that sends no
 decodes them back to the same bytes. A gzip-encoded answer's ``ETag`` is
 weak (``W/"..."``), as it names another representation. CORS is off unless
 ``cors_origins`` names origins: then those may ``GET``.
+With ``witnesses``, the checkpoint carries their cosignatures
+(:mod:`nenjim.serve.cosigning`).
 Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 :mod:`nenjim.cli.serve_run`.
 """
@@ -28,6 +31,7 @@ Needs the ``serve`` extra (``pip install 'nenjim[serve]'``); it is run by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -43,17 +47,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from nenjim.admin.errors import InvalidTilePathError, ProofRequestError
 from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import (
+    FollowedChains,
     JournalTree,
     SignerKey,
+    last_logged_at,
     parse_entry_bundle_path,
     parse_tile_path,
     served_bundle,
 )
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.valuetypes import ArtifactCoordinate, JournalVersion
+from nenjim.serve.cosigning import Cosigning, Witness
 from nenjim.serve.observe import Observed, ServedMetrics
+from nenjim.serve.page import page_routes
 from nenjim.serve.queries import (
     DEFAULT_LIMIT,
+    MAX_CONTAINS,
     MAX_LIMIT,
     bounded,
     error_answer,
@@ -103,16 +112,21 @@ def build_app(
     *,
     access_log: bool = True,
     cors_origins: list[str] | None = None,
+    witnesses: Sequence[Witness] = (),
 ) -> Observed:
     """The read-only application over the open Journal log ``log``, counted, timed and (with
     ``access_log``) logged request by request (:mod:`nenjim.serve.observe`): around every
     request, so that a 304, a gzip-encoded answer or a CORS preflight is counted too.
-    ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS)."""
+    ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS).
+    ``witnesses``: those whose cosignatures the checkpoint is served with
+    (:mod:`nenjim.serve.cosigning`)."""
     tree = JournalTree(log, signer, origin)
-    metrics = ServedMetrics(log.tiled_log.entry_count)
+    cosigning = Cosigning(tree, signer.verifier, witnesses)
+    followed = FollowedChains(log)
+    metrics = ServedMetrics(log.tiled_log.entry_count, lambda: last_logged_at(log), followed.lag)
 
     def checkpoint(request: Request) -> Response:
-        note = PlainTextResponse(tree.sign().note, media_type=TEXT, headers=FRESH)
+        note = PlainTextResponse(cosigning.note(), media_type=TEXT, headers=FRESH)
         return validated(request, note)
 
     def tile(request: Request) -> Response:
@@ -158,7 +172,8 @@ def build_app(
             Route("/lookup/{coordinate}/{version}", lookup),
             Route("/openapi.json", openapi),
             Route("/metrics", metrics.endpoint),
-            *query_routes(log),
+            *query_routes(followed),
+            *page_routes(),
         ],
         middleware=[
             *_cors(cors_origins or []),
@@ -183,11 +198,43 @@ def _cors(origins: list[str]) -> list[Middleware]:
     ]
 
 
-_PARAMETERS = {
-    "L": "the tile's level (0 is the leaves' hashes)",
-    "N": "the tile's index, in the C2SP tlog-tiles path form (x001/x234/067)",
-    "coordinate": "an artifact coordinate (group:artifact)",
-    "version": "a Journal version (YYYYMMDDTHHMMSSZ)",
+# The syntax of each value, as the Journal's value types check it, so that a client (and a
+# generator of requests) knows which values are well formed: a path parameter that does not
+# match is answered 400, or 404 for a tile path. A Journal version names a real date: the
+# months' lengths and February 29th of leap years are spelled out.
+_SEGMENT = "[a-z][a-z0-9_]*"
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP_YEAR = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "((0[13578]|1[02])(0[1-9]|[12][0-9]|3[01])|(0[469]|11)(0[1-9]|[12][0-9]|30)"
+    "|02(0[1-9]|1[0-9]|2[0-8]))"
+)
+_TIME = "T([01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]Z"
+_NUMBER = "(0|[1-9][0-9]*)"
+_PRERELEASE = "(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+JOURNAL_VERSION_PATTERN = f"^({_YEAR}{_MONTH_DAY}|{_LEAP_YEAR}0229){_TIME}$"
+"""The pattern of a Journal version (YYYYMMDDTHHMMSSZ, a real UTC date-time)."""
+_PARAMETERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "L": ("the tile's level (0 is the leaves' hashes)", {"type": "string"}),
+    "N": (
+        "the tile's index, in the C2SP tlog-tiles path form (x001/x234/067)",
+        {"type": "string"},
+    ),
+    "coordinate": (
+        "an artifact coordinate (com.example.widget)",
+        {"type": "string", "pattern": f"^{_SEGMENT}(\\.{_SEGMENT})+$", "maxLength": 255},
+    ),
+    "version": (
+        "a Journal version (YYYYMMDDTHHMMSSZ)",
+        {"type": "string", "pattern": JOURNAL_VERSION_PATTERN},
+    ),
+    "release": (
+        "a release version (SemVer MAJOR.MINOR.PATCH[-PRERELEASE], no +build)",
+        {
+            "type": "string",
+            "pattern": f"^{_NUMBER}\\.{_NUMBER}\\.{_NUMBER}(-{_PRERELEASE}(\\.{_PRERELEASE})*)?$",
+        },
+    ),
 }
 _PAGING = [
     {
@@ -206,6 +253,14 @@ _PAGING = [
     },
 ]
 
+_CONTAINS = {
+    "name": "contains",
+    "in": "query",
+    "required": False,
+    "description": "only the coordinates that hold this text, ignoring case",
+    "schema": {"type": "string", "maxLength": MAX_CONTAINS},
+}
+
 
 def _get(
     path: str, summary: str, responses: dict[str, Any], query: list[dict[str, Any]] | None = None
@@ -220,8 +275,8 @@ def _get(
                     "name": name,
                     "in": "path",
                     "required": True,
-                    "description": _PARAMETERS[name],
-                    "schema": {"type": "string"},
+                    "description": _PARAMETERS[name][0],
+                    "schema": _PARAMETERS[name][1],
                 }
                 for name in names
             ]
@@ -262,8 +317,11 @@ def _json(path: str, summary: str, missing: str) -> dict[str, Any]:
     )
 
 
-def _list(path: str, summary: str, items: str) -> dict[str, Any]:
-    """A paged list: ``items`` (the page) and ``next`` (the cursor of the next, or null)."""
+def _list(
+    path: str, summary: str, items: str, query: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A paged list: ``items`` (the page) and ``next`` (the cursor of the next, or null);
+    ``query``: its parameters besides the paging ones."""
     page = {
         "type": "object",
         "required": [items, "next"],
@@ -284,7 +342,7 @@ def _list(path: str, summary: str, items: str) -> dict[str, Any]:
             "400": {"description": "a malformed coordinate, limit or cursor"},
             "404": {"description": "no such artifact"},
         },
-        _PAGING,
+        _PAGING + (query or []),
     )
 
 
@@ -303,12 +361,16 @@ def _paths() -> dict[str, Any]:
         ),
         "/metrics": _get(
             "/metrics",
-            "Requests, latencies and the log's size in Prometheus' text format",
+            "Requests, latencies, the log's size, checkpoint age and follow lag in "
+            "Prometheus' text format",
             {"200": _answer("the metrics", "text/plain", {"type": "string"})},
         ),
     }
     paths["/journal/coordinates"] = _list(
-        "/journal/coordinates", "Every artifact coordinate, sorted, a page at a time", "coordinates"
+        "/journal/coordinates",
+        "Every artifact coordinate, sorted, a page at a time",
+        "coordinates",
+        [_CONTAINS],
     )
     paths["/journal/{coordinate}/revisions"] = _list(
         "/journal/{coordinate}/revisions",
@@ -320,7 +382,12 @@ def _paths() -> dict[str, Any]:
         ("/journal/{coordinate}/latest", "An artifact's latest revision", journal),
         ("/journal/{coordinate}/exact/{version}", "The revision at a Journal version", journal),
         ("/journal/{coordinate}/as-of/{version}", "The newest revision at or before", journal),
-        ("/journal/{coordinate}/release/{version}", "A release of the latest revision", journal),
+        ("/journal/{coordinate}/release/{release}", "A release of the latest revision", journal),
+        (
+            "/journal/{coordinate}/text/{version}",
+            "A revision's exact text and the unified diff from its predecessor's",
+            journal,
+        ),
         (
             "/lookup/{coordinate}/{version}",
             "A revision's leaf, index, inclusion proof and signed checkpoint",

@@ -4,18 +4,24 @@
 the answer by route and status (``nenjim_http_requests_total``), times it
 (``nenjim_http_request_duration_seconds``, by route) and, unless told not
 to, logs one line through :mod:`logging` (logger ``nenjim.serve.access``,
-level INFO): ``GET /checkpoint 200 1.2ms``. A route is its template
+level INFO): ``GET /checkpoint 200 1.2ms``, with the fields ``method``, ``path``,
+``status`` and ``duration_ms`` for a JSON log line. A route is its template
 (``/tile/{path:path}``), never the path asked, so the metrics' labels stay
 few whatever clients ask. ``GET /metrics`` answers the registry in
-Prometheus' text format, with the log's size
-(``nenjim_log_entries``) read at each scrape.
+Prometheus' text format, with what is read from the store at each scrape:
+the log's size (``nenjim_log_entries``), the seconds since the tree last
+grew (``nenjim_checkpoint_age_seconds``: the age of the newest entry a
+checkpoint signs) and the events the served Journal queries have not
+caught up with yet (``nenjim_follow_lag_events``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -35,7 +41,12 @@ Asgi = Callable[..., Any]
 class ServedMetrics:
     """The metrics of one served application, in a registry of their own."""
 
-    def __init__(self, log_size: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        log_size: Callable[[], int],
+        logged_at: Callable[[], datetime | None],
+        follow_lag: Callable[[], int],
+    ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "nenjim_http_requests",
@@ -55,10 +66,30 @@ class ServedMetrics:
             registry=self.registry,
         )
         entries.set_function(lambda: float(log_size()))
+        age = Gauge(
+            "nenjim_checkpoint_age_seconds",
+            "Seconds since the tree a checkpoint signs last grew (its newest entry was "
+            "logged); NaN for an empty log",
+            registry=self.registry,
+        )
+        age.set_function(lambda: _age(logged_at()))
+        lag = Gauge(
+            "nenjim_follow_lag_events",
+            "Events of the log the served Journal queries have not caught up with yet "
+            "(they do at their next request)",
+            registry=self.registry,
+        )
+        lag.set_function(lambda: float(follow_lag()))
 
     def endpoint(self, _: Request) -> Response:
         """``GET /metrics``: the registry in Prometheus' text format."""
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def _age(logged_at: datetime | None) -> float:
+    if logged_at is None:
+        return math.nan
+    return max(0.0, (datetime.now(UTC) - logged_at).total_seconds())
 
 
 class Observed:
@@ -90,6 +121,17 @@ class Observed:
             self.metrics.requests.labels(route, str(status)).inc()
             self.metrics.latency.labels(route).observe(elapsed)
             if self.access_log:
+                milliseconds = round(elapsed * 1000, 1)
                 ACCESS.info(
-                    "%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000
+                    "%s %s %d %.1fms",
+                    scope["method"],
+                    scope["path"],
+                    status,
+                    milliseconds,
+                    extra={
+                        "method": scope["method"],
+                        "path": scope["path"],
+                        "status": status,
+                        "duration_ms": milliseconds,
+                    },
                 )

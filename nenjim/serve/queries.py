@@ -4,6 +4,11 @@ The chain projection is caught up with the log before every answer (one
 read when nothing was appended), so revisions another process ingests are
 answered at the next request, as the tree's checkpoint is.
 
+``/journal/coordinates?contains=TEXT`` lists only the coordinates that hold
+``TEXT`` (ignoring case), paged the same way. ``/journal/{coordinate}/text/{version}``
+answers a revision's exact text and its differences from its predecessor's (a
+unified diff, line by line), for the page of :mod:`nenjim.serve.page`.
+
 The lists are paged: ``/journal/coordinates`` and ``/journal/{coordinate}/revisions``
 take ``limit`` (:data:`DEFAULT_LIMIT` if absent, at most :data:`MAX_LIMIT`) and
 ``cursor``, the opaque ``next`` of the page before (``null`` on the last page). A
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -26,7 +32,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from nenjim.admin.json_output import located_release_json, revision_json
-from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import FollowedChains
 from nenjim.journal.exception import InvalidValueError
 from nenjim.journal.model import JournalRevision
@@ -39,6 +44,8 @@ DEFAULT_LIMIT = 100
 """The items of a page when the request names no ``limit``."""
 MAX_LIMIT = 1000
 """The most items a page holds: a larger ``limit`` is answered 400."""
+MAX_CONTAINS = 200
+"""The most characters of a ``contains`` filter: a coordinate is never longer."""
 
 T = TypeVar("T")
 
@@ -135,9 +142,9 @@ def _page(
     return list(items[start : start + limit]), start + limit < len(items)
 
 
-def query_routes(log: JournalLog) -> list[Route]:
-    """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release."""
-    followed = FollowedChains(log)
+def query_routes(followed: FollowedChains) -> list[Route]:
+    """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release,
+    answered from the chains ``followed``."""
 
     def answer(request: Request) -> Response:
         params = request.path_params
@@ -157,6 +164,8 @@ def query_routes(log: JournalLog) -> list[Route]:
                 document = revision_json(found)
             elif query == "release" and "version" in params:
                 document = _release(chain.latest, ReleaseVersion(params["version"]))
+            elif query == "text" and "version" in params:
+                document = _text(chain.revisions, JournalVersion(params["version"]))
             else:
                 return error_answer(404, f"unknown query {query!r}")
         except (InvalidValueError, PageRequestError) as error:
@@ -169,9 +178,14 @@ def query_routes(log: JournalLog) -> list[Route]:
         try:
             limit = page_limit(request)
             after = _cursor(request, "coordinate", ArtifactCoordinate)
+            contains = _contains(request)
         except PageRequestError as error:
             return error_answer(400, str(error))
-        names = sorted(str(coordinate) for coordinate in followed.caught_up().chains)
+        names = sorted(
+            name
+            for name in map(str, followed.caught_up().chains)
+            if contains is None or contains in name.casefold()
+        )
         page, more = _page(names, str, after, limit)
         following = encode_cursor("coordinate", page[-1]) if more else None
         document = {"coordinates": page, "next": following}
@@ -182,6 +196,16 @@ def query_routes(log: JournalLog) -> list[Route]:
         Route("/journal/{coordinate}/{query}", answer),
         Route("/journal/{coordinate}/{query}/{version}", answer),
     ]
+
+
+def _contains(request: Request) -> str | None:
+    """The request's ``contains`` filter, case-folded (``None``: every coordinate)."""
+    text = request.query_params.get("contains")
+    if text is None:
+        return None
+    if len(text) > MAX_CONTAINS:
+        raise PageRequestError(f"contains must be at most {MAX_CONTAINS} characters")
+    return text.casefold()
 
 
 def _revisions(request: Request, revisions: Sequence[JournalRevision]) -> dict[str, object]:
@@ -206,3 +230,34 @@ def _release(revision: JournalRevision, version: ReleaseVersion) -> dict[str, ob
     if release is None:
         raise LookupError(f"no release {version} in {revision.coordinate} {revision.version}")
     return located_release_json(revision, release)
+
+
+def _text(revisions: Sequence[JournalRevision], version: JournalVersion) -> dict[str, object]:
+    """The revision at ``version``: its exact text, and the unified diff of its predecessor's
+    text to it (empty for the genesis)."""
+    at = next((i for i, r in enumerate(revisions) if r.version == version), None)
+    if at is None:
+        raise LookupError(f"no revision {revisions[0].coordinate} exact {version}")
+    revision = revisions[at]
+    before = revisions[at - 1] if at > 0 else None
+    diff = (
+        []
+        if before is None
+        else list(
+            difflib.unified_diff(
+                before.text.splitlines(),
+                revision.text.splitlines(),
+                fromfile=str(before.version),
+                tofile=str(revision.version),
+                lineterm="",
+            )
+        )
+    )
+    return {
+        "coordinate": str(revision.coordinate),
+        "journal_version": str(revision.version),
+        "digest": str(revision.digest),
+        "text": revision.text,
+        "predecessor_version": None if before is None else str(before.version),
+        "diff": diff,
+    }

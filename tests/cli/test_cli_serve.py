@@ -300,6 +300,12 @@ def test_the_access_log_is_one_line_per_request(store: str, key: Path, as_json: 
     if as_json:
         logged = [json.loads(line) for line in lines if line.startswith("{")]
         messages = [(entry["level"], entry["message"]) for entry in logged if "level" in entry]
+        access = [entry for entry in logged if entry.get("logger") == "nenjim.serve.access"]
+        assert [(e["method"], e["path"], e["status"]) for e in access] == [
+            ("GET", "/checkpoint", 200),
+            ("GET", "/nope", 404),
+        ]
+        assert all(e["duration_ms"] >= 0 and e["time"].endswith("Z") for e in access)
     else:
         messages = [
             tuple(line.removeprefix("nenjim serve: ").split(": ", 1))
@@ -313,12 +319,20 @@ def test_the_access_log_is_one_line_per_request(store: str, key: Path, as_json: 
 
 
 @pytest.mark.parametrize(
-    "options", [["--no-access-log"], ["--log-level", "warning"]], ids=["off", "warning"]
+    "options",
+    [["--no-access-log"], ["--log-level", "warning"], ["-q"]],
+    ids=["off", "warning", "quiet"],
 )
 def test_the_access_log_can_be_turned_off(store: str, key: Path, options: list[str]) -> None:
     lines = _served_lines(store, key, options, ["checkpoint"])
 
     assert not any(" info: " in line for line in lines), lines
+
+
+def test_the_log_level_wins_over_q(store: str, key: Path) -> None:
+    lines = _served_lines(store, key, ["-q", "--log-level", "info"], ["checkpoint"])
+
+    assert any(line.startswith("nenjim serve: info: GET /checkpoint 200") for line in lines)
 
 
 def _served_lines(store: str, key: Path, options: list[str], paths: list[str]) -> list[str]:

@@ -68,6 +68,9 @@ def test_the_wheel_ships_py_typed_and_psycopg_only_as_an_extra(tmp_path: Path) -
         ]
     assert {f"{package}/py.typed" for package in PACKAGES} <= names
     assert {"nenjim/testing/__init__.py", "nenjim/testing/plugin.py"} <= names  # the replay kit
+    # The page of nenjim serve, with no build step at install time.
+    page = {f"nenjim/serve/static/{name}" for name in ("index.html", "page.js", "page.css")}
+    assert page <= names
     assert {name.split("/")[0] for name in names if "/" in name} == {
         "nenjim",
         wheel.name.removesuffix("-py3-none-any.whl") + ".dist-info",

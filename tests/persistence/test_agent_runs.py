@@ -191,7 +191,7 @@ def test_a_rebuild_overtaken_by_another_is_refused_and_leaves_the_live_rows(
     assert runs.timeline() == before
 
 
-@pytest.mark.parametrize("backend", [None, "memory:", object()], ids=repr)
+@pytest.mark.parametrize("backend", [None, "memory:", object()], ids=["None", "text", "object"])
 def test_a_read_model_over_what_is_no_backend_is_refused(backend: object) -> None:
     with pytest.raises(UnsupportedBackendError, match=r"infrastructure\.storage\.Backend"):
         AgentRuns(backend)  # type: ignore[arg-type]

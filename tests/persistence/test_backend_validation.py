@@ -45,7 +45,11 @@ def working() -> Iterator[InMemoryBackend]:
     backend.close()
 
 
-@pytest.mark.parametrize("backend", [None, 7, "memory:", object(), InMemoryBackend], ids=repr)
+@pytest.mark.parametrize(
+    "backend",
+    [None, 7, "memory:", object(), InMemoryBackend],
+    ids=["None", "int", "text", "object", "class"],
+)
 def test_an_object_that_is_no_backend_is_refused(backend: Any) -> None:
     _refused(backend, "nenjim.infrastructure.storage.Backend", type(backend).__name__)
 
@@ -194,7 +198,7 @@ def test_run_in_transaction_refuses_what_it_cannot_call(function: Any) -> None:
         persistence.close()
 
 
-@pytest.mark.parametrize("view", [None, "view", object()], ids=repr)
+@pytest.mark.parametrize("view", [None, "view", object()], ids=["None", "text", "object"])
 def test_repositories_over_what_is_no_view_are_refused(view: Any) -> None:
     with pytest.raises(TypeError, match=r"infrastructure\.storage\.View"):
         Repositories(view)

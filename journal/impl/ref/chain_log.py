@@ -8,6 +8,7 @@ fold's :class:`~nenjim.projections.journal_chains.ProjectionIntegrityError`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from uuid import UUID
 
@@ -22,6 +23,8 @@ from nenjim.projections.journal_chains import (
     KnownTexts,
     ProjectionIntegrityError,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 
 def catch_up(
@@ -46,7 +49,15 @@ def catch_up(
     """
     if shared and through is not None:
         _take_shared(projection, log, through, parsed or {})
-    return projection.apply(read_after(log, projection.view.position, through), parsed)
+    before = projection.view.position
+    view = projection.apply(read_after(log, before, through), parsed)
+    if view.position != before:
+        _LOGGER.info(
+            "the Journal's chains caught up with the log: position %d (%d new)",
+            view.position,
+            view.position - before,
+        )
+    return view
 
 
 def share(projection: JournalChainsProjection, log: LogReader) -> None:

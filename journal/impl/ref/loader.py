@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
+import logging
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -29,6 +30,8 @@ from nenjim.projections.journal_chains import JournalWorldview, StoredRevision
 # dropped as they are decided, and the cache would keep every release of the load
 # (the values the releases are made of repeat, and stay shared until the load ends).
 _SHARED_RELEASES_SPAN = 100
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class UnparsedRevision(Protocol):
@@ -85,6 +88,7 @@ class RootLoader:
             locate = _locator(files)
             total = len(files)
             new = _new_files(files, ingestion.view)
+            new_count = len(new)  # new is emptied as it is ingested
             # The texts no file handed over are read from the log, and checked, before
             # anything is appended: a start that finds the log damaged appends nothing.
             ingestion.view.settle()
@@ -98,7 +102,15 @@ class RootLoader:
                     forget_shared_values()
             ingestion.persist()
             ingestion.claim()  # done by the append already, unless nothing was new
-        self._publisher.publish(ingestion.view.settle())
+        view = ingestion.view.settle()
+        self._publisher.publish(view)
+        _LOGGER.info(
+            "loaded the root %s: %d revision files, %d new; %d revisions in the log",
+            self._root,
+            total,
+            new_count,
+            view.position,
+        )
 
     def refresh(self) -> RefreshReport:
         """Fold what other processes appended to the log, then ingest the root's new files,

@@ -4,10 +4,16 @@
 test is parametrized with: ``nenjim-memory``, ``nenjim-sqlite``,
 ``nenjim-postgresql``, and the references ``ref-sqlite`` (``SqliteStore``)
 and ``ref-postgres`` (``PostgresStore`` on a schema of its own).
+
+Scenarios marked ``waits`` sleep whole seconds on the references (SqliteStore keeps
+time to the second): they run on the references only with
+``NENJIM_TEST_REFERENCE_WAITS=1``, and on nenjim's stores always. The TTL expiry and
+the expired-before-the-sweep scenarios, unmarked, keep the references in every run.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -28,10 +34,16 @@ IMPLEMENTATIONS = NENJIM + REFERENCES
 NewStore = Callable[..., BaseStore]
 
 
-@pytest.fixture(params=IMPLEMENTATIONS)
-def impl(request: pytest.FixtureRequest) -> str:
-    """The implementation under test."""
-    return str(request.param)
+REFERENCE_WAITS = os.environ.get("NENJIM_TEST_REFERENCE_WAITS") == "1"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``impl``: every implementation, but the references only where the scenario does
+    not wait or ``NENJIM_TEST_REFERENCE_WAITS=1`` asks for them."""
+    if "impl" in metafunc.fixturenames:
+        waits = metafunc.definition.get_closest_marker("waits") is not None
+        chosen = NENJIM if waits and not REFERENCE_WAITS else IMPLEMENTATIONS
+        metafunc.parametrize("impl", chosen)
 
 
 @pytest.fixture

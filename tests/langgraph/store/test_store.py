@@ -33,7 +33,19 @@ from nenjim.langgraph import AsyncNenjimStore
 
 NENJIM = ("nenjim-memory", "nenjim-sqlite", "nenjim-postgresql")  # as conftest.py names them
 NewStore = Callable[..., BaseStore]
-SECOND = 1 / 60  # a TTL of one second, in minutes
+
+
+@pytest.fixture
+def tick(impl: str) -> float:
+    """The time step of the scenarios that wait, in seconds: one second for LangGraph's
+    stores (SqliteStore keeps time to the second), a quarter of one for nenjim's (it keeps
+    microseconds), so that the waits of the suite stay short. TTLs and waits are multiples."""
+    return 0.25 if impl in NENJIM else 1.0
+
+
+def minutes(seconds: float) -> float:
+    """``seconds`` as the TTL minutes LangGraph's stores take."""
+    return seconds / 60
 
 
 def _keys(items: list[Any]) -> set[str]:
@@ -111,13 +123,13 @@ def test_unicode_and_nested_values(new_store: NewStore) -> None:
     assert found.value == value
 
 
-def test_update_keeps_created_at(new_store: NewStore, impl: str) -> None:
+def test_update_keeps_created_at(new_store: NewStore, impl: str, tick: float) -> None:
     """DIFFERENCE: SqliteStore's ``INSERT OR REPLACE`` sets ``created_at`` again on every
     put; PostgresStore (and InMemoryStore) keep the first one. nenjim keeps it."""
     store = new_store()
     store.put(("n",), "k", {"v": 1})
     first = store.get(("n",), "k")
-    time.sleep(1.1)  # SqliteStore's timestamps have one-second resolution
+    time.sleep(1.1 * tick)
     store.put(("n",), "k", {"v": 2})
     second = store.get(("n",), "k")
     assert first is not None
@@ -274,13 +286,14 @@ def test_search_pagination(new_store: NewStore) -> None:
     assert store.search(("page",), limit=0) == []
 
 
-def test_search_returns_newest_first(new_store: NewStore) -> None:
+@pytest.mark.waits
+def test_search_returns_newest_first(new_store: NewStore, tick: float) -> None:
     store = new_store()
     store.put(("order",), "old", {"v": 1})
-    time.sleep(1.1)  # SqliteStore's timestamps have one-second resolution
+    time.sleep(1.1 * tick)
     store.put(("order",), "new", {"v": 2})
     assert [item.key for item in store.search(("order",))] == ["new", "old"]
-    time.sleep(1.1)
+    time.sleep(1.1 * tick)
     store.put(("order",), "old", {"v": 3})
     assert [item.key for item in store.search(("order",))] == ["old", "new"]
 
@@ -473,51 +486,54 @@ def test_batch_last_put_of_a_key_wins(new_store: NewStore) -> None:
 
 
 # TTL
-def test_ttl_expiry_and_sweep(new_store: NewStore) -> None:
+def test_ttl_expiry_and_sweep(new_store: NewStore, tick: float) -> None:
     store = new_store(ttl={"default_ttl": None})
-    store.put(("ttl",), "short", {"v": 1}, ttl=SECOND)
+    store.put(("ttl",), "short", {"v": 1}, ttl=minutes(tick))
     store.put(("ttl",), "forever", {"v": 2})
     store.put(("ttl",), "long", {"v": 3}, ttl=60)
     assert store.get(("ttl",), "short") is not None
-    time.sleep(2.2)
+    time.sleep(2.2 * tick)
     assert store.sweep_ttl() == 1  # type: ignore[attr-defined]
     assert store.get(("ttl",), "short") is None
     assert _keys(store.search(("ttl",))) == {"forever", "long"}
     assert store.sweep_ttl() == 0  # type: ignore[attr-defined]
 
 
-def test_default_ttl(new_store: NewStore) -> None:
-    store = new_store(ttl={"default_ttl": SECOND})
+@pytest.mark.waits
+def test_default_ttl(new_store: NewStore, tick: float) -> None:
+    store = new_store(ttl={"default_ttl": minutes(tick)})
     store.put(("ttl",), "default", {"v": 1})
     store.put(("ttl",), "none", {"v": 2}, ttl=None)
-    time.sleep(2.2)
+    time.sleep(2.2 * tick)
     assert store.sweep_ttl() == 1  # type: ignore[attr-defined]
     assert _keys(store.search(("ttl",))) == {"none"}
 
 
-def test_put_without_ttl_drops_an_earlier_ttl(new_store: NewStore) -> None:
+@pytest.mark.waits
+def test_put_without_ttl_drops_an_earlier_ttl(new_store: NewStore, tick: float) -> None:
     store = new_store()
-    store.put(("ttl",), "k", {"v": 1}, ttl=SECOND)
+    store.put(("ttl",), "k", {"v": 1}, ttl=minutes(tick))
     store.put(("ttl",), "k", {"v": 2}, ttl=None)
-    time.sleep(2.2)
+    time.sleep(2.2 * tick)
     assert store.sweep_ttl() == 0  # type: ignore[attr-defined]
     assert store.get(("ttl",), "k") is not None
 
 
-def test_ttl_refresh_on_read(new_store: NewStore, impl: str) -> None:
+@pytest.mark.waits
+def test_ttl_refresh_on_read(new_store: NewStore, impl: str, tick: float) -> None:
     """A read (get, search) moves the expiry to now + the TTL; ``refresh_ttl=False`` does not.
 
     DIFFERENCE (a quirk of fractional TTLs): PostgresStore keeps ``ttl_minutes`` in an
-    ``INT`` column, so refreshing a TTL under a minute (4 s here) makes the item expire at
-    once; SqliteStore and nenjim keep the fraction."""
+    ``INT`` column, so refreshing a TTL under a minute (four time steps here) makes the
+    item expire at once; SqliteStore and nenjim keep the fraction."""
     store = new_store(ttl={"refresh_on_read": True})
     for key in ("read", "searched", "unread", "read-no-refresh"):
-        store.put(("ttl", key), key, {"v": key}, ttl=4 * SECOND)
-    time.sleep(2.5)
+        store.put(("ttl", key), key, {"v": key}, ttl=minutes(4 * tick))
+    time.sleep(2.5 * tick)
     assert store.get(("ttl", "read"), "read") is not None
     assert store.get(("ttl", "read-no-refresh"), "read-no-refresh", refresh_ttl=False)
     assert _keys(store.search(("ttl", "searched"))) == {"searched"}
-    time.sleep(2.7)  # past the first expiry, not past the refreshed one
+    time.sleep(2.7 * tick)  # past the first expiry, not past the refreshed one
     if impl == "ref-postgres":
         assert store.sweep_ttl() == 4  # type: ignore[attr-defined]
         return
@@ -525,13 +541,13 @@ def test_ttl_refresh_on_read(new_store: NewStore, impl: str) -> None:
     assert _keys(store.search(("ttl",), refresh_ttl=False)) == {"read", "searched"}
 
 
-def test_expired_items_before_the_sweep(new_store: NewStore, impl: str) -> None:
+def test_expired_items_before_the_sweep(new_store: NewStore, impl: str, tick: float) -> None:
     """DIFFERENCE: with ``omit_expired`` PostgresStore hides expired items not swept yet;
     SqliteStore has no such option and returns them until the sweep. nenjim hides them."""
     store = new_store(ttl={"omit_expired": True})
-    store.put(("ttl",), "short", {"v": 1}, ttl=SECOND)
+    store.put(("ttl",), "short", {"v": 1}, ttl=minutes(tick))
     store.put(("ttl",), "kept", {"v": 2})
-    time.sleep(2.2)
+    time.sleep(2.2 * tick)
     found = store.get(("ttl",), "short")
     if impl == "ref-sqlite":
         assert found is not None
@@ -543,15 +559,16 @@ def test_expired_items_before_the_sweep(new_store: NewStore, impl: str) -> None:
     assert store.get(("ttl",), "short") is None
 
 
-def test_ttl_sweeper_thread(new_store: NewStore) -> None:
+@pytest.mark.waits
+def test_ttl_sweeper_thread(new_store: NewStore, tick: float) -> None:
     store = new_store(ttl={"sweep_interval_minutes": 1})
-    future = store.start_ttl_sweeper(sweep_interval_minutes=SECOND)  # type: ignore[attr-defined]
+    future = store.start_ttl_sweeper(sweep_interval_minutes=minutes(tick))  # type: ignore[attr-defined]
     try:
-        store.put(("ttl",), "short", {"v": 1}, ttl=SECOND)
+        store.put(("ttl",), "short", {"v": 1}, ttl=minutes(tick))
         deadline = time.monotonic() + 10
         while store.get(("ttl",), "short", refresh_ttl=False) is not None:
             assert time.monotonic() < deadline, "the sweeper did not purge the expired item"
-            time.sleep(0.2)
+            time.sleep(0.2 * tick)
     finally:
         assert store.stop_ttl_sweeper(timeout=5)  # type: ignore[attr-defined]
     assert future is not None
@@ -594,8 +611,8 @@ def test_async_nenjim_store(nenjim_new_store: Callable[[str], str]) -> None:
         async with AsyncNenjimStore.from_conn_string(url, ttl={"default_ttl": None}) as store:
             await store.setup()
             await _async_scenario(store)
-            await store.aput(("async", "ttl"), "short", {"v": 1}, ttl=SECOND)
-            await asyncio.sleep(2.2)
+            await store.aput(("async", "ttl"), "short", {"v": 1}, ttl=minutes(0.25))
+            await asyncio.sleep(0.55)
             assert await store.sweep_ttl() == 1
             task = await store.start_ttl_sweeper(sweep_interval_minutes=1)
             assert not task.done()
