@@ -23,7 +23,7 @@ for are deserialized.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,9 +83,10 @@ def channel_histories(
             return log.values.load(serde, ref, fetch)
 
         ancestry = _Ancestry(view, address)
-        target = ancestry.newest() if checkpoint_id is None else ancestry.live(checkpoint_id)
+        target = ancestry.start(checkpoint_id)
         if target is None:
             return histories
+        ancestry.expect(_expected_depth(target, histories))
         for ancestor_id, channels_counted in reversed(_chain(ancestry, target, histories, load)):
             for write in _pending(view, address, ancestor_id):
                 if write.channel in channels_counted:
@@ -122,6 +123,23 @@ def _chain(
     return chain
 
 
+def _expected_depth(target: CheckpointEntry, channels: Iterable[str]) -> int:
+    """How many ancestors the walk should read: LangGraph counts, in each checkpoint's
+    metadata, the steps since each delta channel's last snapshot (a hint: 0 without it)."""
+    counters = target.metadata_view.get("counters_since_delta_snapshot")
+    if not isinstance(counters, dict):
+        return 0
+    steps = [counters.get(channel) for channel in channels]
+    return max(
+        (
+            count[1] + 2
+            for count in steps
+            if isinstance(count, list | tuple) and len(count) == 2 and isinstance(count[1], int)
+        ),
+        default=0,
+    )
+
+
 def _pending(
     view: View, address: ThreadAddress, checkpoint_id: str
 ) -> tuple[PendingWriteRecord, ...]:
@@ -149,7 +167,11 @@ def _fetcher(view: View) -> Callable[[str], Fetched]:
 
 
 class _Ancestry:
-    """A thread's live checkpoint entries, read from its stream backwards as a walk needs them."""
+    """A thread's live checkpoint entries, read from its stream backwards as a walk needs them.
+
+    :meth:`start` reads the target's entry alone; each next read takes the window of
+    entries below what was read, the first as deep as the walk is expected to go.
+    """
 
     def __init__(self, view: View, address: ThreadAddress) -> None:
         self._address = address
@@ -157,40 +179,50 @@ class _Ancestry:
         self._rows = view.records(CHECKPOINTS)
         self._read: dict[str, StreamEntry] = {}
         """Stream entries read so far, by entry id (a checkpoint entry's id is its checkpoint's)."""
-        self._low: int | None = None
-        """The lowest position read so far (``None``: nothing read yet)."""
+        self._low = 1
+        """Every entry from this position up to the target's has been read."""
         self._window = _FIRST_WINDOW
 
-    def newest(self) -> CheckpointEntry | None:
-        """The thread's newest live checkpoint, as the stream's last entry names it."""
-        head = self._streams.head(stream=self._address.stream)
-        if head == 0:
-            return None
-        self._read_below(head + 1)
-        last = max(self._read.values(), key=lambda stored: stored.position, default=None)
-        latest = None if last is None else load_entry(last).latest
-        return None if latest is None else self._at(latest.checkpoint_id, latest.position)
+    def start(self, checkpoint_id: str | None) -> CheckpointEntry | None:
+        """The live checkpoint ``checkpoint_id`` (``None``: the newest one, as the stream's
+        last entry names it); ``None`` if there is none."""
+        if checkpoint_id is None:
+            head = self._streams.head(stream=self._address.stream)
+            last = self._entry_at(head) if head else None
+            latest = None if last is None else load_entry(last).latest
+            if latest is None:
+                return None
+            checkpoint_id, position = latest.checkpoint_id, latest.position
+        else:
+            row = self._rows.read(self._address.checkpoint_key(checkpoint_id))
+            if row is None:
+                return None
+            position = pointer_position(row.record)
+        target = self._at(checkpoint_id, position)
+        self._low = position
+        return target
+
+    def expect(self, depth: int) -> None:
+        """Make the next read take at least ``depth`` entries (how far the walk should go)."""
+        self._window = max(self._window, depth)
 
     def live(self, checkpoint_id: str) -> CheckpointEntry | None:
         """The live checkpoint ``checkpoint_id``; ``None`` if it is not stored (or not live)."""
-        while checkpoint_id not in self._read and self._low is not None and self._low > 1:
+        while checkpoint_id not in self._read and self._low > 1:
             self._read_below(self._low)
         if checkpoint_id in self._read:
             entry = load_entry(self._read[checkpoint_id])
             if isinstance(entry, CheckpointEntry):
                 return entry
-        # Not read yet, or stored above what was read (a purge appended it again).
+        # Stored above the entries read (a purge appended it again): its live row says where.
         row = self._rows.read(self._address.checkpoint_key(checkpoint_id))
         return None if row is None else self._at(checkpoint_id, pointer_position(row.record))
 
     def _at(self, checkpoint_id: str, position: int) -> CheckpointEntry:
         """The entry of ``checkpoint_id``, which its live row places at ``position``."""
-        if self._low is None:  # the walk starts here: read on below it
-            self._read_below(position + 1)
         stored = self._read.get(checkpoint_id)
         if stored is None or stored.position != position:
-            found = self._streams.read(stream=self._address.stream, after=position - 1, limit=1)
-            stored = found[0] if found and found[0].position == position else None
+            stored = self._entry_at(position)
         entry = None if stored is None else load_entry(stored)
         if not isinstance(entry, CheckpointEntry) or entry.checkpoint_id != checkpoint_id:
             raise SerializationError(
@@ -198,6 +230,10 @@ class _Ancestry:
                 f"{self._address.checkpoint_ns!r}) has no entry at position {position}"
             )
         return entry
+
+    def _entry_at(self, position: int) -> StreamEntry | None:
+        found = self._streams.read(stream=self._address.stream, after=position - 1, limit=1)
+        return found[0] if found and found[0].position == position else None
 
     def _read_below(self, top: int) -> None:
         """Read the next window of entries below position ``top``."""
@@ -207,5 +243,5 @@ class _Ancestry:
         ):
             if stored.position < top:  # a purge leaves gaps: a read by count may pass ``top``
                 self._read[stored.id] = stored
-        self._low = first if self._low is None else min(self._low, first)
+        self._low = first
         self._window *= 4
