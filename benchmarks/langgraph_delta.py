@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-import psycopg
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -53,6 +52,7 @@ from benchmarks.common import (
     mark,
     pg_problem,
     pg_schema,
+    pg_schema_bytes,
     pg_store_url,
     ratio_text,
     scratch_dir,
@@ -200,25 +200,6 @@ def _filled(ours: Saver, theirs: Saver, workload: Workload, number: int) -> tupl
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-def _schema_bytes(schema: str) -> int:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        tables = [
-            str(row[0])
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
-            ).fetchall()
-        ]
-        total = 0
-        for name in tables:
-            qualified = f'"{schema}"."{name}"'
-            conn.execute(f"VACUUM {qualified}")
-            row = conn.execute(
-                "SELECT pg_total_relation_size(%s::regclass)", (qualified,)
-            ).fetchone()
-            total += int(row[0]) if row else 0
-    return total
-
-
 @contextmanager
 def _postgres_savers() -> Iterator[tuple[Saver, Saver, str, str]]:
     with pg_schema("lg_delta_ours") as ours_schema, pg_schema("lg_delta_theirs") as theirs_schema:
@@ -234,7 +215,7 @@ def _postgres_savers() -> Iterator[tuple[Saver, Saver, str, str]]:
 def _pg_run(workload: Workload, number: int) -> RunResult:
     with _postgres_savers() as (ours, theirs, ours_schema, theirs_schema):
         sides = _filled(ours, theirs, workload, number)
-        sizes = [_schema_bytes(ours_schema), _schema_bytes(theirs_schema)]
+        sizes = [pg_schema_bytes(ours_schema), pg_schema_bytes(theirs_schema)]
         return RunResult(sizes, _alternating(*sides, workload.calls))
 
 

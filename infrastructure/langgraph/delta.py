@@ -189,7 +189,10 @@ class _Ancestry:
         if checkpoint_id is None:
             head = self._streams.head(stream=self._address.stream)
             last = self._entry_at(head) if head else None
-            latest = None if last is None else load_entry(last).latest
+            if last is None:
+                return None
+            self._read[last.id] = last  # most often the newest checkpoint itself
+            latest = load_entry(last).latest
             if latest is None:
                 return None
             checkpoint_id, position = latest.checkpoint_id, latest.position

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import Annotated, Any, TypedDict
 
-import psycopg
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
@@ -39,6 +38,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
+from postgres_schemas import scratch_schema
 from psycopg.conninfo import make_conninfo
 
 from nenjim.langgraph import AsyncNenjimSaver, NenjimSaver
@@ -69,15 +69,7 @@ def open_saver(
                 path = tmp_path_factory.mktemp("ref-saver") / "saver.db"
                 return stack.enter_context(SqliteSaver.from_conn_string(str(path)))
             url = request.getfixturevalue("postgres_url")
-            schema = f"ref_{uuid.uuid4().hex[:16]}"
-            with psycopg.connect(url, autocommit=True) as admin:
-                admin.execute(f'CREATE SCHEMA "{schema}"')
-
-            def drop() -> None:
-                with psycopg.connect(url, autocommit=True) as admin:
-                    admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-            stack.callback(drop)
+            schema = scratch_schema(stack, url)
             conninfo = make_conninfo(url, options=f"-csearch_path={schema}")
             saver = stack.enter_context(PostgresSaver.from_conn_string(conninfo))
             saver.setup()
