@@ -8,6 +8,7 @@ and ``ref-postgres`` (``PostgresStore`` on a schema of its own).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
@@ -16,7 +17,6 @@ import pytest
 from langgraph.store.base import BaseStore, TTLConfig
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
-from postgres_schemas import scratch_schema
 from psycopg.rows import dict_row
 
 from nenjim.langgraph import NenjimStore
@@ -59,7 +59,15 @@ def new_store(
 
 
 def _postgres_reference(stack: ExitStack, url: str, ttl: TTLConfig | None) -> PostgresStore:
-    schema = scratch_schema(stack, url)
+    schema = f"ref_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+
+    def drop() -> None:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+    stack.callback(drop)
     conn = stack.enter_context(
         psycopg.connect(
             url,
