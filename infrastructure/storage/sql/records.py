@@ -14,6 +14,7 @@ whose index it names. Replace and delete re-read the row ``FOR UPDATE``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from nenjim.infrastructure.storage.conditions import _Unchecked
@@ -593,12 +594,20 @@ def history(session: Session, resource: Resource, key: str) -> list[RecordedEntr
 
 def _entry(session: Session, resource: Resource, row: Row) -> RecordEntry:
     key, revision, attributes, record_type, format_version, payload = row[:6]
-    parsed = session.dialect.load_json(attributes)
-    return codec.record_row(resource, (key, revision, parsed, record_type, format_version, payload))
+    checked = _attributes(session, resource, attributes)
+    return codec.record_row((key, revision, checked, record_type, format_version, payload))
 
 
 def _attributes(session: Session, resource: Resource, stored: object) -> Attributes:
+    if isinstance(stored, str) and len(stored) <= codec.MEMO_TEXT:
+        return _attributes_of_text(session.dialect, resource, stored)
     return codec.attributes(resource, session.dialect.load_json(stored))
+
+
+@lru_cache(maxsize=codec.MEMO_ITEMS)
+def _attributes_of_text(dialect: Dialect, resource: Resource, stored: str) -> Attributes:
+    """A row's attributes from their JSON text, checked once per text (read-only, so shared)."""
+    return codec.attributes(resource, dialect.load_json(stored))
 
 
 def _values(session: Session, entry: RecordEntry, attributes: str) -> tuple[object, ...]:
