@@ -470,15 +470,24 @@ def scan(
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
-    terms, params = _matching(session.dialect, resource, equals)
-    source = layout.scan_source(resource.id, frozenset(equals))
-    query = "SELECT " + _COLUMNS + " FROM " + source + terms
+    dialect = session.dialect
+    shape, params = _shaped(session, equals)
+    # The text depends on the shape only: built once per shape (a scan per read of a thread).
+    key = ("scan", resource.id, after is not None, limit is not None, *shape)
+    query = dialect.statements.get(key)
+    if query is None:
+        terms, _ = _matching(dialect, resource, equals)
+        source = layout.scan_source(resource.id, frozenset(equals))
+        query = "SELECT " + _COLUMNS + " FROM " + source + terms
+        if after is not None:
+            query += " AND key > ?"
+        query += " ORDER BY key"
+        if limit is not None:
+            query += " LIMIT ?"
+        dialect.statements[key] = query
     if after is not None:
-        query += " AND key > ?"
         params.append(after)
-    query += " ORDER BY key"
     if limit is not None:
-        query += " LIMIT ?"
         params.append(limit)
     return [_entry(session, resource, row) for row in session.all(query, params)]
 
