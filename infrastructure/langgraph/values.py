@@ -34,7 +34,7 @@ import hashlib
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -115,7 +115,12 @@ class ValueStore:
         self._known: OrderedDict[str, None] = OrderedDict()
 
     def store(
-        self, view: View, values: Iterable[EncodedValue], *, careful: bool
+        self,
+        view: View,
+        values: Iterable[EncodedValue],
+        *,
+        careful: bool,
+        likely: Collection[ValueRef] = (),
     ) -> list[EncodedValue]:
         """Put every blob not known to be stored; the values put (to :meth:`remember`).
 
@@ -123,7 +128,8 @@ class ValueStore:
         purged it since this one saw it. A ``careful`` put first asks whether
         the blob is stored: a blob another zlib compressed otherwise makes
         ``put_if_absent`` conflict, which the caller's retry, careful, then
-        steps over.
+        steps over. So does the put of a ``likely`` one (the parent
+        checkpoint's values): one read where a put that finds it costs two.
         """
         blobs = view.blobs(VALUES)
         put: dict[str, EncodedValue] = {}
@@ -133,7 +139,7 @@ class ValueStore:
                 continue
             if blob_scope(key) is None and self._is_known(key):
                 continue
-            if not careful or not blobs.exists(key):
+            if not (careful or value.ref in likely) or not blobs.exists(key):
                 data, encoding = _compressed(value.data)
                 blobs.put_if_absent(
                     key=key, data=data, attributes={"type": type_, "encoding": encoding}
