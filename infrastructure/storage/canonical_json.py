@@ -38,9 +38,10 @@ def dumps(value: Any) -> str:
 
 
 # For a plain value (see _plain) the standard library's C encoder writes the canonical
-# text: with no float there is no number form to differ (it writes ints with
-# int.__repr__), and with ASCII member names its code-point key order is JCS's UTF-16
-# order. Strings are written as _write writes them (json.dumps, ensure_ascii=False).
+# text: it writes ints with int.__repr__ and floats with float.__repr__ (the JCS form
+# for the floats _plain lets through), and with ASCII member names its code-point key
+# order is JCS's UTF-16 order. Strings are written as _write writes them (json.dumps,
+# ensure_ascii=False).
 _PLAIN_ENCODER = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
 )
@@ -49,10 +50,11 @@ _PLAIN_ENCODER = json.JSONEncoder(
 def _plain(value: Any) -> bool:
     """Whether ``value`` is JSON the C encoder writes canonically: only dicts with ASCII
     ``str`` keys, lists, tuples, ``str`` without NUL or lone surrogates, ``None``,
-    ``bool`` and ``int`` within ±(2^53-1), nested at most :data:`MAX_DEPTH` deep.
+    ``bool``, ``int`` within ±(2^53-1) and ``float`` that ``repr`` writes in plain
+    decimals with a fraction, nested at most :data:`MAX_DEPTH` deep.
 
-    Anything else (a float, a non-ASCII member name, a value to refuse) goes the long
-    way, which writes it or names the problem.
+    Anything else (a whole or exponent float, a non-ASCII member name, a value to
+    refuse) goes the long way, which writes it or names the problem.
     """
     pending = [(value, 1)]
     while pending:
@@ -77,8 +79,14 @@ def _plain(value: Any) -> bool:
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return False
+        elif kind is float:
+            # repr's plain decimal form (no exponent, not whole, finite) is JCS's too:
+            # both write the shortest digits that read back
+            text = float.__repr__(item)
+            if "e" in text or "n" in text or text.endswith(".0"):
+                return False
         elif item is not None and kind is not bool:
-            return False  # a float, a subclass, or no JSON at all
+            return False  # a subclass, or no JSON at all
     return True
 
 

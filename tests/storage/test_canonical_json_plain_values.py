@@ -35,6 +35,7 @@ PLAIN_SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(-(2**60), 2**60)  # past ±(2^53-1): refused
+    | st.floats()  # NaN, infinities and -0.0 refused; whole and exponent forms the long way
     | ANY_TEXT
 )
 PLAIN = st.recursive(
@@ -64,7 +65,10 @@ class Label(str):
 @example({"é": 1, "e": 2, "\U0001f600": 3, "\uff61": 4})
 @example({"n": 2**53 - 1, "m": -(2**53 - 1)})
 @example({"n": 2**53})
-@example({"n": 1.5, "m": 1e16})
+@example({"n": 1.5, "m": 1e16, "o": 0.1, "p": -2.5, "q": 1e-5, "r": 123.0, "s": 0.0})
+@example({"n": 1e-7, "m": 1e21, "o": 9.999999999999999e20, "p": 5e-324, "q": 0.000123})
+@example({"n": float("nan")})
+@example({"n": -0.0})
 @example({"level": Level.HIGH, "label": Label("x")})
 @example({1: "an int key"})
 @example({"t": (1, [2, (3,)]), "s": '\u2028\x7f\x01"\\'})
@@ -75,9 +79,11 @@ def test_dumps_is_the_canonical_writers_text_or_error(value: Any) -> None:
 
 
 def test_plain_values_take_the_c_encoder_and_others_the_writer() -> None:
-    assert canonical_json._plain({"a": [1, "é", None, True, (2,)], "b": {"c": "x"}})
+    assert canonical_json._plain({"a": [1, "é", None, True, (2,), 0.5], "b": {"c": "x"}})
     for value in (
         {"a": 1.0},
+        {"a": 1e-7},
+        {"a": float("inf")},
         {"é": 1},
         {"a": "\x00"},
         {"a": 2**53},
