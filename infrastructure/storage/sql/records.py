@@ -492,6 +492,28 @@ def scan(
     return [_entry(session, resource, row) for row in session.all(query, params)]
 
 
+def scan_keys(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    equals: AttributeValues,
+    *,
+    after: str | None,
+    limit: int | None,
+) -> list[str]:
+    """The keys :func:`scan` would return, in its order: no row is decoded."""
+    terms, params = _matching(session.dialect, resource, equals)
+    query = "SELECT key FROM " + layout.scan_source(resource.id, frozenset(equals)) + terms
+    if after is not None:
+        query += " AND key > ?"
+        params.append(after)
+    query += " ORDER BY key"
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(limit)
+    return [key for (key,) in session.all(query, params)]
+
+
 def any_matching(
     session: Session, layout: Layout, resource: Resource, equals: AttributeValues
 ) -> bool:
