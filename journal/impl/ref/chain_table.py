@@ -59,6 +59,9 @@ CHAIN_TABLE = ProjectionTable(
         ("digest", "text"),
     ),
     version=1,
+    # An artifact's revisions by version: latest, exact, as-of and the coordinates, through
+    # the index, for a Journal served from its store (see stored_queries).
+    unique=(("coordinate", "journal_version"),),
 )
 REBUILD_BATCH = 20_000
 """Rows a rebuild commits at a time into the new generation."""
