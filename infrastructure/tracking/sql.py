@@ -334,7 +334,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
         """The ``SELECT`` of ``query`` (``{table}`` standing for its table) and its values."""
         ref = functools.partial(self._ref, table)
         wanted = query.columns or tuple(name for name, _ in table.columns)
-        quoted = ", ".join(f"{self.quote}{column}{self.quote}" for column in wanted)
+        quoted = ", ".join(ref(column) for column in wanted)  # as DISTINCT orders them
         conditions = [f"{ref(column)} = {self.mark}" for column, _ in query.equal]
         values: list[Any] = [value for _, value in query.equal]
         for column, comparison, value in query.bounds:
