@@ -56,8 +56,15 @@ _Row = tuple[int, str, str, str]
 
 
 class StoredChains:
-    """The chains of one Journal log, as its store's chain table holds them up to
-    :attr:`position` (``where`` names the store in messages)."""
+    """The chains of one Journal log, as its store's chain table holds them, and the rows
+    this reader folded after it, up to :attr:`position` (``where`` names the store in
+    messages).
+
+    A reader that may write (``writable``) writes the rows it folds, with their
+    position, so the next start begins there. One that may not (a read-only
+    store, a hot standby) keeps them in memory until the table's tracked
+    position passes them: its memory grows only with what no writer persisted.
+    """
 
     def __init__(
         self,
@@ -66,26 +73,31 @@ class StoredChains:
         *,
         where: str,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        writable: bool = True,
     ) -> None:
         self._log = log
         self._store = store
+        self._writable = writable
         self._hint = REBUILD_HINT.format(store=where)
         self._load = text_loader(log)
         self.cache = ChainCache(cache_size)
         self.position = 0
-        """The log position the answers reflect: the tracked one after the last catch-up."""
+        """The log position the answers reflect (table and held rows)."""
+        self._table = 0  # the table's rows read are those up to this position
+        self._held: list[_Row] = []  # rows folded after it, not written (read only)
         self._lock = threading.Lock()
         self._epoch = 0  # moved by each catch-up that forgot chains: a read before it is stale
 
     def open(self) -> int:
-        """Create the table's indexes if it lacks them, then :meth:`catch_up`."""
-        self._store.ensure_indexes(CHAIN_TABLE)
+        """Create the table's indexes if it lacks them (when writable), then :meth:`catch_up`."""
+        if self._writable:
+            self._store.ensure_indexes(CHAIN_TABLE)
         return self.catch_up()
 
     def catch_up(self) -> int:
-        """Fold and write what the log holds after the tracked position; how many events
-        were new to this reader. ``ProjectionIntegrityError`` for an event that
-        contradicts the log or its chain, or a table ahead of the log."""
+        """Fold (and write, when writable) what the log holds after the tracked position;
+        how many events were new to this reader. ``ProjectionIntegrityError`` for an event
+        that contradicts the log or its chain, or a table ahead of the log."""
         with self._lock:
             tracked = self._tracked()
             end = self._log.last_position()
@@ -95,22 +107,27 @@ class StoredChains:
                     f"position {tracked}, ahead of the log, which ends at notification {end}"
                     f"{self._hint}"
                 )
-            touched: set[str] = set()
-            while events := list(islice(read_after(self._log, tracked), FOLD_BATCH)):
-                rows = self._fold(tracked, events)
-                touched.update(row[1] for row in rows)
+            held = [row for row in self._held if row[0] > tracked]
+            folded = held[-1][0] if held else tracked
+            while events := list(islice(read_after(self._log, folded), FOLD_BATCH)):
+                rows = self._fold(tracked, held, folded, events)
                 last = rows[-1][0]
-                written = self._store.write(
+                if not self._writable:
+                    held.extend(rows)
+                elif self._store.write(
                     CHAIN_TABLE,
                     lambda after: [row for row in rows if row[0] > after],
                     Tracking(CHAIN_PROJECTION, last),
-                )
-                tracked = last if written else max(last, self._tracked())
-            new = tracked - self.position
-            if touched or new:
+                ):
+                    tracked = last
+                else:
+                    tracked = max(last, self._tracked())  # another writer got there first
+                folded = max(last, tracked)
+            new = folded - self.position
+            if new:
                 self._epoch += 1
-                self.cache.forget(touched)
-            self.position = tracked
+                self._forget_changed(folded, held)
+            self._table, self._held, self.position = tracked, held, folded
             return new
 
     def chain(self, name: str) -> ChainSnapshot | None:
@@ -118,8 +135,8 @@ class StoredChains:
         chain = self.cache.get(name)
         if chain is not None:
             return chain
-        epoch, position = self._epoch, self.position
-        found = self._chains((name,), position).get(name)
+        epoch = self._epoch
+        found = self._chains((name,), self._table, self._held).get(name)
         if found is not None:
             with self._lock:
                 if epoch == self._epoch:  # no catch-up since: the rows are current
@@ -129,7 +146,7 @@ class StoredChains:
     def coordinate_names(self, after: str | None = None, limit: int | None = None) -> list[str]:
         """The coordinates' texts in code point order: those after ``after``, at most
         ``limit`` of them (every one by default)."""
-        bounds: list[tuple[str, Comparison, int | str]] = [("position", "<=", self.position)]
+        bounds: list[tuple[str, Comparison, int | str]] = [("position", "<=", self._table)]
         if after is not None:
             bounds.append(("coordinate", ">", after))
         query = RowQuery(
@@ -139,24 +156,54 @@ class StoredChains:
             distinct=True,
             limit=limit,
         )
-        return [cast(str, row[0]) for row in self._store.select(CHAIN_TABLE, query)]
+        names = [cast(str, row[0]) for row in self._store.select(CHAIN_TABLE, query)]
+        held = {row[1] for row in self._held if after is None or row[1] > after}
+        if held:
+            names = sorted(held.union(names))
+        return names if limit is None else names[:limit]
+
+    def _forget_changed(self, folded: int, held: list[_Row]) -> None:
+        """Drop the cached chains that gained revisions after :attr:`position` up to
+        ``folded`` (whoever wrote their rows); all of them when more changed than it holds."""
+        if not len(self.cache):
+            return
+        query = RowQuery(
+            columns=("coordinate",),
+            bounds=(("position", ">", self.position), ("position", "<=", folded)),
+            distinct=True,
+            limit=self.cache.size + 1,
+        )
+        changed = {cast(str, row[0]) for row in self._store.select(CHAIN_TABLE, query)}
+        changed.update(row[1] for row in held if row[0] > self.position)
+        if len(changed) > self.cache.size:
+            self.cache.clear()
+        else:
+            self.cache.forget(changed)
 
     def _tracked(self) -> int:
         state = self._store.state(CHAIN_PROJECTION)
         return 0 if state is None or state.version != CHAIN_TABLE.version else state.position
 
     def _fold(
-        self, tracked: int, events: Sequence[tuple[int, DomainEventProtocol[UUID]]]
+        self,
+        tracked: int,
+        held: list[_Row],
+        folded: int,
+        events: Sequence[tuple[int, DomainEventProtocol[UUID]]],
     ) -> list[_Row]:
-        """The rows of ``events``, each checked against the chains so far."""
+        """The rows of ``events`` (after ``folded``), each checked against the chains so far:
+        the table's up to ``tracked`` and the ``held`` rows."""
         names = {getattr(event, "coordinate", None) for _, event in events}
-        known = self._chains(tuple(n for n in names if isinstance(n, str)), tracked)
+        known = self._chains(tuple(n for n in names if isinstance(n, str)), tracked, held)
         chains = {chain.coordinate: chain for chain in known.values()}
-        fold = ChainFold(JournalWorldview(MappingProxyType(chains), tracked), keep=False)
+        fold = ChainFold(JournalWorldview(MappingProxyType(chains), folded), keep=False)
         return [fold.add_row(position, event) for position, event in events]
 
-    def _chains(self, names: tuple[str, ...], position: int) -> dict[str, ChainSnapshot]:
-        """The chains of ``names`` up to ``position``, by name (those the table holds)."""
+    def _chains(
+        self, names: tuple[str, ...], position: int, held: list[_Row]
+    ) -> dict[str, ChainSnapshot]:
+        """The chains of ``names``: the table's rows up to ``position``, then the ``held``
+        rows, by name (those that hold any)."""
         query = RowQuery(
             any_of=("coordinate", names),
             bounds=(("position", "<=", position),),
@@ -165,6 +212,10 @@ class StoredChains:
         grouped: dict[str, list[_Row]] = {}
         for row in self._store.select(CHAIN_TABLE, query):
             grouped.setdefault(cast(str, row[1]), []).append(cast(_Row, row))
+        wanted = set(names)
+        for row in held:
+            if row[1] in wanted:
+                grouped.setdefault(row[1], []).append(row)
         return {
             name: ChainSnapshot.of(
                 ArtifactCoordinate(name), tuple(StoredRevision.from_rows(rows, self._load))

@@ -97,7 +97,11 @@ class StoredJournal(JournalService, NenjimProcess):
                 self._log = JournalLog(self._url, create=False, identity=self._identity)
                 recorder = projection_recorder(self._log)
                 chains = StoredChains(
-                    LogReader(self._log), recorder, where=self.where, cache_size=self._cache_size
+                    LogReader(self._log),
+                    recorder,
+                    where=self.where,
+                    cache_size=self._cache_size,
+                    writable=not self._log.read_only,
                 )
                 chains.open()
         except BaseException:
