@@ -303,21 +303,18 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
         self._index(c, table, generation + 1, range(len(table.unique)))
         return generation + 1
 
-    def _index(
-        self, c: C, table: ProjectionTable, generation: int, numbers: Iterable[int]
-    ) -> None:
+    def _index(self, c: C, table: ProjectionTable, generation: int, numbers: Iterable[int]) -> None:
         """Create the unique indexes ``numbers`` of ``generation``'s table."""
         for number in numbers:
             columns = ", ".join(self._ref(table, column) for column in table.unique[number])
+            index = self._quoted(table.index_name(generation, number))
             c.execute(
-                f"CREATE UNIQUE INDEX IF NOT EXISTS {self._quoted(table.index_name(generation, number))} "
+                f"CREATE UNIQUE INDEX IF NOT EXISTS {index} "
                 f"ON {self._name(table.generation_table(generation))} ({columns})"
             )
 
     @abstractmethod
-    def _has_index(
-        self, c: C, table: ProjectionTable, state: ProjectionState, number: int
-    ) -> bool:
+    def _has_index(self, c: C, table: ProjectionTable, state: ProjectionState, number: int) -> bool:
         """Whether the served generation's table has its unique index ``number``."""
 
     def _quoted(self, index: str) -> str:

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from journal_services import SERVICE_KINDS, started_service
+
 from journal_texts import Chain, Rel, content, write_chain
 from nenjim.journal import JournalService
 from nenjim.journal.component import NenjimProcess

@@ -8,8 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from journal_services import durable_url
+
 from journal_texts import Chain, Rel, content, write_chain
 from nenjim.journal.exception import JournalStoreError, LifecycleError
 from nenjim.journal.impl.ref import StoredJournal, build_journal

@@ -17,7 +17,7 @@ time in what is new, not in the log's length.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 from types import MappingProxyType
 from typing import cast
@@ -116,7 +116,7 @@ class StoredChains:
                     held.extend(rows)
                 elif self._store.write(
                     CHAIN_TABLE,
-                    lambda after: [row for row in rows if row[0] > after],
+                    _after(rows),
                     Tracking(CHAIN_PROJECTION, last),
                 ):
                     tracked = last
@@ -222,3 +222,8 @@ class StoredChains:
             )
             for name, rows in grouped.items()
         }
+
+
+def _after(rows: list[_Row]) -> Callable[[int], list[_Row]]:
+    """What a write of ``rows`` inserts after the position the store holds."""
+    return lambda position: [row for row in rows if row[0] > position]
