@@ -173,6 +173,7 @@ class PersistedChains:
         self._batch = batch
         self._opened = False
         self._written = 0  # the position last read from or written to the store
+        self._indexed = False  # whether this writer made sure the table has its indexes
 
     @property
     def view(self) -> JournalWorldview:
@@ -222,6 +223,9 @@ class PersistedChains:
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
             Tracking(CHAIN_PROJECTION, position),
         )
+        if not self._indexed:  # a table written before its index was declared gets it now
+            self._store.ensure_indexes(CHAIN_TABLE)
+            self._indexed = True
         self._written = position
         return written
 
