@@ -30,7 +30,7 @@ from nenjim.infrastructure.log import LogDamagedError, LogReader
 from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.filesystem import scan_root
 from nenjim.journal.impl.ref.log import JournalLog
-from nenjim.journal.impl.ref.revision_cache import DEFAULT_CACHE_SIZE
+from nenjim.journal.impl.ref.revision_cache import DEFAULT_CACHE_SIZE as DEFAULT_CHAIN_CACHE
 from nenjim.journal.impl.ref.stored_chains import StoredChains
 from nenjim.journal.impl.ref.transparency_anchor import anchor_problem
 from nenjim.journal.impl.ref.transparency_proofs import JournalTree, check_proof, served_bundle
@@ -38,6 +38,7 @@ from nenjim.journal.valuetypes import ArtifactCoordinate
 from nenjim.projections.journal_chains import ChainSnapshot
 
 __all__ = [
+    "DEFAULT_CHAIN_CACHE",
     "Checkpoint",
     "FollowedChains",
     "JournalTree",
@@ -63,7 +64,7 @@ class FollowedChains:
     with the log on demand (one read when nothing was appended); at most ``cache_size``
     chains are held in memory, whatever the log's length."""
 
-    def __init__(self, log: JournalLog, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(self, log: JournalLog, cache_size: int = DEFAULT_CHAIN_CACHE) -> None:
         self._reader = LogReader(log)
         self._chains = StoredChains(
             self._reader,
