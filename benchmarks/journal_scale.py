@@ -42,6 +42,9 @@ START_GOAL_S = 2.0
 RSS_GOAL_MIB = 200.0
 P99_GOAL_MS = 1.0
 QUERIES = 2_000
+CHAIN_TABLE = "journal_chain_revisions"
+DISK: dict[str, tuple[int, dict[str, int]]] = {}
+"""Each measured store's revisions and bytes by table (filled by a run)."""
 
 _CHILD = """
 import sys, time
@@ -65,23 +68,29 @@ service.stop()
 """
 
 
-def disk_bytes(url: str) -> tuple[int, int]:
-    """Bytes of the whole store, and of the chain table with its index."""
+def disk_bytes(url: str) -> dict[str, int]:
+    """Bytes of each table of the store, with its indexes (a chain table's generation
+    counted under its base name)."""
     if url.startswith("sqlite:"):
         with sqlite3.connect(url.removeprefix("sqlite://")) as conn:
-            sizes = dict(conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"))
-        chains = sum(v for k, v in sizes.items() if k.startswith("journal_chain_revisions"))
-        return sum(sizes.values()), chains
-    schema = url.split("schema=")[1].split("&", maxsplit=1)[0]
-    with psycopg.connect(PG_URL) as conn:
-        rows = conn.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relkind = 'r'",
-            (schema,),
-        ).fetchall()
-    chains = sum(size for name, size in rows if name.startswith("journal_chain_revisions"))
-    return sum(size for _, size in rows), chains
+            rows = conn.execute(
+                "SELECT coalesce(m.tbl_name, d.name), SUM(d.pgsize) FROM dbstat d "
+                "LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1"
+            ).fetchall()
+    else:
+        schema = url.split("schema=")[1].split("&", maxsplit=1)[0]
+        with psycopg.connect(PG_URL) as conn:
+            rows = conn.execute(
+                "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind = 'r'",
+                (schema,),
+            ).fetchall()
+    sizes: dict[str, int] = {}
+    for name, size in rows:
+        key = CHAIN_TABLE if str(name).startswith(CHAIN_TABLE) else str(name)
+        sizes[key] = sizes.get(key, 0) + int(size)
+    return sizes
 
 
 def child(kind: str, root: Path, url: str, coordinate: str) -> tuple[float, float]:
@@ -173,7 +182,9 @@ def _measured(store: str, name: str, root: Path, written: int, url: str) -> list
     coordinates = sorted(str(c) for c in assembly.service.coordinates())
     assembly.process.stop()
     built = time.perf_counter() - began
-    total, chains = disk_bytes(url)
+    sizes = disk_bytes(url)
+    total, chains = sum(sizes.values()), sizes.get(CHAIN_TABLE, 0)
+    DISK[f"{store} {name}"] = (written, sizes)
     measured: dict[str, list[tuple[float, float]]] = {"memory": [], "store": []}
     for _ in range(RUNS):
         for kind in ("memory", "store"):  # alternating
@@ -204,11 +215,22 @@ def _measured(store: str, name: str, root: Path, written: int, url: str) -> list
     return rows
 
 
+def disk_table() -> str:
+    """Bytes a revision, by table, of every store measured."""
+    tables = sorted({name for _, sizes in DISK.values() for name in sizes})
+    rows = [
+        [store, *(f"{sizes.get(name, 0) / written:,.1f}" for name in tables)]
+        for store, (written, sizes) in DISK.items()
+    ]
+    return table("Disk bytes a revision, by table (with its indexes)", ["store", *tables], rows)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
     shapes = QUICK if "--quick" in args else {**SHAPES, **(MILLION if "--million" in args else {})}
     print(run(shapes))
+    print(disk_table())
 
 
 if __name__ == "__main__":
