@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,8 +12,14 @@ import pytest
 from journal_services import durable_url
 
 from journal_texts import Chain, Rel, content, write_chain
+from nenjim.admin.stores import open_log
+from nenjim.admin.transparency import FollowedChains
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.exception import JournalStoreError, LifecycleError
 from nenjim.journal.impl.ref import StoredJournal, build_journal
+from nenjim.journal.impl.ref.ingestion import JournalIngestion
+from nenjim.journal.impl.ref.log import JournalLog, root_identity
+from nenjim.projections.journal_chains import JournalChainsProjection
 
 V1, V2 = "20260101T000000Z", "20260201T000000Z"
 
@@ -112,3 +119,29 @@ def test_a_store_that_holds_no_journal_fails_the_start(tmp_path: Path) -> None:
     with pytest.raises(LifecycleError, match="failed to start"):
         served.coordinates()
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_reader_that_may_not_write_answers_what_no_writer_persisted(
+    tmp_path: Path, journal_store: str
+) -> None:
+    """``nenjim serve`` opens its store read-only: a revision appended without its chain
+    row is folded and held by the reader, which writes nothing."""
+    root, url = _loaded(tmp_path, journal_store, 2)
+    writer = JournalLog(url, identity=root_identity(os.path.realpath(root)))
+    try:
+        ingestion = JournalIngestion(writer, JournalChainsProjection())  # writes no rows
+        chain = Chain("com.example.a01")
+        chain.add(V1, (Rel("1.0.0", content(1)),))
+        ingestion.ingest_text(chain.texts[0])  # already accepted: a no-op
+        second = chain.add(V2, (Rel("1.0.0", content(1)), Rel("2.0.0", content(9))))
+        ingestion.ingest_text(second)
+    finally:
+        writer.close()
+    with open_log(url, None) as log:
+        followed = FollowedChains(log, cache_size=1)
+        head = followed.chain("com.example.a01").latest
+        assert str(head.version) == V2
+        assert followed.coordinates(None, 10) == (["com.example.a00", "com.example.a01"], False)
+        state = projection_recorder(log).state("journal-chains")
+        assert state is not None
+        assert state.position == 2  # the reader wrote nothing

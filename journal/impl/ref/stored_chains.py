@@ -83,8 +83,9 @@ class StoredChains:
         self.cache = ChainCache(cache_size)
         self.position = 0
         """The log position the answers reflect (table and held rows)."""
-        self._table = 0  # the table's rows read are those up to this position
-        self._held: list[_Row] = []  # rows folded after it, not written (read only)
+        # The table's rows read are those up to a position, then the rows folded after it
+        # and not written (read only): one pair, replaced whole, so a reader sees one state.
+        self._read: tuple[int, list[_Row]] = (0, [])
         self._lock = threading.Lock()
         self._epoch = 0  # moved by each catch-up that forgot chains: a read before it is stale
 
@@ -107,7 +108,7 @@ class StoredChains:
                     f"position {tracked}, ahead of the log, which ends at notification {end}"
                     f"{self._hint}"
                 )
-            held = [row for row in self._held if row[0] > tracked]
+            held = [row for row in self._read[1] if row[0] > tracked]
             folded = held[-1][0] if held else tracked
             while events := list(islice(read_after(self._log, folded), FOLD_BATCH)):
                 rows = self._fold(tracked, held, folded, events)
@@ -127,7 +128,7 @@ class StoredChains:
             if new:
                 self._epoch += 1
                 self._forget_changed(folded, held)
-            self._table, self._held, self.position = tracked, held, folded
+            self._read, self.position = (tracked, held), folded
             return new
 
     def chain(self, name: str) -> ChainSnapshot | None:
@@ -136,7 +137,7 @@ class StoredChains:
         if chain is not None:
             return chain
         epoch = self._epoch
-        found = self._chains((name,), self._table, self._held).get(name)
+        found = self._chains((name,), *self._read).get(name)
         if found is not None:
             with self._lock:
                 if epoch == self._epoch:  # no catch-up since: the rows are current
@@ -146,7 +147,8 @@ class StoredChains:
     def coordinate_names(self, after: str | None = None, limit: int | None = None) -> list[str]:
         """The coordinates' texts in code point order: those after ``after``, at most
         ``limit`` of them (every one by default)."""
-        bounds: list[tuple[str, Comparison, int | str]] = [("position", "<=", self._table)]
+        table, held_rows = self._read
+        bounds: list[tuple[str, Comparison, int | str]] = [("position", "<=", table)]
         if after is not None:
             bounds.append(("coordinate", ">", after))
         query = RowQuery(
@@ -157,7 +159,7 @@ class StoredChains:
             limit=limit,
         )
         names = [cast(str, row[0]) for row in self._store.select(CHAIN_TABLE, query)]
-        held = {row[1] for row in self._held if after is None or row[1] > after}
+        held = {row[1] for row in held_rows if after is None or row[1] > after}
         if held:
             names = sorted(held.union(names))
         return names if limit is None else names[:limit]
