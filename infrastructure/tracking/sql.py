@@ -108,6 +108,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
 
     def __init__(self, transactions: Transactions) -> None:
         self._transactions = transactions
+        self._present: set[str] = set()  # tables found in the store by a select
         self._tracking = self._name(TRACKING_TABLE)
         self._select = f"SELECT name, position, version, generation FROM {self._tracking}"
 
@@ -145,11 +146,11 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
     def select(self, table: ProjectionTable, query: RowQuery) -> list[Row]:
         table.check_columns(query.named_columns())
         with self._reading() as c:
-            state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
+            state = self._state(c, table.name) if self._seen(c, TRACKING_TABLE) else None
             if state is None or state.version != table.version:
                 return []
             name = table.generation_table(state.generation)
-            if not self._has(c, name):
+            if not self._seen(c, name):
                 raise ProjectionDamagedError(
                     f"projection {table.name}: {TRACKING_TABLE} tracks generation "
                     f"{state.generation}, but its table {name} is missing"
@@ -249,6 +250,17 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
                 f"DELETE FROM {name} WHERE {self.quote}{column}{self.quote} = {self.mark}",
                 (value,),
             )
+
+    def _seen(self, c: C, table: str) -> bool:
+        """:meth:`_has`, asked of the store only until it answered yes: a select is a
+        query's hot path, and a table the tracking row names is dropped only two swaps
+        after it stopped being named (a reader reads the tracking row first)."""
+        if table in self._present:
+            return True
+        if not self._has(c, table):
+            return False
+        self._present.add(table)
+        return True
 
     def _name(self, table: str) -> str:
         """``table`` as a statement names it (in the kind's schema, if it has one)."""
