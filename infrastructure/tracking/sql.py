@@ -207,7 +207,8 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
 
     def rebuild(self, table: ProjectionTable, batches: Iterable[Batch]) -> ProjectionState:
         with self._writing() as c:
-            generation = self._create(c, table, self._replaced_state(c, table.name))
+            # Its indexes come after its rows: one sort, not an insert into them per row.
+            generation = self._create(c, table, self._replaced_state(c, table.name), indexed=False)
         position = 0
         for batch in batches:
             rows, after, forgotten = batch_parts(batch)
@@ -217,6 +218,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             position = after
         state = ProjectionState(table.name, position, table.version, generation)
         with self._writing() as c:
+            self._index(c, table, generation, range(len(table.unique)))
             now = self._replaced_state(c, table.name)
             if now is not None and now.generation >= generation:
                 raise RebuildLostError(
@@ -297,9 +299,11 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
         except ProjectionDamagedError:
             return None
 
-    def _create(self, c: C, table: ProjectionTable, state: ProjectionState | None) -> int:
+    def _create(
+        self, c: C, table: ProjectionTable, state: ProjectionState | None, *, indexed: bool = True
+    ) -> int:
         """Create a table for a generation that no table has, past ``state``'s and every one
-        in the store, and answer it.
+        in the store, with its indexes if ``indexed``, and answer it.
 
         A table above the served generation belongs to another rebuild, still
         filling or killed. Its number is never reused, since two rebuilds would
@@ -312,7 +316,8 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             for i, (column, kind) in enumerate(table.columns)
         )
         c.execute(f"CREATE TABLE {name} ({columns})")
-        self._index(c, table, generation + 1, range(len(table.unique)))
+        if indexed:
+            self._index(c, table, generation + 1, range(len(table.unique)))
         return generation + 1
 
     def _index(self, c: C, table: ProjectionTable, generation: int, numbers: Iterable[int]) -> None:

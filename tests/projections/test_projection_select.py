@@ -92,3 +92,17 @@ def test_the_unique_index_refuses_a_second_row_of_one_key_on_an_sql_store(
     with pytest.raises(Exception, match=r"(?i)unique"):
         _write(recorder, INDEXED, [(3, "b", "2")])
     assert recorder.select(INDEXED, RowQuery(columns=("position",))) == [(1,), (2,)]
+
+
+def test_a_rebuilt_generation_is_swapped_in_with_its_indexes(
+    recorder: ProjectionRecorder, store_url: str
+) -> None:
+    assert _write(recorder, INDEXED, ROWS[:2])
+    state = recorder.rebuild(INDEXED, [(ROWS[:3], 3), (ROWS[3:], 6)])
+    assert (state.position, state.generation) == (6, 2)
+    assert not recorder.ensure_indexes(INDEXED)  # nothing missing
+    names = RowQuery(columns=("name",), order=("name",), distinct=True)
+    assert recorder.select(INDEXED, names) == [("Z",), ("a",), ("b",), ("é",)]
+    if not store_url.startswith("memory"):
+        with pytest.raises(Exception, match=r"(?i)unique"):
+            _write(recorder, INDEXED, [*ROWS, (7, "a", "1")])
