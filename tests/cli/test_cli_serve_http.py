@@ -355,7 +355,7 @@ def test_a_chain_cache_of_one_answers_every_artifact_and_what_others_append(
 ) -> None:
     """With room for one chain, each artifact's chain is read again from the store's table
     when another one was asked for in between: the answers do not change."""
-    with _serving(store, key, "--chain-cache", "1") as url:
+    with serving(store, str(key), "--chain-cache", "1") as url:
         first = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
         again = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
         _append(sample, store, write_revision, capsys, "com.example.new")
