@@ -12,6 +12,7 @@ import pytest
 from journal_services import durable_url
 
 from journal_texts import Chain, Rel, content, write_chain
+from nenjim.admin import transparency
 from nenjim.admin.stores import open_log
 from nenjim.admin.transparency import FollowedChains
 from nenjim.infrastructure.tracking.projections import projection_recorder
@@ -145,3 +146,19 @@ def test_a_reader_that_may_not_write_answers_what_no_writer_persisted(
         state = projection_recorder(log).state("journal-chains")
         assert state is not None
         assert state.position == 2  # the reader wrote nothing
+
+
+def test_a_filtered_coordinates_page_reads_the_index_a_window_at_a_time(
+    tmp_path: Path, journal_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, url = _loaded(tmp_path, journal_store, 12)
+    monkeypatch.setattr(transparency, "FILTER_WINDOW", 2)  # many windows before a match
+    with open_log(url, None) as log:
+        followed = FollowedChains(log)
+        assert followed.coordinates(None, 1, "a1") == (["com.example.a10"], True)
+        assert followed.coordinates("com.example.a10", 5, "a1") == (["com.example.a11"], False)
+        assert followed.coordinates(None, 5, "none") == ([], False)
+        assert followed.coordinates("com.example.a09", 2, None) == (
+            ["com.example.a10", "com.example.a11"],
+            False,
+        )
