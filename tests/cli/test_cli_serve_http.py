@@ -345,3 +345,25 @@ def test_cors_lets_the_origins_named_get(store: str, key: Path) -> None:
     assert preflight.headers["access-control-allow-origin"] == allowed
     assert preflight.headers["access-control-allow-methods"] == "GET"
     assert post.status_code == 400
+
+
+# Served from the store
+
+
+def test_a_chain_cache_of_one_answers_every_artifact_and_what_others_append(
+    sample: Any, store: str, key: Path, write_revision: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With room for one chain, each artifact's chain is read again from the store's table
+    when another one was asked for in between: the answers do not change."""
+    with serving(store, str(key), "--chain-cache", "1") as url:
+        first = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
+        again = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
+        _append(sample, store, write_revision, capsys, "com.example.new")
+        added = httpx.get(f"{url}/journal/com.example.new/latest")
+        listed = httpx.get(f"{url}/journal/coordinates").json()
+
+    assert [answer["coordinate"] for answer in first] == [WIDGET, CORE]
+    assert again == first
+    assert added.status_code == 200
+    assert added.json()["journal_version"] == "20250101T000000Z"
+    assert listed == {"coordinates": [CORE, "com.example.new", WIDGET], "next": None}

@@ -59,6 +59,9 @@ CHAIN_TABLE = ProjectionTable(
         ("digest", "text"),
     ),
     version=1,
+    # An artifact's revisions by version: latest, exact, as-of and the coordinates, through
+    # the index, for a Journal served from its store (see stored_queries).
+    unique=(("coordinate", "journal_version"),),
 )
 REBUILD_BATCH = 20_000
 """Rows a rebuild commits at a time into the new generation."""
@@ -174,6 +177,7 @@ class PersistedChains:
         self._written = 0  # the position last read from or written to the store
         # A store that only reads (a hot standby) keeps the rows its primary wrote.
         self._read_only = read_only
+        self._indexed = False  # whether this writer made sure the table has its indexes
 
     @property
     def view(self) -> JournalWorldview:
@@ -223,6 +227,9 @@ class PersistedChains:
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
             Tracking(CHAIN_PROJECTION, position),
         )
+        if not self._indexed:  # a table written before its index was declared gets it now
+            self._store.ensure_indexes(CHAIN_TABLE)
+            self._indexed = True
         self._written = position
         return written
 
