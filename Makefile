@@ -34,8 +34,9 @@ layers: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
 
+# Every core, a test file per worker: the files' module fixtures (a served store, a browser) start once.
 unit: $(VENV)/.installed-dev
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 test: lint layers typecheck unit
 

@@ -331,6 +331,26 @@ def pg_store_url(schema: str, *, pool_size: int = 2, max_overflow: int = 4) -> s
     return f"{PG_URL}{joiner}schema={schema}&pool_size={pool_size}&max_overflow={max_overflow}"
 
 
+def pg_schema_bytes(schema: str) -> int:
+    """Bytes of every table of ``schema`` (heap, TOAST and indexes) after ``VACUUM``."""
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        tables = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+            ).fetchall()
+        ]
+        total = 0
+        for name in tables:
+            qualified = f'"{schema}"."{name}"'
+            conn.execute(f"VACUUM {qualified}")
+            row = conn.execute(
+                "SELECT pg_total_relation_size(%s::regclass)", (qualified,)
+            ).fetchone()
+            total += int(row[0]) if row else 0
+    return total
+
+
 def pg_stock_env(schema: str, *, pool_size: int = 2, max_overflow: int = 4) -> dict[str, str]:
     """The stock ``eventsourcing`` environment for the same server and schema."""
     host, port, user, dbname = _pg_parts()

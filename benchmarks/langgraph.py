@@ -65,6 +65,7 @@ from benchmarks.common import (
     parse_options,
     pg_problem,
     pg_schema,
+    pg_schema_bytes,
     pg_store_url,
     profile_pass,
     profile_summary,
@@ -376,35 +377,17 @@ def _sqlite_bytes(directory: Path, kind: str) -> tuple[int, int]:
     return sizes[0], sizes[1]
 
 
-def _schema_bytes(schema: str) -> int:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
-            ).fetchall()
-        ]
-        total = 0
-        for name in tables:
-            qualified = f'"{schema}"."{name}"'
-            conn.execute(f"VACUUM {qualified}")
-            size = conn.execute("SELECT pg_total_relation_size(%s::regclass)", (qualified,))
-            row = size.fetchone()
-            total += int(row[0]) if row else 0
-    return total
-
-
 def _pg_bytes(kind: str) -> tuple[int, int]:
     with pg_schema("lg_bytes_ours") as schema:
         with NenjimSaver.from_conn_string(pg_store_url(schema)) as ours:
             _hundred_steps(ours, kind)
-        ours_bytes = _schema_bytes(schema)
+        ours_bytes = pg_schema_bytes(schema)
     with pg_schema("lg_bytes_theirs") as schema:
         conninfo = make_conninfo(PG_URL, options=f"-csearch_path={schema}")
         with PostgresSaver.from_conn_string(conninfo) as theirs:
             theirs.setup()
             _hundred_steps(theirs, kind)
-        theirs_bytes = _schema_bytes(schema)
+        theirs_bytes = pg_schema_bytes(schema)
     return ours_bytes, theirs_bytes
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: ``NenjimStore`` against LangGraph's own ``SqliteStore``, on SQLite.
+"""Benchmark: ``NenjimStore`` against LangGraph's own ``SqliteStore`` and ``PostgresStore``.
 
 Operations, one thread, each one call of the store:
 
@@ -9,13 +9,16 @@ Operations, one thread, each one call of the store:
   {"$gte": 50}}, limit=10)`` over the same store (each user has ``N/20``
   items, half of them facts).
 
-Both stores on a fresh SQLite file each, ours measured right before theirs
-in the same run; ``SqliteStore`` on its own connection
+On SQLite, both stores on a fresh file each, ours measured right before
+theirs in the same run; ``SqliteStore`` on its own connection
 (``from_conn_string``), nenjim on its default SQLite settings (WAL,
-``synchronous=FULL``). Each cell is operations per second, the median of
-``--runs`` passes; the ratio is ours over theirs (above 1: nenjim faster).
+``synchronous=FULL``). On PostgreSQL (the loopback server of
+``benchmarks.common``), each on a fresh schema: ``PostgresStore`` on one
+autocommit connection (``from_conn_string``), nenjim on its default pool.
+Each cell is operations per second, the median of ``--runs`` passes; the
+ratio is ours over theirs (above 1: nenjim faster).
 
-Run: ``python -m benchmarks.langgraph_store [--quick] [--runs 3]``.
+Run: ``python -m benchmarks.langgraph_store [--quick] [--runs 3] [--databases sqlite,postgresql]``.
 """
 
 from __future__ import annotations
@@ -30,9 +33,20 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.store.base import BaseStore
+from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
+from psycopg.conninfo import make_conninfo
 
-from benchmarks.common import machine_table, ratio_text, scratch_dir, table
+from benchmarks.common import (
+    PG_URL,
+    machine_table,
+    pg_problem,
+    pg_schema,
+    pg_store_url,
+    ratio_text,
+    scratch_dir,
+    table,
+)
 from nenjim.langgraph import NenjimStore
 
 USERS = 20
@@ -64,6 +78,30 @@ def _theirs(directory: Path) -> Iterator[BaseStore]:
         yield store
 
 
+@contextmanager
+def _ours_postgres(_: Path) -> Iterator[BaseStore]:
+    with (
+        pg_schema("store_ours") as schema,
+        NenjimStore.from_conn_string(pg_store_url(schema)) as store,
+    ):
+        yield store
+
+
+@contextmanager
+def _theirs_postgres(_: Path) -> Iterator[BaseStore]:
+    with pg_schema("store_theirs") as schema:
+        conninfo = make_conninfo(PG_URL, options=f"-csearch_path={schema}")
+        with PostgresStore.from_conn_string(conninfo) as store:
+            store.setup()
+            yield store
+
+
+DATABASES = {
+    "sqlite": ("SQLite", "SqliteStore", _ours, _theirs),
+    "postgresql": ("PostgreSQL", "PostgresStore", _ours_postgres, _theirs_postgres),
+}
+
+
 def _rate(count: int, action: Callable[[int], object]) -> float:
     start = time.perf_counter()
     for index in range(count):
@@ -87,22 +125,23 @@ def _pass(open_store: Callable[[Path], Any], items: int) -> dict[str, float]:
         return rates
 
 
-def run(items: int, runs: int) -> str:
-    """The table of medians and ratios."""
+def run(items: int, runs: int, database: str = "sqlite") -> str:
+    """The table of medians and ratios on ``database`` (``sqlite`` or ``postgresql``)."""
+    title, baseline_name, open_ours, open_theirs = DATABASES[database]
     ours: dict[str, list[float]] = {name: [] for name in OPERATIONS}
     theirs: dict[str, list[float]] = {name: [] for name in OPERATIONS}
     for _ in range(runs):
-        for name, rate in _pass(_ours, items).items():
+        for name, rate in _pass(open_ours, items).items():
             ours[name].append(rate)
-        for name, rate in _pass(_theirs, items).items():
+        for name, rate in _pass(open_theirs, items).items():
             theirs[name].append(rate)
     rows = []
     for name in OPERATIONS:
         mine, baseline = statistics.median(ours[name]), statistics.median(theirs[name])
         rows.append([name, f"{mine:,.0f}", f"{baseline:,.0f}", ratio_text(mine / baseline)])
     return table(
-        f"SQLite, {items} items, {USERS} users: operations/s, median of {runs}",
-        ["operation", "NenjimStore", "SqliteStore", "ratio"],
+        f"{title}, {items} items, {USERS} users: operations/s, median of {runs}",
+        ["operation", "NenjimStore", baseline_name, "ratio"],
         rows,
     )
 
@@ -112,10 +151,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="500 items instead of 2,000")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--databases", default="sqlite,postgresql", help="comma-separated")
     options = parser.parse_args(argv)
+    databases = [name for name in options.databases.split(",") if name]
+    for name in databases:
+        if name not in DATABASES:
+            raise SystemExit(f"unknown database {name!r}: use {', '.join(DATABASES)}")
+    if "postgresql" in databases and (problem := pg_problem()) is not None:
+        raise SystemExit(problem)
     print(machine_table(), end="\n\n", flush=True)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    print(run(500 if options.quick else 2_000, options.runs), flush=True)
+    for name in databases:
+        print(run(500 if options.quick else 2_000, options.runs, name), end="\n\n", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 

@@ -254,6 +254,9 @@ class CheckpointLog:
                     "the thread"
                 )
         values = dict(new.values)
+        parent_refs: dict[str, ValueRef] = {}
+        if tail.last is not None and tail.last.checkpoint_id == new.parent_id:
+            parent_refs = tail.last.values
         if new.unchanged:
             parent = (
                 tail.last
@@ -285,7 +288,9 @@ class CheckpointLog:
             position=position,
             after_removal=tail.removals,
         )
-        stored = self.values.store(view, values.values(), careful=fresh)
+        stored = self.values.store(
+            view, values.values(), careful=fresh, likely=set(parent_refs.values())
+        )
         self._append_checkpoint(view, address, tail.head, entry, new.run_id)
 
         def committed() -> None:
@@ -468,7 +473,7 @@ class CheckpointLog:
         streams, records = view.streams(THREADS), view.records(CHECKPOINTS)
         found: list[CheckpointEntry] = []
         top = tail.head
-        window = _TAIL_WINDOW
+        window = max(_TAIL_WINDOW, limit or 0)  # ids mostly follow appends: often one read
         while top > 0:
             first = max(1, top - window + 1)
             stored = [  # a purge leaves gaps: a read by count may pass ``top``
@@ -1015,7 +1020,18 @@ class CheckpointLog:
         row = view.records(CHECKPOINTS).read(address.checkpoint_key(checkpoint_id))
         if row is None:
             return None
-        entry = self._entry_at(view, address, pointer_position(row.record))
+        position = pointer_position(row.record)
+        # A live row names the one entry ever stored at its position with its id (ids are
+        # written once), so this process's copy of the stream's last entry serves if it is
+        # that one: a put's parent, LangGraph's read of the checkpoint it just wrote.
+        cached = self._cached_tail(address.stream)
+        if (
+            cached is not None
+            and cached.last is not None
+            and (cached.last.checkpoint_id, cached.last.position) == (checkpoint_id, position)
+        ):
+            return cached.last
+        entry = self._entry_at(view, address, position)
         if entry.checkpoint_id != checkpoint_id:
             raise SerializationError(
                 f"the live row of checkpoint {checkpoint_id} points at entry {entry.checkpoint_id}"

@@ -29,12 +29,13 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from nenjim.infrastructure.langgraph import history
+from nenjim.infrastructure.langgraph import delta, history
 from nenjim.infrastructure.langgraph.catalog import CATALOG
 from nenjim.infrastructure.langgraph.checkpoint_log import (
     CheckpointLog,
@@ -138,6 +139,18 @@ class _Saver(BaseCheckpointSaver[str]):
             item = self._live_tuple(loaded)
             if item is not None:  # else deleted by another writer since it was selected
                 yield item
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """What each ``DeltaChannel`` in ``channels`` is rebuilt from at the config's checkpoint
+        (or the newest): the writes along its own branch since the nearest ancestor holding a
+        value (the ``seed``, absent if none does), read from the thread's log in one
+        transaction (see :mod:`~nenjim.infrastructure.langgraph.delta`)."""
+        found = delta.channel_histories(
+            self.log, self.serde, _address(config), get_checkpoint_id(config), channels
+        )
+        return {channel: _delta_channel_history(item) for channel, item in found.items()}
 
     # writes
     def put(
@@ -319,6 +332,14 @@ class _Saver(BaseCheckpointSaver[str]):
         """Async :meth:`get_tuple`."""
         return await asyncio.to_thread(self.get_tuple, config)
 
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async :meth:`get_delta_channel_history`."""
+        return await asyncio.to_thread(
+            partial(self.get_delta_channel_history, config=config, channels=channels)
+        )
+
     async def alist(
         self,
         config: RunnableConfig | None,
@@ -469,6 +490,13 @@ def _config(address: ThreadAddress, checkpoint_id: str) -> RunnableConfig:
             "checkpoint_id": checkpoint_id,
         }
     }
+
+
+def _delta_channel_history(found: delta.ChannelHistory) -> DeltaChannelHistory:
+    history: DeltaChannelHistory = {"writes": list(found.writes)}
+    if found.seeded:
+        history["seed"] = found.seed
+    return history
 
 
 def _names(values: Sequence[str], what: str) -> list[str]:

@@ -30,6 +30,8 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from nenjim.infrastructure.storage import (
@@ -87,6 +89,38 @@ def loads(text: str, what: str) -> Any:
         return json.loads(text)
     except (TypeError, ValueError, RecursionError) as error:
         raise SerializationError(f"stored {what} is not JSON text: {error}") from error
+
+
+MEMO_TEXT = 16 * 1024
+"""Stored texts up to this many characters are parsed once per process and the result kept
+(read only): a thread's newest checkpoint and its pending writes are read again and again."""
+_MEMO_ITEMS = 4096
+
+
+def payload_view(record: DurableRecord) -> Mapping[str, Any]:
+    """A stored envelope's payload, to read only (parsed once for a small payload)."""
+    text = record.payload_json
+    if len(text) <= MEMO_TEXT:
+        return _parsed_payload(text)
+    return record.payload
+
+
+@lru_cache(maxsize=_MEMO_ITEMS)
+def _parsed_payload(text: str) -> Mapping[str, Any]:
+    parsed: Mapping[str, Any] = json.loads(text)  # Canonical JSON: a JSON object
+    return parsed
+
+
+def parsed_once(text: str, what: str) -> Any:
+    """:func:`loads`, the result kept for a small text: the caller only reads it."""
+    if len(text) <= MEMO_TEXT:
+        return _parsed_text(text, what)
+    return loads(text, what)
+
+
+@lru_cache(maxsize=_MEMO_ITEMS)
+def _parsed_text(text: str, what: str) -> Any:
+    return loads(text, what)
 
 
 def now() -> datetime:
@@ -153,7 +187,7 @@ class ThreadAddress:
         row keeps when its key is a digest)."""
         if not is_digest(key):
             return cls.of_key(key)
-        ids = record.payload.get("ids")
+        ids = payload_view(record).get("ids")
         if not (isinstance(ids, list) and len(ids) == 3 and all(isinstance(p, str) for p in ids)):
             raise SerializationError(f"stored checkpoint row {key!r} keeps no [thread, ns, id]")
         return cls(ids[0], ids[1]), ids[2]
@@ -197,7 +231,7 @@ class CheckpointEntry:
         self.checkpoint_id = checkpoint_id
         self.body = body
         self.position = position
-        data = loads(body, f"checkpoint entry {checkpoint_id}")
+        data = parsed_once(body, f"checkpoint entry {checkpoint_id}")
         if not isinstance(data, dict) or not set(data) >= _CHECKPOINT_KEYS:
             raise SerializationError(f"stored checkpoint entry {checkpoint_id} is malformed")
         self._data: dict[str, Any] = data
@@ -410,7 +444,7 @@ def load_entry(entry: StreamEntry) -> ThreadEntry:
     """A stored stream entry back as a checkpoint or removal entry."""
     record = entry.record
     kind = (record.record_type, record.format_version)
-    body = record.payload.get("body")
+    body = payload_view(record).get("body")
     if not isinstance(body, str) or kind not in _ENTRY_KINDS:
         raise SerializationError(
             f"stored thread entry {entry.id!r} at position {entry.position} is not a "
@@ -449,7 +483,7 @@ def thread_key(thread_id: str) -> str:
 def thread_of_row(key: str, record: DurableRecord) -> str:
     """The thread id a thread row names (by its key, or kept in the row)."""
     if is_digest(key):
-        thread_id = record.payload.get("thread_id")
+        thread_id = payload_view(record).get("thread_id")
         if not isinstance(thread_id, str):
             raise SerializationError(f"stored thread row {key!r} keeps no thread id")
         return thread_id
@@ -478,13 +512,14 @@ def pointer_record(position: int, ids: list[str] | None = None) -> DurableRecord
 
 def pointer_ids(record: DurableRecord) -> list[str] | None:
     """The ids a live checkpoint row keeps (``None`` when its key names them)."""
-    ids = record.payload.get("ids")
+    ids = payload_view(record).get("ids")
     return None if ids is None else [str(part) for part in ids]
 
 
 def pointer_position(record: DurableRecord) -> int:
     """The stream position a live checkpoint row points at."""
-    position = record.payload.get("position") if record.record_type == CHECKPOINT_POINTER else None
+    pointer = record.record_type == CHECKPOINT_POINTER
+    position = payload_view(record).get("position") if pointer else None
     if not isinstance(position, int) or isinstance(position, bool) or position < 1:
         raise SerializationError(f"stored checkpoint pointer is malformed: {record!r}")
     return position
@@ -550,28 +585,40 @@ class TaskWrites:
 
     @classmethod
     def load(cls, record: DurableRecord) -> TaskWrites:
-        """A stored envelope back as a task's writes."""
-        body = record.payload.get("body")
+        """A stored envelope back as a task's writes (to read only: a small one is parsed once
+        per process)."""
         kind = (record.record_type, record.format_version)
-        if kind != (PENDING_WRITES, FORMAT_VERSION) or not isinstance(body, str):
+        if kind != (PENDING_WRITES, FORMAT_VERSION):
             raise SerializationError(
                 f"stored pending writes have unknown type {record.record_type} "
                 f"{record.format_version}"
             )
-        data = loads(body, "pending writes")
-        try:
-            writes: dict[int, tuple[str, str, ValueRef]] = {}
-            for idx, channel, path, (kind_, type_, value) in data["writes"]:
-                writes[int(idx)] = (str(channel), str(path), (str(kind_), str(type_), str(value)))
-            where = data.get("where")
-            return cls(
-                str(data["task_id"]),
-                writes,
-                datetime.fromisoformat(data["recorded_at"]),
-                None if where is None else (str(where[0]), str(where[1])),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
+        text = record.payload_json
+        if len(text) <= MEMO_TEXT:
+            return _task_writes(text)
+        return _task_writes.__wrapped__(text)
+
+
+@lru_cache(maxsize=_MEMO_ITEMS)
+def _task_writes(payload_json: str) -> TaskWrites:
+    """The task's writes a pending-writes payload holds."""
+    body = loads(payload_json, "pending writes").get("body")
+    if not isinstance(body, str):
+        raise SerializationError("stored pending writes have no body text")
+    data = loads(body, "pending writes")
+    try:
+        writes: dict[int, tuple[str, str, ValueRef]] = {}
+        for idx, channel, path, (kind_, type_, value) in data["writes"]:
+            writes[int(idx)] = (str(channel), str(path), (str(kind_), str(type_), str(value)))
+        where = data.get("where")
+        return TaskWrites(
+            str(data["task_id"]),
+            MappingProxyType(writes),
+            datetime.fromisoformat(data["recorded_at"]),
+            None if where is None else (str(where[0]), str(where[1])),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
 
 
 def sorted_writes(tasks: Iterable[TaskWrites]) -> tuple[PendingWriteRecord, ...]:

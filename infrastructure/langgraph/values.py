@@ -34,7 +34,7 @@ import hashlib
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -114,36 +114,49 @@ class ValueStore:
         self._data_bytes = 0
         self._known: OrderedDict[str, None] = OrderedDict()
 
-    def store(self, view: View, values: Iterable[EncodedValue], *, careful: bool) -> list[str]:
-        """Put every blob not known to be stored; the keys put (to :meth:`remember`).
+    def store(
+        self,
+        view: View,
+        values: Iterable[EncodedValue],
+        *,
+        careful: bool,
+        likely: Collection[ValueRef] = (),
+    ) -> list[EncodedValue]:
+        """Put every blob not known to be stored; the values put (to :meth:`remember`).
 
         A thread's own (scoped) blob is always put: another process may have
         purged it since this one saw it. A ``careful`` put first asks whether
         the blob is stored: a blob another zlib compressed otherwise makes
         ``put_if_absent`` conflict, which the caller's retry, careful, then
-        steps over.
+        steps over. So does the put of a ``likely`` one (the parent
+        checkpoint's values): one read where a put that finds it costs two.
         """
         blobs = view.blobs(VALUES)
-        put: list[str] = []
+        put: dict[str, EncodedValue] = {}
         for value in values:
             kind, type_, key = value.ref
             if kind != "blob" or value.data is None or key in put:
                 continue
             if blob_scope(key) is None and self._is_known(key):
                 continue
-            if not careful or not blobs.exists(key):
+            if not (careful or value.ref in likely) or not blobs.exists(key):
                 data, encoding = _compressed(value.data)
                 blobs.put_if_absent(
                     key=key, data=data, attributes={"type": type_, "encoding": encoding}
                 )
-            put.append(key)
-        return put
+            put[key] = value
+        return list(put.values())
 
-    def remember(self, keys: Iterable[str]) -> None:
-        """Record keys whose blobs a committed transaction stored."""
+    def remember(self, values: Iterable[EncodedValue]) -> None:
+        """Record blobs a committed transaction stored, and keep their bytes: the next read
+        of the checkpoint just written (the following step's, another reader's in this
+        process) needs no fetch."""
         with self._lock:
-            for key in keys:
+            for value in values:
+                key = value.ref[2]
                 self._remember_key(key)
+                if value.data is not None:
+                    self._cache(key, value.data)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop erased keys from this process's caches."""
@@ -184,13 +197,18 @@ class ValueStore:
             raise SerializationError(f"stored value {key} does not match its digest")
         with self._lock:
             self._remember_key(key)
-            if len(data) <= CACHE_BYTES // 4 and key not in self._data:
-                self._data[key] = data
-                self._data_bytes += len(data)
-                while self._data_bytes > CACHE_BYTES:
-                    _, dropped = self._data.popitem(last=False)
-                    self._data_bytes -= len(dropped)
+            self._cache(key, data)
         return data
+
+    def _cache(self, key: str, data: bytes) -> None:
+        """Keep a blob's bytes (under the lock), the least recently used dropped past
+        :data:`CACHE_BYTES`."""
+        if len(data) <= CACHE_BYTES // 4 and key not in self._data:
+            self._data[key] = data
+            self._data_bytes += len(data)
+            while self._data_bytes > CACHE_BYTES:
+                _, dropped = self._data.popitem(last=False)
+                self._data_bytes -= len(dropped)
 
     def _is_known(self, key: str) -> bool:
         with self._lock:

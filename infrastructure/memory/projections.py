@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import bisect
+import operator
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from eventsourcing.persistence import Tracking
@@ -20,6 +20,7 @@ from nenjim.infrastructure.tracking.projections import (
     ProjectionState,
     ProjectionTable,
     Row,
+    RowQuery,
     RowsAfter,
     batch_parts,
     checked_position,
@@ -49,14 +50,12 @@ class MemoryProjectionRecorder(ProjectionRecorder):
                 return Persisted(0, [])
             return Persisted(state.position, list(self._rows[table.name]))
 
-    def rows_after(
-        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
-    ) -> list[Row]:
-        with self._lock:
-            rows = self._rows.get(table.name, [])
-            # Positions ascend, and nothing edits a memory store's rows by hand.
-            start = bisect.bisect_right(rows, after, key=_position)
-            return rows[start : start + limit]
+    def select(self, table: ProjectionTable, query: RowQuery) -> list[Row]:
+        table.check_columns(query.named_columns())
+        return select_rows(table, self.load(table).rows, query)
+
+    def ensure_indexes(self, table: ProjectionTable) -> bool:
+        return False  # a list filtered on each read: nothing to index
 
     def write(
         self,
@@ -105,6 +104,33 @@ class MemoryProjectionRecorder(ProjectionRecorder):
             return state
 
 
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def select_rows(table: ProjectionTable, rows: list[Row], query: RowQuery) -> list[Row]:
+    """What an SQL store answers ``query`` with, from ``rows`` (in position order)."""
+    index = {name: i for i, (name, _) in enumerate(table.columns)}
+    tests = [(index[c], operator.eq, v) for c, v in query.equal]
+    tests += [(index[c], _COMPARE[how], v) for c, how, v in query.bounds]
+    found = [row for row in rows if all(test(row[i], v) for i, test, v in tests)]
+    if query.any_of is not None:
+        column, among = index[query.any_of[0]], set(query.any_of[1])
+        found = [row for row in found if row[column] in among]
+    if query.order:
+        keys = [index[c] for c in query.order]
+        found.sort(key=lambda row: tuple(row[i] for i in keys), reverse=query.descending)
+    wanted = [index[c] for c in query.columns or [name for name, _ in table.columns]]
+    picked = [tuple(row[i] for i in wanted) for row in found]
+    if query.distinct:
+        picked = list(dict.fromkeys(picked))
+    return picked if query.limit is None else picked[: query.limit]
+
+
 def _without(table: ProjectionTable, rows: list[Row], forgotten: Iterable[Forget]) -> list[Row]:
     """``rows`` but those ``forgotten`` names."""
     columns = [name for name, _ in table.columns]
@@ -127,9 +153,3 @@ def recorder_for(log: LogApplication | Backend) -> MemoryProjectionRecorder:
         if found is None:
             found = _MEMORY[owner] = MemoryProjectionRecorder()
         return found
-
-
-def _position(row: Row) -> int:
-    position = row[0]
-    assert isinstance(position, int)
-    return position

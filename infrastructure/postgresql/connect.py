@@ -22,11 +22,18 @@ from psycopg import IsolationLevel, sql
 from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.urls import POSTGRES_CONNINFO, StoreLocation
 
+# A server that only reads: a hot standby replaying its primary's WAL, or one whose
+# transactions are read-only by default (``default_transaction_read_only``).
+_READS_ONLY = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
+
 
 def prepare_log(location: StoreLocation, env: dict[str, str], create: bool) -> bool:
-    """Before a log's pool opens, connect once (:func:`connect`)."""
-    connect(location).close()
-    return False
+    """Before a log's pool opens, connect once (:func:`connect`); whether the server only
+    reads, so that the log is opened as it is (no DDL, no writes) and follows what the
+    primary's WAL brings in."""
+    with connect(location) as connection:
+        row = connection.execute(_READS_ONLY).fetchone()
+    return bool(row is not None and row[0])
 
 
 def connect(location: StoreLocation) -> psycopg.Connection[Any]:

@@ -20,7 +20,12 @@ from psycopg.sql import Identifier
 from nenjim.infrastructure.log.application import LogApplication
 from nenjim.infrastructure.postgresql.storage import PostgresDriver
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.tracking.projections import ProjectionRecorder, ProjectionTable, Row
+from nenjim.infrastructure.tracking.projections import (
+    ProjectionRecorder,
+    ProjectionState,
+    ProjectionTable,
+    Row,
+)
 from nenjim.infrastructure.tracking.sql import (
     LogTransactions,
     SessionTransactions,
@@ -74,6 +79,8 @@ class PostgresProjectionRecorder(SqlProjectionRecorder[_Cursor]):
         "generation integer NOT NULL, position bigint NOT NULL)"
     )
 
+    code_points = ' COLLATE "C"'
+
     def __init__(self, transactions: Transactions, schema: str) -> None:
         self._schema = schema
         super().__init__(transactions)
@@ -97,6 +104,14 @@ class PostgresProjectionRecorder(SqlProjectionRecorder[_Cursor]):
         c.execute("SELECT to_regclass(%s)", (self._name(table),))
         row = c.fetchone()
         return row is not None and row[0] is not None
+
+    def _has_index(
+        self, c: _Cursor, table: ProjectionTable, state: ProjectionState, number: int
+    ) -> bool:
+        return self._has(c, table.index_name(state.generation, number))
+
+    def _quoted(self, index: str) -> str:
+        return Identifier(index).as_string(None)
 
     def _tables(self, c: _Cursor, prefix: str) -> list[str]:
         c.execute(

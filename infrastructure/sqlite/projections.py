@@ -17,7 +17,12 @@ from typing import ClassVar
 from nenjim.infrastructure.log.application import LogApplication
 from nenjim.infrastructure.sqlite.files import retry_when_locked
 from nenjim.infrastructure.storage.backend import Backend
-from nenjim.infrastructure.tracking.projections import ProjectionRecorder, ProjectionTable, Row
+from nenjim.infrastructure.tracking.projections import (
+    ProjectionRecorder,
+    ProjectionState,
+    ProjectionTable,
+    Row,
+)
 from nenjim.infrastructure.tracking.sql import (
     LogTransactions,
     SessionTransactions,
@@ -81,6 +86,15 @@ class SQLiteProjectionRecorder(SqlProjectionRecorder[sqlite3.Cursor]):
             (len(prefix), prefix),
         )
         return [name for (name,) in c.fetchall()]
+
+    def _has_index(
+        self, c: sqlite3.Cursor, table: ProjectionTable, state: ProjectionState, number: int
+    ) -> bool:
+        c.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+            (table.index_name(state.generation, number),),
+        )
+        return c.fetchone() is not None
 
     def _insert(
         self, c: sqlite3.Cursor, table: ProjectionTable, generation: int, rows: Iterable[Row]

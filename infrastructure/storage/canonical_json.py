@@ -30,9 +30,72 @@ MAX_DEPTH = 100
 
 def dumps(value: Any) -> str:
     """The canonical text of ``value``; ``ValueError``/``TypeError`` if it is not JSON-native."""
+    if _plain(value):
+        return _PLAIN_ENCODER.encode(value)
     parts: list[str] = []
     _write(value, parts, "$", 0)
     return "".join(parts)
+
+
+# For a plain value (see _plain) the standard library's C encoder writes the canonical
+# text: it writes ints with int.__repr__ and floats with float.__repr__ (the JCS form
+# for the floats _plain lets through), and with ASCII member names its code-point key
+# order is JCS's UTF-16 order. Strings are written as _write writes them (json.dumps,
+# ensure_ascii=False).
+_PLAIN_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON the C encoder writes canonically: only dicts with ASCII
+    ``str`` keys, lists, tuples, ``str`` without NUL or lone surrogates, ``None``,
+    ``bool``, ``int`` within ±(2^53-1) and ``float`` that ``repr`` writes in plain
+    decimals with a fraction, nested at most :data:`MAX_DEPTH` deep.
+
+    Anything else (a whole or exponent float, a non-ASCII member name, a value to
+    refuse) goes the long way, which writes it or names the problem.
+    """
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _utf8(item):
+                return False
+            if "\0" in item:
+                return False
+        elif kind is dict:
+            if depth > MAX_DEPTH:
+                return False
+            for key, child in item.items():
+                if type(key) is not str or not key.isascii() or "\0" in key:
+                    return False
+                pending.append((child, depth + 1))
+        elif kind is list or kind is tuple:
+            if depth > MAX_DEPTH:
+                return False
+            pending.extend((child, depth + 1) for child in item)
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return False
+        elif kind is float:
+            # repr's plain decimal form (no exponent, not whole, finite) is JCS's too:
+            # both write the shortest digits that read back
+            text = float.__repr__(item)
+            if "e" in text or "n" in text or text.endswith(".0"):
+                return False
+        elif item is not None and kind is not bool:
+            return False  # a subclass, or no JSON at all
+    return True
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def loads(text: str | bytes) -> Any:
@@ -41,9 +104,12 @@ def loads(text: str | bytes) -> Any:
 
     An integer literal past ±(2^53-1) is read as a ``float`` (see the module notes)."""
     try:
-        value = json.loads(
-            text, parse_constant=_refuse_constant, parse_int=_integer, parse_float=_float
-        )
+        if isinstance(text, str):
+            value = _DECODER.decode(text)  # json.loads, without a decoder made per call
+        else:
+            value = json.loads(
+                text, parse_constant=_refuse_constant, parse_int=_integer, parse_float=_float
+            )
     except RecursionError:
         raise ValueError(f"JSON nests deeper than {MAX_DEPTH}") from None
     if _depth(value) > MAX_DEPTH:
@@ -73,6 +139,9 @@ def _float(literal: str) -> float:
         shown = literal if len(literal) <= 30 else literal[:30] + "..."
         raise ValueError(f"{shown} is not a finite number")
     return number
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_integer, parse_float=_float)
 
 
 def whole_floats(value: Any) -> Any:
@@ -109,19 +178,23 @@ def _whole_floats(value: Any, depth: int) -> Any:
 
 
 def _depth(value: Any) -> int:
-    """How deep arrays and objects nest in parsed JSON (iterative: no recursion limit)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        item, level = pending.pop()
-        children = (
-            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        )
-        if children is None:
-            continue
-        deepest = max(deepest, level)
-        if level <= MAX_DEPTH:
-            pending.extend((child, level + 1) for child in children)
-    return deepest
+    """How deep arrays and objects nest in parsed JSON, counted no further than one past
+    :data:`MAX_DEPTH` (level by level: no recursion limit, one pass over each level)."""
+    level, current = 0, [value]
+    while level <= MAX_DEPTH:
+        below: list[Any] = []
+        found = False
+        for item in current:
+            if type(item) is dict:  # a parser makes plain dicts and lists, no subclass
+                below.extend(item.values())
+                found = True
+            elif type(item) is list:
+                below.extend(item)
+                found = True
+        if not found:
+            return level
+        level, current = level + 1, below
+    return level
 
 
 def _write(value: Any, out: list[str], path: str, depth: int) -> None:

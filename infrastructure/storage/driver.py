@@ -132,6 +132,20 @@ class StorageDriver(ABC, Generic[ContextT]):
     ) -> Sequence[RecordEntry]:
         """Rows whose attributes equal ``equals``, by UTF-8 key bytes, after ``after``."""
 
+    def scan_record_keys(
+        self,
+        ctx: ContextT,
+        resource: Resource,
+        equals: AttributeValues,
+        after: str | None,
+        limit: int | None,
+    ) -> Sequence[str]:
+        """The keys :meth:`scan_records` would return, in its order.
+
+        Drivers that can answer without decoding rows override this.
+        """
+        return [row.key for row in self.scan_records(ctx, resource, equals, after, limit)]
+
     def any_record(self, ctx: ContextT, resource: Resource, equals: AttributeValues) -> bool:
         """Whether some row's attributes equal ``equals`` (``NoRows`` needs no more).
 

@@ -55,8 +55,9 @@ def validated_record_entry(
     key: str, revision: int, attributes: Attributes, record: DurableRecord
 ) -> RecordEntry:
     """A :class:`RecordEntry` of values already validated, checked and copied no second time:
-    ``attributes`` read-only and held by nobody else (as ``Resource.validate_attributes``
-    returns them). Every write builds one; anything else builds ``RecordEntry(...)``."""
+    ``attributes`` read-only (as ``Resource.validate_attributes`` returns them; entries
+    read back from the same stored text may share them). Every write and every SQL row
+    read builds one; anything else builds ``RecordEntry(...)``."""
     entry = object.__new__(RecordEntry)
     object.__setattr__(entry, "key", key)
     object.__setattr__(entry, "revision", revision)

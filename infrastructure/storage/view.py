@@ -384,7 +384,9 @@ class Records(_Handle):
         """The record, or ``None``."""
         self._view.ensure_usable()
         key = validate_key(key)
-        found = self._view.run(lambda ctx, driver: driver.read_record(ctx, self.resource, key))
+        found = self._view.run(
+            lambda ctx, driver: driver.read_record(ctx, self.resource, key), writes=False
+        )
         return None if found is None else found.fresh()
 
     def fetch(self, key: str) -> RecordEntry:
@@ -516,9 +518,31 @@ class Records(_Handle):
             after = validate_key(after, "after")
         validate_limit(limit)
         rows = self._view.run(
-            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
+            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit),
+            writes=False,
         )
         return tuple(row.fresh() for row in rows)
+
+    def scan_keys(
+        self,
+        *,
+        index: str,
+        equals: Mapping[str, Any],
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[str, ...]:
+        """The keys of :meth:`scan` (same arguments, same order), no row decoded: for a
+        caller whose keys say all it needs."""
+        self._view.ensure_usable()
+        values = self.resource.index_values(index, equals)
+        if after is not None:
+            after = validate_key(after, "after")
+        validate_limit(limit)
+        keys = self._view.run(
+            lambda ctx, driver: driver.scan_record_keys(ctx, self.resource, values, after, limit),
+            writes=False,
+        )
+        return tuple(keys)
 
     def delete_matching(self, *, index: str, equals: Mapping[str, Any]) -> None:
         """Delete every row equal on ``index``, under the lock of each row's anchor.

@@ -71,9 +71,10 @@ class Polling:
 
 def wakeup_for(log: LogApplication | Backend, stop: threading.Event) -> Wakeup:
     """The wake-up of a Journal log (its application) or a storage log (its backend): its
-    store kind's (``LISTEN`` on PostgreSQL), else polling."""
+    store kind's (``LISTEN`` on PostgreSQL), else (and for a log that only reads) polling."""
     kind = kind_of(log)
-    if kind.wakeup is None:
+    # A store that only reads (a hot standby) cannot LISTEN, and no NOTIFY is replicated.
+    if kind.wakeup is None or getattr(log, "read_only", False):
         return Polling(stop)
     return cast(Wakeup, kind.load(kind.wakeup)(log, stop))
 

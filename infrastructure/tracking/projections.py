@@ -38,7 +38,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 from eventsourcing.persistence import Tracking
 
@@ -65,13 +65,16 @@ class ProjectionTable:
     the row. ``version`` is the
     version of the fold: rows stored by another version are not read, and
     the next write replaces them by a full generation of this version's
-    rows.
+    rows. ``unique`` names column lists whose values no two rows share;
+    each is a unique index of the table, which :meth:`ProjectionRecorder.select`
+    uses to find rows by them (or by a first part of them), in their order.
     """
 
     name: str
     table: str
     columns: tuple[tuple[str, str], ...]
     version: int = 1
+    unique: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.columns or self.columns[0] != ("position", "integer"):
@@ -82,10 +85,55 @@ class ProjectionTable:
         for identifier in (self.table, *(name for name, _ in self.columns)):
             if not identifier.isidentifier() or not identifier.isascii():
                 raise ValueError(f"projection {self.name}: {identifier!r} is not an identifier")
+        names = {name for name, _ in self.columns}
+        for columns in self.unique:
+            if not columns or not set(columns) <= names:
+                raise ValueError(f"projection {self.name}: unique {columns} names no columns")
 
     def generation_table(self, generation: int) -> str:
         """The table holding the rows of ``generation``."""
         return f"{self.table}_g{generation}"
+
+    def index_name(self, generation: int, number: int) -> str:
+        """The name of the unique index ``number`` (of :attr:`unique`) of ``generation``."""
+        return f"{self.table}_g{generation}_u{number}"
+
+    def check_columns(self, columns: Iterable[str]) -> None:
+        """Raise ``ValueError`` unless every one of ``columns`` is one of the table's."""
+        names = {name for name, _ in self.columns}
+        unknown = [column for column in columns if column not in names]
+        if unknown:
+            raise ValueError(f"projection {self.name}: no columns {unknown}")
+
+
+Comparison = Literal["<", "<=", ">", ">="]
+
+
+@dataclass(frozen=True, slots=True)
+class RowQuery:
+    """Which rows of a projection table :meth:`ProjectionRecorder.select` reads.
+
+    The rows whose ``equal`` columns hold the given values, whose ``any_of``
+    column holds one of its values, and that pass every ``(column, comparison,
+    value)`` of ``bounds``; only the ``columns`` named (all if empty), ordered
+    by ``order`` (descending if ``descending``; text in code point order),
+    each distinct one once if ``distinct``, at most ``limit`` of them.
+    Columns are checked against the table's.
+    """
+
+    columns: tuple[str, ...] = ()
+    equal: tuple[tuple[str, int | str], ...] = ()
+    any_of: tuple[str, tuple[int | str, ...]] | None = None
+    bounds: tuple[tuple[str, Comparison, int | str], ...] = ()
+    order: tuple[str, ...] = ()
+    descending: bool = False
+    distinct: bool = False
+    limit: int | None = None
+
+    def named_columns(self) -> list[str]:
+        """Every column the query names."""
+        named = [*self.columns, *(c for c, _ in self.equal), *(c for c, _, _ in self.bounds)]
+        return [*named, *self.order, *([] if self.any_of is None else [self.any_of[0]])]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +229,16 @@ class ProjectionRecorder(ABC):
         an integer, a row past the position, a missing table)."""
 
     @abstractmethod
-    def rows_after(
-        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
-    ) -> list[Row]:
-        """The first ``limit`` rows of the generation ``state`` tracks whose position is past
-        ``after``, in position order: a reader that pages through a large projection
-        (``ProjectionDamagedError`` for a missing table, as :meth:`load`). Each page is its
-        own read: a reader that needs one consistent read uses :meth:`load`."""
+    def select(self, table: ProjectionTable, query: RowQuery) -> list[Row]:
+        """The rows ``query`` names, from one consistent read of the generation served now;
+        ``[]`` when nothing of this fold's version is stored. ``ProjectionDamagedError``
+        for a missing table, as :meth:`load`."""
+
+    @abstractmethod
+    def ensure_indexes(self, table: ProjectionTable) -> bool:
+        """Create the unique indexes (:attr:`ProjectionTable.unique`) the served generation
+        lacks (a table written before they were declared); whether any was. A store that
+        holds every one is only read."""
 
     @abstractmethod
     def write(

@@ -10,6 +10,7 @@ a write (holding the kind's write lock, so writers take turns).
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -31,6 +32,7 @@ from nenjim.infrastructure.tracking.projections import (
     ProjectionState,
     ProjectionTable,
     Row,
+    RowQuery,
     RowsAfter,
     batch_parts,
     checked_position,
@@ -101,9 +103,12 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
     """What a statement writes around a column's name (a checked ASCII identifier)."""
     tracking_ddl: ClassVar[str]
     """``CREATE TABLE IF NOT EXISTS`` of the tracking table, ``{}`` standing for its name."""
+    code_points: ClassVar[str] = ""
+    """What follows a text column that indexes and queries compare in code point order."""
 
     def __init__(self, transactions: Transactions) -> None:
         self._transactions = transactions
+        self._present: set[str] = set()  # tables found in the store by a select
         self._tracking = self._name(TRACKING_TABLE)
         self._select = f"SELECT name, position, version, generation FROM {self._tracking}"
 
@@ -119,7 +124,13 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
             if state is None or state.version != table.version:
                 return Persisted(0, [])
-            name = self._generation(c, table, state)
+            name = table.generation_table(state.generation)
+            if not self._has(c, name):
+                raise ProjectionDamagedError(
+                    f"projection {table.name}: {TRACKING_TABLE} tracks generation "
+                    f"{state.generation} at position {state.position}, but its table {name} "
+                    "is missing"
+                )
             c.execute(f"SELECT {self._columns(table)} FROM {self._name(name)} ORDER BY position")
             rows: list[Row] = c.fetchall()
         # Rows past the tracked position were written by nobody: a lowered position, or
@@ -132,18 +143,38 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             )
         return Persisted(state.position, rows)
 
-    def rows_after(
-        self, table: ProjectionTable, state: ProjectionState, after: int, limit: int
-    ) -> list[Row]:
+    def select(self, table: ProjectionTable, query: RowQuery) -> list[Row]:
+        table.check_columns(query.named_columns())
         with self._reading() as c:
-            name = self._generation(c, table, state)
-            c.execute(
-                f"SELECT {self._columns(table)} FROM {self._name(name)} "
-                f"WHERE position > {self.mark} ORDER BY position LIMIT {self.mark}",
-                (after, limit),
-            )
-            rows: list[Row] = c.fetchall()
-        return rows
+            state = self._state(c, table.name) if self._seen(c, TRACKING_TABLE) else None
+            if state is None or state.version != table.version:
+                return []
+            name = table.generation_table(state.generation)
+            if not self._seen(c, name):
+                raise ProjectionDamagedError(
+                    f"projection {table.name}: {TRACKING_TABLE} tracks generation "
+                    f"{state.generation}, but its table {name} is missing"
+                )
+            statement, values = self._selection(table, query)
+            c.execute(statement.format(table=self._name(name)), values)
+            return cast(list[Row], c.fetchall())
+
+    def ensure_indexes(self, table: ProjectionTable) -> bool:
+        with self._reading() as c:
+            state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
+            if state is None or state.version != table.version:
+                return False
+            missing = [
+                i for i in range(len(table.unique)) if not self._has_index(c, table, state, i)
+            ]
+        if not missing:
+            return False
+        with self._writing() as c:
+            now = self._state(c, table.name)
+            if now is None or now.generation != state.generation:
+                return False  # a rebuild swapped in a generation made with its indexes
+            self._index(c, table, state.generation, missing)
+        return True
 
     def write(
         self,
@@ -176,7 +207,8 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
 
     def rebuild(self, table: ProjectionTable, batches: Iterable[Batch]) -> ProjectionState:
         with self._writing() as c:
-            generation = self._create(c, table, self._replaced_state(c, table.name))
+            # Its indexes come after its rows: one sort, not an insert into them per row.
+            generation = self._create(c, table, self._replaced_state(c, table.name), indexed=False)
         position = 0
         for batch in batches:
             rows, after, forgotten = batch_parts(batch)
@@ -186,6 +218,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             position = after
         state = ProjectionState(table.name, position, table.version, generation)
         with self._writing() as c:
+            self._index(c, table, generation, range(len(table.unique)))
             now = self._replaced_state(c, table.name)
             if now is not None and now.generation >= generation:
                 raise RebuildLostError(
@@ -220,6 +253,17 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
                 (value,),
             )
 
+    def _seen(self, c: C, table: str) -> bool:
+        """:meth:`_has`, asked of the store only until it answered yes: a select is a
+        query's hot path, and a table the tracking row names is dropped only two swaps
+        after it stopped being named (a reader reads the tracking row first)."""
+        if table in self._present:
+            return True
+        if not self._has(c, table):
+            return False
+        self._present.add(table)
+        return True
+
     def _name(self, table: str) -> str:
         """``table`` as a statement names it (in the kind's schema, if it has one)."""
         return table
@@ -242,17 +286,6 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
     def _columns(self, table: ProjectionTable) -> str:
         return ", ".join(f"{self.quote}{column}{self.quote}" for column, _ in table.columns)
 
-    def _generation(self, c: C, table: ProjectionTable, state: ProjectionState) -> str:
-        """The table of the generation ``state`` tracks (``ProjectionDamagedError``: missing)."""
-        name = table.generation_table(state.generation)
-        if not self._has(c, name):
-            raise ProjectionDamagedError(
-                f"projection {table.name}: {TRACKING_TABLE} tracks generation "
-                f"{state.generation} at position {state.position}, but its table {name} "
-                "is missing"
-            )
-        return name
-
     def _state(self, c: C, name: str) -> ProjectionState | None:
         c.execute(f"{self._select} WHERE name = {self.mark}", (name,))
         row = c.fetchone()
@@ -266,9 +299,11 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
         except ProjectionDamagedError:
             return None
 
-    def _create(self, c: C, table: ProjectionTable, state: ProjectionState | None) -> int:
+    def _create(
+        self, c: C, table: ProjectionTable, state: ProjectionState | None, *, indexed: bool = True
+    ) -> int:
         """Create a table for a generation that no table has, past ``state``'s and every one
-        in the store, and answer it.
+        in the store, with its indexes if ``indexed``, and answer it.
 
         A table above the served generation belongs to another rebuild, still
         filling or killed. Its number is never reused, since two rebuilds would
@@ -281,7 +316,58 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             for i, (column, kind) in enumerate(table.columns)
         )
         c.execute(f"CREATE TABLE {name} ({columns})")
+        if indexed:
+            self._index(c, table, generation + 1, range(len(table.unique)))
         return generation + 1
+
+    def _index(self, c: C, table: ProjectionTable, generation: int, numbers: Iterable[int]) -> None:
+        """Create the unique indexes ``numbers`` of ``generation``'s table."""
+        for number in numbers:
+            columns = ", ".join(self._ref(table, column) for column in table.unique[number])
+            index = self._quoted(table.index_name(generation, number))
+            c.execute(
+                f"CREATE UNIQUE INDEX IF NOT EXISTS {index} "
+                f"ON {self._name(table.generation_table(generation))} ({columns})"
+            )
+
+    @abstractmethod
+    def _has_index(self, c: C, table: ProjectionTable, state: ProjectionState, number: int) -> bool:
+        """Whether the served generation's table has its unique index ``number``."""
+
+    def _quoted(self, index: str) -> str:
+        """An index's name as ``CREATE INDEX`` names it (no schema: it is its table's)."""
+        return index
+
+    def _ref(self, table: ProjectionTable, column: str) -> str:
+        """``column`` as a comparison or an order names it (text in code point order)."""
+        kind = dict(table.columns)[column]
+        quoted = f"{self.quote}{column}{self.quote}"
+        return quoted if kind == "integer" else f"{quoted}{self.code_points}"
+
+    def _selection(self, table: ProjectionTable, query: RowQuery) -> tuple[str, list[Any]]:
+        """The ``SELECT`` of ``query`` (``{table}`` standing for its table) and its values."""
+        ref = functools.partial(self._ref, table)
+        wanted = query.columns or tuple(name for name, _ in table.columns)
+        quoted = ", ".join(ref(column) for column in wanted)  # as DISTINCT orders them
+        conditions = [f"{ref(column)} = {self.mark}" for column, _ in query.equal]
+        values: list[Any] = [value for _, value in query.equal]
+        for column, comparison, value in query.bounds:
+            conditions.append(f"{ref(column)} {_COMPARISONS[comparison]} {self.mark}")
+            values.append(value)
+        if query.any_of is not None:
+            column, among = query.any_of
+            marks = ", ".join([self.mark] * len(among))
+            conditions.append(f"{ref(column)} IN ({marks})" if among else "1 = 0")
+            values.extend(among)
+        statement = f"SELECT {'DISTINCT ' if query.distinct else ''}{quoted} FROM {{table}}"
+        if conditions:
+            statement += " WHERE " + " AND ".join(conditions)
+        if query.order:
+            way = " DESC" if query.descending else ""
+            statement += " ORDER BY " + ", ".join(f"{ref(column)}{way}" for column in query.order)
+        if query.limit is not None:
+            statement += f" LIMIT {int(query.limit)}"
+        return statement, values
 
     def _swap(self, c: C, table: ProjectionTable, state: ProjectionState) -> None:
         """Point the tracking row at ``state``'s generation; drop all but it and the one before.
@@ -304,6 +390,10 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
         prefix = f"{table.table}_g"
         suffixes = (name[len(prefix) :] for name in self._tables(c, prefix))
         return [int(suffix) for suffix in suffixes if suffix.isdigit()]
+
+
+# The comparisons a query may make, as SQL spells them (never the caller's text).
+_COMPARISONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 def _tracked(row: Sequence[Any]) -> ProjectionState:

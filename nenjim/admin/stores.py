@@ -5,7 +5,8 @@ The store is ``--store URL``, else ``$NENJIM_STORE_URL`` (:func:`chosen_store`).
 (:func:`journal_store`; on PostgreSQL it lives in the schema ``journal_NAME``
 unless the URL's ``?schema=`` names one). :func:`open_journal` loads a Journal
 root, in memory or on a store; :func:`open_log` reads a store's Journal log and
-writes nothing; :func:`move_root` gives a store to the path its root moved to.
+writes nothing; :func:`move_root` gives a store to the path its root moved to;
+:func:`append_revisions` appends revision texts to a store's Journal, without a root.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from nenjim.admin import Progress
 from nenjim.admin.errors import MissingExtraError
 from nenjim.infrastructure.store.kinds import kind_of_url
 from nenjim.infrastructure.store.urls import STORE_URL_VARIABLE, redact
-from nenjim.journal.impl.ref import JournalAssembly, build_journal, move_root
+from nenjim.journal.impl.ref import (
+    JournalAppender,
+    JournalAssembly,
+    RevisionSource,
+    build_journal,
+    move_root,
+)
 from nenjim.journal.impl.ref.log import (
     JournalLog,
     check_journal_name,
@@ -27,11 +34,14 @@ from nenjim.journal.impl.ref.log import (
     journal_store_url,
     name_identity,
 )
+from nenjim.journal.model import JournalRevision
 
 __all__ = [
     "STORE_URL_VARIABLE",
     "JournalAssembly",
     "JournalLog",
+    "JournalRevision",
+    "append_revisions",
     "check_journal_name",
     "chosen_store",
     "describe_identity",
@@ -99,3 +109,16 @@ def open_log(store: str, identity: str | None) -> Iterator[JournalLog]:
         yield log
     finally:
         log.close()
+
+
+def append_revisions(
+    store: str, files: list[str], text: bytes | None, *, journal: str | None
+) -> tuple[JournalRevision, ...]:
+    """Append the revisions of ``files`` (and ``text``, the bytes of one more text read from
+    standard input) to the Journal of ``store`` (named ``journal``, which may then be a new
+    store), all in one transaction or none; the newly accepted ones."""
+    sources = [RevisionSource.of_file(path) for path in files]
+    if text is not None:
+        sources.append(RevisionSource(text))
+    with JournalAppender(store, journal=journal) as appender:
+        return appender.append_sources(sources)

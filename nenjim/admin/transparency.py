@@ -27,19 +27,18 @@ from nenjim.domain.transparency import (
     parse_tile_path,
 )
 from nenjim.infrastructure.log import LogDamagedError, LogReader
-from nenjim.journal.impl.ref.chain_log import catch_up
+from nenjim.infrastructure.tracking.projections import projection_recorder
 from nenjim.journal.impl.ref.filesystem import scan_root
 from nenjim.journal.impl.ref.log import JournalLog
+from nenjim.journal.impl.ref.revision_cache import DEFAULT_CACHE_SIZE as DEFAULT_CHAIN_CACHE
+from nenjim.journal.impl.ref.stored_chains import StoredChains
 from nenjim.journal.impl.ref.transparency_anchor import anchor_problem
 from nenjim.journal.impl.ref.transparency_proofs import JournalTree, check_proof, served_bundle
 from nenjim.journal.valuetypes import ArtifactCoordinate
-from nenjim.projections.journal_chains import (
-    ChainSnapshot,
-    JournalChainsProjection,
-    JournalWorldview,
-)
+from nenjim.projections.journal_chains import ChainSnapshot
 
 __all__ = [
+    "DEFAULT_CHAIN_CACHE",
     "Checkpoint",
     "FollowedChains",
     "JournalTree",
@@ -56,33 +55,72 @@ __all__ = [
 ]
 
 
-class FollowedChains:
-    """The chains of the Journal log ``log``, caught up with it on demand, under a lock
-    (one read when nothing was appended)."""
+FILTER_WINDOW = 1_000
+"""Coordinates a filtered page reads from the index at a time."""
 
-    def __init__(self, log: JournalLog) -> None:
+
+class FollowedChains:
+    """The chains of the Journal log ``log``, served from its store's chain table, caught up
+    with the log on demand (one read when nothing was appended); at most ``cache_size``
+    chains are held in memory, whatever the log's length."""
+
+    def __init__(self, log: JournalLog, cache_size: int = DEFAULT_CHAIN_CACHE) -> None:
         self._reader = LogReader(log)
-        self._projection = JournalChainsProjection()
+        self._chains = StoredChains(
+            self._reader,
+            projection_recorder(log),
+            where=log.where,
+            cache_size=cache_size,
+            writable=not log.read_only,
+        )
+        self._opened = False
         self._lock = threading.Lock()
 
     def chain(self, coordinate: str) -> ChainSnapshot:
         """The chain of artifact ``coordinate`` as the log holds it now; ``LookupError``
         if it holds none, ``InvalidValueError`` for a malformed coordinate."""
-        view = self.caught_up()
-        chain = view.chain(ArtifactCoordinate(coordinate))
+        name = str(ArtifactCoordinate(coordinate))
+        self.catch_up()
+        chain = self._chains.chain(name)
         if chain is None:
             raise LookupError(f"no artifact {coordinate}")
         return chain
 
-    def caught_up(self) -> JournalWorldview:
-        """Every chain, as the log holds them now."""
+    def coordinates(
+        self, after: str | None, limit: int, contains: str | None = None
+    ) -> tuple[list[str], bool]:
+        """At most ``limit`` coordinates after ``after`` as the log holds them now, in code
+        point order, only those holding ``contains`` (case-folded) if given; whether more
+        follow. A filtered page reads the index in order, a window at a time, until it
+        holds ``limit + 1``: its memory is a window's, whatever the artifacts."""
+        self.catch_up()
+        if contains is None:
+            names = self._chains.coordinate_names(after, limit + 1)
+            return names[:limit], len(names) > limit
+        found: list[str] = []
+        window = max(limit + 1, FILTER_WINDOW)
+        while len(found) <= limit:
+            names = self._chains.coordinate_names(after, window)
+            found += [name for name in names if contains in name.casefold()]
+            if len(names) < window:
+                break
+            after = names[-1]
+        return found[:limit], len(found) > limit
+
+    def catch_up(self) -> None:
+        """Read what the log holds after the chains (the first time: ensure the table's
+        indexes, when the store may be written)."""
         with self._lock:
-            return catch_up(self._projection, self._reader)
+            if not self._opened:
+                self._chains.open()
+                self._opened = True
+            else:
+                self._chains.catch_up()
 
     def lag(self) -> int:
         """How many of the log's events the chains have not caught up with yet (they do at
-        the next :meth:`chain` or :meth:`caught_up`)."""
-        return max(0, self._reader.last_position() - self._projection.view.position)
+        the next :meth:`chain` or :meth:`coordinates`)."""
+        return max(0, self._reader.last_position() - self._chains.position)
 
 
 def last_logged_at(log: JournalLog) -> datetime | None:

@@ -51,7 +51,8 @@ EXIT_CODES_HELP = f"""exit codes:
        does not exist
   {EXIT_USAGE}    bad usage: unknown option, malformed value or store URL
   {EXIT_STORE}    the store cannot be used: missing (audit, projections, export,
-       move-root), not empty (import), unreachable, unwritable, holding
+       move-root, append), in memory or holding no Journal yet (append
+       without --journal), not empty (import), unreachable, unwritable, holding
        another Journal (move-root: another root's, a named one, none yet, or
        still its old root's), of another schema version; or something else
        the command needs cannot be: an extra that is not installed, a signer key file that group or

@@ -5,9 +5,10 @@ works in memory: it creates no store and no file (``new`` writes only the
 draft it is asked for). Durable state is always a store the user named.
 ``audit`` only reads: it refuses a store that does not exist or holds no
 Journal log instead of creating one, and writes nothing to one that does.
-``repair`` is the explicit writer: it rebuilds what the store derives from
-its log (the transparency tree, the chain projection), and refuses while the
-log itself does not audit.
+``append`` writes revisions into an existing Journal's store (or a new store of
+a named Journal), judged as a root's files are. ``repair`` rebuilds what the
+store derives from its log (the transparency tree, the chain projection), and
+refuses while the log itself does not audit.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from nenjim.admin.json_output import (
     verify_json,
 )
 from nenjim.admin.stores import JournalAssembly, journal_identity, redact
-from nenjim.cli.exit import EXIT_FAILURE, EXIT_OK, CommandError
+from nenjim.cli.exit import EXIT_FAILURE, EXIT_OK, CommandError, UsageError
 from nenjim.cli.progress import progress_for
 from nenjim.cli.store_options import chosen_store, required_store
 from nenjim.cli.text import render_log, render_release, render_revision, render_verify
@@ -226,4 +227,33 @@ def repair(args: argparse.Namespace) -> int:
     else:
         print(f"fixed: {journal_problem(before)}")
         print(f"repaired: rebuilt the transparency tree and the chain projection of {summary}")
+    return EXIT_OK
+
+
+def append(args: argparse.Namespace) -> int:
+    """Append revision files (and a text on standard input) to a durable Journal's store."""
+    if not args.files and not args.stdin:
+        raise UsageError("needs FILE... or --stdin", prog="nenjim journal append")
+    store = required_store(args)
+    text = sys.stdin.buffer.read() if args.stdin else None
+    given = len(args.files) + (text is not None)
+    appended = stores.append_revisions(store, args.files, text, journal=args.journal)
+    if args.json:
+        document = {
+            "store": redact(store),
+            "appended": [
+                {
+                    "coordinate": str(revision.coordinate),
+                    "journal_version": str(revision.version),
+                    "digest": str(revision.digest),
+                }
+                for revision in appended
+            ],
+            "already_accepted": given - len(appended),
+        }
+        print(dumps(document))
+    else:
+        for revision in appended:
+            print(f"{revision.coordinate} {revision.version} {revision.digest}")
+        print(f"appended {len(appended)} of {given} revisions to {redact(store)}")
     return EXIT_OK

@@ -1,6 +1,6 @@
 """The ``nenjim`` commands: argument parsing, dispatch and the last safety net.
 
-``nenjim journal verify|digest|log|show|release|new|audit|move-root|repair``, ``nenjim
+``nenjim journal verify|digest|log|show|release|new|append|audit|move-root|repair``, ``nenjim
 projections status|rebuild``, ``nenjim storage audit|repair`` and ``nenjim log
 export|import``; see ``--help``. Every command takes ``--json``, and ``-v``/``-q``
 for more or less of the log on stderr (:mod:`nenjim.cli.logs`). Exit
@@ -221,6 +221,18 @@ def build_parser() -> _Parser:
         "damaged.",
         _reading(),
     )
+    appending = add(
+        "append",
+        journal_commands.append,
+        "Append revision files to a durable Journal's store, without a root.",
+        _appending(),
+    )
+    appending.add_argument(
+        "files", metavar="FILE", nargs="*", help="revision files, judged as a root's files are"
+    )
+    appending.add_argument(
+        "--stdin", action="store_true", help="also append the one text read from standard input"
+    )
     add_journal_commands(add, _reading)
     add_projection_commands(groups)
     add_storage_commands(groups)
@@ -272,6 +284,17 @@ def _reading() -> _Parser:
         journal="read the store of this Journal, and check that it holds it",
     )
     return reads
+
+
+def _appending() -> _Parser:
+    """--store (which must exist, unless --journal names a Journal) and --journal."""
+    appends = _Parser(add_help=False)
+    add_store_options(
+        appends,
+        store="URL of the Journal's event store",
+        journal="append to the Journal of this name (a new store becomes its store)",
+    )
+    return appends
 
 
 def _coordinate() -> _Parser:

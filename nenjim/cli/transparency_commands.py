@@ -35,6 +35,7 @@ from nenjim.admin.errors import (
 )
 from nenjim.admin.stores import JournalLog, journal_identity, open_log
 from nenjim.admin.transparency import (
+    DEFAULT_CHAIN_CACHE,
     Checkpoint,
     JournalTree,
     SignerKey,
@@ -225,6 +226,13 @@ def add_serve_command(groups: Any, parents: list[argparse.ArgumentParser]) -> No
         help="let browser scripts of ORIGIN (https://example.com, or *) GET from it; "
         "repeatable (none by default: no CORS headers)",
     )
+    serve.add_argument(
+        "--chain-cache",
+        type=_chains,
+        default=DEFAULT_CHAIN_CACHE,
+        metavar="N",
+        help=f"artifacts' chains held in memory at most ({DEFAULT_CHAIN_CACHE:,} by default)",
+    )
     add_witness_endpoints(serve)
     serve.set_defaults(handler=serve_command)
 
@@ -266,6 +274,12 @@ def _seconds(text: str) -> float:
 def _port(text: str) -> int:
     if not text.isascii() or not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
+
+
+def _chains(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of chains (1 or more)")
     return int(text)
 
 
@@ -369,6 +383,7 @@ def serve_command(args: argparse.Namespace) -> int:
             access_log=args.access_log,
             cors_origins=args.cors,
             witnesses=witnesses,
+            chain_cache=args.chain_cache,
         )
         with listen(args.host, args.port) as listener:
             url = url_of(listener)

@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from nenjim.admin.errors import InvalidTilePathError, ProofRequestError
 from nenjim.admin.stores import JournalLog
 from nenjim.admin.transparency import (
+    DEFAULT_CHAIN_CACHE,
     FollowedChains,
     JournalTree,
     SignerKey,
@@ -113,16 +114,18 @@ def build_app(
     access_log: bool = True,
     cors_origins: list[str] | None = None,
     witnesses: Sequence[Witness] = (),
+    chain_cache: int = DEFAULT_CHAIN_CACHE,
 ) -> Observed:
     """The read-only application over the open Journal log ``log``, counted, timed and (with
     ``access_log``) logged request by request (:mod:`nenjim.serve.observe`): around every
     request, so that a 304, a gzip-encoded answer or a CORS preflight is counted too.
     ``cors_origins``: the origins allowed to ``GET`` from a browser (none: no CORS).
     ``witnesses``: those whose cosignatures the checkpoint is served with
-    (:mod:`nenjim.serve.cosigning`)."""
+    (:mod:`nenjim.serve.cosigning`). ``chain_cache``: the artifacts' chains the Journal's
+    queries hold in memory at most."""
     tree = JournalTree(log, signer, origin)
     cosigning = Cosigning(tree, signer.verifier, witnesses)
-    followed = FollowedChains(log)
+    followed = FollowedChains(log, chain_cache)
     metrics = ServedMetrics(log.tiled_log.entry_count, lambda: last_logged_at(log), followed.lag)
 
     def checkpoint(request: Request) -> Response:

@@ -1,7 +1,9 @@
-"""The Journal's queries as JSON, for ``nenjim serve``: a projection that follows the log.
+"""The Journal's queries as JSON, for ``nenjim serve``: served from the store, following the log.
 
-The chain projection is caught up with the log before every answer (one
-read when nothing was appended), so revisions another process ingests are
+Answers are read from the chain table the store keeps, through its index,
+with a bounded cache of chains: the server's memory does not grow with the
+log. The chains are caught up with the log before every answer (one read
+when nothing was appended), so revisions another process ingests are
 answered at the next request, as the tree's checkpoint is.
 
 ``/journal/coordinates?contains=TEXT`` lists only the coordinates that hold
@@ -181,12 +183,7 @@ def query_routes(followed: FollowedChains) -> list[Route]:
             contains = _contains(request)
         except PageRequestError as error:
             return error_answer(400, str(error))
-        names = sorted(
-            name
-            for name in map(str, followed.caught_up().chains)
-            if contains is None or contains in name.casefold()
-        )
-        page, more = _page(names, str, after, limit)
+        page, more = followed.coordinates(after, limit, contains)
         following = encode_cursor("coordinate", page[-1]) if more else None
         document = {"coordinates": page, "next": following}
         return validated(request, JSONResponse(document, headers=FRESH))

@@ -103,6 +103,19 @@ def test_a_port_that_is_no_port_is_bad_usage(
     assert "Traceback" not in captured.err
 
 
+@pytest.mark.parametrize("chains", ["0", "-1", "many", ""])
+def test_a_chain_cache_that_holds_no_chain_is_bad_usage(
+    chains: str, store: str, key: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--store", store, "--key", str(key), "--chain-cache", chains]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1] == (
+        f"nenjim serve: error: argument --chain-cache: {chains!r} is not a number of chains "
+        "(1 or more)"
+    )
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_port_in_use_is_one_line_and_exit_3_before_serving(
     *, as_json: bool, store: str, key: Path, capsys: pytest.CaptureFixture[str]

@@ -8,27 +8,20 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
-import signal
 import socket
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from live_server import metric_samples, serving
 
 from nenjim.cli import main
 from nenjim.serve.app import GZIP_MINIMUM
 
 WIDGET = "com.example.widget"
 CORE = "com.example.core"
-SERVE = [sys.executable, "-m", "nenjim", "serve"]
 
 
 @pytest.fixture
@@ -47,30 +40,9 @@ def key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return path
 
 
-@contextmanager
-def _serving(store: str, key: Path, *options: str) -> Iterator[str]:
-    """The base URL of ``nenjim serve --port 0 --json OPTIONS``, stopped afterwards."""
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            [*SERVE, "--store", store, "--key", str(key), "--port", "0", "--json", *options],
-            stdout=subprocess.PIPE,
-            stderr=errors,
-        )
-        try:
-            assert process.stdout is not None
-            yield json.loads(process.stdout.readline())["serving"].rstrip("/")
-        finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 @pytest.fixture
 def served(store: str, key: Path) -> Iterator[str]:
-    with _serving(store, key) as url:
+    with serving(store, str(key)) as url:
         yield url
 
 
@@ -112,7 +84,7 @@ def test_coordinates_answer_one_page_with_next_null_at_the_end(served: str) -> N
 def test_coordinates_are_paged_by_a_cursor_that_appends_do_not_shift(
     sample: Any, store: str, key: Path, write_revision: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with _serving(store, key) as url:
+    with serving(store, str(key)) as url:
         first = httpx.get(f"{url}/journal/coordinates", params={"limit": 1}).json()
         assert first["coordinates"] == [CORE]
         assert isinstance(first["next"], str)
@@ -128,7 +100,7 @@ def test_coordinates_are_paged_by_a_cursor_that_appends_do_not_shift(
 def test_revisions_are_paged_oldest_first_by_a_version_cursor(
     sample: Any, store: str, key: Path, write_revision: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with _serving(store, key) as url:
+    with serving(store, str(key)) as url:
         revisions = f"{url}/journal/{WIDGET}/revisions"
         whole = httpx.get(revisions).json()
         first = httpx.get(revisions, params={"limit": 1}).json()
@@ -254,7 +226,7 @@ def test_answers_carry_a_strong_etag_and_if_none_match_is_answered_304(
 def test_the_checkpoint_etag_changes_when_the_log_grows(
     sample: Any, store: str, key: Path, write_revision: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with _serving(store, key) as url:
+    with serving(store, str(key)) as url:
         before = httpx.get(f"{url}/checkpoint")
         _append(sample, store, write_revision, capsys, "com.example.new")
         after = httpx.get(f"{url}/checkpoint", headers={"If-None-Match": before.headers["etag"]})
@@ -329,12 +301,8 @@ def test_metrics_count_304s_and_gzipped_answers(served: str) -> None:
     httpx.get(f"{served}/openapi.json", headers={"Accept-Encoding": "gzip"})
 
     metrics = httpx.get(f"{served}/metrics").text
-    samples = {
-        (family.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(metrics)
-        for sample in family.samples
-    }
-    requests = "nenjim_http_requests"
+    samples = metric_samples(metrics)
+    requests = "nenjim_http_requests_total"
     assert samples[requests, (("route", "/checkpoint"), ("status", "200"))] == 1
     assert samples[requests, (("route", "/checkpoint"), ("status", "304"))] == 1
     assert samples[requests, (("route", "/openapi.json"), ("status", "200"))] == 1
@@ -357,7 +325,7 @@ def test_without_cors_there_are_no_cors_headers(served: str) -> None:
 def test_cors_lets_the_origins_named_get(store: str, key: Path) -> None:
     allowed = "https://app.example"
     options = ["--cors", allowed, "--cors", "https://other.example"]
-    with _serving(store, key, *options) as url:
+    with serving(store, key, *options) as url:
         answer = httpx.get(f"{url}/journal/coordinates", headers={"Origin": allowed})
         stranger = httpx.get(f"{url}/checkpoint", headers={"Origin": "https://evil.example"})
         preflight = httpx.options(
@@ -377,3 +345,25 @@ def test_cors_lets_the_origins_named_get(store: str, key: Path) -> None:
     assert preflight.headers["access-control-allow-origin"] == allowed
     assert preflight.headers["access-control-allow-methods"] == "GET"
     assert post.status_code == 400
+
+
+# Served from the store
+
+
+def test_a_chain_cache_of_one_answers_every_artifact_and_what_others_append(
+    sample: Any, store: str, key: Path, write_revision: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With room for one chain, each artifact's chain is read again from the store's table
+    when another one was asked for in between: the answers do not change."""
+    with serving(store, str(key), "--chain-cache", "1") as url:
+        first = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
+        again = [httpx.get(f"{url}/journal/{name}/latest").json() for name in (WIDGET, CORE)]
+        _append(sample, store, write_revision, capsys, "com.example.new")
+        added = httpx.get(f"{url}/journal/com.example.new/latest")
+        listed = httpx.get(f"{url}/journal/coordinates").json()
+
+    assert [answer["coordinate"] for answer in first] == [WIDGET, CORE]
+    assert again == first
+    assert added.status_code == 200
+    assert added.json()["journal_version"] == "20250101T000000Z"
+    assert listed == {"coordinates": [CORE, "com.example.new", WIDGET], "next": None}

@@ -5,16 +5,14 @@ cosigned across a restart."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from live_server import running
 
 from nenjim.admin.witness import CosignerVerifier, check_cosignatures, open_note
 from nenjim.cli import main
@@ -37,20 +35,8 @@ def _witnessing(key: Path, state: Path) -> Iterator[str]:
     """The add-checkpoint URL of a ``nenjim witness`` process, stopped afterwards."""
     log = f"{ORIGIN}={LOG.verifier.encode()}"
     command = [*WITNESS, "--key", str(key), "--log", log, "--state", str(state)]
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            [*command, "--listen", "127.0.0.1:0", "--json"], stdout=subprocess.PIPE, stderr=errors
-        )
-        try:
-            assert process.stdout is not None
-            yield json.loads(process.stdout.readline())["witnessing"] + "add-checkpoint"
-        finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with running([*command, "--listen", "127.0.0.1:0", "--json"]) as started:
+        yield started["witnessing"] + "add-checkpoint"
 
 
 def test_the_witness_cosigns_refuses_a_fork_and_remembers(

@@ -6,40 +6,15 @@ lacking the cosignatures their policy requires, with one line naming the URL and
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from live_server import NENJIM, running
 
 from nenjim.cli import main
 
-NENJIM = [sys.executable, "-m", "nenjim"]
 ORIGIN = "example.com/log"
-
-
-@contextmanager
-def _running(*arguments: str) -> Iterator[dict[str, str]]:
-    """The first JSON line of a ``nenjim ... --json`` server process, stopped afterwards."""
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            [*NENJIM, *arguments, "--json"], stdout=subprocess.PIPE, stderr=errors
-        )
-        try:
-            assert process.stdout is not None
-            yield json.loads(process.stdout.readline())
-        finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def _key(path: Path, name: str, capsys: pytest.CaptureFixture[str], *kind: str) -> str:
@@ -82,9 +57,9 @@ def test_a_witnessed_log_verifies_and_an_unwitnessed_policy_is_refused(
     witness_args += ["--state", str(tmp_path / "witness"), "--listen", "127.0.0.1:0"]
     serve_args = ["serve", "--store", store, "--key", str(keys["log"]), "--port", "0"]
     policy = ["--key", keys["log_vkey_file"], "--witness", keys["witness_vkey"]]
-    with _running("witness", *witness_args) as witness:
+    with running([*NENJIM, "witness", *witness_args, "--json"]) as witness:
         endpoint = f"{keys['witness_vkey']}@{witness['witnessing']}"
-        with _running(*serve_args, "--witness", endpoint) as served:
+        with running([*NENJIM, *serve_args, "--witness", endpoint, "--json"]) as served:
             url = served["serving"]
             assert main(["journal", "verify-log", url, *policy]) == 0
             assert "log OK" in capsys.readouterr().out
@@ -108,7 +83,7 @@ def test_a_witnessed_log_verifies_and_an_unwitnessed_policy_is_refused(
             assert main(["journal", "verify-log", url, *either]) == 0
             capsys.readouterr()
         _ingest(sample, store, write_revision, capsys, "com.example.later")
-        with _running(*serve_args, "--witness", endpoint) as served:
+        with running([*NENJIM, *serve_args, "--witness", endpoint, "--json"]) as served:
             # A new server asks from 0; the witness's 409 names the size it holds.
             assert main(["journal", "verify-log", served["serving"], *policy]) == 0
 

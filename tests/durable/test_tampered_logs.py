@@ -44,8 +44,8 @@ import pytest
 from journal_texts import Chain, Rel, content, digest, journal_text
 from nenjim.domain.journal.chain import chain_id
 from nenjim.journal.exception import JournalError, JournalIntegrityError
+from nenjim.journal.impl.ref import StoredJournal, build_journal
 from nenjim.journal.impl.ref import audit as audit_module
-from nenjim.journal.impl.ref import build_journal
 from nenjim.journal.impl.ref.audit import audit_journal_log, journal_problem
 from nenjim.journal.impl.ref.log import DIGEST_NAMESPACE
 
@@ -747,6 +747,30 @@ def test_every_kind_of_edit_is_in_the_table() -> None:
     assert len(EDITS) >= 40
     assert {e.start for e in EDITS} == {REFUSED, SERVED, SERVED_SILENTLY, CONSISTENT}
     assert len({e.name for e in EDITS}) == len(EDITS)
+
+
+def test_a_text_edited_under_the_store_is_refused_by_the_journal_served_from_it(
+    tmp_path: Path, durable_store_url: str
+) -> None:
+    """Served from the store, a revision's text is read by position when a query first needs
+    it, and checked against its row's digest then: an edited one is an integrity error
+    naming its artifact and version, and the other artifacts are still answered."""
+    store = durable_store_url
+    _load(tmp_path, store)
+    rows = LogRows(store)
+    rows.edit_state(2, text=rows.state(2)["text"] + "# edited\n")
+    served = StoredJournal(store, root=tmp_path)
+    served.start()
+    try:
+        with pytest.raises(JournalIntegrityError) as raised:
+            served.revision(A, V2)
+        assert f"notification 2 ({A} {V2}): stored text does not digest" in str(raised.value)
+        assert len(str(raised.value).splitlines()) == 1
+        head = served.latest(B)
+        assert head is not None
+        assert str(head.version) == V2
+    finally:
+        served.stop()
 
 
 @pytest.mark.parametrize("name", ["untouched", "head-forged-breaking-history"])

@@ -23,7 +23,15 @@ from nenjim.infrastructure.log import LogApplication
 from nenjim.journal import JournalService, JournalServiceManager
 from nenjim.journal.component import NenjimComponent, NenjimProcess
 from nenjim.journal.exception import JournalError, LifecycleError
-from nenjim.journal.impl.ref import JournalAssembly, JournalFollower, build_journal, move_root
+from nenjim.journal.impl.ref import (
+    JournalAppender,
+    JournalAssembly,
+    JournalFollower,
+    RevisionSource,
+    append_revisions,
+    build_journal,
+    move_root,
+)
 from nenjim.journal.impl.ref.ingestion import JournalIngestion
 from nenjim.journal.impl.ref.loader import RootLoader
 from nenjim.journal.impl.ref.publication import JournalPublisher
@@ -326,11 +334,14 @@ def _hinted_types(function: object) -> list[object]:
 
 
 def test_the_entry_points_of_journal_impl_ref_expose_no_implementation_type() -> None:
-    functions: list[object] = [build_journal, move_root, JournalAssembly]
-    for name in _public(JournalFollower):
-        member = inspect.getattr_static(JournalFollower, name)
-        functions.append(member.fget if isinstance(member, property) else member)
-    functions.append(JournalFollower.__init__)
+    functions: list[object] = [build_journal, move_root, append_revisions, JournalAssembly]
+    for entry in (JournalFollower, JournalAppender, RevisionSource):
+        for name in _public(entry):
+            member = inspect.getattr_static(entry, name)
+            member = getattr(member, "__func__", member)  # a classmethod's function
+            if callable(member) or isinstance(member, property):  # not a slot's value
+                functions.append(member.fget if isinstance(member, property) else member)
+        functions.append(entry.__init__)
     public = [
         getattr(importlib.import_module(module), name)
         for module, names in _documented_public_names().items()

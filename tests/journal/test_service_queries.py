@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from journal_services import SERVICE_KINDS, started_service
 
 from journal_texts import Chain, Rel, content, write_chain
 from nenjim.journal import JournalService
+from nenjim.journal.component import NenjimProcess
 from nenjim.journal.exception import InvalidValueError
-from nenjim.journal.impl.ref import build_journal
 from nenjim.journal.model import JournalRevision
 from nenjim.journal.valuetypes import (
     ArtifactCoordinate,
@@ -22,9 +24,12 @@ W = "com.example.widget"
 V1, V2, V3 = "20260101T000000Z", "20260201T000000Z", "20260301T000000Z"
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> JournalService:
-    """A started Journal with a three-revision chain for ``W`` and a genesis for another."""
+@pytest.fixture(params=SERVICE_KINDS)
+def service(
+    request: pytest.FixtureRequest, tmp_path: Path, journal_store: str
+) -> Iterator[JournalService]:
+    """A started Journal with a three-revision chain for ``W`` and a genesis for another,
+    of each implementation in turn (in memory, served from the store)."""
     chain = Chain(W)
     one = Rel("1.0.0", content(1))
     chain.add(V1, (one,))
@@ -39,13 +44,16 @@ def service(tmp_path: Path) -> JournalService:
         ),
         header=('DESCRIPTION "third"',),
     )
-    write_chain(tmp_path, chain)
+    root = tmp_path / "root"
+    root.mkdir()
+    write_chain(root, chain)
     other = Chain("com.example.core")
     other.add(V2, (Rel("1.5.0", content(3)),))
-    write_chain(tmp_path, other)
-    assembly = build_journal(tmp_path)
-    assembly.process.start()
-    return assembly.service
+    write_chain(root, other)
+    service = started_service(request.param, root, journal_store, tmp_path)
+    yield service
+    assert isinstance(service, NenjimProcess)
+    service.stop()
 
 
 def _versions(revisions: tuple[JournalRevision, ...]) -> list[str]:

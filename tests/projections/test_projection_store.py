@@ -163,13 +163,3 @@ def test_a_table_declaration_is_checked() -> None:
         ProjectionTable("x", "x; DROP", (("position", "integer"),))
     with pytest.raises(ValueError, match="column types"):
         ProjectionTable("x", "x", (("position", "integer"), ("v", "blob")))
-
-
-def test_rows_are_read_a_page_at_a_time_in_position_order(recorder: ProjectionRecorder) -> None:
-    assert _write(recorder, 7)
-    state = recorder.state(TABLE.name)
-    assert state is not None
-    assert recorder.rows_after(TABLE, state, 0, 3) == _rows(3)
-    assert recorder.rows_after(TABLE, state, 3, 3) == _rows(6, 3)
-    assert recorder.rows_after(TABLE, state, 6, 3) == _rows(7, 6)
-    assert recorder.rows_after(TABLE, state, 7, 3) == []

@@ -12,28 +12,26 @@ from contextlib import contextmanager
 
 from prometheus_client.parser import text_string_to_metric_families
 
-SERVE = [sys.executable, "-m", "nenjim", "serve"]
+NENJIM = [sys.executable, "-m", "nenjim"]
+SERVE = [*NENJIM, "serve"]
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 @contextmanager
-def serving(store: str, key: str, *options: str) -> Iterator[str]:
-    """The base URL of ``nenjim serve --port 0 --json OPTIONS`` on ``store`` signing with the
-    key file ``key``, stopped (Ctrl-C) afterwards."""
+def running(command: list[str]) -> Iterator[dict[str, str]]:
+    """The first JSON line a server process ``command`` prints (what it serves, and where),
+    the process stopped (Ctrl-C) afterwards."""
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            [*SERVE, "--store", store, "--key", key, "--port", "0", "--json", *options],
-            stdout=subprocess.PIPE,
-            stderr=errors,
-        )
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors)
         try:
             assert process.stdout is not None
             line = process.stdout.readline()
             if not line:
                 errors.seek(0)
-                raise AssertionError(f"nenjim serve did not start: {errors.read().decode()}")
-            yield json.loads(line)["serving"].rstrip("/")
+                name = " ".join(command[2:4])
+                raise AssertionError(f"{name} did not start: {errors.read().decode()}")
+            yield json.loads(line)
         finally:
             process.send_signal(signal.SIGINT)
             try:
@@ -41,6 +39,15 @@ def serving(store: str, key: str, *options: str) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def serving(store: str, key: str, *options: str) -> Iterator[str]:
+    """The base URL of ``nenjim serve --port 0 --json OPTIONS`` on ``store`` signing with the
+    key file ``key``, stopped (Ctrl-C) afterwards."""
+    command = [*SERVE, "--store", store, "--key", key, "--port", "0", "--json", *options]
+    with running(command) as started:
+        yield started["serving"].rstrip("/")
 
 
 def metric_samples(text: str) -> Samples:

@@ -100,7 +100,11 @@ class StoredItem:
 
 def decode_item(record: DurableRecord) -> StoredItem:
     """The :class:`StoredItem` a stored record holds."""
-    payload = record.payload
+    return item_of_payload(record.payload)
+
+
+def item_of_payload(payload: dict[str, Any]) -> StoredItem:
+    """The :class:`StoredItem` a stored record's payload (parsed) holds."""
     ttl = payload.get("ttl")
     return StoredItem(
         namespace=tuple(payload["namespace"]),

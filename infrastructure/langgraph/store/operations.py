@@ -10,6 +10,8 @@ is erased from the log, not only tombstoned.
 from __future__ import annotations
 
 import contextlib
+import functools
+import heapq
 import json
 import random
 import time
@@ -37,13 +39,14 @@ from nenjim.infrastructure.langgraph.store.codec import (
     decode_item,
     expiry,
     item_attributes,
+    item_of_payload,
     plain_value,
     scan_of,
     storage_key,
     ttl_record,
     utc_now,
 )
-from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, View
+from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, Records, View
 
 _T = TypeVar("_T")
 PAGE = 500
@@ -130,11 +133,16 @@ class _Batch:
     """One batch's reads and writes on one view, at one time ``now``."""
 
     def __init__(self, view: View, now: datetime, omit_expired: bool) -> None:
+        self.view = view
         self.items = view.records(ITEMS)
-        self.ttls = view.records(TTLS)
         self.now = now
         self.omit_expired = omit_expired
         self.refreshes: dict[str, float] = {}
+
+    @functools.cached_property
+    def ttls(self) -> Records:
+        """The TTL rows' handle, taken when first needed (most gets need none)."""
+        return self.view.records(TTLS)
 
     # reads
     def get(self, op: GetOp) -> Item | None:
@@ -153,19 +161,24 @@ class _Batch:
 
     def search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        found: list[tuple[str, StoredItem]] = []
+        found: list[tuple[datetime, str, dict[str, Any]]] = []
         for row in self._scan(*scan_of(prefix)):
-            item = decode_item(row.record)
-            if not matching.under(item.namespace, prefix):
+            # The payload is parsed once; an item is built only for the page returned.
+            payload = row.record.payload
+            if not matching.under(tuple(payload["namespace"]), prefix):
                 continue
-            if not matching.matches(item.value, op.filter):
+            if not matching.matches(payload["value"], op.filter):
                 continue
-            if item.ttl is not None and self.omit_expired and self._expired(row.key):
+            if payload.get("ttl") is not None and self.omit_expired and self._expired(row.key):
                 continue
-            found.append((row.key, item))
-        # newest first (updated_at), then by storage key: rows scan by key bytes
-        found.sort(key=lambda pair: pair[1].updated_at, reverse=True)
-        page = found[op.offset : op.offset + op.limit]
+            found.append((datetime.fromisoformat(payload["updated_at"]), row.key, payload))
+        # newest first (updated_at), then by storage key: rows scan by key bytes and
+        # the sort is stable
+        if op.offset + op.limit < len(found):
+            found = heapq.nlargest(op.offset + op.limit, found, key=_updated)
+        else:
+            found.sort(key=_updated, reverse=True)
+        page = [(skey, item_of_payload(payload)) for _, skey, payload in found[op.offset :]]
         if op.refresh_ttl:
             for skey, item in page:
                 if item.ttl is not None:
@@ -180,15 +193,10 @@ class _Batch:
             if match_type not in ("prefix", "suffix"):
                 raise ValueError(f"unknown match_type {match_type!r}: use prefix or suffix")
         seen: set[tuple[str, ...]] = set()
-        for row in self._scan(*scan_of(matching.fixed_prefix(conditions))):
-            namespace = self._namespace_of(row)
-            if namespace is None:
-                continue
+        for namespace in self._namespaces(matching.fixed_prefix(conditions)):
             if not all(matching.path_matches(namespace, t, path) for t, path in conditions):
                 continue
-            if op.max_depth is not None:
-                namespace = namespace[: op.max_depth]
-            seen.add(namespace)
+            seen.add(namespace if op.max_depth is None else namespace[: op.max_depth])
         ordered = sorted(seen, key=matching.namespace_order)
         return ordered[op.offset : op.offset + op.limit]
 
@@ -261,16 +269,27 @@ class _Batch:
     def _scan(self, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
         yield from scan_all(self.items, index, equals)
 
-    def _namespace_of(self, row: RecordEntry) -> tuple[str, ...] | None:
-        """The row's namespace: from its key when the key is the literal JSON, else from
-        its payload; ``None`` for an expired item a listing omits."""
-        if self.omit_expired or not row.key.startswith("["):
-            item = decode_item(row.record)
-            if item.ttl is not None and self.omit_expired and self._expired(row.key):
-                return None
-            return item.namespace
-        labels = json.loads(row.key)
-        return tuple(labels[:-1])
+    def _namespaces(self, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+        """The namespace of each item the index scan for ``prefix`` finds (a namespace once
+        per item; an expired item a listing omits, not at all).
+
+        Without expiry to check, an item's key (the literal JSON of its labels and key)
+        names its namespace: only the keys are scanned, and a row is read only for a
+        digest key. With it, every row is read, for its TTL.
+        """
+        if self.omit_expired:
+            for row in self._scan(*scan_of(prefix)):
+                item = decode_item(row.record)
+                if item.ttl is None or not self._expired(row.key):
+                    yield item.namespace
+            return
+        for skey in scan_all_keys(self.items, *scan_of(prefix)):
+            if skey.startswith("["):
+                yield tuple(json.loads(skey)[:-1])
+                continue
+            digested = self.items.read(skey)
+            if digested is not None:  # else purged since the scan (no snapshot outside a batch)
+                yield decode_item(digested.record).namespace
 
 
 def scan_all(records: Any, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
@@ -282,6 +301,17 @@ def scan_all(records: Any, index: str, equals: dict[str, Any]) -> Iterator[Recor
         if len(page) < PAGE:
             return
         after = page[-1].key
+
+
+def scan_all_keys(records: Records, index: str, equals: dict[str, Any]) -> Iterator[str]:
+    """The key of every row of ``records`` equal on ``index``, a page at a time."""
+    after: str | None = None
+    while True:
+        page = records.scan_keys(index=index, equals=equals, after=after, limit=PAGE)
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = page[-1]
 
 
 def sweep(backend: Backend) -> int:
@@ -307,6 +337,10 @@ def sweep(backend: Backend) -> int:
 
         purged += retrying(backend, purge)
     return purged
+
+
+def _updated(found: tuple[datetime, str, dict[str, Any]]) -> datetime:
+    return found[0]
 
 
 def _item(item: StoredItem) -> Item:

@@ -107,6 +107,17 @@ class SqlDriver(StorageDriver[Session]):
         records.lock_guards(ctx)
         return records.scan(ctx, self.layout, resource, equals, after=after, limit=limit)
 
+    def scan_record_keys(
+        self,
+        ctx: Session,
+        resource: Resource,
+        equals: AttributeValues,
+        after: str | None,
+        limit: int | None,
+    ) -> Sequence[str]:
+        records.lock_guards(ctx)
+        return records.scan_keys(ctx, self.layout, resource, equals, after=after, limit=limit)
+
     def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
         records.lock_guards(ctx)
         return records.any_matching(ctx, self.layout, resource, equals)

@@ -14,6 +14,7 @@ whose index it names. Replace and delete re-read the row ``FOR UPDATE``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from nenjim.infrastructure.storage.conditions import _Unchecked
@@ -469,9 +470,40 @@ def scan(
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
+    dialect = session.dialect
+    shape, params = _shaped(session, equals)
+    # The text depends on the shape only: built once per shape (a scan per read of a thread).
+    key = ("scan", resource.id, after is not None, limit is not None, *shape)
+    query = dialect.statements.get(key)
+    if query is None:
+        terms, _ = _matching(dialect, resource, equals)
+        source = layout.scan_source(resource.id, frozenset(equals))
+        query = "SELECT " + _COLUMNS + " FROM " + source + terms
+        if after is not None:
+            query += " AND key > ?"
+        query += " ORDER BY key"
+        if limit is not None:
+            query += " LIMIT ?"
+        dialect.statements[key] = query
+    if after is not None:
+        params.append(after)
+    if limit is not None:
+        params.append(limit)
+    return [_entry(session, resource, row) for row in session.all(query, params)]
+
+
+def scan_keys(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    equals: AttributeValues,
+    *,
+    after: str | None,
+    limit: int | None,
+) -> list[str]:
+    """The keys :func:`scan` would return, in its order: no row is decoded."""
     terms, params = _matching(session.dialect, resource, equals)
-    source = layout.scan_source(resource.id, frozenset(equals))
-    query = "SELECT " + _COLUMNS + " FROM " + source + terms
+    query = "SELECT key FROM " + layout.scan_source(resource.id, frozenset(equals)) + terms
     if after is not None:
         query += " AND key > ?"
         params.append(after)
@@ -479,7 +511,7 @@ def scan(
     if limit is not None:
         query += " LIMIT ?"
         params.append(limit)
-    return [_entry(session, resource, row) for row in session.all(query, params)]
+    return [key for (key,) in session.all(query, params)]
 
 
 def any_matching(
@@ -593,12 +625,20 @@ def history(session: Session, resource: Resource, key: str) -> list[RecordedEntr
 
 def _entry(session: Session, resource: Resource, row: Row) -> RecordEntry:
     key, revision, attributes, record_type, format_version, payload = row[:6]
-    parsed = session.dialect.load_json(attributes)
-    return codec.record_row(resource, (key, revision, parsed, record_type, format_version, payload))
+    checked = _attributes(session, resource, attributes)
+    return codec.record_row((key, revision, checked, record_type, format_version, payload))
 
 
 def _attributes(session: Session, resource: Resource, stored: object) -> Attributes:
+    if isinstance(stored, str) and len(stored) <= codec.MEMO_TEXT:
+        return _attributes_of_text(session.dialect, resource, stored)
     return codec.attributes(resource, session.dialect.load_json(stored))
+
+
+@lru_cache(maxsize=codec.MEMO_ITEMS)
+def _attributes_of_text(dialect: Dialect, resource: Resource, stored: str) -> Attributes:
+    """A row's attributes from their JSON text, checked once per text (read-only, so shared)."""
+    return codec.attributes(resource, dialect.load_json(stored))
 
 
 def _values(session: Session, entry: RecordEntry, attributes: str) -> tuple[object, ...]:

@@ -276,8 +276,7 @@ def read(
         query += " LIMIT ?"
         params.append(limit)
     return [
-        codec.stream_event(int(position), events.decode(state))
-        for position, state in session.all(query, params)
+        codec.stream_state(int(position), state) for position, state in session.all(query, params)
     ]
 
 

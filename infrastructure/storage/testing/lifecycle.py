@@ -71,6 +71,9 @@ def _operations(view: View) -> dict[str, Callable[[], object]]:
         "records.scan": lambda: view.records(EXECUTIONS).scan(
             index="owner", equals={"owner": OWNER}
         ),
+        "records.scan_keys": lambda: view.records(EXECUTIONS).scan_keys(
+            index="owner", equals={"owner": OWNER}
+        ),
         "records.delete_matching": lambda: view.records(EXECUTIONS).delete_matching(
             index="owner", equals={"owner": OWNER}
         ),
@@ -101,6 +104,7 @@ OPERATIONS = (
     "records.replace",
     "records.delete",
     "records.scan",
+    "records.scan_keys",
     "records.delete_matching",
     "records.history",
     "streams.append",

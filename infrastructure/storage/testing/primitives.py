@@ -268,6 +268,34 @@ class StoragePrimitivesContract(StorageContract):
         inactive = records.scan(index="owner_active", equals={"owner": OWNER, "active": False})
         assert len(inactive) == len(SCAN_KEYS)
 
+    def test_scan_keys_are_the_keys_of_the_same_scan(self, backend: Backend) -> None:
+        for key in (*SCAN_KEYS, *BEYOND_BMP_KEYS):
+            self._insert(backend, key, active=key == "\U0001f600")  # one active per owner
+        records = backend.view.records(EXECUTIONS)
+        shapes: list[dict[str, Any]] = [
+            {"index": "owner", "equals": {"owner": OWNER}},
+            {"index": "owner", "equals": {"owner": OWNER}, "limit": 2},
+            {"index": "owner", "equals": {"owner": OWNER}, "after": "b", "limit": 2},
+            {"index": "owner", "equals": {"owner": OWNER}, "after": "\uff61"},
+            {"index": "owner", "equals": {"owner": "nobody"}},
+            {"index": "owner_active", "equals": {"owner": OWNER, "active": True}},
+            {"index": "owner_active", "equals": {"owner": OWNER, "active": False}, "limit": 1},
+        ]
+        for shape in shapes:
+            keys = records.scan_keys(**shape)
+            assert isinstance(keys, tuple)
+            assert keys == tuple(entry.key for entry in records.scan(**shape)), shape
+        assert len(records.scan_keys(index="owner", equals={"owner": OWNER})) == len(
+            SCAN_KEYS
+        ) + len(BEYOND_BMP_KEYS)
+        with backend.transaction() as view:
+            inside = view.records(EXECUTIONS)
+            inside.delete(key=SCAN_ORDER[0])
+            # a transaction's own writes are what its scans see
+            assert inside.scan_keys(index="owner", equals={"owner": OWNER})[0] == SCAN_ORDER[1]
+        with pytest.raises(ValueError, match=r"."):
+            records.scan_keys(index="no such index", equals={"owner": OWNER})
+
     def test_scan_order_is_utf8_bytes_beyond_the_bmp(self, backend: Backend) -> None:
         for key in BEYOND_BMP_KEYS:
             self._insert(backend, key, active=False)

@@ -32,6 +32,7 @@ from nenjim.infrastructure.tracking.projections import (
     ProjectionState,
     ProjectionTable,
     Row,
+    RowQuery,
     projection_recorder,
 )
 from nenjim.journal.impl.ref.chain_log import decode_event, read_after
@@ -60,6 +61,9 @@ CHAIN_TABLE = ProjectionTable(
         ("digest", "text"),
     ),
     version=1,
+    # An artifact's revisions by version: latest, exact, as-of and the coordinates, through
+    # the index, for a Journal served from its store (see stored_queries).
+    unique=(("coordinate", "journal_version"),),
 )
 REBUILD_BATCH = 20_000
 """Rows a rebuild commits at a time into the new generation."""
@@ -145,7 +149,14 @@ class ProjectionCheck:
         if row is None and not self._done:
             assert self._state is not None
             try:
-                page = self._store.rows_after(CHAIN_TABLE, self._state, self._after, ROW_PAGE)
+                page = self._store.select(
+                    CHAIN_TABLE,
+                    RowQuery(
+                        bounds=(("position", ">", self._after),),
+                        order=("position",),
+                        limit=ROW_PAGE,
+                    ),
+                )
             except ProjectionDamagedError as error:
                 self._damaged, self._done = str(error), True
                 return None
@@ -247,7 +258,8 @@ class PersistedChains:
     ``where`` is the store's URL as messages show it.
     :meth:`open` loads what the store holds into an empty projection;
     :meth:`catch_up` folds the log after it; :meth:`persist` writes the rows
-    the store lacks with the new position.
+    the store lacks with the new position (``read_only``: never; the store
+    only reads, as a hot standby does).
     """
 
     def __init__(
@@ -258,6 +270,7 @@ class PersistedChains:
         *,
         batch: int = CATCH_UP_BATCH,
         where: str = "URL",
+        read_only: bool = False,
     ) -> None:
         self._projection = projection
         self._hint = REBUILD_HINT.format(store=where)
@@ -266,6 +279,9 @@ class PersistedChains:
         self._batch = batch
         self._opened = False
         self._written = 0  # the position last read from or written to the store
+        # A store that only reads (a hot standby) keeps the rows its primary wrote.
+        self._read_only = read_only
+        self._indexed = False  # whether this writer made sure the table has its indexes
 
     @property
     def view(self) -> JournalWorldview:
@@ -308,13 +324,16 @@ class PersistedChains:
     def persist(self) -> bool:
         """Write the revisions the store lacks, and the view's position, in one transaction."""
         position = self._projection.view.position
-        if position <= self._written:
-            return False  # the store holds this much already: no write transaction
+        if position <= self._written or self._read_only:
+            return False  # the store holds this much already (or cannot): no write
         written = self._store.write(
             CHAIN_TABLE,
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
             Tracking(CHAIN_PROJECTION, position),
         )
+        if not self._indexed:  # a table written before its index was declared gets it now
+            self._store.ensure_indexes(CHAIN_TABLE)
+            self._indexed = True
         self._written = position
         return written
 

@@ -68,7 +68,10 @@ class JournalFollower:
             self._log = JournalLog(store, create=False, identity=identity)
         self._lock = threading.Lock()
         self._chains = PersistedChains(
-            JournalChainsProjection(), LogReader(self._log), projection_recorder(self._log)
+            JournalChainsProjection(),
+            LogReader(self._log),
+            projection_recorder(self._log),
+            read_only=self._log.read_only,
         )
         self._interval = interval
         self._closed = threading.Event()

@@ -60,7 +60,11 @@ class JournalIngestion:
         # copy kept in the log's store; without, it folds the whole log in memory.
         self._persisted = (
             PersistedChains(
-                projection, self._reader, projection_recorder(log), where=log.location.display
+                projection,
+                self._reader,
+                projection_recorder(log),
+                where=log.location.display,
+                read_only=log.read_only,
             )
             if persisted
             else None

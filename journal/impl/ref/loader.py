@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from nenjim.domain.journal.document import JournalRevision
 from nenjim.domain.journal.errors import JournalStoreError, LifecycleError
@@ -31,6 +32,24 @@ from nenjim.projections.journal_chains import JournalWorldview, StoredRevision
 _SHARED_RELEASES_SPAN = 100
 
 _LOGGER = logging.getLogger(__name__)
+
+
+class UnparsedRevision(Protocol):
+    """A revision not yet judged: its exact bytes, the version its place gives, its parse."""
+
+    @property
+    def data(self) -> bytes:
+        """The exact bytes its digest is taken over."""
+
+    @property
+    def version_key(self) -> str:
+        """Its Journal version, as text."""
+
+    def parse(self) -> JournalRevision:
+        """The parsed revision (a ``JournalError`` for one that cannot be accepted)."""
+
+
+Unparsed = TypeVar("Unparsed", bound=UnparsedRevision)
 
 
 class RootLoader:
@@ -75,7 +94,7 @@ class RootLoader:
             ingestion.view.settle()
             parses = bool(new)
             try:
-                ingestion.ingest_start(_parse_in_link_order(new, total, self._progress), locate)
+                ingestion.ingest_start(parse_in_link_order(new, total, self._progress), locate)
             finally:
                 # The view keeps texts: the caches would only hold on to what this start
                 # parsed. A start that parsed nothing leaves them as it found them.
@@ -106,7 +125,7 @@ class RootLoader:
             locate = _locator(files)
             total = len(files)
             new = _new_files(files, ingestion.view)
-            for revision in list(_parse_in_link_order(new, total)):
+            for revision in list(parse_in_link_order(new, total)):
                 stored, is_new = ingestion.ingest(revision, locate(revision))
                 self._publisher.publish(ingestion.view)
                 if is_new:
@@ -192,8 +211,8 @@ def _new_files(files: list[JournalFile], view: JournalWorldview) -> list[Journal
     return new
 
 
-def _parse_in_link_order(
-    new: list[JournalFile], total: int, progress: Progress = silent
+def parse_in_link_order(
+    new: list[Unparsed], total: int, progress: Progress = silent
 ) -> Iterator[JournalRevision]:
     """The new files ``new`` of a root of ``total`` files (see :func:`_new_files`) parsed,
     each after the one it cites; ``new`` is emptied as it is read.

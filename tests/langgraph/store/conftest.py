@@ -14,7 +14,6 @@ the expired-before-the-sweep scenarios, unmarked, keep the references in every r
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
@@ -23,6 +22,7 @@ import pytest
 from langgraph.store.base import BaseStore, TTLConfig
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
+from postgres_schemas import scratch_schema
 from psycopg.rows import dict_row
 
 from nenjim.langgraph import NenjimStore
@@ -71,15 +71,7 @@ def new_store(
 
 
 def _postgres_reference(stack: ExitStack, url: str, ttl: TTLConfig | None) -> PostgresStore:
-    schema = f"ref_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-
-    def drop() -> None:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-    stack.callback(drop)
+    schema = scratch_schema(stack, url)
     conn = stack.enter_context(
         psycopg.connect(
             url,
