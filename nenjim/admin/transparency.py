@@ -69,7 +69,7 @@ class FollowedChains:
         self._chains = StoredChains(
             self._reader,
             projection_recorder(log),
-            where=log.where,
+            location=log.location,
             cache_size=cache_size,
             writable=not log.read_only,
         )
