@@ -127,12 +127,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             if state is None or state.version != table.version:
                 return Persisted(0, [])
             name = table.generation_table(state.generation)
-            if not self._has(c, name):
-                raise ProjectionDamagedError(
-                    f"projection {table.name}: {TRACKING_TABLE} tracks generation "
-                    f"{state.generation} at position {state.position}, but its table {name} "
-                    "is missing"
-                )
+            self._check_present(c, table, state)
             c.execute(f"SELECT {self._columns(table)} FROM {self._name(name)} ORDER BY position")
             rows: list[Row] = c.fetchall()
         # Rows past the tracked position were written by nobody: a lowered position, or
@@ -166,6 +161,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
             if state is None or state.version != table.version:
                 return False
+            self._check_present(c, table, state)
             missing = [
                 i for i in range(len(table.unique)) if not self._has_index(c, table, state, i)
             ]
@@ -188,6 +184,16 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
                     self._check_unique(c, table, state.generation, number)
             raise
         return True
+
+    def _check_present(self, c: C, table: ProjectionTable, state: ProjectionState) -> None:
+        """``ProjectionDamagedError`` unless the table of the tracked generation exists."""
+        name = table.generation_table(state.generation)
+        if not self._has(c, name):
+            raise ProjectionDamagedError(
+                f"projection {table.name}: {TRACKING_TABLE} tracks generation "
+                f"{state.generation} at position {state.position}, but its table {name} "
+                "is missing"
+            )
 
     def _check_unique(self, c: C, table: ProjectionTable, generation: int, number: int) -> None:
         """``ProjectionDamagedError`` naming a key that two rows of ``generation`` share in

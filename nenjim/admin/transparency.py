@@ -117,6 +117,12 @@ class FollowedChains:
             else:
                 self._chains.catch_up()
 
+    def cache_lookups(self) -> tuple[int, int]:
+        """How many of the chains' lookups found the chain in the cache, and how many read it
+        from the store, since this was made."""
+        cache = self._chains.cache
+        return cache.hits, cache.misses
+
     def lag(self) -> int:
         """How many of the log's events the chains have not caught up with yet (they do at
         the next :meth:`chain` or :meth:`coordinates`)."""

@@ -225,6 +225,6 @@ class StoredJournal(JournalService, NenjimProcess):
 def _name(chains: StoredChains, coordinate: ArtifactCoordinate | str) -> str:
     """The coordinate text of ``coordinate``, checked (and raising) as
     ``ArtifactCoordinate.of`` checks it; a cached artifact's text builds no coordinate."""
-    if type(coordinate) is str and chains.cache.get(coordinate) is not None:
+    if type(coordinate) is str and coordinate in chains.cache:
         return coordinate
     return str(ArtifactCoordinate.of(coordinate))
