@@ -54,7 +54,7 @@ class MemoryProjectionRecorder(ProjectionRecorder):
         table.check_columns(query.named_columns())
         return select_rows(table, self.load(table).rows, query)
 
-    def ensure_indexes(self, table: ProjectionTable) -> bool:
+    def ensure_indexes(self, table: ProjectionTable, *, create: bool = True) -> bool:
         return False  # a list filtered on each read: nothing to index
 
     def write(

@@ -68,6 +68,7 @@ class PostgresProjectionRecorder(SqlProjectionRecorder[_Cursor]):
 
     mark = "%s"
     quote = '"'
+    duplicate_errors = (psycopg.errors.UniqueViolation,)
     types: ClassVar[Mapping[str, str]] = {
         "key": "bigint PRIMARY KEY",
         "integer": "bigint NOT NULL",

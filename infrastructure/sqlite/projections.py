@@ -61,6 +61,7 @@ class SQLiteProjectionRecorder(SqlProjectionRecorder[sqlite3.Cursor]):
 
     mark = "?"
     quote = ""
+    duplicate_errors = (sqlite3.IntegrityError,)
     types: ClassVar[Mapping[str, str]] = {
         "key": "INTEGER PRIMARY KEY",
         "integer": "INTEGER NOT NULL",

@@ -235,10 +235,12 @@ class ProjectionRecorder(ABC):
         for a missing table, as :meth:`load`."""
 
     @abstractmethod
-    def ensure_indexes(self, table: ProjectionTable) -> bool:
+    def ensure_indexes(self, table: ProjectionTable, *, create: bool = True) -> bool:
         """Create the unique indexes (:attr:`ProjectionTable.unique`) the served generation
         lacks (a table written before they were declared); whether any was. A store that
-        holds every one is only read."""
+        holds every one is only read. ``ProjectionDamagedError`` naming a key that two rows
+        share (rows no write leaves), whether or not ``create`` (a reader that may not write
+        only checks the rows of the indexes it lacks)."""
 
     @abstractmethod
     def write(

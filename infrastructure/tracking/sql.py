@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import IntegrityError, Tracking
 
 from nenjim.infrastructure.log.closing import ClosableRecorder
 from nenjim.infrastructure.storage.backend import Backend
@@ -105,6 +105,8 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
     """``CREATE TABLE IF NOT EXISTS`` of the tracking table, ``{}`` standing for its name."""
     code_points: ClassVar[str] = ""
     """What follows a text column that indexes and queries compare in code point order."""
+    duplicate_errors: ClassVar[tuple[type[Exception], ...]]
+    """The driver's errors for a unique index that the rows already break."""
 
     def __init__(self, transactions: Transactions) -> None:
         self._transactions = transactions
@@ -125,12 +127,7 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             if state is None or state.version != table.version:
                 return Persisted(0, [])
             name = table.generation_table(state.generation)
-            if not self._has(c, name):
-                raise ProjectionDamagedError(
-                    f"projection {table.name}: {TRACKING_TABLE} tracks generation "
-                    f"{state.generation} at position {state.position}, but its table {name} "
-                    "is missing"
-                )
+            self._check_present(c, table, state)
             c.execute(f"SELECT {self._columns(table)} FROM {self._name(name)} ORDER BY position")
             rows: list[Row] = c.fetchall()
         # Rows past the tracked position were written by nobody: a lowered position, or
@@ -159,22 +156,60 @@ class SqlProjectionRecorder(ProjectionRecorder, Generic[C]):
             c.execute(statement.format(table=self._name(name)), values)
             return cast(list[Row], c.fetchall())
 
-    def ensure_indexes(self, table: ProjectionTable) -> bool:
+    def ensure_indexes(self, table: ProjectionTable, *, create: bool = True) -> bool:
         with self._reading() as c:
             state = self._state(c, table.name) if self._has(c, TRACKING_TABLE) else None
             if state is None or state.version != table.version:
                 return False
+            self._check_present(c, table, state)
             missing = [
                 i for i in range(len(table.unique)) if not self._has_index(c, table, state, i)
             ]
-        if not missing:
+            if not create:
+                for number in missing:
+                    self._check_unique(c, table, state.generation, number)
+        if not missing or not create:
             return False
-        with self._writing() as c:
-            now = self._state(c, table.name)
-            if now is None or now.generation != state.generation:
-                return False  # a rebuild swapped in a generation made with its indexes
-            self._index(c, table, state.generation, missing)
+        duplicates: tuple[type[Exception], ...] = (IntegrityError, *self.duplicate_errors)
+        try:
+            with self._writing() as c:
+                now = self._state(c, table.name)
+                if now is None or now.generation != state.generation:
+                    return False  # a rebuild swapped in a generation made with its indexes
+                self._index(c, table, state.generation, missing)
+        except duplicates:
+            # Rows no write leaves (a write checks each key): say which, not the driver's words.
+            with self._reading() as c:
+                for number in missing:
+                    self._check_unique(c, table, state.generation, number)
+            raise
         return True
+
+    def _check_present(self, c: C, table: ProjectionTable, state: ProjectionState) -> None:
+        """``ProjectionDamagedError`` unless the table of the tracked generation exists."""
+        name = table.generation_table(state.generation)
+        if not self._has(c, name):
+            raise ProjectionDamagedError(
+                f"projection {table.name}: {TRACKING_TABLE} tracks generation "
+                f"{state.generation} at position {state.position}, but its table {name} "
+                "is missing"
+            )
+
+    def _check_unique(self, c: C, table: ProjectionTable, generation: int, number: int) -> None:
+        """``ProjectionDamagedError`` naming a key that two rows of ``generation`` share in
+        the columns of the unique index ``number`` (a table its index was dropped from)."""
+        columns = table.unique[number]
+        quoted = ", ".join(f"{self.quote}{column}{self.quote}" for column in columns)
+        name = table.generation_table(generation)
+        c.execute(
+            f"SELECT {quoted} FROM {self._name(name)} GROUP BY {quoted} HAVING count(*) > 1 LIMIT 1"
+        )
+        repeated = c.fetchone()
+        if repeated is not None:
+            raise ProjectionDamagedError(
+                f"projection {table.name}: {name} holds more than one row of "
+                f"({', '.join(columns)}) = {tuple(repeated)!r}, which no write leaves"
+            )
 
     def write(
         self,

@@ -69,7 +69,7 @@ class FollowedChains:
         self._chains = StoredChains(
             self._reader,
             projection_recorder(log),
-            where=log.where,
+            location=log.location,
             cache_size=cache_size,
             writable=not log.read_only,
         )
@@ -116,6 +116,12 @@ class FollowedChains:
                 self._opened = True
             else:
                 self._chains.catch_up()
+
+    def cache_lookups(self) -> tuple[int, int]:
+        """How many of the chains' lookups found the chain in the cache, and how many read it
+        from the store, since this was made."""
+        cache = self._chains.cache
+        return cache.hits, cache.misses
 
     def lag(self) -> int:
         """How many of the log's events the chains have not caught up with yet (they do at

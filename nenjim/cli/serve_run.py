@@ -56,7 +56,12 @@ def listen(host: str, port: int) -> socket.socket:
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)
+        listener = socket.create_server((host, port), family=family)
+        # Each answer is written in two parts (head, body): with Nagle's algorithm the body
+        # waits for the client's delayed ACK, 40 ms a request. asyncio turns it off only on
+        # sockets it made; an accepted one inherits the listener's setting.
+        listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return listener
     except OSError as error:
         # create_server appends the address to the system's reason: the line names it already.
         code = error.errno

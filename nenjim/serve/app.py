@@ -126,7 +126,13 @@ def build_app(
     tree = JournalTree(log, signer, origin)
     cosigning = Cosigning(tree, signer.verifier, witnesses)
     followed = FollowedChains(log, chain_cache)
-    metrics = ServedMetrics(log.tiled_log.entry_count, lambda: last_logged_at(log), followed.lag)
+    followed.catch_up()  # a chain table that cannot be served stops the start, not a request
+    metrics = ServedMetrics(
+        log.tiled_log.entry_count,
+        lambda: last_logged_at(log),
+        followed.lag,
+        followed.cache_lookups,
+    )
 
     def checkpoint(request: Request) -> Response:
         note = PlainTextResponse(cosigning.note(), media_type=TEXT, headers=FRESH)

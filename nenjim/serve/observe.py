@@ -46,6 +46,7 @@ class ServedMetrics:
         log_size: Callable[[], int],
         logged_at: Callable[[], datetime | None],
         follow_lag: Callable[[], int],
+        cache_lookups: Callable[[], tuple[int, int]] = lambda: (0, 0),
     ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
@@ -80,6 +81,15 @@ class ServedMetrics:
             registry=self.registry,
         )
         lag.set_function(lambda: float(follow_lag()))
+        lookups = Gauge(
+            "nenjim_chain_cache_lookups",
+            "Lookups of an artifact's chain by the served Journal queries since the start, "
+            "by result: hit (held in the cache) or miss (read from the store)",
+            ["result"],
+            registry=self.registry,
+        )
+        lookups.labels("hit").set_function(lambda: float(cache_lookups()[0]))
+        lookups.labels("miss").set_function(lambda: float(cache_lookups()[1]))
 
     def endpoint(self, _: Request) -> Response:
         """``GET /metrics``: the registry in Prometheus' text format."""

@@ -143,6 +143,17 @@ def test_an_unknown_host_is_one_line_and_exit_3(
     assert captured.err.count("\n") == 1
 
 
+def test_answers_are_sent_without_waiting_for_the_clients_ack() -> None:
+    """Nagle's algorithm is off on every accepted connection: an answer's body, written
+    after its head, would otherwise wait for the client's delayed ACK (40 ms)."""
+    from nenjim.cli.serve_run import listen  # noqa: PLC0415 (needs the serve extra)
+
+    with listen("127.0.0.1", 0) as listener, socket.create_connection(listener.getsockname()):
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
 def test_it_says_where_it_serves_once_it_listens(store: str, key: Path) -> None:
     with _serving(store, key) as running:
         assert running.url.startswith("http://127.0.0.1:")

@@ -281,7 +281,6 @@ class PersistedChains:
         self._written = 0  # the position last read from or written to the store
         # A store that only reads (a hot standby) keeps the rows its primary wrote.
         self._read_only = read_only
-        self._indexed = False  # whether this writer made sure the table has its indexes
 
     @property
     def view(self) -> JournalWorldview:
@@ -296,6 +295,8 @@ class PersistedChains:
         """
         if not self._opened and self._projection.view.position == 0:
             try:
+                # Indexes first: a table its index was dropped from may repeat a key.
+                self._store.ensure_indexes(CHAIN_TABLE, create=not self._read_only)
                 persisted = self._store.load(CHAIN_TABLE)
             except ProjectionDamagedError as error:
                 raise ProjectionIntegrityError(f"{error}{self._hint}") from None
@@ -331,9 +332,6 @@ class PersistedChains:
             lambda after: (chain_row(s) for s in self._projection.revisions_after(after)),
             Tracking(CHAIN_PROJECTION, position),
         )
-        if not self._indexed:  # a table written before its index was declared gets it now
-            self._store.ensure_indexes(CHAIN_TABLE)
-            self._indexed = True
         self._written = position
         return written
 

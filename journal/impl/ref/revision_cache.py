@@ -28,15 +28,27 @@ class ChainCache:
         self.size = size
         self._chains: OrderedDict[str, ChainSnapshot] = OrderedDict()
         self._lock = threading.Lock()
+        self.hits = 0
+        """Lookups (:meth:`get`) that found their chain held."""
+        self.misses = 0
+        """Lookups that did not (the chain was then read from the store)."""
 
     def __len__(self) -> int:
         return len(self._chains)
 
+    def __contains__(self, name: object) -> bool:
+        """Whether the chain of ``name`` is held (not a lookup: nothing is counted)."""
+        return name in self._chains
+
     def get(self, name: str) -> ChainSnapshot | None:
-        """The chain of ``name`` if held (now the most recently used), else ``None``."""
+        """The chain of ``name`` if held (now the most recently used), else ``None``; counted
+        in :attr:`hits` or :attr:`misses`."""
         with self._lock:
             chain = self._chains.get(name)
-            if chain is not None:
+            if chain is None:
+                self.misses += 1
+            else:
+                self.hits += 1
                 self._chains.move_to_end(name)
             return chain
 

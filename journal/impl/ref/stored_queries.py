@@ -78,7 +78,8 @@ class StoredJournal(JournalService, NenjimProcess):
         else:
             self._identity = None
         with store_errors("the store URL"):
-            self.where = resolve_store_url(store).where
+            self._location = resolve_store_url(store)
+        self.where = self._location.where
         self._url = store
         self._cache_size = cache_size
         self._state = JournalState.NEW
@@ -99,7 +100,7 @@ class StoredJournal(JournalService, NenjimProcess):
                 chains = StoredChains(
                     LogReader(self._log),
                     recorder,
-                    where=self.where,
+                    location=self._location,
                     cache_size=self._cache_size,
                     writable=not self._log.read_only,
                 )
@@ -224,6 +225,6 @@ class StoredJournal(JournalService, NenjimProcess):
 def _name(chains: StoredChains, coordinate: ArtifactCoordinate | str) -> str:
     """The coordinate text of ``coordinate``, checked (and raising) as
     ``ArtifactCoordinate.of`` checks it; a cached artifact's text builds no coordinate."""
-    if type(coordinate) is str and chains.cache.get(coordinate) is not None:
+    if type(coordinate) is str and coordinate in chains.cache:
         return coordinate
     return str(ArtifactCoordinate.of(coordinate))

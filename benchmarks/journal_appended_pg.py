@@ -1,0 +1,179 @@
+"""1,000,000 revisions appended to PostgreSQL, then the store-served Journal: start, memory, as_of.
+
+The revisions (200,000 artifacts of 5, genesis first; ``--quick``: 10,000)
+are appended by ``JournalAppender`` in calls of 10,000 texts, the fastest
+correct path into a store (each text parsed, judged against its chain and
+appended; the chain table written every batch). The schema is kept for the
+next runs, named after the count (``nenjim_bench_appended_<N>``), and
+reused when it holds every revision; ``--drop`` drops it and measures
+nothing. Then, as ``benchmarks.journal_scale`` measures a store: three child
+processes each open it with ``StoredJournal`` and answer a first ``as_of``
+(``nenjim serve``'s start-up; medians of their seconds and peak resident
+memory), and, in this process, ``as_of`` on 2,000 artifacts not read yet
+(misses) and again on them (hits of the cache).
+
+``python -m benchmarks.journal_appended_pg [--quick] [--drop]``
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+import psycopg
+from psycopg import sql
+
+from benchmarks.common import PG_URL, chain_texts, machine_table, mark, pg_problem, pg_store_url
+from benchmarks.common import table as markdown_table
+from benchmarks.journal_scale import P99_GOAL_MS, QUERIES, RSS_GOAL_MIB, START_GOAL_S, percentiles
+from nenjim.journal.impl.ref import StoredJournal
+from nenjim.journal.impl.ref.appender import JournalAppender
+
+JOURNAL = "bench_appended"
+PER_ARTIFACT = 5
+CALL = 10_000
+RUNS = 3
+
+_CHILD = """
+import sys, time
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+url, journal, coordinate = sys.argv[1:4]
+started = time.perf_counter()
+from nenjim.journal.impl.ref import StoredJournal
+service = StoredJournal(url, journal=journal)
+service.start()
+answer = service.as_of(coordinate, "20991231T000000Z")
+seconds = time.perf_counter() - started
+assert answer is not None
+print(peak_kib(), seconds, flush=True)
+service.stop()
+"""
+
+
+def artifact(index: int) -> str:
+    return f"com.bench.appended.a{index:07d}"
+
+
+def schema_name(revisions: int) -> str:
+    return f"nenjim_bench_appended_{revisions}"
+
+
+def held(url: str) -> int:
+    """How many revisions the store's chain table tracks (0 for none)."""
+    try:
+        service = StoredJournal(url, journal=JOURNAL)
+        service.start()
+    except Exception:
+        return 0
+    try:
+        return service.position
+    finally:
+        service.stop()
+
+
+def build(url: str, schema: str, revisions: int) -> float:
+    """Append ``revisions`` into a fresh ``schema``; revisions a second."""
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    began = time.perf_counter()
+    per_call = CALL // PER_ARTIFACT
+    with JournalAppender(url, journal=JOURNAL) as appender:
+        for first in range(0, revisions // PER_ARTIFACT, per_call):
+            texts = [
+                text
+                for index in range(first, first + per_call)
+                for text in chain_texts(artifact(index), PER_ARTIFACT)
+            ]
+            appender.append(texts)
+    return revisions / (time.perf_counter() - began)
+
+
+def child(url: str) -> tuple[float, float]:
+    """MiB of peak resident memory and seconds of a child's start and first answer."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, url, JOURNAL, artifact(0)],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    kib, seconds = done.stdout.split()
+    return int(kib) / 1024, float(seconds)
+
+
+def latencies(url: str, artifacts: int) -> tuple[list[float], list[float]]:
+    """Seconds of as_of misses, then hits, through the store in this process."""
+    import random  # noqa: PLC0415
+
+    rng = random.Random(7)
+    wanted = [artifact(i) for i in rng.sample(range(artifacts), min(QUERIES, artifacts))]
+    service = StoredJournal(url, journal=JOURNAL, cache_size=QUERIES)
+    service.start()
+    try:
+
+        def timed(coordinate: str) -> float:
+            began = time.perf_counter()
+            service.as_of(coordinate, "20991231T000000Z")
+            return time.perf_counter() - began
+
+        misses = [timed(c) for c in wanted]
+        hits = [timed(rng.choice(wanted)) for _ in range(QUERIES)]
+        return misses, hits
+    finally:
+        service.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Build (once) and measure; print the table."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    revisions = 10_000 if "--quick" in args else 1_000_000
+    problem = pg_problem()
+    if problem is not None:
+        print(f"skipped: {problem}")
+        return
+    schema = schema_name(revisions)
+    url = pg_store_url(schema)
+    if "--drop" in args:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        print(f"dropped {schema}")
+        return
+    print(machine_table())
+    rate = "kept from an earlier run"
+    if held(url) != revisions:
+        rate = f"{build(url, schema, revisions):,.0f}/s"
+    runs = [child(url) for _ in range(RUNS)]
+    rss = statistics.median(r[0] for r in runs)
+    seconds = statistics.median(r[1] for r in runs)
+    misses, hits = latencies(url, revisions // PER_ARTIFACT)
+    miss50, miss99 = percentiles(misses)
+    hit50, hit99 = percentiles(hits)
+    print(
+        markdown_table(
+            f"PostgreSQL, revisions appended by JournalAppender, then StoredJournal (goals: start "
+            f"<= {START_GOAL_S} s, RSS <= {RSS_GOAL_MIB:.0f} MiB, cached as_of p99 <= "
+            f"{P99_GOAL_MS} ms)",
+            ["revisions", "appended", "start", "peak RSS", "met", "as_of cached", "met", "a miss"],
+            [
+                [
+                    f"{revisions:,}",
+                    rate,
+                    f"{seconds:.2f} s",
+                    f"{rss:.0f} MiB",
+                    mark(seconds <= START_GOAL_S and rss <= RSS_GOAL_MIB),
+                    f"{hit50 * 1e3:.0f} / {hit99 * 1e3:.0f} µs",
+                    mark(hit99 <= P99_GOAL_MS),
+                    f"{miss50:.2f} / {miss99:.2f} ms",
+                ]
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

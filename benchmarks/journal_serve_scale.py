@@ -1,0 +1,164 @@
+"""``as_of`` over HTTP from a store-served ``nenjim serve``, under a loopback load of 8 clients.
+
+An SQLite store of 100,000 revisions (20,000 artifacts of 5; ``--million``:
+1,000,000 more; ``--quick``: 1,500) is built once by a cold start of a
+generated root and kept under the system's temporary directory, named after
+its shape, for the next runs. ``nenjim serve`` (its default chain cache of
+10,000 chains) then answers ``GET /journal/{coordinate}/as-of/{version}``
+for random artifacts at random instants from :data:`CLIENTS` client threads
+(one keep-alive ``httpx.Client`` each) for a fixed time, three times, each
+run against a freshly started server (its cache empty). Reported, the median
+of the runs: requests/s, p50 and p99 of the latency, and the share of chain
+lookups the server's cache answered (``nenjim_chain_cache_lookups`` of its
+``/metrics``): uniform artifacts over more than the cache holds, so that hits
+and misses both happen. The clients share the 2 cores with the server: the
+numbers bound what one machine does, not a server alone.
+
+``python -m benchmarks.journal_serve_scale [--quick] [--million]``
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from benchmarks.common import machine_table, mark, table
+from benchmarks.sample_roots import generate_root
+from benchmarks.served_log import served_log
+from nenjim.domain.transparency import SignerKey
+from nenjim.journal.impl.ref import build_journal
+
+SHAPES = {"100K": (20_000, 5)}
+MILLION = {"1M": (200_000, 5)}
+QUICK = {"1.5K": (300, 5)}
+CLIENTS = 8
+RUNS = 3
+SECONDS = 8.0
+P99_GOAL_MS = 5.0
+CACHE = Path(tempfile.gettempdir()) / "nenjim-bench-journal-serve"
+
+
+def built_store(name: str, artifacts: int, revisions: int) -> tuple[str, list[str]]:
+    """The URL of the SQLite store of this shape (built the first time) and its artifacts."""
+    CACHE.mkdir(exist_ok=True)
+    database = CACHE / f"sqlite-{artifacts}x{revisions}.db"
+    url = f"sqlite:///{database}"
+    if not database.exists():
+        root = CACHE / f"root-{artifacts}x{revisions}"
+        shutil.rmtree(root, ignore_errors=True)  # what a killed build left
+        generate_root(root, artifacts=artifacts, revisions=revisions, seed=1)
+        partial = CACHE / f"building-{artifacts}x{revisions}.db"
+        partial.unlink(missing_ok=True)
+        assembly = build_journal(root, store=f"sqlite:///{partial}")
+        assembly.process.start()
+        assembly.process.stop()
+        partial.rename(database)  # a killed build leaves no store a later run would trust
+    with sqlite3.connect(database) as conn:
+        [(generation,)] = conn.execute(
+            "SELECT generation FROM nenjim_projections WHERE name = 'journal-chains'"
+        ).fetchall()
+        rows = conn.execute(
+            f"SELECT DISTINCT coordinate FROM journal_chain_revisions_g{generation}"
+        ).fetchall()
+    return url, [coordinate for (coordinate,) in rows]
+
+
+def lookups(url: str) -> tuple[float, float]:
+    """The server's chain lookups so far: hits and misses."""
+    found = {"hit": 0.0, "miss": 0.0}
+    for line in httpx.get(f"{url}/metrics").text.splitlines():
+        if line.startswith("nenjim_chain_cache_lookups{"):
+            result = line.split('result="', 1)[1].split('"', 1)[0]
+            found[result] = float(line.rsplit(" ", 1)[1])
+    return found["hit"], found["miss"]
+
+
+def load(url: str, coordinates: list[str]) -> tuple[float, float, float, float]:
+    """Requests/s, p50 and p99 (ms) and the cache's hit ratio of :data:`CLIENTS` clients
+    asking ``as_of`` of random artifacts at random instants for :data:`SECONDS`."""
+    latencies: list[list[float]] = [[] for _ in range(CLIENTS)]
+    errors: list[str] = []
+    stop = time.perf_counter() + SECONDS
+
+    def client(index: int) -> None:
+        rng = random.Random(index)
+        with httpx.Client(timeout=30) as http:
+            while True:  # at least one request each, however loaded the machine
+                coordinate = rng.choice(coordinates)
+                # In 2025: past every artifact's first revision (2024), within its chain.
+                instant = f"2025{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}T000000Z"
+                path = f"{url}/journal/{coordinate}/as-of/{instant}"
+                started = time.perf_counter()
+                response = http.get(path)
+                latencies[index].append(time.perf_counter() - started)
+                if response.status_code != 200:
+                    errors.append(f"{path}: {response.status_code}")
+                if time.perf_counter() >= stop:
+                    break
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[0]}")
+    hits, misses = lookups(url)
+    every = sorted(value for values in latencies for value in values)
+    p99 = every[min(len(every) - 1, int(len(every) * 0.99))]
+    ratio = hits / (hits + misses)
+    return len(every) / elapsed, statistics.median(every) * 1e3, p99 * 1e3, ratio
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure and print the table."""
+    import sys  # noqa: PLC0415
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    shapes = QUICK if "--quick" in args else {**SHAPES, **(MILLION if "--million" in args else {})}
+    print(machine_table())
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        key = Path(directory) / "log.key"
+        key.write_text(SignerKey.generate("bench.example/log").encode() + "\n")
+        key.chmod(0o600)  # nenjim serve refuses a signer key others can read
+        for name, (artifacts, revisions) in shapes.items():
+            url, coordinates = built_store(name, artifacts, revisions)
+            runs = []
+            for _ in range(RUNS):
+                with served_log(url, key) as served:
+                    runs.append(load(served, coordinates))
+            rate, p50, p99, ratio = (statistics.median(r[i] for r in runs) for i in range(4))
+            rows.append(
+                [
+                    f"SQLite {name}",
+                    f"{artifacts * revisions:,}",
+                    f"{rate:,.0f}/s",
+                    f"{p50:.2f} / {p99:.2f} ms",
+                    mark(p99 <= P99_GOAL_MS),
+                    f"{ratio:.0%}",
+                ]
+            )
+    print(
+        table(
+            f"as_of over HTTP, {CLIENTS} loopback clients, {SECONDS:.0f} s a run, median of "
+            f"{RUNS} fresh servers (goal p99 <= {P99_GOAL_MS} ms)",
+            ["store", "revisions", "requests", "p50 / p99", "met", "cache hits"],
+            rows,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
