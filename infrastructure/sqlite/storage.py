@@ -33,7 +33,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -352,6 +352,7 @@ class SQLiteBackend(Backend):
                 f"cannot create SQLite database {path}: directory {file.parent} is read-only"
             )
         driver = self._sqlite = SQLiteDriver(file, busy_timeout)
+        self._serial = threading.Lock()
         super().__init__(resources, driver)
         try:
             driver.open(tuple(self.resources.values()))
@@ -412,9 +413,14 @@ class SQLiteBackend(Backend):
         close_scope(stack, scope, None)
         return result
 
-    def serialized(self) -> AbstractContextManager[Any]:
-        """Lead the group commit for the block: grouped writes queue until it ends."""
-        return self._sqlite.group.exclusive()
+    @contextmanager
+    def serialized(self) -> Iterator[None]:
+        """Lead the group commit for the block: grouped writes queue until it ends.
+
+        Callers first queue on a lock of their own, which wakes one of them when the block
+        ends: waiting on the group's lead, every waiter wakes at each end."""
+        with self._serial, self._sqlite.group.exclusive():
+            yield
 
     @property
     def path(self) -> Path:
