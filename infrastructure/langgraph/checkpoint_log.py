@@ -35,9 +35,10 @@ import threading
 import uuid
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from nenjim.infrastructure.langgraph.catalog import (
@@ -186,16 +187,14 @@ class CheckpointLog:
         self.values = ValueStore()
         self._tails: OrderedDict[str, _Tail] = OrderedDict()
         self._tails_lock = threading.Lock()
-        # Queueing this process's transactions on a lock, where one writes at a time
-        # and the others poll, keeps concurrent callers from sleeping through free time.
-        self._serial = threading.Lock() if backend.driver.one_writer else None
 
     # transactions
     @contextmanager
-    def transaction(self) -> Iterator[View]:
-        """One transaction on the backend (queued behind this process's others on SQLite)."""
-        serial: AbstractContextManager[Any] = self._serial or nullcontext()
-        with serial, self.backend.transaction() as view:
+    def reading(self) -> Iterator[View]:
+        """A read-only scope on the backend (:meth:`Backend.reading`), queued behind this
+        process's writes where one transaction runs at a time (SQLite): queued, concurrent
+        callers don't sleep through free time polling the database's lock."""
+        with self.backend.serialized(), self.backend.reading() as view:
             yield view
 
     def _write(self, work: Callable[[View, bool], tuple[_T, Callable[[], None] | None]]) -> _T:
@@ -210,8 +209,8 @@ class CheckpointLog:
         """
         for attempt in range(ATTEMPTS):
             try:
-                with self.transaction() as view:
-                    result, committed = work(view, attempt > 0)
+                # Grouped: concurrent writers share one commit (one fsync on SQLite).
+                result, committed = self.backend.run_grouped(partial(_attempt, work, attempt > 0))
             except CheckpointConflictError:
                 raise
             except ConflictError as conflict:
@@ -382,7 +381,7 @@ class CheckpointLog:
 
     def get(self, address: ThreadAddress, checkpoint_id: str | None) -> LoadedCheckpoint | None:
         """The live checkpoint ``checkpoint_id``, or the newest one; ``None`` if there is none."""
-        with self.transaction() as view:
+        with self.reading() as view:
             if checkpoint_id is None:
                 tail = self._read_tail(view, address.stream)
                 if tail.latest is None:
@@ -416,7 +415,7 @@ class CheckpointLog:
         stream newest first (:meth:`_newest_first`), so it costs what it returns; other
         selections read every live row they select.
         """
-        with self.transaction() as view:
+        with self.reading() as view:
             if (
                 thread_id is not None
                 and checkpoint_ns is not None
@@ -919,7 +918,7 @@ class CheckpointLog:
     # history
     def thread_entries(self, address: ThreadAddress) -> tuple[ThreadEntry, ...]:
         """Every entry ever appended to a thread's stream, oldest first."""
-        with self.transaction() as view:
+        with self.reading() as view:
             return tuple(
                 load_entry(entry) for entry in view.streams(THREADS).read(stream=address.stream)
             )
@@ -928,7 +927,7 @@ class CheckpointLog:
         self, address: ThreadAddress, checkpoint_id: str, task_ids: Sequence[str]
     ) -> list[TaskWrites]:
         """Every revision ever stored of the named tasks' writes against a checkpoint."""
-        with self.transaction() as view:
+        with self.reading() as view:
             records = view.records(WRITES)
             return [
                 TaskWrites.load(revision.record)
@@ -938,7 +937,7 @@ class CheckpointLog:
 
     def writes(self, address: ThreadAddress, checkpoint_id: str) -> tuple[PendingWriteRecord, ...]:
         """The live pending writes of a checkpoint."""
-        with self.transaction() as view:
+        with self.reading() as view:
             return self._writes(view, address, checkpoint_id)
 
     def load(self, serde: Serde, ref: ValueRef) -> Any:
@@ -946,7 +945,7 @@ class CheckpointLog:
         return self.values.load(serde, ref, self._fetch_blob)
 
     def _fetch_blob(self, key: str) -> Fetched:
-        with self.transaction() as view:
+        with self.reading() as view:
             blob = view.blobs(VALUES).fetch(key)
         return blob.data, str(blob.attributes["encoding"])
 
@@ -1176,6 +1175,13 @@ def _writes_and_refs(
         for address, per_cp in grouped.items()
     }
     return writes, refs
+
+
+def _attempt(
+    work: Callable[[View, bool], tuple[_T, Callable[[], None] | None]], fresh: bool, view: View
+) -> tuple[_T, Callable[[], None] | None]:
+    """One attempt of a write (``fresh``: reading everything anew) on ``view``."""
+    return work(view, fresh)
 
 
 def _same_values(stored: Mapping[str, ValueRef], new: NewCheckpoint) -> bool:

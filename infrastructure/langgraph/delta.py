@@ -76,7 +76,7 @@ def channel_histories(
     histories = {channel: ChannelHistory() for channel in dict.fromkeys(channels)}
     if not histories:
         return histories
-    with log.transaction() as view:
+    with log.reading() as view:
         fetch = _fetcher(view)
 
         def load(ref: ValueRef) -> Any:

@@ -54,6 +54,7 @@ from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.view import View
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,
@@ -126,6 +127,21 @@ class PostgresDriver(SqlDriver):
         session = _PooledSession(self._checked_pool(), self.dialect)
         try:
             session.begin()
+            yield session
+        except BaseException as error:
+            session.end(error)
+            raise
+        session.end(None)
+
+    @contextmanager
+    def reads(self) -> Iterator[Session]:
+        """A session for reads only, without ``BEGIN`` or ``COMMIT`` on a quiet connection:
+        each statement is a transaction of its own, seeing what was committed when it
+        started, as it would inside a READ COMMITTED transaction. On a connection the
+        server said something on since its last answer it begins a transaction first."""
+        session = _PooledSession(self._checked_pool(), self.dialect)
+        session.unbegun = session.connection.quiet()
+        try:
             yield session
         except BaseException as error:
             session.end(error)
@@ -220,6 +236,15 @@ class PostgresBackend(Backend):
         driver = self._postgres
         return driver.run_one(lambda session: operation(session, driver))
 
+    def reading(self) -> AbstractContextManager[View]:
+        """A scope for reads only whose statements are each sent alone, as a transaction of
+        its own (no ``BEGIN``, no ``COMMIT``: a read of two statements is two round trips,
+        not four); inside this thread's open transaction, a savepoint of it."""
+        if self.current_scope() is not None:
+            return self.transaction()
+        driver = self._postgres
+        return self._scope(lambda _: driver.reads())
+
     @property
     def schema(self) -> str:
         """The schema holding the tables."""
@@ -276,6 +301,8 @@ class _PooledSession(Session):
         self._pool = pool
         self._deadline = time.monotonic() + pool.timeout
         self._began: Any = None
+        self.unbegun = False
+        """Whether statements are sent without a transaction (a quiet connection's reads)."""
         super().__init__(_checked_out(pool, self._deadline), dialect)
 
     def begin(self) -> None:
@@ -310,7 +337,8 @@ class _PooledSession(Session):
                 self._pool.putconn(self.connection)
 
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
-        self.begin()
+        if not self.unbegun:
+            self.begin()
         return super().send(template, params)
 
     def pipeline(self) -> AbstractContextManager[Any]:

@@ -33,20 +33,21 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from nenjim.infrastructure.sqlite import KIND
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.sqlite.files import enable_wal, read_only_reason
-from nenjim.infrastructure.storage.backend import Backend
+from nenjim.infrastructure.storage.backend import Backend, Scope, close_scope
 from nenjim.infrastructure.storage.driver import StorageDriver
 from nenjim.infrastructure.storage.errors import BackendClosedError
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.view import View
 from nenjim.infrastructure.store.errors import StoreReadOnlyError, StoreUnavailableError
 from nenjim.infrastructure.store.group_commit import GroupCommit, Pending
 from nenjim.infrastructure.store.transient import is_transient
@@ -351,6 +352,7 @@ class SQLiteBackend(Backend):
                 f"cannot create SQLite database {path}: directory {file.parent} is read-only"
             )
         driver = self._sqlite = SQLiteDriver(file, busy_timeout)
+        self._serial = threading.Lock()
         super().__init__(resources, driver)
         try:
             driver.open(tuple(self.resources.values()))
@@ -385,6 +387,40 @@ class SQLiteBackend(Backend):
             return driver.run_one(lambda session: operation(session, driver))
         submitted = _Operation(lambda session: operation(session, driver))
         return cast("_T", driver.group.submit(submitted, driver.run_batch).outcome())
+
+    def run_grouped(self, function: Callable[[View], _T]) -> _T:
+        """``function(view)`` as one item of the group commit, in a scope of its own on the
+        leader's connection (see :meth:`Backend.run_grouped`); inline in this thread's open
+        transaction, as a savepoint of it."""
+        if self.current_scope() is not None:
+            return super().run_grouped(function)
+        self.ensure_open()
+        driver = self._sqlite
+        submitted = _Operation(lambda session: self._in_scope(session, function))
+        return cast("_T", driver.group.submit(submitted, driver.run_batch).outcome())
+
+    def _in_scope(self, session: Session, function: Callable[[View], _T]) -> _T:
+        """``function`` on a scope over ``session``, which the batch commits or rolls back
+        (a failed scope raises ``TransactionError``, as a transaction's would)."""
+        stack = self._stack()
+        scope = Scope(self, session, None, nullcontext())
+        stack.append(scope)
+        try:
+            result = function(View(self, scope))
+        except BaseException as error:
+            close_scope(stack, scope, error)
+            raise
+        close_scope(stack, scope, None)
+        return result
+
+    @contextmanager
+    def serialized(self) -> Iterator[None]:
+        """Lead the group commit for the block: grouped writes queue until it ends.
+
+        Callers first queue on a lock of their own, which wakes one of them when the block
+        ends: waiting on the group's lead, every waiter wakes at each end."""
+        with self._serial, self._sqlite.group.exclusive():
+            yield
 
     @property
     def path(self) -> Path:

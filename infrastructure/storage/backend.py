@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -151,8 +151,7 @@ class Backend:
         if self._closed:
             raise BackendClosedError("storage backend used after close()")
 
-    @contextmanager
-    def transaction(self) -> Iterator[View]:
+    def transaction(self) -> AbstractContextManager[View]:
         """A transaction scope, or a savepoint when this thread already has one open.
 
         Leaving the block normally commits; any exception rolls back and
@@ -165,20 +164,32 @@ class Backend:
         resumed or closed there) raises ``TransactionError`` and rolls it back
         with the scopes nested in it.
         """
+        return self._scope(self._driver.transaction)
+
+    def reading(self) -> AbstractContextManager[View]:
+        """A scope for reads only, as :meth:`transaction` but for what it may skip: a
+        backend may run each of its statements as a transaction of its own, all seeing
+        committed state as statements of a READ COMMITTED transaction do. Nothing may be
+        written in it (a write could commit alone)."""
+        return self.transaction()
+
+    @contextmanager
+    def _scope(self, opener: Callable[[Any], AbstractContextManager[Any]]) -> Iterator[View]:
+        """A scope whose driver context ``opener(outer context or None)`` opens and ends."""
         stack = self._stack()
         parent = stack[-1] if stack else None
         if parent is not None:
             parent.ensure_usable()
         self.ensure_open()
-        manager = self._driver.transaction(None if parent is None else parent.context)
+        manager = opener(None if parent is None else parent.context)
         scope = Scope(self, manager.__enter__(), parent, manager)
         stack.append(scope)
         try:
             yield View(self, scope)
         except BaseException as error:
-            _close(stack, scope, error)
+            close_scope(stack, scope, error)
             raise
-        _close(stack, scope, None)
+        close_scope(stack, scope, None)
 
     def run_alone(
         self, operation: Callable[[Any, StorageDriver[Any]], _T], *, writes: bool = True
@@ -196,6 +207,21 @@ class Backend:
         """``function(view)`` inside one transaction; returns its value."""
         with self.transaction() as view:
             return function(view)
+
+    def run_grouped(self, function: Callable[[View], _T]) -> _T:
+        """``function(view)`` as one transaction, which a backend may share with other
+        threads' (group commit) as long as it commits or fails as if it ran alone; its value.
+
+        Inside a transaction of this thread it is a savepoint of it, as :meth:`transaction`.
+        ``function`` may run more than once before it commits (a group-committed batch runs
+        again when one of its items failed): it must not act outside the transaction.
+        """
+        return self.run_in_transaction(function)
+
+    def serialized(self) -> AbstractContextManager[Any]:
+        """A block during which this process starts no other write of this backend (on a
+        backend with one writer: waiting threads queue here instead of polling its lock)."""
+        return nullcontext()
 
     def current_scope(self) -> Scope | None:
         """The innermost scope this thread has open on this backend."""
@@ -231,7 +257,7 @@ class Backend:
         return stack
 
 
-def _close(stack: list[Scope], scope: Scope, error: BaseException | None) -> None:
+def close_scope(stack: list[Scope], scope: Scope, error: BaseException | None) -> None:
     """End ``scope``: commit it, or roll it back when ``error`` is set or it failed."""
     if scope.abandoned:
         # An enclosing scope closed first and already rolled this one back.

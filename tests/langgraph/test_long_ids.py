@@ -114,5 +114,5 @@ def test_ids_that_fit_keep_their_keys(store_url: str) -> None:
             {},
             {},
         )
-        with saver.log.transaction() as view:
+        with saver.log.reading() as view:
             assert view.records(CHECKPOINTS).read('["plain","","1"]') is not None

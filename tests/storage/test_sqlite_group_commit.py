@@ -7,6 +7,7 @@ next batch then holds exactly the queued operations, in arrival order.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,6 +27,8 @@ from nenjim.infrastructure.storage import (
     DurableRecord,
     NotFoundError,
     StreamEntry,
+    TransactionError,
+    View,
 )
 from nenjim.infrastructure.storage.audit import audit_store
 from nenjim.infrastructure.storage.entries import RecordEntry
@@ -482,3 +485,86 @@ def test_kill_9_in_the_middle_of_a_batch_keeps_every_acknowledged_write(tmp_path
         reopened.close()
     report = audit_store(f"sqlite:///{path}", FIXTURE_RESOURCES)
     assert report.ok, report.lines()
+
+
+# grouped transactions (Backend.run_grouped): a whole transaction function as one item
+
+
+def _grouped_insert(backend: SQLiteBackend, *keys: str, fail: bool = False) -> Callable[[], Any]:
+    """A grouped transaction inserting ``keys`` (then raising, if ``fail``); its value is
+    the Session it ran on."""
+
+    def work(view: View) -> Session:
+        for key in keys:
+            view.records(WORKFLOW_STATES).insert(
+                key=key, revision=0, attributes={}, record=_record(key)
+            )
+        if fail:
+            raise ValueError(f"refused after writing {keys}")
+        session: Session = view.run(lambda session, driver: session)
+        return session
+
+    return lambda: backend.run_grouped(work)
+
+
+def test_grouped_transactions_queued_behind_a_lone_operation_share_its_commit(
+    backend: SQLiteBackend,
+) -> None:
+    batch = _Batch(backend)
+    queued = [batch.queue(_grouped_insert(backend, f"a{n}", f"b{n}")) for n in range(3)]
+    batch.run()
+    assert all(thread.error is None for thread in queued)
+    assert all(thread.value is batch.leader.value for thread in queued)
+    states = backend.view.records(WORKFLOW_STATES)
+    assert all(states.read(f"{x}{n}") is not None for x in "ab" for n in range(3))
+
+
+def test_a_grouped_transaction_that_raises_is_undone_alone(backend: SQLiteBackend) -> None:
+    batch = _Batch(backend)
+    first = batch.queue(_grouped_insert(backend, "first", "first-too"))
+    refused = batch.queue(_grouped_insert(backend, "refused", "refused-too", fail=True))
+    last = batch.queue(_grouped_insert(backend, "last"))
+    batch.run()
+    assert first.error is None
+    assert last.error is None
+    assert isinstance(refused.error, ValueError)
+    states = backend.view.records(WORKFLOW_STATES)
+    assert [states.read(key) is not None for key in ("first", "first-too", "last")] == [True] * 3
+    assert states.read("refused") is None
+    assert states.read("refused-too") is None
+
+
+def test_a_grouped_transaction_whose_operation_failed_is_undone_though_it_caught_the_error(
+    backend: SQLiteBackend,
+) -> None:
+    states = backend.view.records(WORKFLOW_STATES)
+    states.insert(key="taken", revision=0, attributes={}, record=_record("taken"))
+
+    def work(view: View) -> None:
+        records = view.records(WORKFLOW_STATES)
+        records.insert(key="written", revision=0, attributes={}, record=_record("w"))
+        with contextlib.suppress(ConflictError):
+            records.insert(key="taken", revision=0, attributes={}, record=_record("again"))
+
+    with pytest.raises(TransactionError):
+        backend.run_grouped(work)
+    assert states.read("written") is None
+    assert states.fetch("taken").record == _record("taken")
+
+
+def test_a_grouped_transaction_inside_an_open_one_is_a_savepoint_of_it(
+    backend: SQLiteBackend,
+) -> None:
+    def grouped_then_rolled_back() -> None:
+        with backend.transaction():
+            backend.run_grouped(
+                lambda view: view.records(WORKFLOW_STATES).insert(
+                    key="inner", revision=0, attributes={}, record=_record("inner")
+                )
+            )
+            assert backend.view.records(WORKFLOW_STATES).read("inner") is not None
+            raise RuntimeError("roll the outer transaction back")
+
+    with pytest.raises(RuntimeError):
+        grouped_then_rolled_back()
+    assert backend.view.records(WORKFLOW_STATES).read("inner") is None
