@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from sent_statements import record_statements
 
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry, ConflictError, DurableRecord
@@ -38,20 +39,7 @@ def backend(postgres_backend: PostgresBackend) -> PostgresBackend:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first word of every statement a cursor sends, and ``BEGIN`` for every
     transaction a connection begins."""
-    words: list[str] = []
-    execute, transaction = psycopg.Cursor.execute, psycopg.Connection.transaction
-
-    def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        words.append(str(query).split()[0])
-        return execute(cursor, query, *args, **kwargs)
-
-    def begun(connection: Any, *args: Any, **kwargs: Any) -> Any:
-        words.append("BEGIN")
-        return transaction(connection, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
-    monkeypatch.setattr(psycopg.Connection, "transaction", begun)
-    return words
+    return record_statements(monkeypatch, psycopg.Cursor)
 
 
 def test_a_lone_insert_or_replace_is_one_statement_and_no_transaction(

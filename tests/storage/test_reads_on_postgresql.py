@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from sent_statements import record_statements
 
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry, DurableRecord
@@ -39,20 +40,7 @@ def backend(postgres_backend: PostgresBackend) -> PostgresBackend:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first word of every statement a connection sends, and ``BEGIN`` for every
     transaction a connection begins."""
-    words: list[str] = []
-    execute, transaction = psycopg.Connection.execute, psycopg.Connection.transaction
-
-    def recorded(connection: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        words.append(str(query).split()[0])
-        return execute(connection, query, *args, **kwargs)
-
-    def begun(connection: Any, *args: Any, **kwargs: Any) -> Any:
-        words.append("BEGIN")
-        return transaction(connection, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", recorded)
-    monkeypatch.setattr(psycopg.Connection, "transaction", begun)
-    return words
+    return record_statements(monkeypatch, psycopg.Connection)
 
 
 def test_reads_of_a_reading_scope_are_sent_alone(backend: PostgresBackend, sent: list[str]) -> None:
