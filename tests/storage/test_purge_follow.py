@@ -3,6 +3,7 @@ stubs, and one marker at a new position names what to drop. On every store kind.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -33,7 +34,14 @@ def _record(value: str) -> DurableRecord:
 
 
 def _events(backend: Backend) -> list[StoredEvent]:
-    return StorageLog(backend).read_after(START, 1000)
+    """Every event committed so far, once all are final: on PostgreSQL an event is read
+    only when no older transaction of the server still runs (another test's, elsewhere)."""
+    log = StorageLog(backend)
+    horizon, deadline = log.commit_horizon(), time.monotonic() + 60
+    while not log.is_final(horizon):
+        assert time.monotonic() < deadline, "the events written never became final"
+        time.sleep(0.05)
+    return log.read_after(START, 1000)
 
 
 def test_a_follower_reads_stubs_in_place_and_one_marker_after_them(backend: Backend) -> None:
