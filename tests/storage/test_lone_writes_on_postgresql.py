@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from sent_statements import record_statements
+from sent_statements import end_pool_sessions, record_statements
 
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry, ConflictError, DurableRecord
@@ -101,14 +101,6 @@ def test_operations_of_several_statements_still_run_in_one_transaction(
     assert sent == ["BEGIN", "WITH"]
 
 
-def _pool_sessions(admin: psycopg.Connection[Any], backend: PostgresBackend) -> set[int]:
-    rows = admin.execute(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
-        (f"nenjim-storage:{backend.schema}",),
-    ).fetchall()
-    return {int(row[0]) for row in rows}
-
-
 def test_a_lone_write_does_not_go_out_on_a_connection_the_server_ended(
     backend: PostgresBackend, postgres_url: str
 ) -> None:
@@ -117,16 +109,7 @@ def test_a_lone_write_does_not_go_out_on_a_connection_the_server_ended(
     before anything ran, and the pool's next connection takes it."""
     states = backend.view.records(WORKFLOW_STATES)
     states.insert(key="before", revision=0, attributes={}, record=_record("0"))
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        ended = _pool_sessions(admin, backend)
-        assert ended
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (list(ended),)
-        )
-        deadline = time.monotonic() + TIMEOUT
-        while _pool_sessions(admin, backend) & ended:
-            assert time.monotonic() < deadline, "terminated sessions did not go away"
-            time.sleep(0.01)
+    end_pool_sessions(postgres_url, backend.schema)
     states.insert(key="after", revision=0, attributes={}, record=_record("0"))
     states.replace(
         key="before", expected_revision=0, next_revision=1, attributes={}, record=_record("1")

@@ -4,12 +4,9 @@ nothing on; inside an open transaction it is a savepoint of it and sees its writ
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
 import psycopg
 import pytest
-from sent_statements import record_statements
+from sent_statements import end_pool_sessions, record_statements
 
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.storage import AppendEntry, DurableRecord
@@ -72,29 +69,12 @@ def test_a_reading_scope_inside_a_transaction_is_part_of_it(backend: PostgresBac
     assert states.read("uncommitted") is None
 
 
-def _pool_sessions(admin: psycopg.Connection[Any], backend: PostgresBackend) -> set[int]:
-    rows = admin.execute(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
-        (f"nenjim-storage:{backend.schema}",),
-    ).fetchall()
-    return {int(row[0]) for row in rows}
-
-
 def test_a_reading_scope_does_not_read_on_a_connection_the_server_ended(
     backend: PostgresBackend, postgres_url: str, sent: list[str]
 ) -> None:
     """It begins a transaction instead, whose ``BEGIN`` finds the connection dead before
     anything ran; the pool's next connection takes the reads."""
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        ended = _pool_sessions(admin, backend)
-        assert ended
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (list(ended),)
-        )
-        deadline = time.monotonic() + TIMEOUT
-        while _pool_sessions(admin, backend) & ended:
-            assert time.monotonic() < deadline, "terminated sessions did not go away"
-            time.sleep(0.01)
+    end_pool_sessions(postgres_url, backend.schema)
     sent.clear()
     with backend.reading() as view:
         row = view.records(WORKFLOW_STATES).read("k")
