@@ -6,13 +6,14 @@ generated root and kept under the system's temporary directory, named after
 its shape, for the next runs. ``nenjim serve`` (its default chain cache of
 10,000 chains) then answers ``GET /journal/{coordinate}/as-of/{version}``
 for random artifacts at random instants from :data:`CLIENTS` client threads
-(one keep-alive ``httpx.Client`` each) for a fixed time, three times, each
-run against a freshly started server (its cache empty). Reported, the median
-of the runs: requests/s, p50 and p99 of the latency, and the share of chain
-lookups the server's cache answered (``nenjim_chain_cache_lookups`` of its
-``/metrics``): uniform artifacts over more than the cache holds, so that hits
-and misses both happen. The clients share the 2 cores with the server: the
-numbers bound what one machine does, not a server alone.
+(``benchmarks.http_load``: one keep-alive connection each, asking for gzip)
+for a fixed time, three times, each run against a freshly started server
+(its cache empty). Reported, the median of the runs: requests/s, p50 and
+p99 of the latency, the share of chain lookups the server's cache answered
+(``nenjim_chain_cache_lookups`` of its ``/metrics``: uniform artifacts over
+more than the cache holds, so that hits and misses both happen), and the
+server's CPU time a request. The clients share the 2 cores with the server:
+the numbers bound what one machine does, not a server alone.
 
 ``python -m benchmarks.journal_serve_scale [--quick] [--million]``
 """
@@ -24,14 +25,13 @@ import shutil
 import sqlite3
 import statistics
 import tempfile
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 
 from benchmarks.common import machine_table, mark, table
+from benchmarks.http_load import http_load
 from benchmarks.sample_roots import generate_root
 from benchmarks.served_log import served_log
 from nenjim.domain.transparency import SignerKey
@@ -45,6 +45,8 @@ RUNS = 3
 SECONDS = 8.0
 P99_GOAL_MS = 5.0
 CACHE = Path(tempfile.gettempdir()) / "nenjim-bench-journal-serve"
+GZIP = {"Accept-Encoding": "gzip"}
+"""What a browser or ``httpx`` sends: the answers are gzip-encoded, as such clients get them."""
 
 
 def built_store(name: str, artifacts: int, revisions: int) -> tuple[str, list[str]]:
@@ -72,53 +74,36 @@ def built_store(name: str, artifacts: int, revisions: int) -> tuple[str, list[st
     return url, [coordinate for (coordinate,) in rows]
 
 
-def lookups(url: str) -> tuple[float, float]:
-    """The server's chain lookups so far: hits and misses."""
-    found = {"hit": 0.0, "miss": 0.0}
+def scraped(url: str) -> dict[str, float]:
+    """The server's chain lookups so far (``hit``, ``miss``) and its CPU seconds (``cpu``)."""
+    found = {"hit": 0.0, "miss": 0.0, "cpu": 0.0}
     for line in httpx.get(f"{url}/metrics").text.splitlines():
         if line.startswith("nenjim_chain_cache_lookups{"):
             result = line.split('result="', 1)[1].split('"', 1)[0]
             found[result] = float(line.rsplit(" ", 1)[1])
-    return found["hit"], found["miss"]
+        elif line.startswith("process_cpu_seconds_total "):
+            found["cpu"] = float(line.rsplit(" ", 1)[1])
+    return found
 
 
-def load(url: str, coordinates: list[str]) -> tuple[float, float, float, float]:
-    """Requests/s, p50 and p99 (ms) and the cache's hit ratio of :data:`CLIENTS` clients
-    asking ``as_of`` of random artifacts at random instants for :data:`SECONDS`."""
-    latencies: list[list[float]] = [[] for _ in range(CLIENTS)]
-    errors: list[str] = []
-    stop = time.perf_counter() + SECONDS
+def load(url: str, coordinates: list[str]) -> tuple[float, float, float, float, float]:
+    """Requests/s, p50 and p99 (ms), the cache's hit ratio and the server's CPU µs a request
+    of :data:`CLIENTS` clients asking ``as_of`` of random artifacts at random instants for
+    :data:`SECONDS`."""
 
-    def client(index: int) -> None:
-        rng = random.Random(index)
-        with httpx.Client(timeout=30) as http:
-            while True:  # at least one request each, however loaded the machine
-                coordinate = rng.choice(coordinates)
-                # In 2025: past every artifact's first revision (2024), within its chain.
-                instant = f"2025{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}T000000Z"
-                path = f"{url}/journal/{coordinate}/as-of/{instant}"
-                started = time.perf_counter()
-                response = http.get(path)
-                latencies[index].append(time.perf_counter() - started)
-                if response.status_code != 200:
-                    errors.append(f"{path}: {response.status_code}")
-                if time.perf_counter() >= stop:
-                    break
+    def as_of(rng: random.Random) -> str:
+        coordinate = rng.choice(coordinates)
+        # In 2025: past every artifact's first revision (2024), within its chain.
+        instant = f"2025{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}T000000Z"
+        return f"/journal/{coordinate}/as-of/{instant}"
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - began
-    if errors:
-        raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[0]}")
-    hits, misses = lookups(url)
-    every = sorted(value for values in latencies for value in values)
-    p99 = every[min(len(every) - 1, int(len(every) * 0.99))]
-    ratio = hits / (hits + misses)
-    return len(every) / elapsed, statistics.median(every) * 1e3, p99 * 1e3, ratio
+    before = scraped(url)
+    result = http_load([url], as_of, clients=CLIENTS, seconds=SECONDS, headers=GZIP)
+    after = scraped(url)
+    hits, misses = after["hit"] - before["hit"], after["miss"] - before["miss"]
+    requests = result.rate * SECONDS
+    cpu = (after["cpu"] - before["cpu"]) / requests * 1e6
+    return result.rate, result.p50_ms, result.p99_ms, hits / (hits + misses), cpu
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -139,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             for _ in range(RUNS):
                 with served_log(url, key) as served:
                     runs.append(load(served, coordinates))
-            rate, p50, p99, ratio = (statistics.median(r[i] for r in runs) for i in range(4))
+            rate, p50, p99, ratio, cpu = (statistics.median(r[i] for r in runs) for i in range(5))
             rows.append(
                 [
                     f"SQLite {name}",
@@ -148,13 +133,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                     f"{p50:.2f} / {p99:.2f} ms",
                     mark(p99 <= P99_GOAL_MS),
                     f"{ratio:.0%}",
+                    f"{cpu:,.0f} µs",
                 ]
             )
     print(
         table(
             f"as_of over HTTP, {CLIENTS} loopback clients, {SECONDS:.0f} s a run, median of "
             f"{RUNS} fresh servers (goal p99 <= {P99_GOAL_MS} ms)",
-            ["store", "revisions", "requests", "p50 / p99", "met", "cache hits"],
+            ["store", "revisions", "requests", "p50 / p99", "met", "cache hits", "server CPU"],
             rows,
         )
     )

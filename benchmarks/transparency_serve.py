@@ -3,7 +3,7 @@
 A PostgreSQL Journal log of 5,000 revisions (``--quick``: 1,000) is served by
 1, then 4 ``nenjim serve`` processes (each its own port; the client spreads
 its requests over them round-robin). For each kind of request, client
-threads (one ``httpx.Client`` each, keep-alive) send requests for a fixed
+threads (``benchmarks.http_load``: one keep-alive connection each) send requests for a fixed
 time; the table gives requests/s and the p50 and p99 latency. Kinds: the
 checkpoint (a signature over the tree's head, read from the tiles), a random
 full level 0 tile, the partial tiles of the right edge, and a lookup (a
@@ -17,15 +17,10 @@ Run: ``python -m benchmarks.transparency_serve [--quick]``.
 from __future__ import annotations
 
 import random
-import statistics
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-
-import httpx
 
 from benchmarks.common import (
     journal_text,
@@ -36,6 +31,7 @@ from benchmarks.common import (
     pg_store_url,
 )
 from benchmarks.common import table as markdown_table
+from benchmarks.http_load import http_load
 from benchmarks.served_log import served_log
 from nenjim.domain.journal.chain import JournalChain
 from nenjim.domain.journal.parser import parse_journal
@@ -62,43 +58,6 @@ def _fill(store: str, count: int) -> None:
         log.close()
 
 
-def _load(
-    urls: Sequence[str], paths: Callable[[random.Random], str], seconds: float
-) -> tuple[float, float, float]:
-    """Requests/s, p50 and p99 (ms) of ``THREADS`` clients for ``seconds``."""
-    latencies: list[list[float]] = [[] for _ in range(THREADS)]
-    errors: list[str] = []
-    stop = time.perf_counter() + seconds
-
-    def client(index: int) -> None:
-        rng = random.Random(index)
-        with httpx.Client(timeout=30) as http:
-            n = index
-            while True:  # at least one request each, however loaded the machine
-                url = f"{urls[n % len(urls)]}/{paths(rng)}"
-                n += 1
-                started = time.perf_counter()
-                response = http.get(url)
-                latencies[index].append(time.perf_counter() - started)
-                if response.status_code != 200:
-                    errors.append(f"{url}: {response.status_code}")
-                if time.perf_counter() >= stop:
-                    break
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(THREADS)]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - began
-    if errors:
-        raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[0]}")
-    every = sorted(value for values in latencies for value in values)
-    p99 = every[min(len(every) - 1, int(len(every) * 0.99))]
-    return len(every) / elapsed, statistics.median(every) * 1000, p99 * 1000
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Measure and print the table."""
     options = parse_options(argv, __doc__ or "")
@@ -112,11 +71,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     full_tiles = [tile.path for tile in tiles_for_size(size) if tile.is_full and tile.level == 0]
     edge = [tile.path for tile in tiles_for_size(size) if not tile.is_full]
     kinds: dict[str, Callable[[random.Random], str]] = {
-        "checkpoint": lambda rng: "checkpoint",
-        "full tile (tile/0/N)": lambda rng: rng.choice(full_tiles),
-        "partial tiles of the edge": lambda rng: rng.choice(edge),
+        "checkpoint": lambda rng: "/checkpoint",
+        "full tile (tile/0/N)": lambda rng: "/" + rng.choice(full_tiles),
+        "partial tiles of the edge": lambda rng: "/" + rng.choice(edge),
         "lookup with inclusion proof": lambda rng: (
-            f"lookup/bench.serve.a{rng.randrange(size)}/{VERSION}"
+            f"/lookup/bench.serve.a{rng.randrange(size)}/{VERSION}"
         ),
     }
     rows: list[list[str]] = []
@@ -130,9 +89,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             with ExitStack() as servers:
                 urls = [servers.enter_context(served_log(store, key)) for _ in range(processes)]
                 for name, paths in kinds.items():
-                    _load(urls, paths, 0.5)  # warm-up
-                    rate, p50, p99 = _load(urls, paths, seconds)
-                    rows.append([name, str(processes), f"{rate:,.0f}", f"{p50:.1f}", f"{p99:.1f}"])
+                    http_load(urls, paths, clients=THREADS, seconds=0.5)  # warm-up
+                    got = http_load(urls, paths, clients=THREADS, seconds=seconds)
+                    rows.append(
+                        [
+                            name,
+                            str(processes),
+                            f"{got.rate:,.0f}",
+                            f"{got.p50_ms:.1f}",
+                            f"{got.p99_ms:.1f}",
+                        ]
+                    )
     print(
         markdown_table(
             f"nenjim serve over PostgreSQL, {size:,} revisions, {THREADS} client threads",

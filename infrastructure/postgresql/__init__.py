@@ -21,4 +21,5 @@ KIND = StoreKind(
     schema_setting="POSTGRES_SCHEMA",
     drivers=("psycopg", "psycopg_pool"),
     install="PostgreSQL stores need psycopg: pip install 'nenjim[postgres]'",
+    served_by_server=True,
 )

@@ -82,6 +82,10 @@ class StoreKind:
     drivers: tuple[str, ...] = ()
     """The modules only this kind needs, and :attr:`install`, how to install them."""
     install: str = ""
+    served_by_server: bool = False
+    """Whether a store of the kind is a server's, its reads waiting on round trips (a
+    process serving several clients overlaps those waits in threads); False: its reads run
+    in this process, a file's pages or memory."""
 
     @property
     def durable(self) -> bool:

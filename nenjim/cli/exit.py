@@ -116,6 +116,8 @@ def report(failure: Failure, *, as_json: bool, stream: TextIO | None = None) -> 
 
 def one_line(text: str) -> str:
     """``text`` with line breaks, tabs and other control characters shown escaped."""
+    if text.isprintable():  # holds no control character (nor any other unprintable one)
+        return text
     return "".join(
         char.encode("unicode_escape").decode("ascii")
         if unicodedata.category(char) == "Cc"

@@ -67,6 +67,8 @@ from nenjim.serve.queries import (
     MAX_LIMIT,
     bounded,
     error_answer,
+    in_a_thread,
+    on_the_loop,
     query_routes,
     validated,
 )
@@ -174,14 +176,16 @@ def build_app(
     def openapi(request: Request) -> Response:
         return validated(request, JSONResponse(OPENAPI))
 
+    # The checkpoint stays in a thread whatever the store: it may ask witnesses over HTTP.
+    answered = in_a_thread if log.location.store_kind.served_by_server else on_the_loop
     routes = Starlette(
         routes=[
             Route("/checkpoint", checkpoint),
-            Route("/tile/{path:path}", tile),
-            Route("/lookup/{coordinate}/{version}", lookup),
+            Route("/tile/{path:path}", answered(tile)),
+            Route("/lookup/{coordinate}/{version}", answered(lookup)),
             Route("/openapi.json", openapi),
             Route("/metrics", metrics.endpoint),
-            *query_routes(followed),
+            *query_routes(followed, answered),
             *page_routes(),
         ],
         middleware=[

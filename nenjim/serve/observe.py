@@ -12,7 +12,8 @@ Prometheus' text format, with what is read from the store at each scrape:
 the log's size (``nenjim_log_entries``), the seconds since the tree last
 grew (``nenjim_checkpoint_age_seconds``: the age of the newest entry a
 checkpoint signs) and the events the served Journal queries have not
-caught up with yet (``nenjim_follow_lag_events``).
+caught up with yet (``nenjim_follow_lag_events``); and the server process's own
+CPU time, memory and open files (``process_...``, Prometheus' standard names).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
@@ -49,6 +57,7 @@ class ServedMetrics:
         cache_lookups: Callable[[], tuple[int, int]] = lambda: (0, 0),
     ) -> None:
         self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)  # process_cpu_seconds_total and its siblings
         self.requests = Counter(
             "nenjim_http_requests",
             "HTTP requests answered, by route template and status",

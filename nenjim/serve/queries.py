@@ -26,7 +26,7 @@ import base64
 import binascii
 import difflib
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from starlette.requests import Request
@@ -52,8 +52,31 @@ MAX_CONTAINS = 200
 T = TypeVar("T")
 
 
+Endpoint = Callable[[Request], Response]
+"""An endpoint Starlette runs in a worker thread."""
+Answered = Callable[[Endpoint], Endpoint | Callable[[Request], Awaitable[Response]]]
+"""How the endpoints that read the store are run (:func:`on_the_loop`, or as they are)."""
+
+
 class PageRequestError(ValueError):
     """A malformed ``limit`` or ``cursor``: answered 400."""
+
+
+def on_the_loop(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    """``endpoint`` run on the event loop rather than in a worker thread: for a store read in
+    this process (a file's pages, memory), handing each request to a thread and back costs
+    more than the read, and the threads then take turns at the interpreter lock."""
+
+    async def answered(request: Request) -> Response:
+        return endpoint(request)
+
+    return answered
+
+
+def in_a_thread(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` as it is, which Starlette runs in a worker thread: a server's store
+    (PostgreSQL) waits on round trips, which the threads of several requests overlap."""
+    return endpoint
 
 
 def error_answer(status: int, message: str) -> JSONResponse:
@@ -144,9 +167,9 @@ def _page(
     return list(items[start : start + limit]), start + limit < len(items)
 
 
-def query_routes(followed: FollowedChains) -> list[Route]:
+def query_routes(followed: FollowedChains, answered: Answered = in_a_thread) -> list[Route]:
     """``/journal/...``: coordinates, an artifact's revisions, latest, exact, as-of, release,
-    answered from the chains ``followed``."""
+    answered from the chains ``followed``, each run as ``answered`` says."""
 
     def answer(request: Request) -> Response:
         params = request.path_params
@@ -189,9 +212,9 @@ def query_routes(followed: FollowedChains) -> list[Route]:
         return validated(request, JSONResponse(document, headers=FRESH))
 
     return [
-        Route("/journal/coordinates", coordinates),
-        Route("/journal/{coordinate}/{query}", answer),
-        Route("/journal/{coordinate}/{query}/{version}", answer),
+        Route("/journal/coordinates", answered(coordinates)),
+        Route("/journal/{coordinate}/{query}", answered(answer)),
+        Route("/journal/{coordinate}/{query}/{version}", answered(answer)),
     ]
 
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nenjim.cli import main
+from nenjim.cli.exit import one_line
 from nenjim.cli.logs import OneLineFormatter, chosen_level
 from nenjim.cli.run import build_parser
 
@@ -185,3 +189,18 @@ def test_an_exception_in_a_record_is_one_line_without_traceback() -> None:
     line = OneLineFormatter().format(record)
 
     assert line == "nenjim: warning: failed: ValueError: bad\\nthing"
+
+
+@given(st.text())
+def test_a_line_shows_exactly_its_control_characters_escaped(text: str) -> None:
+    shown = one_line(text)
+
+    expected = "".join(
+        char.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(char) == "Cc"
+        else char
+        for char in text
+    )
+    assert shown == expected
+    assert "\n" not in shown
+    assert "\r" not in shown

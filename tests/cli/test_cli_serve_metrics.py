@@ -107,6 +107,17 @@ def test_an_empty_log_has_no_checkpoint_age(
     assert math.isnan(samples["nenjim_checkpoint_age_seconds", ()])
 
 
+def test_the_server_reports_its_own_cpu_time_and_memory(served: str) -> None:
+    before = _scrape(served)
+    for _ in range(20):
+        assert httpx.get(f"{served}/journal/coordinates").status_code == 200
+    after = _scrape(served)
+
+    assert after["process_resident_memory_bytes", ()] > 10 * 2**20
+    assert after["process_open_fds", ()] >= 3
+    assert after["process_cpu_seconds_total", ()] >= before["process_cpu_seconds_total", ()] > 0
+
+
 def _expressions(dashboard: dict[str, Any]) -> list[str]:
     return [
         target["expr"]

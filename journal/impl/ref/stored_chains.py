@@ -94,6 +94,7 @@ class StoredChains:
         self._read: tuple[int, list[_Row]] = (0, [])
         self._lock = threading.Lock()
         self._epoch = 0  # moved by each catch-up that forgot chains: a read before it is stale
+        self._checked = False  # whether a catch-up has read the table's tracking row yet
 
     def open(self) -> int:
         """Create the table's indexes if it lacks them (when writable; else check that its
@@ -111,8 +112,10 @@ class StoredChains:
         how many events were new to this reader. ``ProjectionIntegrityError`` for an event
         that contradicts the log or its chain, or a table ahead of the log."""
         with self._lock:
-            tracked = self._tracked()
             end = self._log.last_position()
+            if end == self.position and self._checked:
+                return 0  # nothing appended since the last catch-up: one read, no more
+            tracked = self._tracked()
             if tracked > end:
                 raise ProjectionIntegrityError(
                     f"the persisted chain projection ({CHAIN_TABLE.table}) is tracked at "
@@ -140,6 +143,7 @@ class StoredChains:
                 self._epoch += 1
                 self._forget_changed(folded, held)
             self._read, self.position = (tracked, held), folded
+            self._checked = True
             return new
 
     def chain(self, name: str) -> ChainSnapshot | None:
