@@ -1,10 +1,11 @@
 """``as_of`` over HTTP from a store-served ``nenjim serve``, under a loopback load of 8 clients.
 
 An SQLite store of 100,000 revisions (20,000 artifacts of 5; ``--million``:
-1,000,000 more; ``--quick``: 1,500) is built once by a cold start of a
-generated root and kept under the system's temporary directory, named after
-its shape, for the next runs. ``nenjim serve`` (its default chain cache of
-10,000 chains) then answers ``GET /journal/{coordinate}/as-of/{version}``
+1,000,000 more; ``--quick``: 1,500) is built once by appending generated
+chains (``benchmarks.sample_roots``) with ``JournalAppender`` and kept under
+the system's temporary directory, named after its shape, for the next runs.
+``nenjim serve`` (its default chain cache of 10,000 chains) then answers
+``GET /journal/{coordinate}/as-of/{version}``
 for random artifacts at random instants from :data:`CLIENTS` client threads
 (``benchmarks.http_load``: one keep-alive connection each, asking for gzip)
 for a fixed time, three times, each run against a freshly started server
@@ -21,21 +22,21 @@ the numbers bound what one machine does, not a server alone.
 from __future__ import annotations
 
 import random
-import shutil
 import sqlite3
 import statistics
 import tempfile
 from collections.abc import Sequence
+from itertools import islice
 from pathlib import Path
 
 import httpx
 
 from benchmarks.common import machine_table, mark, table
 from benchmarks.http_load import http_load
-from benchmarks.sample_roots import generate_root
+from benchmarks.sample_roots import generated_chains
 from benchmarks.served_log import served_log
 from nenjim.domain.transparency import SignerKey
-from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.appender import JournalAppender
 
 SHAPES = {"100K": (20_000, 5)}
 MILLION = {"1M": (200_000, 5)}
@@ -45,24 +46,25 @@ RUNS = 3
 SECONDS = 8.0
 P99_GOAL_MS = 5.0
 CACHE = Path(tempfile.gettempdir()) / "nenjim-bench-journal-serve"
+JOURNAL = "bench_serve"
+APPEND_CALL = 10_000
+"""Texts a call of the appender takes while a store is built."""
 GZIP = {"Accept-Encoding": "gzip"}
 """What a browser or ``httpx`` sends: the answers are gzip-encoded, as such clients get them."""
 
 
-def built_store(name: str, artifacts: int, revisions: int) -> tuple[str, list[str]]:
-    """The URL of the SQLite store of this shape (built the first time) and its artifacts."""
+def built_store(artifacts: int, revisions: int) -> tuple[str, list[str]]:
+    """The URL of the SQLite store of this shape (appended the first time) and its artifacts."""
     CACHE.mkdir(exist_ok=True)
-    database = CACHE / f"sqlite-{artifacts}x{revisions}.db"
-    url = f"sqlite:///{database}"
+    database = CACHE / f"appended-{artifacts}x{revisions}.db"
     if not database.exists():
-        root = CACHE / f"root-{artifacts}x{revisions}"
-        shutil.rmtree(root, ignore_errors=True)  # what a killed build left
-        generate_root(root, artifacts=artifacts, revisions=revisions, seed=1)
         partial = CACHE / f"building-{artifacts}x{revisions}.db"
-        partial.unlink(missing_ok=True)
-        assembly = build_journal(root, store=f"sqlite:///{partial}")
-        assembly.process.start()
-        assembly.process.stop()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{partial}{suffix}").unlink(missing_ok=True)  # what a killed build left
+        chains = generated_chains(artifacts=artifacts, revisions=revisions, seed=1)
+        with JournalAppender(f"sqlite:///{partial}", journal=JOURNAL) as appender:
+            while batch := list(islice(chains, APPEND_CALL // revisions)):
+                appender.append(text for _, texts in batch for _, text in texts)
         partial.rename(database)  # a killed build leaves no store a later run would trust
     with sqlite3.connect(database) as conn:
         [(generation,)] = conn.execute(
@@ -71,7 +73,7 @@ def built_store(name: str, artifacts: int, revisions: int) -> tuple[str, list[st
         rows = conn.execute(
             f"SELECT DISTINCT coordinate FROM journal_chain_revisions_g{generation}"
         ).fetchall()
-    return url, [coordinate for (coordinate,) in rows]
+    return f"sqlite:///{database}", [coordinate for (coordinate,) in rows]
 
 
 def scraped(url: str) -> dict[str, float]:
@@ -119,10 +121,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         key.write_text(SignerKey.generate("bench.example/log").encode() + "\n")
         key.chmod(0o600)  # nenjim serve refuses a signer key others can read
         for name, (artifacts, revisions) in shapes.items():
-            url, coordinates = built_store(name, artifacts, revisions)
+            url, coordinates = built_store(artifacts, revisions)
             runs = []
             for _ in range(RUNS):
-                with served_log(url, key) as served:
+                with served_log(url, key, journal=JOURNAL) as served:
                     runs.append(load(served, coordinates))
             rate, p50, p99, ratio, cpu = (statistics.median(r[i] for r in runs) for i in range(5))
             rows.append(

@@ -11,6 +11,7 @@ arguments always give the same bytes.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,24 +70,57 @@ def generate_root(
     seed: int = 0,
     releases_per_revision: int = 1,
 ) -> int:
-    """Write a valid Journal root of ``artifacts`` chains of ``revisions`` each.
+    """Write a valid Journal root of ``artifacts`` chains of ``revisions`` each
+    (:func:`generated_chains`, a file per text).
 
-    Each revision adds ``releases_per_revision`` releases. ``root`` is created
-    if missing; returns the number of files written (``artifacts * revisions``).
-    Raises ``FileExistsError`` if ``root`` exists and is not an empty
-    directory, ``ValueError`` for a negative count or ``revisions < 1``.
+    ``root`` is created if missing; returns the number of files written
+    (``artifacts * revisions``). Raises ``FileExistsError`` if ``root`` exists
+    and is not an empty directory, ``ValueError`` for a negative count or
+    ``revisions < 1``.
+    """
+    chains = generated_chains(
+        artifacts=artifacts,
+        revisions=revisions,
+        seed=seed,
+        releases_per_revision=releases_per_revision,
+    )
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise FileExistsError(f"refusing to generate a Journal root into non-empty {root}")
+    root.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for coordinate, texts in chains:
+        directory = root / coordinate
+        directory.mkdir()
+        for version, text in texts:
+            # Bytes, not text mode: the digest covers exact bytes and LF must stay LF.
+            (directory / f"{version}.journal").write_bytes(text.encode("utf-8"))
+            written += 1
+    return written
+
+
+def generated_chains(
+    *, artifacts: int, revisions: int, seed: int = 0, releases_per_revision: int = 1
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """``artifacts`` valid chains of ``revisions`` texts each, one artifact at a time: its
+    coordinate and its ``(Journal version, text)`` pairs, genesis first.
+
+    Each revision adds ``releases_per_revision`` releases (and may retire one);
+    later artifacts depend on earlier ones. ``ValueError`` (at once) for a
+    negative count or ``revisions < 1``.
     """
     if artifacts < 0 or revisions < 1 or releases_per_revision < 0:
         raise ValueError(
             "expected artifacts >= 0, revisions >= 1 and releases_per_revision >= 0, got "
             f"{artifacts}, {revisions} and {releases_per_revision}"
         )
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise FileExistsError(f"refusing to generate a Journal root into non-empty {root}")
-    root.mkdir(parents=True, exist_ok=True)
+    return _chains(artifacts, revisions, seed, releases_per_revision)
+
+
+def _chains(
+    artifacts: int, revisions: int, seed: int, releases_per_revision: int
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
     rng = random.Random(seed)
     generated: list[_Artifact] = []
-    written = 0
     for index in range(artifacts):
         artifact = _Artifact(
             coordinate=ArtifactCoordinate(
@@ -95,10 +129,9 @@ def generate_root(
             license=rng.choice(_LICENSES),
             next_version=(rng.randrange(3), rng.randrange(10), 0),
         )
-        directory = root / str(artifact.coordinate)
-        directory.mkdir()
         moment = _EPOCH + timedelta(seconds=rng.randrange(_YEAR_SECONDS))
         predecessor: Sha256Digest | None = None
+        texts: list[tuple[str, str]] = []
         for revision in range(revisions):
             if revision:
                 # At least an hour later, so versions cut to the second stay strictly increasing.
@@ -117,13 +150,11 @@ def generate_root(
                     releases=tuple(artifact.releases),
                 )
             )
-            # Bytes, not text mode: the digest covers exact bytes and LF must stay LF.
-            (directory / f"{version}.journal").write_bytes(text.encode("utf-8"))
+            texts.append((str(version), text))
             predecessor = Sha256Digest.of_text(text)
-            written += 1
+        yield str(artifact.coordinate), texts
         if artifact.releases:
             generated.append(artifact)
-    return written
 
 
 def _retire_one(rng: random.Random, artifact: _Artifact) -> None:

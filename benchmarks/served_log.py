@@ -33,11 +33,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def served_log(store: str, key: Path, port: int | None = None) -> Iterator[str]:
+def served_log(
+    store: str, key: Path, port: int | None = None, *, journal: str | None = None
+) -> Iterator[str]:
     """The URL of a ``nenjim serve --store STORE --key KEY`` process, running for the block
-    (on ``port`` when given, else on a free one)."""
+    (on ``port`` when given, else on a free one; serving the Journal named ``journal`` when
+    given)."""
     port = free_port() if port is None else port
     command = ["serve", "--store", store, "--key", str(key), "--port", str(port)]
+    if journal is not None:
+        command += ["--journal", journal]
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
             [sys.executable, "-m", "nenjim", *command], stdout=subprocess.DEVNULL, stderr=errors
