@@ -1,9 +1,15 @@
-"""A closed-loop HTTP load on loopback: client threads, each with one keep-alive connection.
+"""An HTTP load on loopback: client threads, each with one keep-alive connection.
 
-Each of ``clients`` threads sends ``GET`` requests one after the other for
-``seconds`` (at least one each, however loaded the machine), spreading them
-over the servers ``urls`` round-robin, and times each from the request's first
-byte sent to the answer's last byte read. The clients use the standard
+Each of ``clients`` threads sends ``GET`` requests for ``seconds`` (at least
+one each, however loaded the machine), spreading them over the servers
+``urls`` round-robin. Back to back (a closed loop: each request as soon as
+the answer before it came), a request is timed from its first byte sent to
+the answer's last byte read: the load is as much as the machine answers, and
+the latency mostly the queue that makes. At a given ``rate`` (requests per
+second, over all clients; an open loop), each client sends at random
+(Poisson) instants, and a request is timed from the instant it was due: a
+request that waited for the one before it counts that wait, as its user
+would (no coordinated omission). The clients use the standard
 library's ``http.client``, whose own work is a fraction of a server's: on a
 machine the clients share with the server, a heavier client would take the
 CPU the numbers are meant to show. Every answer must be 200.
@@ -37,9 +43,11 @@ def http_load(
     clients: int,
     seconds: float,
     headers: dict[str, str] | None = None,
+    rate: float | None = None,
 ) -> LoadResult:
     """``clients`` threads asking ``path(rng)`` (a path with its leading ``/``) of the servers
-    ``urls`` for ``seconds``; ``RuntimeError`` naming a request answered other than 200."""
+    ``urls`` for ``seconds``, back to back or at ``rate`` requests a second in all;
+    ``RuntimeError`` naming a request answered other than 200."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors: list[str] = []
     stop = time.perf_counter() + seconds
@@ -52,12 +60,18 @@ def http_load(
             for server in servers
         ]
         n = index
+        due = time.perf_counter()
         try:
             while True:
                 connection = connections[n % len(connections)]
                 n += 1
                 asked = path(rng)
-                started = time.perf_counter()
+                if rate is None:
+                    started = time.perf_counter()
+                else:
+                    due += rng.expovariate(rate / clients)
+                    time.sleep(max(0.0, due - time.perf_counter()))
+                    started = due
                 connection.request("GET", asked, headers=headers or {})
                 answer = connection.getresponse()
                 answer.read()
