@@ -118,6 +118,22 @@ def test_the_server_reports_its_own_cpu_time_and_memory(served: str) -> None:
     assert after["process_cpu_seconds_total", ()] >= before["process_cpu_seconds_total", ()] > 0
 
 
+def test_the_latency_histogram_tells_apart_answers_under_a_millisecond(served: str) -> None:
+    for _ in range(5):
+        assert httpx.get(f"{served}/journal/coordinates").status_code == 200
+    samples = _scrape(served)
+
+    route = ("route", "/journal/coordinates")
+    bounds = sorted(
+        float(dict(labels)["le"])
+        for name, labels in samples
+        if name == "nenjim_http_request_duration_seconds_bucket" and route in labels
+    )
+    assert bounds[:3] == [0.0005, 0.001, 0.0025]
+    answered = samples["nenjim_http_request_duration_seconds_count", (route,)]
+    assert answered == 5
+
+
 def _expressions(dashboard: dict[str, Any]) -> list[str]:
     return [
         target["expr"]
