@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from nenjim.domain.transparency.errors import InvalidKeyError, InvalidSignatureError
+from nenjim.domain.transparency.errors import InvalidSignatureError
 from nenjim.domain.transparency.note import (
     Note,
     NoteSignature,
@@ -29,7 +29,7 @@ from nenjim.domain.transparency.note import (
     VerifierKey,
     _decode_base64,
     _encode_base64,
-    _parse_key_fields,
+    key_from_text,
     key_id,
 )
 
@@ -69,22 +69,14 @@ class CosignerVerifier:
     @classmethod
     def parse(cls, text: str) -> CosignerVerifier:
         """Read a ``<name>+<key ID>+<base64(0x04 || key)>`` cosigner verifier key."""
-        fields = text.split("+", 2)
-        if len(fields) != 3:
-            raise InvalidKeyError(
-                "malformed witness verifier key: expected <name>+<8 hex digit key ID>+<base64 key>"
-            )
-        name, hex_id, encoded = fields
-        claimed, public_key = _parse_key_fields(
-            name, hex_id, encoded, "witness verifier key", COSIGNATURE_ALGORITHM
+        return key_from_text(
+            text,
+            "witness verifier key",
+            cls,
+            lambda key: key.key_id,
+            secret=False,
+            algorithm=COSIGNATURE_ALGORITHM,
         )
-        key = cls(name, public_key)
-        if key.key_id != claimed:
-            raise InvalidKeyError(
-                f"witness verifier key {name}+{hex_id}: the key ID does not match the name "
-                f"and key (it is {key.key_id:08x})"
-            )
-        return key
 
     @property
     def key_id(self) -> int:
@@ -136,23 +128,14 @@ class Cosigner:
 
         Error messages never quote the string: it is a secret.
         """
-        fields = text.split("+", 4)
-        if len(fields) != 5 or fields[0] != "PRIVATE" or fields[1] != "KEY":
-            raise InvalidKeyError(
-                "malformed witness signer key: expected "
-                "PRIVATE+KEY+<name>+<8 hex digit key ID>+<base64 key>"
-            )
-        _, _, name, hex_id, encoded = fields
-        claimed, seed = _parse_key_fields(
-            name, hex_id, encoded, "witness signer key", COSIGNATURE_ALGORITHM
+        return key_from_text(
+            text,
+            "witness signer key",
+            cls,
+            lambda key: key.verifier.key_id,
+            secret=True,
+            algorithm=COSIGNATURE_ALGORITHM,
         )
-        key = cls(name, seed)
-        if key.verifier.key_id != claimed:
-            raise InvalidKeyError(
-                f"witness signer key for {name!r}: the key ID {hex_id} does not match the "
-                "name and the public key derived from the seed"
-            )
-        return key
 
     @property
     def name(self) -> str:

@@ -24,8 +24,9 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -47,6 +48,7 @@ SIGNATURE_PREFIX = "\u2014 "
 _KEY_SIZE = 32
 _SIGNATURE_SIZE = 64
 _HEX_KEY_ID = re.compile(r"[0-9a-fA-F]{8}")
+K = TypeVar("K")
 
 
 def _decode_base64(text: str) -> bytes | None:
@@ -113,6 +115,43 @@ def _parse_key_fields(
     return int(hex_id, 16), payload[1:]
 
 
+def key_from_text(
+    text: str,
+    what: str,
+    make: Callable[[str, bytes], K],
+    key_id_of: Callable[[K], int],
+    *,
+    secret: bool,
+    algorithm: int = ED25519_ALGORITHM,
+) -> K:
+    """The key ``make(name, key bytes)`` of a key string: ``<name>+<key ID>+<base64 key>``,
+    after ``PRIVATE+KEY+`` when ``secret``; its fields checked (:class:`InvalidKeyError`
+    naming ``what``) and its key ID (``key_id_of``) matched against the one it claims. A
+    secret's errors never quote it."""
+    fields = text.split("+", 4 if secret else 2)
+    prefix = "PRIVATE+KEY+" if secret else ""
+    if secret and (len(fields) != 5 or fields[:2] != ["PRIVATE", "KEY"]):
+        fields = []
+    if len(fields) != (5 if secret else 3):
+        raise InvalidKeyError(
+            f"malformed {what}: expected {prefix}<name>+<8 hex digit key ID>+<base64 key>"
+        )
+    name, hex_id, encoded = fields[-3:]
+    claimed, raw = _parse_key_fields(name, hex_id, encoded, what, algorithm)
+    key = make(name, raw)
+    actual = key_id_of(key)
+    if actual == claimed:
+        return key
+    if secret:
+        raise InvalidKeyError(
+            f"{what} for {name!r}: the key ID {hex_id} does not match the name and "
+            "the public key derived from the seed"
+        )
+    raise InvalidKeyError(
+        f"{what} {name}+{hex_id}: the key ID does not match the name and key (it is {actual:08x})"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class VerifierKey:
     """A named Ed25519 public key that checks note signatures."""
@@ -133,20 +172,7 @@ class VerifierKey:
     @classmethod
     def parse(cls, text: str) -> VerifierKey:
         """Read a ``<name>+<key ID>+<base64 key>`` verifier key string."""
-        fields = text.split("+", 2)
-        if len(fields) != 3:
-            raise InvalidKeyError(
-                "malformed verifier key: expected <name>+<8 hex digit key ID>+<base64 key>"
-            )
-        name, hex_id, encoded = fields
-        claimed, public_key = _parse_key_fields(name, hex_id, encoded, "verifier key")
-        key = cls(name, public_key)
-        if key.key_id != claimed:
-            raise InvalidKeyError(
-                f"verifier key {name}+{hex_id}: the key ID does not match the name and key "
-                f"(it is {key.key_id:08x})"
-            )
-        return key
+        return key_from_text(text, "verifier key", cls, lambda key: key.key_id, secret=False)
 
     @property
     def key_id(self) -> int:
@@ -202,21 +228,7 @@ class SignerKey:
 
         Error messages never quote the string: it is a secret.
         """
-        fields = text.split("+", 4)
-        if len(fields) != 5 or fields[0] != "PRIVATE" or fields[1] != "KEY":
-            raise InvalidKeyError(
-                "malformed signer key: expected "
-                "PRIVATE+KEY+<name>+<8 hex digit key ID>+<base64 key>"
-            )
-        _, _, name, hex_id, encoded = fields
-        claimed, seed = _parse_key_fields(name, hex_id, encoded, "signer key")
-        key = cls(name, seed)
-        if key.key_id != claimed:
-            raise InvalidKeyError(
-                f"signer key for {name!r}: the key ID {hex_id} does not match the name and "
-                "the public key derived from the seed"
-            )
-        return key
+        return key_from_text(text, "signer key", cls, lambda key: key.key_id, secret=True)
 
     @property
     def name(self) -> str:
