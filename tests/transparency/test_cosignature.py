@@ -71,6 +71,28 @@ def test_keys_read_back_what_they_write_and_refuse_the_note_key_type() -> None:
     assert "PRIVATE" not in repr(witness)
 
 
+def _other_id(key: str, field: int) -> str:
+    fields = key.split("+")
+    fields[field] = f"{(int(fields[field], 16) + 1) % 2**32:08x}"
+    return "+".join(fields)
+
+
+def test_witness_keys_that_claim_another_key_id_or_lack_a_field_are_refused() -> None:
+    witness = Cosigner("witness.example/w1", SEED)
+    secret = witness.encode()
+    public = witness.verifier.encode()
+
+    with pytest.raises(InvalidKeyError, match=r"witness signer key .* does not match") as caught:
+        Cosigner.parse(_other_id(secret, 3))
+    assert secret.rsplit("+", 1)[1] not in str(caught.value)  # a secret is never quoted
+    with pytest.raises(InvalidKeyError, match=r"witness verifier key .* does not match"):
+        CosignerVerifier.parse(_other_id(public, 1))
+    with pytest.raises(InvalidKeyError, match=r"expected PRIVATE\+KEY\+<name>"):
+        Cosigner.parse(secret.replace("PRIVATE+", "PUBLIC+"))
+    with pytest.raises(InvalidKeyError, match=r"malformed witness verifier key: expected <name>"):
+        CosignerVerifier.parse(public.split("+", 1)[0])
+
+
 def test_a_cosignature_verifies_on_the_note_and_names_its_time() -> None:
     log = SignerKey("example.com/log", SEED[::-1])
     witness = Cosigner("witness.example/w1", SEED)
