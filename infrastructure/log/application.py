@@ -146,6 +146,9 @@ class LogApplication(Application[UUID]):
     ) -> None:
         self._tiler = tiler
         self.location: StoreLocation = resolve_store_url(store)
+        # Named once: a close at the interpreter's exit (an unreferenced log's __del__) must
+        # not format it again, as that may import what is no longer importable then.
+        self._where = self.location.where
         self._create = create and not read_only
         self._claim_on_open = self._create and claim
         self.read_only = read_only
@@ -189,7 +192,7 @@ class LogApplication(Application[UUID]):
     @property
     def where(self) -> str:
         """The store as messages name it (a PostgreSQL password is never shown)."""
-        return self.location.where
+        return self._where
 
     def _prepare(self, env: dict[str, str]) -> None:
         kind = self.location.store_kind

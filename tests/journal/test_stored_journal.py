@@ -162,3 +162,31 @@ def test_a_filtered_coordinates_page_reads_the_index_a_window_at_a_time(
             ["com.example.a10", "com.example.a11"],
             False,
         )
+
+
+def test_a_program_that_stopped_its_journal_exits_without_a_word(
+    tmp_path: Path, journal_store: str
+) -> None:
+    # A stopped Journal's log is closed again when the interpreter's exit collects it (a
+    # module that defines a function collects it late): closing must then need nothing
+    # that the exiting interpreter can no longer import.
+    root, url = _loaded(tmp_path, journal_store, 1)
+    script = textwrap.dedent(
+        f"""
+        from nenjim.journal.impl.ref import StoredJournal
+
+        def main():
+            pass
+
+        served = StoredJournal({url!r}, root={str(root)!r})
+        served.start()
+        answer = served.as_of("com.example.a00", "20991231T000000Z")
+        assert answer is not None
+        served.stop()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
