@@ -60,6 +60,7 @@ from nenjim.infrastructure.langgraph.stored import (
     ThreadAddress,
     ThreadEntry,
     ValueRef,
+    filed_under,
     indexed,
     is_digest,
     load_entry,
@@ -856,7 +857,7 @@ class CheckpointLog:
             recorded_at = now()
             for row in writes:
                 task = TaskWrites.load(row.record)
-                ns, checkpoint_id = _write_of(row, task)
+                ns, checkpoint_id = filed_under(row, task)
                 destination = ThreadAddress(target, ns)
                 view.records(WRITES).insert(
                     key=destination.task_key(checkpoint_id, task.task_id),
@@ -1152,7 +1153,7 @@ class CheckpointLog:
             )
             for row in rows:
                 task = TaskWrites.load(row.record)
-                ns, checkpoint_id = _write_of(row, task)
+                ns, checkpoint_id = filed_under(row, task)
                 grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(task)
             for key, tasks in grouped.items():
                 found[key] = sorted_writes(tasks)
@@ -1167,7 +1168,7 @@ def _writes_and_refs(
     refs: set[ValueRef] = set()
     for row in rows:
         task = TaskWrites.load(row.record)
-        ns, checkpoint_id = _write_of(row, task)
+        ns, checkpoint_id = filed_under(row, task)
         grouped[ThreadAddress(thread_id, ns)][checkpoint_id].append(task.task_id)
         refs.update(task.refs())
     writes = {
@@ -1200,14 +1201,3 @@ def _content(ref: ValueRef) -> ValueRef:
     """A value reference without the scope of its blob (the same content in any scope)."""
     kind, type_, key = ref
     return (kind, type_, key.split("@", 1)[0]) if kind == "blob" else ref
-
-
-def _write_of(row: RecordEntry, task: TaskWrites) -> tuple[str, str]:
-    """The namespace and checkpoint id a pending write's row is filed under (kept in its record
-    when its attributes are digests)."""
-    if task.where is not None:
-        return task.where
-    ns, checkpoint_id = row.attributes["checkpoint_ns"], row.attributes["checkpoint_id"]
-    if not isinstance(ns, str) or not isinstance(checkpoint_id, str):
-        raise SerializationError(f"stored pending write {row.key} has malformed attributes")
-    return ns, checkpoint_id

@@ -16,35 +16,56 @@ the stream's entries, read backwards from the target in growing windows
 (a parent is almost always appended just before its child), then by its
 live row (a parent appended after its child: a purge appends the live
 checkpoints it keeps again). Every checkpoint entry a stream holds is live:
-a purge erases the entries of what it removes. Each ancestor's writes are
-one scan of its checkpoint's index; only the values of the channels asked
-for are deserialized.
+a purge erases the entries of what it removes. The ancestors' writes are
+then read together, not one scan per ancestor: a write row's key begins
+with its thread, namespace and checkpoint ids (as JSON), so one scan of the
+thread's index, paged, takes the key range from the lowest ancestor's rows
+to the highest's, and one more takes the thread's rows keyed by a digest
+(a key too long for the store); rows of checkpoints that are not ancestors
+(another branch's, stored between) are left out. A single ancestor's writes
+are one scan of its checkpoint's index. Only the values of the channels
+asked for are deserialized.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from nenjim.infrastructure.langgraph.catalog import CHECKPOINTS, THREADS, VALUES, WRITES
 from nenjim.infrastructure.langgraph.checkpoint_log import CheckpointLog
 from nenjim.infrastructure.langgraph.stored import (
+    DIGEST_PREFIX,
     CheckpointEntry,
     PendingWriteRecord,
     TaskWrites,
     ThreadAddress,
     ValueRef,
+    dumps,
+    filed_under,
     indexed,
     load_entry,
     pointer_position,
     sorted_writes,
 )
 from nenjim.infrastructure.langgraph.values import Fetched, Serde
-from nenjim.infrastructure.storage import SerializationError, StreamEntry, View
+from nenjim.infrastructure.storage import (
+    RecordEntry,
+    Records,
+    SerializationError,
+    StreamEntry,
+    View,
+)
+from nenjim.infrastructure.storage.scalars import MAX_KEY_BYTES
 
 _FIRST_WINDOW = 16
 """How many stream entries the first backwards read takes (each next one takes four times more)."""
+
+_FIRST_PAGE_PER_CHECKPOINT = 2
+"""How many write rows the first page of a key range read takes per checkpoint wanted (each
+next page takes four times more): most checkpoints have one or two tasks' writes."""
 
 
 @dataclass(slots=True)
@@ -87,8 +108,10 @@ def channel_histories(
         if target is None:
             return histories
         ancestry.expect(_expected_depth(target, histories))
-        for ancestor_id, channels_counted in reversed(_chain(ancestry, target, histories, load)):
-            for write in _pending(view, address, ancestor_id):
+        chain = _chain(ancestry, target, histories, load)
+        writes = _writes_of(view, address, [ancestor_id for ancestor_id, _ in chain], histories)
+        for ancestor_id, channels_counted in reversed(chain):
+            for write in writes.get(ancestor_id, ()):
                 if write.channel in channels_counted:
                     histories[write.channel].writes.append(
                         (write.task_id, write.channel, load(write.value))
@@ -140,19 +163,74 @@ def _expected_depth(target: CheckpointEntry, channels: Iterable[str]) -> int:
     )
 
 
-def _pending(
-    view: View, address: ThreadAddress, checkpoint_id: str
-) -> tuple[PendingWriteRecord, ...]:
-    """A checkpoint's pending writes in LangGraph's order."""
-    rows = view.records(WRITES).scan(
-        index="checkpoint",
-        equals={
-            "thread_id": indexed(address.thread_id),
-            "checkpoint_ns": indexed(address.checkpoint_ns),
-            "checkpoint_id": indexed(checkpoint_id),
-        },
-    )
-    return sorted_writes(TaskWrites.load(row.record) for row in rows)
+def _writes_of(
+    view: View, address: ThreadAddress, checkpoint_ids: Sequence[str], channels: Container[str]
+) -> dict[str, tuple[PendingWriteRecord, ...]]:
+    """The pending writes to ``channels`` of each of ``checkpoint_ids`` (checkpoints of
+    ``address``), each in LangGraph's order; a checkpoint without writes is left out."""
+    if not checkpoint_ids:
+        return {}
+    records = view.records(WRITES)
+    if len(checkpoint_ids) == 1:  # one scan of its own index reads exactly its rows
+        (checkpoint_id,) = checkpoint_ids
+        rows = records.scan(
+            index="checkpoint",
+            equals={
+                "thread_id": indexed(address.thread_id),
+                "checkpoint_ns": indexed(address.checkpoint_ns),
+                "checkpoint_id": indexed(checkpoint_id),
+            },
+        )
+        tasks = (TaskWrites.load(row.record) for row in rows)
+        return {checkpoint_id: sorted_writes(tasks, channels)}
+    wanted = frozenset(checkpoint_ids)
+    found: dict[str, list[TaskWrites]] = {}
+    for row in _thread_rows(records, address, wanted):
+        task = TaskWrites.load(row.record)
+        checkpoint_ns, checkpoint_id = filed_under(row, task)
+        if checkpoint_ns == address.checkpoint_ns and checkpoint_id in wanted:
+            found.setdefault(checkpoint_id, []).append(task)
+    return {checkpoint_id: sorted_writes(tasks, channels) for checkpoint_id, tasks in found.items()}
+
+
+def _thread_rows(
+    records: Records, address: ThreadAddress, ids: Iterable[str]
+) -> Iterator[RecordEntry]:
+    """The thread's write rows that may be those of checkpoints ``ids``: the key range from the
+    lowest of their keys to the highest, then every row keyed by a digest.
+
+    A row's key is ``[thread_id, checkpoint_ns, checkpoint_id, task_id]`` as JSON (ASCII), so
+    one checkpoint's rows share a prefix and sort together; the range may also hold other
+    branches' checkpoints (the caller filters them out). A key too long for the store is its
+    digest, which sorts after every JSON key (``~`` after ``[``).
+    """
+    of_thread = {"thread_id": indexed(address.thread_id)}
+    # Each checkpoint's key prefix as ``ThreadAddress.task_key`` writes it (``dumps``): the
+    # thread's part once, then each id as the JSON string it is in a key.
+    head = dumps([address.thread_id, address.checkpoint_ns])[:-1] + ","
+    prefixes = [head + encode_basestring_ascii(checkpoint_id) + "," for checkpoint_id in ids]
+    ranged = [p for p in prefixes if len(p) + len('""]') <= MAX_KEY_BYTES]  # else: all digests
+    if ranged:
+        first_page = _FIRST_PAGE_PER_CHECKPOINT * len(ranged)
+        yield from _key_range(records, of_thread, min(ranged), max(ranged), first_page)
+    yield from records.scan(index="thread", equals=of_thread, after=DIGEST_PREFIX)
+
+
+def _key_range(
+    records: Records, of_thread: dict[str, str], lowest: str, highest: str, limit: int
+) -> Iterator[RecordEntry]:
+    """The thread's rows from the first key after ``lowest`` to the last one beginning with
+    ``highest``, read in pages of ``limit`` rows, each next page four times larger."""
+    after = lowest
+    while True:
+        page = records.scan(index="thread", equals=of_thread, after=after, limit=limit)
+        for row in page:
+            if row.key > highest and not row.key.startswith(highest):
+                return
+            yield row
+        if len(page) < limit:
+            return
+        after, limit = page[-1].key, limit * 4
 
 
 def _fetcher(view: View) -> Callable[[str], Fetched]:

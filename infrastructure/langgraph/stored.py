@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -37,6 +37,7 @@ from typing import Any
 from nenjim.infrastructure.storage import (
     AppendEntry,
     DurableRecord,
+    RecordEntry,
     SerializationError,
     StreamEntry,
 )
@@ -621,9 +622,31 @@ def _task_writes(payload_json: str) -> TaskWrites:
         raise SerializationError(f"stored pending writes are malformed: {error!r}") from error
 
 
-def sorted_writes(tasks: Iterable[TaskWrites]) -> tuple[PendingWriteRecord, ...]:
-    """Every write of the tasks in LangGraph's order (task path, task id, index)."""
-    return tuple(sorted((w for task in tasks for w in task.items()), key=_sort_key))
+def filed_under(row: RecordEntry, task: TaskWrites) -> tuple[str, str]:
+    """The namespace and checkpoint id a pending write's row is filed under (kept in its record
+    when its attributes are digests); ``task`` is the row's record."""
+    if task.where is not None:
+        return task.where
+    ns, checkpoint_id = row.attributes["checkpoint_ns"], row.attributes["checkpoint_id"]
+    if not isinstance(ns, str) or not isinstance(checkpoint_id, str):
+        raise SerializationError(f"stored pending write {row.key} has malformed attributes")
+    return ns, checkpoint_id
+
+
+def sorted_writes(
+    tasks: Iterable[TaskWrites], channels: Container[str] | None = None
+) -> tuple[PendingWriteRecord, ...]:
+    """Every write of the tasks (``channels``: to one of these only) in LangGraph's order
+    (task path, task id, index)."""
+    if channels is None:
+        return tuple(sorted((w for task in tasks for w in task.items()), key=_sort_key))
+    kept = (
+        PendingWriteRecord(task.task_id, path, idx, channel, value, task.recorded_at)
+        for task in tasks
+        for idx, (channel, path, value) in task.writes.items()
+        if channel in channels
+    )
+    return tuple(sorted(kept, key=_sort_key))
 
 
 def _sort_key(write: PendingWriteRecord) -> tuple[str, str, int]:

@@ -314,6 +314,33 @@ def test_a_long_thread_is_read_past_the_first_windows(saver: Saver) -> None:
     assert _written(history) == list(range(1, 119))
 
 
+def test_a_fork_from_far_back_skips_the_branch_stored_between(saver: Saver) -> None:
+    # The fork's ancestors span the whole main branch in id order: its writes lie between.
+    main = _chain(saver, steps=40, value=lambda step: f"main {step}")
+    thread = main[0]["configurable"]["thread_id"]
+    fork = [_put(saver, thread, main[2], {}, step=3, source="fork")]
+    for step in range(4, 7):
+        saver.put_writes(fork[-1], [("ch", f"fork {step - 1}")], str(uuid.uuid4()))
+        fork.append(_put(saver, thread, fork[-1], {}, step=step))
+    assert _written(_history(saver, fork[-1], ["ch"])["ch"]) == [
+        "main 1",
+        "main 2",
+        "fork 3",
+        "fork 4",
+        "fork 5",
+    ]
+
+
+def test_writes_under_keys_too_long_to_store_are_read(saver: Saver) -> None:
+    # A key over 512 bytes is stored as its digest: a task id that long, and a thread id that
+    # long (every key of the thread then), still give their writes, in order.
+    configs = _chain(saver, steps=4)
+    saver.put_writes(configs[1], [("ch", "long task")], "t" * 600, "~pull, 01")
+    assert _written(_history(saver, configs[-1], ["ch"])["ch"]) == [1, "long task", 2]
+    long_thread = _chain(saver, steps=4, thread="thread " + "x" * 480)
+    assert _written(_history(saver, long_thread[-1], ["ch"])["ch"]) == [1, 2]
+
+
 def test_parents_stored_after_their_child_are_found(nenjim_saver: Saver) -> None:
     # A run delete purges what it removes and appends the checkpoints kept before it again,
     # after their children: the walk then finds the parents by their live rows.
