@@ -42,6 +42,7 @@ from nenjim.domain.journal.parser import (
     forget_shared_releases,
     parse_journal_blocks,
 )
+from nenjim.domain.journal.values import Sha256Digest
 from nenjim.domain.transparency import JournalLeaf
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
@@ -169,19 +170,18 @@ class _Audit:
         and history's rules."""
         position, coordinate, version_key, digest = row
         where = f"notification {position} ({coordinate} {version_key})"
-        text_digest = hashlib.sha256(text.encode()).digest()
-        if "sha256:" + text_digest.hex() != digest:
-            raise JournalIntegrityError(
-                f"{where}: stored text does not digest to its event's {digest}"
-            )
         head = self.heads.get(coordinate)
         kept = self._parsed_head(coordinate, head)
+        # The parse digests the text's bytes: the digest is checked from its result, and
+        # before a parse error is reported, which a wrong digest precedes.
         try:
             # The head's blocks: in a log that interleaves artifacts, the text parsed last
             # is another artifact's, whose blocks would not apply.
             revision, blocks = parse_journal_blocks(text, None if kept is None else kept[1])
         except JournalError as error:
+            _check_digest(where, Sha256Digest.of_text(text), digest)
             raise JournalIntegrityError(f"{where}: stored text does not parse: {error}") from None
+        _check_digest(where, revision.digest, digest)
         if (str(revision.coordinate), str(revision.version)) != (coordinate, version_key):
             raise JournalIntegrityError(
                 f"{where}: stored text is {revision.coordinate} {revision.version}"
@@ -192,6 +192,7 @@ class _Audit:
             raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
         self.heads[coordinate] = _Head(position, version_key, digest)
         self.projection.add(row)
+        text_digest = bytes.fromhex(str(revision.digest)[len(_DIGEST_PREFIX) :])
         self.tree.add(position, JournalLeaf(coordinate, version_key, text_digest).data())
         self._keep(coordinate, revision.document, blocks)
         self.claims.add(digest, coordinate)
@@ -295,6 +296,17 @@ class _Audit:
             text_loader(self.reader),
         )
         return stored
+
+
+_DIGEST_PREFIX = "sha256:"
+
+
+def _check_digest(where: str, digest: Sha256Digest, claimed: str) -> None:
+    """Refuse a stored text whose digest is not its event's."""
+    if str(digest) != claimed:
+        raise JournalIntegrityError(
+            f"{where}: stored text does not digest to its event's {claimed}"
+        )
 
 
 class _Fingerprint:
