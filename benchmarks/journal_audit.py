@@ -3,19 +3,26 @@ and its peak resident memory.
 
 A generated root (``benchmarks.sample_roots``) is loaded into a new SQLite
 store by a cold start: 4,000 artifacts of 5 and of 25 revisions (20,000 and
-100,000), and 20,000 artifacts of 5 (100,000). The audit
+100,000), and 20,000 artifacts of 5 (100,000). A cold start writes each
+artifact's chain in a row; a log written by appends over time interleaves
+artifacts, so a fourth store appends 200 artifacts' chains of 25 in turns (every
+artifact's first revision, then every second one, ...: 5,000), where the text
+parsed before a successor is never its predecessor. The audit
 (``audit_journal_log``, what ``nenjim journal audit`` runs) runs in a child
 process, which reports its seconds and its peak resident set (``VmHWM``, see
 ``benchmarks.memory``). The ceiling, measured in the same run and alternated
 with the audit, is raw ``sqlite3`` reading the log's event rows and
 ``hashlib.sha256`` over each: no decoding, no parsing, no check. A third
-column times the parser alone over the same texts (decoded beforehand): the
-audit parses every text once, so it cannot go faster. A peak that stays put
+column times the parser alone over the same texts (decoded beforehand), each
+parsed after the text before it in the log (``parse_journal``, which reuses that
+text's release blocks): the audit parses every text once, so on a loaded store it
+cannot go faster; in a log appended in turns it gives each text its head's blocks
+instead, which the previous text's are not, and so it can. A peak that stays put
 from 20,000 to 100,000 revisions of the same artifacts is the audit's memory
 not growing with N; the third store shows what it holds per artifact.
 
 ``python -m benchmarks.journal_audit [--quick] [--large]`` (``--large`` adds
-300,000 revisions; a quick run audits 2,000).
+300,000 revisions; a quick run audits 2,000 loaded and 1,000 appended in turns).
 """
 
 from __future__ import annotations
@@ -33,16 +40,18 @@ from pathlib import Path
 
 from benchmarks.common import mark, scratch_dir, table
 from benchmarks.memory import imports_peak
-from benchmarks.sample_roots import generate_root
+from benchmarks.sample_roots import generate_root, generated_chains
 from nenjim.domain.journal.parser import parse_journal
 from nenjim.journal.impl.ref import build_journal
+from nenjim.journal.impl.ref.appender import JournalAppender
 
 TARGET = 100.0  # MB of text per second
-# (artifacts, revisions of each): 20,000 and 100,000 revisions over the same artifacts, and
-# 100,000 over five times as many: what the audit holds grows with the artifacts alone.
-SHAPES = ((4_000, 5), (4_000, 25), (20_000, 5))
-LARGE = ((60_000, 5),)
-QUICK = ((400, 5),)
+# (artifacts, revisions of each, appended in turns): 20,000 and 100,000 revisions over the
+# same artifacts, and 100,000 over five times as many: what the audit holds grows with the
+# artifacts alone; then a log that interleaves artifacts.
+SHAPES = ((4_000, 5, False), (4_000, 25, False), (20_000, 5, False), (200, 25, True))
+LARGE = ((60_000, 5, False),)
+QUICK = ((400, 5, False), (40, 25, True))
 RUNS = 3
 
 _AUDIT = """
@@ -69,6 +78,19 @@ def loaded_store(directory: Path, artifacts: int, revisions: int) -> tuple[Path,
     assembly.process.start()
     assembly.process.stop()
     return path, written
+
+
+def appended_in_turns(directory: Path, artifacts: int, revisions: int) -> tuple[Path, int]:
+    """A SQLite store of the same generated chains appended in turns: every artifact's
+    first revision, then every second one, and so on; its file and how many revisions."""
+    path = directory / f"audit-{artifacts}x{revisions}-turns.db"
+    chains = [
+        texts for _, texts in generated_chains(artifacts=artifacts, revisions=revisions, seed=1)
+    ]
+    with JournalAppender(f"sqlite:///{path}", journal="bench_audit") as appender:
+        for turn in range(revisions):
+            appender.append(texts[turn][1] for texts in chains)
+    return path, artifacts * revisions
 
 
 def stored_texts(path: Path) -> list[str]:
@@ -112,13 +134,15 @@ def audit(path: Path, revisions: int) -> tuple[int, float]:
     return int(kilobytes) * 1024, float(seconds)
 
 
-def run(shapes: Sequence[tuple[int, int]]) -> str:
-    """Measure each shape (artifacts, revisions of each); returns the report."""
+def run(shapes: Sequence[tuple[int, int, bool]]) -> str:
+    """Measure each shape (artifacts, revisions of each, appended in turns); returns the
+    report."""
     rows: list[list[str]] = []
     baseline = imports_peak()
     with scratch_dir() as directory:
-        for artifacts, revisions in shapes:
-            path, written = loaded_store(directory, artifacts, revisions)
+        for artifacts, revisions, in_turns in shapes:
+            build = appended_in_turns if in_turns else loaded_store
+            path, written = build(directory, artifacts, revisions)
             parsed = stored_texts(path)
             texts = sum(len(text.encode()) for text in parsed)
             audits: list[tuple[int, float]] = []
@@ -138,6 +162,7 @@ def run(shapes: Sequence[tuple[int, int]]) -> str:
                 [
                     f"{artifacts:,}",
                     f"{written:,}",
+                    "appended in turns" if in_turns else "loaded",
                     f"{texts / 1e6:.1f} MB",
                     f"{seconds:.2f} s",
                     f"{rate:.1f} MB/s",
@@ -156,6 +181,7 @@ def run(shapes: Sequence[tuple[int, int]]) -> str:
         [
             "artifacts",
             "revisions",
+            "log",
             "texts",
             "audit",
             "audited",
@@ -174,7 +200,7 @@ def run(shapes: Sequence[tuple[int, int]]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description="journal audit: throughput and peak memory")
-    parser.add_argument("--quick", action="store_true", help="audit 2,000 revisions")
+    parser.add_argument("--quick", action="store_true", help="audit 3,000 revisions")
     parser.add_argument("--large", action="store_true", help="also audit 300,000 revisions")
     args = parser.parse_args(argv)
     print(run(QUICK if args.quick else SHAPES + (LARGE if args.large else ())))

@@ -122,16 +122,35 @@ def parse_journal(text: str) -> JournalRevision:
     Raises ``TypeError`` for a non-``str``; every rejected text raises a
     :class:`JournalError` subclass.
     """
+    return parse_journal_blocks(text)[0]
+
+
+def parse_journal_blocks(
+    text: str, reuse: ParsedBlocks | None = None
+) -> tuple[JournalRevision, ParsedBlocks]:
+    """Parse ``text`` as :func:`parse_journal` does; also return its release blocks, which
+    a later text of the same artifact may take as parsed (``reuse``).
+
+    A block of ``text`` whose exact text equals one of ``reuse``'s is taken as
+    parsed when ``text`` has the artifact and the header policy ``reuse`` was
+    read with; without ``reuse``, the blocks of the last text this thread parsed
+    are. Either way the result, or the error and its line, is the one ``text``
+    gives parsed on its own: what a block means depends only on its lines, its
+    artifact and the header policy, and its line still counts for duplicate
+    versions and later line numbers.
+    """
     if not isinstance(text, str):
         raise TypeError(f"a Journal text must be a str, got {type(text).__name__}")
     try:
         data: bytes | None = text.encode("utf-8")
     except UnicodeEncodeError:
         data = None  # a lone surrogate, which the per-line checks report
-    document = _Parser(text, data).parse()
+    parser = _Parser(text, data, _RECENT.blocks if reuse is None else reuse)
+    document = parser.parse()
     # The text passed the character checks, so it has its bytes.
     assert data is not None
-    return JournalRevision(document=document, text=text, digest=Sha256Digest.of_bytes(data))
+    revision = JournalRevision(document=document, text=text, digest=Sha256Digest.of_bytes(data))
+    return revision, parser.parsed_blocks
 
 
 def iter_lines(text: str) -> list[str]:
@@ -227,9 +246,11 @@ class _Block:
 class _Parser:
     """One text's parse; ``parse()`` once."""
 
-    def __init__(self, text: str, data: bytes | None) -> None:
+    def __init__(self, text: str, data: bytes | None, reuse: ParsedBlocks | None) -> None:
         self._text = text
         self._data = data
+        self._reuse = reuse
+        self.parsed_blocks = _NO_BLOCKS  # this text's, once it parsed
         self._lines: list[str] = []
         self._lone_cr = 0
         self._clean = True
@@ -273,8 +294,11 @@ class _Parser:
         assert self.artifact is not None
         assert self.version is not None
         policy = self.policy or ACTIVE_POLICY
+        self.parsed_blocks = ParsedBlocks(
+            self.artifact, policy, dict(zip(self.keys, releases, strict=True)), _MADE_BY_PARSER
+        )
         # Read here, per thread, by the artifact's next text (see _RecentBlocks).
-        _RECENT.blocks = ((self.artifact, policy), dict(zip(self.keys, releases, strict=True)))
+        _RECENT.blocks = self.parsed_blocks
         return JournalDocument(
             coordinate=self.artifact,
             version=self.version,
@@ -294,9 +318,14 @@ class _Parser:
         for index in range(starts[0] if starts else count):
             self._header_line(index)
         # A block means the same in another text of the same artifact and header policy.
-        recent = _RECENT.blocks
-        context = (self.artifact, self.policy or ACTIVE_POLICY)
-        reusable = recent[1] if recent is not None and recent[0] == context else {}
+        reuse = self._reuse
+        reusable = (
+            reuse.releases
+            if reuse is not None
+            and reuse.artifact == self.artifact
+            and reuse.policy == (self.policy or ACTIVE_POLICY)
+            else {}
+        )
         for start, end in itertools.pairwise([*starts, count]):
             self._release_block(start, end, reusable)
 
@@ -552,15 +581,44 @@ def forget_shared_releases() -> None:
     _RELEASE_CACHE.clear()
 
 
+_MADE_BY_PARSER = object()
+
+
+class ParsedBlocks:
+    """The release blocks of one text that parsed, by their lines' exact text (see
+    :func:`_block_key`), with the artifact and the header policy they were read for.
+
+    Only a parse makes them (:func:`parse_journal_blocks`): a block found here is taken
+    as checked, so blocks that did not pass every rule must never be offered.
+    """
+
+    __slots__ = ("artifact", "policy", "releases")
+
+    def __init__(
+        self,
+        artifact: ArtifactCoordinate | None,
+        policy: Policy,
+        releases: dict[str, Release],
+        made_by: object,
+    ) -> None:
+        if made_by is not _MADE_BY_PARSER:
+            raise TypeError("only the Journal parser makes ParsedBlocks")
+        self.artifact = artifact
+        self.policy = policy
+        self.releases = releases
+
+
+_NO_BLOCKS = ParsedBlocks(None, ACTIVE_POLICY, {}, _MADE_BY_PARSER)
+
+
 class _RecentBlocks(threading.local):
-    """Per thread, the release blocks of the last text parsed, by their lines' exact text
-    (see :func:`_block_key`), with the artifact and header policy they were read for.
+    """Per thread, the release blocks of the last text parsed.
 
     Per thread, so concurrent parsers never share one; one text's worth, since
     a successor is parsed right after its predecessor in a load.
     """
 
-    blocks: tuple[tuple[ArtifactCoordinate | None, Policy], dict[str, Release]] | None = None
+    blocks: ParsedBlocks | None = None
 
 
 _RECENT = _RecentBlocks()

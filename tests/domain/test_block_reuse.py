@@ -1,8 +1,9 @@
-"""A release block equal to one of the previous text's is reused, never changing an outcome.
+"""A release block equal to one of an earlier text's is reused, never changing an outcome.
 
 The parser takes a block whose exact text it parsed in the thread's previous
-text (same artifact, same header policy) as already parsed. Whatever came
-before, a text must give the same revision, or the same error on the same
+text, or in the text whose blocks it is given (``parse_journal_blocks``), as
+already parsed when the artifact and the header policy are the same. Whatever
+came before, a text must give the same revision, or the same error on the same
 line, as it does parsed on its own.
 """
 
@@ -12,10 +13,16 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nenjim.domain.journal.parser import forget_shared_values, parse_journal
+from nenjim.domain.journal.parser import (
+    ParsedBlocks,
+    forget_shared_values,
+    parse_journal,
+    parse_journal_blocks,
+)
 from nenjim.domain.journal.renderer import render_journal
 from nenjim.journal.exception import JournalError, JournalFormatError, JournalValidationError
 from nenjim.journal.model import JournalRevision
@@ -71,6 +78,23 @@ def after(prior: str, text: str) -> Outcome:
     return in_new_thread(both)
 
 
+def given_blocks(prior: str, text: str) -> Outcome:
+    """The outcome of ``text`` parsed with ``prior``'s blocks given (``prior`` must parse),
+    after another artifact's text: the thread's previous blocks are not ``prior``'s."""
+    forget_shared_values()
+
+    def both() -> Outcome:
+        _, blocks = parse_journal_blocks(prior)
+        parse_journal(journal(MAGIC, "ARTIFACT org.other.thing", HEADER[2], *LATER))
+        try:
+            revision, _ = parse_journal_blocks(text, blocks)
+        except JournalError as error:
+            return ("error", type(error).__name__, error.line, str(error))
+        return ("revision", revision.document, str(revision.digest))
+
+    return in_new_thread(both)
+
+
 @st.composite
 def successors(draw: st.DrawFn) -> tuple[str, str]:
     """A valid text and an edit of it: another artifact, another header policy, a CR
@@ -96,6 +120,15 @@ def successors(draw: st.DrawFn) -> tuple[str, str]:
 def test_a_text_parses_the_same_after_any_valid_text(pair: tuple[str, str]) -> None:
     prior, text = pair
     assert after(prior, text) == alone(text)
+
+
+@PROPERTY_SETTINGS
+@given(successors())
+def test_a_text_parses_the_same_with_any_valid_text_s_blocks_given(
+    pair: tuple[str, str],
+) -> None:
+    prior, text = pair
+    assert given_blocks(prior, text) == alone(text)
 
 
 @PROPERTY_SETTINGS
@@ -202,3 +235,47 @@ def test_threads_parse_with_their_own_blocks() -> None:
         thread.join()
     assert len(seen) == 4
     assert all(result == expected[i % 2] for results in seen for i, result in enumerate(results))
+
+
+def test_given_blocks_are_reused_whatever_the_thread_parsed_since() -> None:
+    prior = journal(*HEADER, *BLOCK, "", *LATER)
+    text = journal(*HEADER[:2], "JOURNAL_VERSION 20261130T120000Z", *BLOCK, "", *LATER)
+    first, blocks = parse_journal_blocks(prior)
+    parse_journal(journal(MAGIC, "ARTIFACT org.other.thing", HEADER[2], *BLOCK))
+    again, _ = parse_journal_blocks(text, blocks)
+    assert all(
+        a is b for a, b in zip(again.document.releases, first.document.releases, strict=True)
+    )
+    assert again.document == parse_journal(text).document
+
+
+def test_given_blocks_take_the_header_policy_of_their_own_text() -> None:
+    _, blocks = parse_journal_blocks(journal(*HEADER, *BLOCK))
+    text = journal(*HEADER, "POLICY revoked", *BLOCK)
+    revision, _ = parse_journal_blocks(text, blocks)
+    assert revision.document.releases[0].policy.status is PolicyStatus.REVOKED
+    assert given_blocks(journal(*HEADER, *BLOCK), text) == alone(text)
+
+
+def test_given_blocks_of_another_artifact_are_checked_again() -> None:
+    prior = journal(*HEADER, *BLOCK)
+    # For com.example.core, the block's dependency on com.example.core names itself.
+    text = journal(MAGIC, "ARTIFACT com.example.core", HEADER[2], *BLOCK)
+    result = given_blocks(prior, text)
+    assert result == alone(text)
+    assert result[:3] == ("error", JournalValidationError.__name__, 7)
+
+
+def test_given_blocks_still_count_for_duplicate_versions_and_later_lines() -> None:
+    prior = journal(*HEADER, *BLOCK, "", *LATER)
+    duplicated = journal(*HEADER, *BLOCK, *BLOCK)
+    assert given_blocks(prior, duplicated) == alone(duplicated)
+    later_error = journal(*HEADER, *BLOCK, "", "# a comment", "", *LATER, "  LICENSE MIT")
+    result = given_blocks(prior, later_error)
+    assert result == alone(later_error)
+    assert result[:3] == ("error", JournalFormatError.__name__, 14)
+
+
+def test_only_a_parse_makes_parsed_blocks() -> None:
+    with pytest.raises(TypeError, match="only the Journal parser"):
+        ParsedBlocks(None, parse_journal(journal(*HEADER)).policy, {}, object())

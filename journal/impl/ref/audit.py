@@ -37,7 +37,12 @@ from nenjim.domain.journal.errors import (
     JournalIntegrityError,
     one_line,
 )
-from nenjim.domain.journal.parser import forget_shared_releases, parse_journal
+from nenjim.domain.journal.parser import (
+    ParsedBlocks,
+    forget_shared_releases,
+    parse_journal_blocks,
+)
+from nenjim.domain.journal.values import Sha256Digest
 from nenjim.domain.transparency import JournalLeaf
 from nenjim.infrastructure.log import LogReader
 from nenjim.infrastructure.store.audit_report import AuditReport, Finding
@@ -55,7 +60,8 @@ DERIVED_TABLE = "journal derived tables"
 """Where a finding in what the store derives from its log is: the persisted chain projection
 or the transparency tree, which ``nenjim journal repair`` rebuilds."""
 HEAD_CACHE = 256
-"""Parsed chain heads kept for the history rule; a head not kept is read again from the log."""
+"""Parsed chain heads kept for the history rule and for their release blocks, which the
+successor's parse takes as parsed where equal; a head not kept is read again from the log."""
 SHARED_RELEASES_SPAN = 100
 """Texts parsed between two emptyings of the parser's release cache: every release of the
 log would stay in it (up to its bound) while the audit keeps none."""
@@ -103,7 +109,7 @@ class _Audit:
         self.progress = progress
         self.fold = ChainFold(JournalWorldview.empty(), keep=False)
         self.heads: dict[str, _Head] = {}
-        self.parsed: OrderedDict[str, JournalDocument] = OrderedDict()
+        self.parsed: OrderedDict[str, tuple[JournalDocument, ParsedBlocks]] = OrderedDict()
         self.projection = ProjectionCheck(log)
         self.tree = TreeCheck(log)
         self.claims = _Fingerprint()  # of every (digest, artifact) the log's revisions claim
@@ -164,33 +170,42 @@ class _Audit:
         and history's rules."""
         position, coordinate, version_key, digest = row
         where = f"notification {position} ({coordinate} {version_key})"
-        text_digest = hashlib.sha256(text.encode()).digest()
-        if "sha256:" + text_digest.hex() != digest:
-            raise JournalIntegrityError(
-                f"{where}: stored text does not digest to its event's {digest}"
-            )
+        head = self.heads.get(coordinate)
+        kept = self._parsed_head(coordinate, head)
+        # The parse digests the text's bytes: the digest is checked from its result, and
+        # before a parse error is reported, which a wrong digest precedes.
         try:
-            revision = parse_journal(text)
+            # The head's blocks: in a log that interleaves artifacts, the text parsed last
+            # is another artifact's, whose blocks would not apply.
+            revision, blocks = parse_journal_blocks(text, None if kept is None else kept[1])
         except JournalError as error:
+            _check_digest(where, Sha256Digest.of_text(text), digest)
             raise JournalIntegrityError(f"{where}: stored text does not parse: {error}") from None
+        _check_digest(where, revision.digest, digest)
         if (str(revision.coordinate), str(revision.version)) != (coordinate, version_key):
             raise JournalIntegrityError(
                 f"{where}: stored text is {revision.coordinate} {revision.version}"
             )
-        head = self.heads.get(coordinate)
         try:
-            self._chain_rules(revision, head)
+            self._chain_rules(revision, head, kept)
         except JournalError as error:
             raise JournalIntegrityError(f"{where}: breaks a chain rule: {error}") from None
         self.heads[coordinate] = _Head(position, version_key, digest)
         self.projection.add(row)
+        text_digest = bytes.fromhex(str(revision.digest)[len(_DIGEST_PREFIX) :])
         self.tree.add(position, JournalLeaf(coordinate, version_key, text_digest).data())
-        self._keep(coordinate, revision.document)
+        self._keep(coordinate, revision.document, blocks)
         self.claims.add(digest, coordinate)
 
-    def _chain_rules(self, revision: JournalRevision, head: _Head | None) -> None:
+    def _chain_rules(
+        self,
+        revision: JournalRevision,
+        head: _Head | None,
+        kept: tuple[JournalDocument, ParsedBlocks] | None,
+    ) -> None:
         """The rules ``accept_revision`` applies, in its order and with its messages, with the
-        chain's head alone: only a broken link reads earlier revisions (:meth:`_owner`)."""
+        chain's head alone (``kept``: parsed, if it could be): only a broken link reads
+        earlier revisions (:meth:`_foreign`)."""
         artifact = str(revision.coordinate)
         predecessor = revision.predecessor
         if head is None:
@@ -212,7 +227,8 @@ class _Audit:
                 f"predecessor's {head.version}",
                 artifact=artifact,
             )
-        check_history(self._head_document(artifact, head), revision.document)
+        document = kept[0] if kept is not None else self._head_document(artifact, head)
+        check_history(document, revision.document)
 
     def _foreign(self, artifact: str, predecessor: str, head: _Head | None = None) -> JournalError:
         """The error of a ``PREDECESSOR`` that is not the head: an earlier revision of the
@@ -240,23 +256,57 @@ class _Audit:
             artifact=artifact,
         )
 
-    def _keep(self, coordinate: str, document: JournalDocument) -> None:
+    def _keep(self, coordinate: str, document: JournalDocument, blocks: ParsedBlocks) -> None:
         parsed = self.parsed
-        parsed[coordinate] = document
+        parsed[coordinate] = (document, blocks)
         parsed.move_to_end(coordinate)
         if len(parsed) > HEAD_CACHE:
             parsed.popitem(last=False)
 
+    def _parsed_head(
+        self, coordinate: str, head: _Head | None
+    ) -> tuple[JournalDocument, ParsedBlocks] | None:
+        """The head parsed, with its release blocks: kept, or read again from the log now (a
+        head the cache dropped), so that its successor's parse takes its blocks as parsed.
+
+        ``None`` for a genesis, or for a head that cannot be read again: it was read and
+        checked earlier in this pass, so only a store changed under the audit fails here,
+        and the history rule then reads it again (:meth:`_head_document`) and reports what
+        it finds in its turn, after the successor's own findings.
+        """
+        kept = self.parsed.get(coordinate)
+        if kept is not None or head is None:
+            return kept
+        try:
+            text = self._stored_head(coordinate, head).text
+            revision, blocks = parse_journal_blocks(text)
+        except JournalError:
+            return None
+        if (str(revision.coordinate), str(revision.version)) != (coordinate, head.version):
+            return None
+        return revision.document, blocks
+
     def _head_document(self, coordinate: str, head: _Head) -> JournalDocument:
-        """The parsed head: kept, or read again from the log (and checked again)."""
-        document = self.parsed.get(coordinate)
-        if document is None:
-            (stored,) = StoredRevision.from_rows(
-                [(head.position, coordinate, head.version, head.digest)],
-                text_loader(self.reader),
-            )
-            document = stored.revision.document
-        return document
+        """The parsed head, read again from the log (and checked again)."""
+        return self._stored_head(coordinate, head).revision.document
+
+    def _stored_head(self, coordinate: str, head: _Head) -> StoredRevision:
+        (stored,) = StoredRevision.from_rows(
+            [(head.position, coordinate, head.version, head.digest)],
+            text_loader(self.reader),
+        )
+        return stored
+
+
+_DIGEST_PREFIX = "sha256:"
+
+
+def _check_digest(where: str, digest: Sha256Digest, claimed: str) -> None:
+    """Refuse a stored text whose digest is not its event's."""
+    if str(digest) != claimed:
+        raise JournalIntegrityError(
+            f"{where}: stored text does not digest to its event's {claimed}"
+        )
 
 
 class _Fingerprint:
