@@ -420,8 +420,9 @@ class CheckpointLog:
         """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them.
 
         One thread and namespace with a ``limit``, ``before`` or ``filter`` is read from its
-        stream newest first (:meth:`_newest_first`), so it costs what it returns; other
-        selections read every live row they select.
+        stream newest first (:meth:`_newest_first`), so it costs what it returns; without
+        them, a thread that never had a removal is its whole stream (:meth:`_every_entry`);
+        other selections read every live row they select.
         """
         return self._read(
             lambda view: self._select(
@@ -446,19 +447,19 @@ class CheckpointLog:
         limit: int | None,
         matches: Callable[[Mapping[str, Any]], bool] | None,
     ) -> list[LoadedCheckpoint]:
-        if (
-            thread_id is not None
-            and checkpoint_ns is not None
-            and checkpoint_id is None
-            and (limit is not None or before is not None or matches is not None)
-        ):
+        if thread_id is not None and checkpoint_ns is not None and checkpoint_id is None:
             address = ThreadAddress(thread_id, checkpoint_ns)
-            newest = self._newest_first(view, address, before, limit, matches)
-            found = self._writes_of(view, newest)
-            return [
-                LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
-                for address, entry in newest
-            ]
+            newest = (
+                self._newest_first(view, address, before, limit, matches)
+                if limit is not None or before is not None or matches is not None
+                else self._every_entry(view, address)
+            )
+            if newest is not None:
+                found = self._writes_of(view, newest)
+                return [
+                    LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
+                    for address, entry in newest
+                ]
         candidates = [
             (address, found_id, position)
             for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
@@ -481,6 +482,29 @@ class CheckpointLog:
             LoadedCheckpoint(address, entry, writes.get((address, entry.checkpoint_id), ()))
             for address, entry in chosen
         ]
+
+    def _every_entry(
+        self, view: View, address: ThreadAddress
+    ) -> list[tuple[ThreadAddress, CheckpointEntry]] | None:
+        """Every checkpoint of a stream that never had a removal, highest id first; ``None``
+        for one that had (or that this process last saw with one): its live checkpoints are
+        then those its rows point at.
+
+        Only a removal takes a checkpoint out of LangGraph's view, and it leaves its mark in
+        the stream (its own entry, and ``after_removal`` on every entry appended after it),
+        so without one every checkpoint entry is live: one read, no row decoded.
+        """
+        hint = self._cached_tail(address.stream)
+        if hint is not None and hint.removals:
+            return None
+        entries = []
+        for stored in view.streams(THREADS).read(stream=address.stream):
+            entry = load_entry(stored)
+            if not isinstance(entry, CheckpointEntry) or entry.after_removal:
+                return None
+            entries.append(entry)
+        entries.sort(key=_checkpoint_id, reverse=True)
+        return [(address, entry) for entry in entries]
 
     def _newest_first(
         self,
@@ -1207,6 +1231,10 @@ def _writes_and_refs(
         for address, per_cp in grouped.items()
     }
     return writes, refs
+
+
+def _checkpoint_id(entry: CheckpointEntry) -> str:
+    return entry.checkpoint_id
 
 
 def _attempt(
