@@ -72,6 +72,15 @@ class Scope:
         A closed backend also fails the scope, so it rolls back even if the
         caller swallows the error.
         """
+        # One test for the usual case (every operation asks, some twice): a usable scope.
+        if not (
+            self.backend._closed
+            or self.abandoned
+            or self.closed
+            or self.failed
+            or self.thread != threading.get_ident()
+        ):
+            return
         if self.backend.closed:
             self.failed = True
             self.backend.ensure_open()
@@ -95,6 +104,15 @@ class Scope:
         self.ensure_usable()
         try:
             return operation(self.context)
+        except BaseException:
+            self.failed = True
+            raise
+
+    def run_on(self, operation: Callable[[Any, Any], _T], driver: Any) -> _T:
+        """:meth:`run` of ``operation(context, driver)``, without a closure per operation."""
+        self.ensure_usable()
+        try:
+            return operation(self.context, driver)
         except BaseException:
             self.failed = True
             raise
