@@ -1040,6 +1040,8 @@ class CheckpointLog:
             window = streams.read(stream=stream, after=hint.head - 1, limit=_TAIL_WINDOW)
             if window and len(window) < _TAIL_WINDOW and window[0].position == hint.head:
                 last = window[-1]
+                if hint.last is not None and hint.last.is_stored_as(last):
+                    return hint  # the very entry this process holds decoded: nothing new
         if last is None:
             head = streams.head(stream=stream)
             if head == 0:

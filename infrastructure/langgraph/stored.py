@@ -346,6 +346,18 @@ class CheckpointEntry:
         versions: Mapping[str, Any] = self._data["checkpoint"].get("channel_versions", {})
         return versions
 
+    def is_stored_as(self, stored: StreamEntry) -> bool:
+        """Whether ``stored`` is this entry: the same position, id, kind and body (what
+        :func:`load_entry` would decode it into, without decoding it again)."""
+        record = stored.record
+        return (
+            stored.position == self.position
+            and stored.id == self.checkpoint_id
+            and record.record_type == CHECKPOINT_ENTRY
+            and record.format_version == FORMAT_VERSION
+            and payload_view(record).get("body") == self.body
+        )
+
     def fresh(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The checkpoint (without values) and its metadata, parsed anew for the caller."""
         data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")

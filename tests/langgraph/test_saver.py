@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import sqlite3
 import threading
@@ -22,11 +23,12 @@ from threads import run_together
 from nenjim.cli import main
 from nenjim.infrastructure.langgraph import checkpoint_log
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
-from nenjim.infrastructure.langgraph.catalog import VALUES
+from nenjim.infrastructure.langgraph.catalog import THREADS, VALUES
 from nenjim.infrastructure.langgraph.values import digest, scope_of
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage import ConflictError, SerializationError, open_backend
 from nenjim.infrastructure.storage.audit import audit_backend
+from nenjim.infrastructure.storage.sql import events
 from nenjim.langgraph import (
     AsyncNenjimSaver,
     CheckpointConflictError,
@@ -549,6 +551,35 @@ def test_damaged_rows_are_refused_by_every_read_after_a_good_one(tmp_path: Any) 
                     f"UPDATE storage_records SET key = ?, revision = ?, payload = ? {where}", good
                 )
             assert saver.get_tuple(_config("t")) == found
+
+
+def test_a_newest_checkpoint_edited_behind_the_saver_reads_as_edited(tmp_path: Any) -> None:
+    # The saver keeps the newest entry it decoded; a read whose stream holds anything else
+    # at that position (here the same id, edited) decodes what is stored.
+    path = tmp_path / "edited.db"
+    with NenjimSaver.from_conn_string(f"sqlite://{path}") as saver:
+        _put(saver, "t", step=3)
+        found = saver.get_tuple(_config("t"))
+        assert found is not None
+        assert found.metadata["step"] == 3
+        stream = str(events.entry_stream(THREADS.id, '["t",""]'))
+        with sqlite3.connect(path) as conn:
+            version, state = conn.execute(
+                "SELECT originator_version, state FROM storage_events WHERE originator_id = ? "
+                "ORDER BY originator_version DESC LIMIT 1",
+                (stream,),
+            ).fetchone()
+            data = json.loads(state)
+            assert '"step":3' in data["payload"]["body"]
+            data["payload"]["body"] = data["payload"]["body"].replace('"step":3', '"step":7')
+            conn.execute(
+                "UPDATE storage_events SET state = ? WHERE originator_id = ? "
+                "AND originator_version = ?",
+                (json.dumps(data).encode("utf-8"), stream, version),
+            )
+        edited = saver.get_tuple(_config("t"))
+        assert edited is not None
+        assert edited.metadata["step"] == 7
 
 
 def test_a_tasks_writes_come_in_langgraphs_order_whatever_order_they_were_stored(
