@@ -198,6 +198,11 @@ class CheckpointLog:
         with self.backend.serialized(), self.backend.reading() as view:
             yield view
 
+    def _read(self, function: Callable[[View], _T]) -> _T:
+        """``function(view)`` in the scope :meth:`reading` opens (:meth:`Backend.run_reading`:
+        no generator context managers around the saver's every read)."""
+        return self.backend.run_reading(function)
+
     def _write(self, work: Callable[[View, bool], tuple[_T, Callable[[], None] | None]]) -> _T:
         """Run ``work(view, fresh)`` in a transaction, again on a conflict with another writer.
 
@@ -382,23 +387,25 @@ class CheckpointLog:
 
     def get(self, address: ThreadAddress, checkpoint_id: str | None) -> LoadedCheckpoint | None:
         """The live checkpoint ``checkpoint_id``, or the newest one; ``None`` if there is none."""
-        with self.reading() as view:
-            if checkpoint_id is None:
-                tail = self._read_tail(view, address.stream)
-                if tail.latest is None:
-                    return None
-                if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id:
-                    entry = tail.last
-                else:
-                    entry = self._entry_at(view, address, tail.latest.position)
+        return self._read(partial(self._get, address, checkpoint_id))
+
+    def _get(
+        self, address: ThreadAddress, checkpoint_id: str | None, view: View
+    ) -> LoadedCheckpoint | None:
+        if checkpoint_id is None:
+            tail = self._read_tail(view, address.stream)
+            if tail.latest is None:
+                return None
+            if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id:
+                entry = tail.last
             else:
-                found = self._live_entry(view, address, checkpoint_id)
-                if found is None:
-                    return None
-                entry = found
-            return LoadedCheckpoint(
-                address, entry, self._writes(view, address, entry.checkpoint_id)
-            )
+                entry = self._entry_at(view, address, tail.latest.position)
+        else:
+            found = self._live_entry(view, address, checkpoint_id)
+            if found is None:
+                return None
+            entry = found
+        return LoadedCheckpoint(address, entry, self._writes(view, address, entry.checkpoint_id))
 
     def select(
         self,
@@ -413,45 +420,91 @@ class CheckpointLog:
         """Live checkpoints, newest (highest id) first, as LangGraph's ``list`` selects them.
 
         One thread and namespace with a ``limit``, ``before`` or ``filter`` is read from its
-        stream newest first (:meth:`_newest_first`), so it costs what it returns; other
-        selections read every live row they select.
+        stream newest first (:meth:`_newest_first`), so it costs what it returns; without
+        them, a thread that never had a removal is its whole stream (:meth:`_every_entry`);
+        other selections read every live row they select.
         """
-        with self.reading() as view:
-            if (
-                thread_id is not None
-                and checkpoint_ns is not None
-                and checkpoint_id is None
-                and (limit is not None or before is not None or matches is not None)
-            ):
-                address = ThreadAddress(thread_id, checkpoint_ns)
-                newest = self._newest_first(view, address, before, limit, matches)
+        return self._read(
+            lambda view: self._select(
+                view,
+                thread_id=thread_id,
+                checkpoint_ns=checkpoint_ns,
+                checkpoint_id=checkpoint_id,
+                before=before,
+                limit=limit,
+                matches=matches,
+            )
+        )
+
+    def _select(
+        self,
+        view: View,
+        *,
+        thread_id: str | None,
+        checkpoint_ns: str | None,
+        checkpoint_id: str | None,
+        before: str | None,
+        limit: int | None,
+        matches: Callable[[Mapping[str, Any]], bool] | None,
+    ) -> list[LoadedCheckpoint]:
+        if thread_id is not None and checkpoint_ns is not None and checkpoint_id is None:
+            address = ThreadAddress(thread_id, checkpoint_ns)
+            newest = (
+                self._newest_first(view, address, before, limit, matches)
+                if limit is not None or before is not None or matches is not None
+                else self._every_entry(view, address)
+            )
+            if newest is not None:
                 found = self._writes_of(view, newest)
                 return [
                     LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
                     for address, entry in newest
                 ]
-            candidates = [
-                (address, found_id, position)
-                for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
-                if (checkpoint_id is None or found_id == checkpoint_id)
-                and (before is None or found_id < before)
-            ]
-            candidates.sort(key=lambda c: c[1], reverse=True)
-            if matches is None and limit is not None:
-                candidates = candidates[:limit]
-            entries = self._entries_at(view, candidates)
-            chosen: list[tuple[ThreadAddress, CheckpointEntry]] = []
-            for address, _, position in candidates:
-                entry = entries[(address, position)]
-                if matches is None or matches(entry.metadata_view):
-                    chosen.append((address, entry))
-                    if limit is not None and len(chosen) >= limit:
-                        break
-            writes = self._writes_of(view, chosen)
+        candidates = [
+            (address, found_id, position)
+            for address, found_id, position in self._live_rows(view, thread_id, checkpoint_ns)
+            if (checkpoint_id is None or found_id == checkpoint_id)
+            and (before is None or found_id < before)
+        ]
+        candidates.sort(key=lambda c: c[1], reverse=True)
+        if matches is None and limit is not None:
+            candidates = candidates[:limit]
+        entries = self._entries_at(view, candidates)
+        chosen: list[tuple[ThreadAddress, CheckpointEntry]] = []
+        for address, _, position in candidates:
+            entry = entries[(address, position)]
+            if matches is None or matches(entry.metadata_view):
+                chosen.append((address, entry))
+                if limit is not None and len(chosen) >= limit:
+                    break
+        writes = self._writes_of(view, chosen)
         return [
             LoadedCheckpoint(address, entry, writes.get((address, entry.checkpoint_id), ()))
             for address, entry in chosen
         ]
+
+    def _every_entry(
+        self, view: View, address: ThreadAddress
+    ) -> list[tuple[ThreadAddress, CheckpointEntry]] | None:
+        """Every checkpoint of a stream that never had a removal, highest id first; ``None``
+        for one that had (or that this process last saw with one): its live checkpoints are
+        then those its rows point at.
+
+        Only a removal takes a checkpoint out of LangGraph's view, and it leaves its mark in
+        the stream (its own entry, and ``after_removal`` on every entry appended after it),
+        so without one every checkpoint entry is live: one read, no row decoded.
+        """
+        hint = self._cached_tail(address.stream)
+        if hint is not None and hint.removals:
+            return None
+        entries = []
+        for stored in view.streams(THREADS).read(stream=address.stream):
+            entry = load_entry(stored)
+            if not isinstance(entry, CheckpointEntry) or entry.after_removal:
+                return None
+            entries.append(entry)
+        entries.sort(key=_checkpoint_id, reverse=True)
+        return [(address, entry) for entry in entries]
 
     def _newest_first(
         self,
@@ -938,16 +991,14 @@ class CheckpointLog:
 
     def writes(self, address: ThreadAddress, checkpoint_id: str) -> tuple[PendingWriteRecord, ...]:
         """The live pending writes of a checkpoint."""
-        with self.reading() as view:
-            return self._writes(view, address, checkpoint_id)
+        return self._read(lambda view: self._writes(view, address, checkpoint_id))
 
     def load(self, serde: Serde, ref: ValueRef) -> Any:
         """A stored value (a blob not in this process's cache is read in a transaction)."""
         return self.values.load(serde, ref, self._fetch_blob)
 
     def _fetch_blob(self, key: str) -> Fetched:
-        with self.reading() as view:
-            blob = view.blobs(VALUES).fetch(key)
+        blob = self._read(lambda view: view.blobs(VALUES).fetch(key))
         return blob.data, str(blob.attributes["encoding"])
 
     # reading helpers
@@ -989,6 +1040,8 @@ class CheckpointLog:
             window = streams.read(stream=stream, after=hint.head - 1, limit=_TAIL_WINDOW)
             if window and len(window) < _TAIL_WINDOW and window[0].position == hint.head:
                 last = window[-1]
+                if hint.last is not None and hint.last.is_stored_as(last):
+                    return hint  # the very entry this process holds decoded: nothing new
         if last is None:
             head = streams.head(stream=stream)
             if head == 0:
@@ -1087,6 +1140,7 @@ class CheckpointLog:
         for address, wanted in positions.items():
             first, last = min(wanted), max(wanted)
             wanted_set = set(wanted)
+            found: set[int] = set()
             for stored in view.streams(THREADS).read(
                 stream=address.stream, after=first - 1, limit=last - first + 1
             ):
@@ -1098,7 +1152,8 @@ class CheckpointLog:
                             f"removal entry {entry.entry_id}"
                         )
                     entries[(address, stored.position)] = entry
-            missing = wanted_set - {p for (a, p) in entries if a == address}
+                    found.add(stored.position)
+            missing = wanted_set - found
             if missing:
                 raise SerializationError(
                     f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}) has no "
@@ -1147,16 +1202,18 @@ class CheckpointLog:
                         view, address, entry.checkpoint_id
                     )
                 continue
-            grouped: dict[tuple[ThreadAddress, str], list[TaskWrites]] = defaultdict(list)
+            # Filed by (namespace, checkpoint id): only the chosen ones' are put in order.
+            grouped: dict[tuple[str, str], list[TaskWrites]] = defaultdict(list)
             rows = view.records(WRITES).scan(
                 index="thread", equals={"thread_id": indexed(thread_id)}
             )
             for row in rows:
                 task = TaskWrites.load(row.record)
-                ns, checkpoint_id = filed_under(row, task)
-                grouped[(ThreadAddress(thread_id, ns), checkpoint_id)].append(task)
-            for key, tasks in grouped.items():
-                found[key] = sorted_writes(tasks)
+                grouped[filed_under(row, task)].append(task)
+            for address, entry in items:
+                tasks = grouped.get((address.checkpoint_ns, entry.checkpoint_id))
+                if tasks is not None:
+                    found[(address, entry.checkpoint_id)] = sorted_writes(tasks)
         return found
 
 
@@ -1176,6 +1233,10 @@ def _writes_and_refs(
         for address, per_cp in grouped.items()
     }
     return writes, refs
+
+
+def _checkpoint_id(entry: CheckpointEntry) -> str:
+    return entry.checkpoint_id
 
 
 def _attempt(

@@ -44,7 +44,6 @@ from nenjim.infrastructure.langgraph.checkpoint_log import (
     NewWrite,
 )
 from nenjim.infrastructure.langgraph.stored import (
-    PendingWriteRecord,
     ThreadAddress,
     checkpoint_texts,
 )
@@ -413,19 +412,19 @@ class _Saver(BaseCheckpointSaver[str]):
     def _tuple(self, loaded: LoadedCheckpoint) -> CheckpointTuple:
         address, entry = loaded.address, loaded.entry
         checkpoint, metadata = entry.fresh()
+        load, serde = self.log.load, self.serde
         checkpoint["channel_values"] = {
-            channel: self.log.load(self.serde, ref) for channel, ref in entry.values.items()
+            channel: load(serde, ref) for channel, ref in entry.values.items()
         }
+        parent_id = entry.parent_id
+        # Positional: a named tuple built from keywords pays for matching them, per checkpoint.
         return CheckpointTuple(
-            config=_config(address, entry.checkpoint_id),
-            checkpoint=cast(Checkpoint, checkpoint),
-            metadata=cast(CheckpointMetadata, metadata),
-            parent_config=None if entry.parent_id is None else _config(address, entry.parent_id),
-            pending_writes=[self._write(write) for write in loaded.writes],
+            _config(address, entry.checkpoint_id),
+            cast(Checkpoint, checkpoint),
+            cast(CheckpointMetadata, metadata),
+            None if parent_id is None else _config(address, parent_id),
+            [(write.task_id, write.channel, load(serde, write.value)) for write in loaded.writes],
         )
-
-    def _write(self, write: PendingWriteRecord) -> tuple[str, str, Any]:
-        return (write.task_id, write.channel, self.log.load(self.serde, write.value))
 
 
 class NenjimSaver(_Saver):

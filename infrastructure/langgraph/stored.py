@@ -28,9 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -81,7 +82,12 @@ def is_digest(text: str) -> bool:
 
 def dumps(value: Any) -> str:
     """Compact JSON text, non-ASCII escaped (so NUL and lone surrogates survive)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return _encode(value)
+
+
+# ``json.dumps`` with other than its default options builds an encoder per call: one, built
+# once (every key of a read and every write renders through it).
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 def loads(text: str, what: str) -> Any:
@@ -137,6 +143,17 @@ class ThreadAddress:
     checkpoint_ns: str
 
     def __post_init__(self) -> None:
+        thread_id, checkpoint_ns = self.thread_id, self.checkpoint_ns
+        # ASCII without NUL (the usual ids) is valid UTF-8: nothing more to check.
+        if (
+            thread_id.__class__ is str
+            and checkpoint_ns.__class__ is str
+            and thread_id.isascii()
+            and checkpoint_ns.isascii()
+            and "\0" not in thread_id
+            and "\0" not in checkpoint_ns
+        ):
+            return
         for name in ("thread_id", "checkpoint_ns"):
             value = getattr(self, name)
             if not isinstance(value, str):
@@ -166,21 +183,15 @@ class ThreadAddress:
         """The key of a task's pending writes against a checkpoint."""
         return self._key(self.thread_id, self.checkpoint_ns, checkpoint_id, task_id)
 
-    def _key(self, *parts: str | int) -> str:
+    def _key(self, *parts: str) -> str:
         """The parts as JSON (ASCII: non-ASCII is escaped), or its digest if that is longer
         than the store takes (the row keeps the full ids)."""
-        key = dumps(list(parts))
-        return key if len(key) <= MAX_KEY_BYTES else digest_of(key)
+        return _key_of(*parts)
 
     @classmethod
     def of_key(cls, key: str) -> tuple[ThreadAddress, str]:
         """The address and checkpoint id a checkpoint row's key names (not a digest)."""
-        parts = loads(key, "checkpoint key")
-        if not (
-            isinstance(parts, list) and len(parts) == 3 and all(isinstance(p, str) for p in parts)
-        ):
-            raise SerializationError(f"stored checkpoint key {key!r} is not [thread, ns, id]")
-        return cls(parts[0], parts[1]), parts[2]
+        return _of_key(key)
 
     @classmethod
     def of_row(cls, key: str, record: DurableRecord) -> tuple[ThreadAddress, str]:
@@ -192,6 +203,24 @@ class ThreadAddress:
         if not (isinstance(ids, list) and len(ids) == 3 and all(isinstance(p, str) for p in ids)):
             raise SerializationError(f"stored checkpoint row {key!r} keeps no [thread, ns, id]")
         return cls(ids[0], ids[1]), ids[2]
+
+
+@lru_cache(maxsize=_MEMO_ITEMS, typed=True)
+def _key_of(*parts: str) -> str:
+    """:meth:`ThreadAddress._key`, rendered once per ids (a thread's every read names its
+    stream and its checkpoints' keys again; typed: a caller's ``True`` is not ``1``)."""
+    key = dumps(list(parts))
+    return key if len(key) <= MAX_KEY_BYTES else digest_of(key)
+
+
+@lru_cache(maxsize=_MEMO_ITEMS)
+def _of_key(key: str) -> tuple[ThreadAddress, str]:
+    """:meth:`ThreadAddress.of_key`, parsed and checked once per key text (the result is
+    immutable; a malformed key is not kept: it raises every time)."""
+    parts = loads(key, "checkpoint key")
+    if not (isinstance(parts, list) and len(parts) == 3 and all(isinstance(p, str) for p in parts)):
+        raise SerializationError(f"stored checkpoint key {key!r} is not [thread, ns, id]")
+    return ThreadAddress(parts[0], parts[1]), parts[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +262,7 @@ class CheckpointEntry:
         self.body = body
         self.position = position
         data = parsed_once(body, f"checkpoint entry {checkpoint_id}")
-        if not isinstance(data, dict) or not set(data) >= _CHECKPOINT_KEYS:
+        if not isinstance(data, dict) or not data.keys() >= _CHECKPOINT_KEYS:
             raise SerializationError(f"stored checkpoint entry {checkpoint_id} is malformed")
         self._data: dict[str, Any] = data
 
@@ -316,6 +345,18 @@ class CheckpointEntry:
         """The checkpoint's channel versions, to read only."""
         versions: Mapping[str, Any] = self._data["checkpoint"].get("channel_versions", {})
         return versions
+
+    def is_stored_as(self, stored: StreamEntry) -> bool:
+        """Whether ``stored`` is this entry: the same position, id, kind and body (what
+        :func:`load_entry` would decode it into, without decoding it again)."""
+        record = stored.record
+        return (
+            stored.position == self.position
+            and stored.id == self.checkpoint_id
+            and record.record_type == CHECKPOINT_ENTRY
+            and record.format_version == FORMAT_VERSION
+            and payload_view(record).get("body") == self.body
+        )
 
     def fresh(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The checkpoint (without values) and its metadata, parsed anew for the caller."""
@@ -558,17 +599,32 @@ class TaskWrites:
     recorded_at: datetime
     where: tuple[str, str] | None = None
     """``(checkpoint_ns, checkpoint_id)`` when the row's attributes are digests of them."""
+    _items: tuple[PendingWriteRecord, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """:meth:`items`, made at its first call: the record is immutable, and one read back
+    is shared (see :meth:`load`) by every read of its checkpoint."""
 
     def refs(self) -> tuple[ValueRef, ...]:
         """The reference of every write's value."""
         return tuple(value for _, _, value in self.writes.values())
 
     def items(self) -> tuple[PendingWriteRecord, ...]:
-        """The writes, one by one."""
-        return tuple(
-            PendingWriteRecord(self.task_id, path, idx, channel, value, self.recorded_at)
-            for idx, (channel, path, value) in self.writes.items()
-        )
+        """The writes, one by one, in LangGraph's order (task path, index)."""
+        made = self._items
+        if made is None:
+            task_id, recorded_at = self.task_id, self.recorded_at
+            made = tuple(
+                sorted(
+                    (
+                        PendingWriteRecord(task_id, path, idx, channel, value, recorded_at)
+                        for idx, (channel, path, value) in self.writes.items()
+                    ),
+                    key=_sort_key,
+                )
+            )
+            object.__setattr__(self, "_items", made)
+        return made
 
     def record(self) -> DurableRecord:
         """The stored envelope."""
@@ -639,7 +695,10 @@ def sorted_writes(
     """Every write of the tasks (``channels``: to one of these only) in LangGraph's order
     (task path, task id, index)."""
     if channels is None:
-        return tuple(sorted((w for task in tasks for w in task.items()), key=_sort_key))
+        every = list(tasks)
+        if len(every) == 1:  # one task's writes are sorted already
+            return every[0].items()
+        return tuple(sorted((w for task in every for w in task.items()), key=_sort_key))
     kept = (
         PendingWriteRecord(task.task_id, path, idx, channel, value, task.recorded_at)
         for task in tasks
@@ -649,5 +708,5 @@ def sorted_writes(
     return tuple(sorted(kept, key=_sort_key))
 
 
-def _sort_key(write: PendingWriteRecord) -> tuple[str, str, int]:
-    return write.sort_key
+_sort_key = attrgetter("task_path", "task_id", "idx")
+""":attr:`PendingWriteRecord.sort_key`, without a Python call per write."""

@@ -72,6 +72,15 @@ class Scope:
         A closed backend also fails the scope, so it rolls back even if the
         caller swallows the error.
         """
+        # One test for the usual case (every operation asks, some twice): a usable scope.
+        if not (
+            self.backend._closed
+            or self.abandoned
+            or self.closed
+            or self.failed
+            or self.thread != threading.get_ident()
+        ):
+            return
         if self.backend.closed:
             self.failed = True
             self.backend.ensure_open()
@@ -99,6 +108,15 @@ class Scope:
             self.failed = True
             raise
 
+    def run_on(self, operation: Callable[[Any, Any], _T], driver: Any) -> _T:
+        """:meth:`run` of ``operation(context, driver)``, without a closure per operation."""
+        self.ensure_usable()
+        try:
+            return operation(self.context, driver)
+        except BaseException:
+            self.failed = True
+            raise
+
 
 class Backend:
     """Base of the SPI's backends: a resource catalog over a physical driver."""
@@ -109,6 +127,7 @@ class Backend:
         self._local = threading.local()
         self._root = View(self, None)
         self._closed = False
+        self._resolved: dict[tuple[str, str | Resource], Resource] = {}
 
     @property
     def resources(self) -> Mapping[str, Resource]:
@@ -173,6 +192,13 @@ class Backend:
         written in it (a write could commit alone)."""
         return self.transaction()
 
+    def run_reading(self, function: Callable[[View], _T]) -> _T:
+        """``function(view)`` in a :meth:`reading` scope, queued behind this process's writes
+        (:meth:`serialized`); its value. Inside a scope of this thread it joins it as a
+        savepoint, as :meth:`reading` does."""
+        with self.serialized(), self.reading() as view:
+            return function(view)
+
     @contextmanager
     def _scope(self, opener: Callable[[Any], AbstractContextManager[Any]]) -> Iterator[View]:
         """A scope whose driver context ``opener(outer context or None)`` opens and ends."""
@@ -230,6 +256,19 @@ class Backend:
 
     def resolve(self, reference: Any, kind: str) -> Resource:
         """A registered resource of ``kind``, by id or by the identical object."""
+        # The catalog never changes: a reference resolved once (the very Resource
+        # object, or the id) resolves the same again, so every view's handle of it
+        # is found by one lookup.
+        if reference.__class__ is str or reference.__class__ is Resource:
+            known = self._resolved.get((kind, reference))
+            if known is not None:
+                return known
+            found = self._resolve(reference, kind)
+            self._resolved[(kind, reference)] = found
+            return found
+        return self._resolve(reference, kind)
+
+    def _resolve(self, reference: Any, kind: str) -> Resource:
         if isinstance(reference, Resource):
             registered = self._resources.get(reference.id)
             if registered is not reference:

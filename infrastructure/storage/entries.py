@@ -58,11 +58,11 @@ def validated_record_entry(
     ``attributes`` read-only (as ``Resource.validate_attributes`` returns them; entries
     read back from the same stored text may share them). Every write and every SQL row
     read builds one; anything else builds ``RecordEntry(...)``."""
-    entry = object.__new__(RecordEntry)
-    object.__setattr__(entry, "key", key)
-    object.__setattr__(entry, "revision", revision)
-    object.__setattr__(entry, "attributes", attributes)
-    object.__setattr__(entry, "record", record)
+    entry = _new(RecordEntry)
+    _set_key(entry, key)
+    _set_revision(entry, revision)
+    _set_attributes(entry, attributes)
+    _set_record_entry_record(entry, record)
     return entry
 
 
@@ -145,6 +145,10 @@ _set_append_record = AppendEntry.__dict__["record"].__set__
 _set_position = StreamEntry.__dict__["position"].__set__
 _set_id = StreamEntry.__dict__["id"].__set__
 _set_record = StreamEntry.__dict__["record"].__set__
+_set_key = RecordEntry.__dict__["key"].__set__
+_set_revision = RecordEntry.__dict__["revision"].__set__
+_set_attributes = RecordEntry.__dict__["attributes"].__set__
+_set_record_entry_record = RecordEntry.__dict__["record"].__set__
 
 
 @immutable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -189,6 +190,20 @@ class Resource:
 
     def index_values(self, index: Any, equals: Any) -> Mapping[str, str | int | bool | None]:
         """Validated equality values for a scan of ``index``; fields must match exactly."""
+        # The usual scan names plain values: the same ones (a thread's, a checkpoint's) are
+        # checked once, the read-only result shared. Keyed by each value's class too, so a
+        # True is never taken for a 1 (nor an int subclass for an int).
+        if equals.__class__ is dict and index.__class__ is str:
+            shape = []
+            for name, value in equals.items():
+                if value.__class__ not in _PLAIN:
+                    break
+                shape.append((name, value.__class__, value))
+            else:
+                return _index_values(self, index, tuple(shape))
+        return self._index_values(index, equals)
+
+    def _index_values(self, index: Any, equals: Any) -> Mapping[str, str | int | bool | None]:
         if not isinstance(index, str):
             raise TypeError(f"{self.id}: index name must be a str, got {type(index).__name__}")
         if index not in self.indexes:
@@ -200,6 +215,18 @@ class Resource:
                 f"got {sorted(values)}"
             )
         return values
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+@lru_cache(maxsize=4096)
+def _index_values(
+    resource: Resource, index: str, shape: tuple[tuple[str, type, Any], ...]
+) -> Mapping[str, str | int | bool | None]:
+    """:meth:`Resource.index_values` of plain values, checked once per resource, index and
+    values (a refusal is not kept: it raises every time)."""
+    return resource._index_values(index, {name: value for name, _, value in shape})
 
 
 def _attributes(owner: str, kind: str, attributes: Any) -> Mapping[str, str]:

@@ -188,8 +188,7 @@ class View:
         scope = self._scope or backend.current_scope()
         if scope is None:
             return backend.run_alone(operation, writes=writes)
-        driver = backend.driver
-        return scope.run(lambda ctx: operation(ctx, driver))
+        return scope.run_on(operation, backend.driver)
 
     def ensure_usable(self) -> None:
         """Raise ``TransactionError`` if this bound view may not be used now."""

@@ -125,13 +125,22 @@ class GroupCommit(Generic[Item]):
     def exclusive(self) -> Iterator[None]:
         """Lead for the block (a caller's own transaction); items that arrive meanwhile
         wait, then go on in the next batch."""
+        self.lead()
+        try:
+            yield
+        finally:
+            self.step_down()
+
+    def lead(self) -> None:
+        """Wait until no batch runs, then lead: :meth:`exclusive` without a generator, for a
+        caller that ends it itself (:meth:`step_down`, in a ``finally``) on every call."""
         with self._changed:
             while self._leading:
                 self._changed.wait()
             self._leading = True
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._leading = False
-                self._changed.notify_all()
+
+    def step_down(self) -> None:
+        """End the lead :meth:`lead` took: queued items go on in the next batch."""
+        with self._changed:
+            self._leading = False
+            self._changed.notify_all()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import sqlite3
 import threading
@@ -22,11 +23,12 @@ from threads import run_together
 from nenjim.cli import main
 from nenjim.infrastructure.langgraph import checkpoint_log
 from nenjim.infrastructure.langgraph.catalog import CATALOG as LANGGRAPH_CATALOG
-from nenjim.infrastructure.langgraph.catalog import VALUES
+from nenjim.infrastructure.langgraph.catalog import THREADS, VALUES
 from nenjim.infrastructure.langgraph.values import digest, scope_of
 from nenjim.infrastructure.persistence import CATALOG, Persistence
 from nenjim.infrastructure.storage import ConflictError, SerializationError, open_backend
 from nenjim.infrastructure.storage.audit import audit_backend
+from nenjim.infrastructure.storage.sql import events
 from nenjim.langgraph import (
     AsyncNenjimSaver,
     CheckpointConflictError,
@@ -514,6 +516,96 @@ def test_values_are_compressed_when_it_pays_and_checked_against_their_digest(
         pytest.raises(SerializationError, match="does not match its digest"),
     ):
         fresh.get_tuple(_config("t"))
+
+
+def test_damaged_rows_are_refused_by_every_read_after_a_good_one(tmp_path: Any) -> None:
+    # Rows are decoded and checked once per text: a row damaged behind the saver's back
+    # after it was read is a new text, checked (and refused) on every read.
+    path = tmp_path / "damaged.db"
+    with NenjimSaver.from_conn_string(f"sqlite://{path}") as saver:
+        checkpoint = _put(saver, "t")
+        saver.put_writes(_config("t", checkpoint), [("a", 1), ("b", 2)], "task")
+        found = saver.get_tuple(_config("t"))
+        assert found is not None
+        assert [write[1] for write in found.pending_writes or ()] == ["a", "b"]
+        assert len(list(saver.list(_config("t")))) == 1
+        damages = {
+            "revision = -1": "malformed",
+            "key = ''": "malformed",
+            "payload = '{\"body\": 1}'": "Canonical JSON",
+        }
+        where = "WHERE resource = 'langgraph.writes'"
+        with sqlite3.connect(path) as conn:
+            row = conn.execute(f"SELECT key, revision, payload FROM storage_records {where}")
+            good = row.fetchone()
+        for damage, refusal in damages.items():
+            with sqlite3.connect(path) as conn:
+                conn.execute(f"UPDATE storage_records SET {damage} {where}")
+            for _ in range(2):
+                with pytest.raises(SerializationError, match=refusal):
+                    saver.get_tuple(_config("t"))
+                with pytest.raises(SerializationError, match=refusal):
+                    list(saver.list(_config("t")))
+            with sqlite3.connect(path) as conn:
+                conn.execute(
+                    f"UPDATE storage_records SET key = ?, revision = ?, payload = ? {where}", good
+                )
+            assert saver.get_tuple(_config("t")) == found
+
+
+def test_a_newest_checkpoint_edited_behind_the_saver_reads_as_edited(tmp_path: Any) -> None:
+    # The saver keeps the newest entry it decoded; a read whose stream holds anything else
+    # at that position (here the same id, edited) decodes what is stored.
+    path = tmp_path / "edited.db"
+    with NenjimSaver.from_conn_string(f"sqlite://{path}") as saver:
+        _put(saver, "t", step=3)
+        found = saver.get_tuple(_config("t"))
+        assert found is not None
+        assert found.metadata["step"] == 3
+        stream = str(events.entry_stream(THREADS.id, '["t",""]'))
+        with sqlite3.connect(path) as conn:
+            version, state = conn.execute(
+                "SELECT originator_version, state FROM storage_events WHERE originator_id = ? "
+                "ORDER BY originator_version DESC LIMIT 1",
+                (stream,),
+            ).fetchone()
+            data = json.loads(state)
+            assert '"step":3' in data["payload"]["body"]
+            data["payload"]["body"] = data["payload"]["body"].replace('"step":3', '"step":7')
+            conn.execute(
+                "UPDATE storage_events SET state = ? WHERE originator_id = ? "
+                "AND originator_version = ?",
+                (json.dumps(data).encode("utf-8"), stream, version),
+            )
+        edited = saver.get_tuple(_config("t"))
+        assert edited is not None
+        assert edited.metadata["step"] == 7
+
+
+def test_a_tasks_writes_come_in_langgraphs_order_whatever_order_they_were_stored(
+    saver: NenjimSaver,
+) -> None:
+    # One task's record is read back once per process and its writes put in order once:
+    # batches of the same task on other paths, and other tasks, still sort as LangGraph's.
+    checkpoint = _put(saver, "t")
+    target = _config("t", checkpoint)
+    saver.put_writes(target, [("late", 1), ("later", 2)], "task-b", "path-2")
+    # Indexes 0 and 1 are stored already (kept); index 2 comes on another path.
+    saver.put_writes(target, [("kept", 0), ("kept", 0), ("early", 3)], "task-b", "path-1")
+    for _ in range(2):  # one task alone
+        found = saver.get_tuple(_config("t"))
+        assert found is not None
+        assert [write[1] for write in found.pending_writes or ()] == ["early", "late", "later"]
+    saver.put_writes(target, [("other", 4)], "task-a", "path-2")
+    for _ in range(2):
+        found = saver.get_tuple(_config("t"))
+        assert found is not None
+        assert [write[1] for write in found.pending_writes or ()] == [
+            "early",
+            "other",
+            "late",
+            "later",
+        ]
 
 
 def test_a_namespace_of_none_is_the_root_namespace(saver: NenjimSaver) -> None:

@@ -92,3 +92,33 @@ def test_bad_attributes_are_refused_naming_the_resource(
 ) -> None:
     with pytest.raises(error, match=message):
         TAGGED.validate_attributes(values)
+
+
+COUNTED = Resource(
+    "test.counted",
+    "records",
+    attributes={"n": "integer", "live": "boolean", "tag": "string"},
+    indexes={"n": ("n",), "live": ("live",), "tag": ("tag",)},
+)
+
+
+def test_scan_values_checked_once_are_still_refused_in_another_type() -> None:
+    # A bool equals an int in Python (True == 1, same hash): the values a scan checked once
+    # must not let the other type through.
+    assert dict(COUNTED.index_values("n", {"n": 1})) == {"n": 1}
+    with pytest.raises(TypeError, match="must be an int"):
+        COUNTED.index_values("n", {"n": True})
+    assert dict(COUNTED.index_values("live", {"live": True})) == {"live": True}
+    with pytest.raises(TypeError, match="must be a bool"):
+        COUNTED.index_values("live", {"live": 1})
+
+
+def test_scan_values_are_refused_every_time_and_given_read_only() -> None:
+    for _ in range(2):
+        with pytest.raises(ValueError, match="must not contain NUL"):
+            COUNTED.index_values("tag", {"tag": "a\0b"})
+        with pytest.raises(ValueError, match="unknown index"):
+            COUNTED.index_values("nope", {"tag": "a"})
+    checked = COUNTED.index_values("tag", {"tag": "a"})
+    with pytest.raises(TypeError):
+        checked["tag"] = "b"  # type: ignore[index]

@@ -67,14 +67,18 @@ def record_row(row: Sequence[Any]) -> RecordEntry:
     """
     key, revision, checked, record_type, format_version, payload = row
     # The attributes are read-only: shared, not copied, with other entries of the same text.
-    return _checked(
-        lambda: validated_record_entry(
+    # What _checked does, inline: every row of every read comes through here.
+    try:
+        return validated_record_entry(
             validate_key(key),
             validate_revision(revision),
             checked,
             envelope(record_type, format_version, payload),
         )
-    )
+    except SerializationError:
+        raise
+    except (KeyError, TypeError, ValueError) as error:
+        raise SerializationError(f"stored value is malformed: {error!r}") from error
 
 
 def record_event(resource: Resource, state: Mapping[str, Any]) -> RecordEntry:
@@ -121,7 +125,8 @@ def stream_state(position: int, state: bytes | memoryview) -> StreamEntry:
     if len(data) > MEMO_TEXT:
         return stream_event(position, events.decode(data))
     entry_id, record = _stored_entry(data)
-    return StreamEntry(position, entry_id, record)
+    # The id and record were checked when the state was decoded (once per text).
+    return StreamEntry.checked(validate_revision(position, "position"), entry_id, record)
 
 
 @lru_cache(maxsize=MEMO_ITEMS)

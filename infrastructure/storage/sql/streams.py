@@ -253,17 +253,6 @@ def read(
     session: Session, resource: Resource, stream: str, after: int, limit: int | None
 ) -> list[StreamEntry]:
     """Live entries above position ``after``, ascending."""
-    # One statement, so head, base and events come from one snapshot even
-    # under READ COMMITTED.
-    # ``after`` is clamped to the head (nothing lies above it anyway), so that
-    # base + after never leaves the signed 64-bit range of a restarted stream.
-    query = (
-        "SELECT e.originator_version - h.base, e.state FROM {heads} h JOIN {events} e "
-        "ON e.originator_id = ? "
-        "AND e.originator_version > h.base + CASE WHEN ? < h.head THEN ? ELSE h.head END "
-        "AND e.originator_version <= h.base + h.head AND e.topic = ? "
-        "WHERE h.resource = ? AND h.stream = ? ORDER BY e.originator_version"
-    )
     params: list[object] = [
         session.dialect.originator(events.entry_stream(resource.id, stream)),
         after,
@@ -272,12 +261,27 @@ def read(
         resource.id,
         stream,
     ]
+    query = _READ
     if limit is not None:
-        query += " LIMIT ?"
+        query = _READ_SOME
         params.append(limit)
     return [
         codec.stream_state(int(position), state) for position, state in session.all(query, params)
     ]
+
+
+# One statement, so head, base and events come from one snapshot even under READ
+# COMMITTED. ``after`` is clamped to the head (nothing lies above it anyway), so that
+# base + after never leaves the signed 64-bit range of a restarted stream. Constants: the
+# session finds their finished text by a hash computed once, not per read.
+_READ = (
+    "SELECT e.originator_version - h.base, e.state FROM {heads} h JOIN {events} e "
+    "ON e.originator_id = ? "
+    "AND e.originator_version > h.base + CASE WHEN ? < h.head THEN ? ELSE h.head END "
+    "AND e.originator_version <= h.base + h.head AND e.topic = ? "
+    "WHERE h.resource = ? AND h.stream = ? ORDER BY e.originator_version"
+)
+_READ_SOME = _READ + " LIMIT ?"
 
 
 def delete(session: Session, resource: Resource, stream: str) -> None:
