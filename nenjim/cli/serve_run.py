@@ -8,7 +8,8 @@ the application log while serving (the access log: one INFO line per request,
 exception in a request) is one line on stderr, ``nenjim serve: LEVEL:
 MESSAGE`` (with ``--json`` one JSON object), with the exception's type and
 message and never its traceback (:class:`nenjim.cli.logs.OneLineFormatter`).
-Needs the ``serve`` extra.
+While it serves, the cycle collector walks only what is new
+(:mod:`nenjim.serve.collection`). Needs the ``serve`` extra.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import uvicorn
 
 from nenjim.cli.exit import EXIT_STORE, CommandError
 from nenjim.cli.logs import LOGGER, OneLineFormatter
+from nenjim.serve.collection import YoungOnlyCollection
 
 
 def logging_config(*, as_json: bool, level: int = logging.INFO) -> dict[str, Any]:
@@ -89,4 +91,9 @@ def run_server(
         access_log=False,
         lifespan="off",
     )
-    uvicorn.Server(config).run(sockets=[listener])
+    collection = YoungOnlyCollection()  # no full collection's pause every few seconds
+    collection.start()
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        collection.stop()
