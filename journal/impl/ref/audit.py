@@ -59,12 +59,14 @@ LOG_TABLE = "journal_events"
 DERIVED_TABLE = "journal derived tables"
 """Where a finding in what the store derives from its log is: the persisted chain projection
 or the transparency tree, which ``nenjim journal repair`` rebuilds."""
-HEAD_CACHE = 8_192
+HEAD_CACHE = 256
 """Parsed chain heads kept for the history rule and for their release blocks, which the
 successor's parse takes as parsed where equal; a head not kept is read again from the log
-and parsed again. A log interleaves its artifacts as they were appended: with 4,000
-artifacts appended in turns, 256 heads made the audit take twice the CPU time of 8,192,
-which hold about 20 MiB more. The bound stays fixed, whatever the log's length."""
+and parsed again. A log interleaves its artifacts as they were appended, so a successor
+finds its head kept only when the artifacts appended between them are fewer than this:
+8,192 heads halved the CPU time of a log of 4,000 artifacts appended in turns, but held
+90 MiB more where heads had 25 releases each, and a registry's artifacts outnumber any
+such bound."""
 SHARED_RELEASES_SPAN = 100
 """Texts parsed between two emptyings of the parser's release cache: every release of the
 log would stay in it (up to its bound) while the audit keeps none."""
