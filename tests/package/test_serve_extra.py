@@ -16,13 +16,15 @@ def test_the_extra_pins_lower_bounds() -> None:
     assert project["optional-dependencies"]["serve"] == [
         "starlette>=0.37",
         "uvicorn>=0.29",
+        "httptools>=0.6",
+        "uvloop>=0.19; sys_platform != 'win32'",
         "httpx>=0.27",
         "prometheus-client>=0.20",
     ]
     assert not any(
         name in requirement
         for requirement in project["dependencies"]
-        for name in ("starlette", "uvicorn", "httpx", "prometheus")
+        for name in ("starlette", "uvicorn", "httptools", "uvloop", "httpx", "prometheus")
     )
 
 
