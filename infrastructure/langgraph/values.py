@@ -37,6 +37,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from nenjim.infrastructure.langgraph.catalog import VALUES
@@ -87,8 +88,10 @@ def digest(type_: str, data: bytes) -> str:
     return "sha256:" + hashlib.sha256(type_.encode("utf-8") + b"\0" + data).hexdigest()
 
 
+@lru_cache(maxsize=4096)
 def scope_of(thread_id: str) -> str:
-    """The scope of a thread's blob keys: 32 hex digits of the SHA-256 of its id."""
+    """The scope of a thread's blob keys: 32 hex digits of the SHA-256 of its id (hashed
+    once per id: a thread's every put and put_writes names it again)."""
     return hashlib.sha256(b"thread\0" + thread_id.encode("utf-8")).hexdigest()[:32]
 
 

@@ -154,6 +154,22 @@ class Resource:
         the same for the same values."""
         if values.__class__ is not dict and not isinstance(values, Mapping):
             raise TypeError(f"{self.id}: attributes must be a mapping, got {type(values).__name__}")
+        if not partial and values.__class__ is dict:
+            # The usual write names plain values, the same again and again (a thread's rows,
+            # a blob's type): checked once, the read-only result shared. Keyed by each
+            # value's class too, so a True is never taken for a 1.
+            shape = []
+            for name, value in values.items():
+                if value.__class__ not in _PLAIN:
+                    break
+                shape.append((name, value.__class__, value))
+            else:
+                return _attributes_of(self, tuple(shape))
+        return self._validate_attributes(values, partial)
+
+    def _validate_attributes(
+        self, values: Any, partial: bool
+    ) -> Mapping[str, str | int | bool | None]:
         declared, labels, indexed = self.attributes, self._labels, self.indexed_attributes
         # The usual write names exactly the declared attributes, all str: one test.
         if partial or values.keys() != declared.keys():
@@ -227,6 +243,15 @@ def _index_values(
     """:meth:`Resource.index_values` of plain values, checked once per resource, index and
     values (a refusal is not kept: it raises every time)."""
     return resource._index_values(index, {name: value for name, _, value in shape})
+
+
+@lru_cache(maxsize=4096)
+def _attributes_of(
+    resource: Resource, shape: tuple[tuple[str, type, Any], ...]
+) -> Mapping[str, str | int | bool | None]:
+    """:meth:`Resource.validate_attributes` of plain values, checked once per resource and
+    values (a refusal is not kept: it raises every time)."""
+    return resource._validate_attributes({name: value for name, _, value in shape}, False)
 
 
 def _attributes(owner: str, kind: str, attributes: Any) -> Mapping[str, str]:

@@ -40,3 +40,14 @@ def test_a_record_s_originator_is_what_each_dialect_binds_for_its_stream(
     assert events.record_originator(sqlite, resource_id, key) == sqlite.originator(stream)
     postgres = PostgresDialect("nenjim")
     assert events.record_originator(postgres, resource_id, key) == stream
+
+
+@given(names, names)
+def test_a_blob_s_originator_is_what_each_dialect_binds_for_its_stream(
+    resource_id: str, key: str
+) -> None:
+    stream = events.blob_stream(resource_id, key)
+    sqlite = SQLiteDialect()
+    assert events.blob_originator(sqlite, resource_id, key) == sqlite.originator(stream)
+    postgres = PostgresDialect("nenjim")
+    assert events.blob_originator(postgres, resource_id, key) == stream

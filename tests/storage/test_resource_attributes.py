@@ -122,3 +122,29 @@ def test_scan_values_are_refused_every_time_and_given_read_only() -> None:
     checked = COUNTED.index_values("tag", {"tag": "a"})
     with pytest.raises(TypeError):
         checked["tag"] = "b"  # type: ignore[index]
+
+
+def test_write_attributes_checked_once_are_still_refused_in_another_type() -> None:
+    # A write's plain attributes are checked once per values: a bool is never taken for
+    # the int checked before it (True == 1, same hash), nor an int for a bool.
+    good = {"n": 1, "live": True, "tag": "a"}
+    assert dict(COUNTED.validate_attributes(good)) == good
+    with pytest.raises(TypeError, match=r"test\.counted\.n must be an int"):
+        COUNTED.validate_attributes({"n": True, "live": True, "tag": "a"})
+    with pytest.raises(TypeError, match=r"test\.counted\.live must be a bool"):
+        COUNTED.validate_attributes({"n": 1, "live": 1, "tag": "a"})
+
+
+def test_write_attributes_are_refused_every_time_in_the_declared_order_and_read_only() -> None:
+    for _ in range(2):
+        with pytest.raises(ValueError, match="must not contain NUL"):
+            COUNTED.validate_attributes({"n": 1, "live": True, "tag": "a\0b"})
+        with pytest.raises(ValueError, match="missing attributes"):
+            COUNTED.validate_attributes({"n": 1, "live": True})
+        with pytest.raises(ValueError, match="unknown attributes"):
+            COUNTED.validate_attributes({"n": 1, "live": True, "tag": "a", "x": "y"})
+    for _ in range(2):  # the same values in another order: the same text stored
+        checked = COUNTED.validate_attributes({"tag": "a", "live": False, "n": 2})
+        assert list(checked.items()) == [("n", 2), ("live", False), ("tag", "a")]
+    with pytest.raises(TypeError):
+        checked["tag"] = "b"  # type: ignore[index]

@@ -30,16 +30,16 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
         (resource.id, blob.key, blob.data, session.dialect.json(dumps(dict(blob.attributes)))),
     )
     if inserted:
-        originator = events.blob_stream(resource.id, blob.key)
+        originator = events.blob_originator(session.dialect, resource.id, blob.key)
         state = events.blob_state(resource.id, blob)
         # A key purged before has events already: the put follows them.
-        if not events.append(session, originator, 1, events.BLOB_PUT, state):
+        if not events.append_at(session, originator, 1, events.BLOB_PUT, state):
             found = session.one(
                 "SELECT MAX(originator_version) FROM {events} WHERE originator_id = ?",
-                (session.dialect.originator(originator),),
+                (originator,),
             )
             version = 1 if found is None else int(found[0]) + 1
-            if not events.append(session, originator, version, events.BLOB_PUT, state):
+            if not events.append_at(session, originator, version, events.BLOB_PUT, state):
                 raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log")
         return blob
     stored = fetch(session, resource, blob.key)

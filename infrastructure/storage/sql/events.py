@@ -117,6 +117,14 @@ def blob_stream(resource_id: str, key: str) -> uuid.UUID:
     return name_based(f"blobs\0{resource_id}\0{key}")
 
 
+def blob_originator(dialect: Dialect, resource_id: str, key: str) -> object:
+    """The ``originator_id`` parameter of blob ``key``'s log stream, as ``dialect`` binds
+    it; where it is text, written without the ``UUID`` (every put names a new key)."""
+    if dialect.text_originators:
+        return name_based_text(f"blobs\0{resource_id}\0{key}")
+    return dialect.originator(blob_stream(resource_id, key))
+
+
 def append(
     session: Session,
     originator: uuid.UUID,
@@ -126,9 +134,16 @@ def append(
 ) -> bool:
     """Insert one event at ``version`` (``state`` a mapping or its JSON text); False if
     that version already exists."""
+    return append_at(session, session.dialect.originator(originator), version, topic, state)
+
+
+def append_at(
+    session: Session, originator: object, version: int, topic: str, state: Mapping[str, Any] | str
+) -> bool:
+    """:func:`append`, ``originator`` already bound as the dialect binds it
+    (:func:`record_originator`, :func:`blob_originator`)."""
     body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
-    params = (session.dialect.originator(originator), version, topic, body)
-    return session.execute(session.dialect.append_event, params) == 1
+    return session.execute(session.dialect.append_event, (originator, version, topic, body)) == 1
 
 
 def send_many(
