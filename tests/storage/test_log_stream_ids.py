@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,23 +34,23 @@ def test_the_id_text_of_a_known_name() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("stream_of", "originator_of"),
+    [
+        (events.record_stream, events.record_originator),
+        (events.blob_stream, events.blob_originator),
+    ],
+    ids=["record", "blob"],
+)
 @given(names, names)
-def test_a_record_s_originator_is_what_each_dialect_binds_for_its_stream(
-    resource_id: str, key: str
+def test_an_originator_is_what_each_dialect_binds_for_its_stream(
+    stream_of: Callable[[str, str], uuid.UUID],
+    originator_of: Callable[[Any, str, str], Any],
+    resource_id: str,
+    key: str,
 ) -> None:
-    stream = events.record_stream(resource_id, key)
+    stream = stream_of(resource_id, key)
     sqlite = SQLiteDialect()
-    assert events.record_originator(sqlite, resource_id, key) == sqlite.originator(stream)
+    assert originator_of(sqlite, resource_id, key) == sqlite.originator(stream)
     postgres = PostgresDialect("nenjim")
-    assert events.record_originator(postgres, resource_id, key) == stream
-
-
-@given(names, names)
-def test_a_blob_s_originator_is_what_each_dialect_binds_for_its_stream(
-    resource_id: str, key: str
-) -> None:
-    stream = events.blob_stream(resource_id, key)
-    sqlite = SQLiteDialect()
-    assert events.blob_originator(sqlite, resource_id, key) == sqlite.originator(stream)
-    postgres = PostgresDialect("nenjim")
-    assert events.blob_originator(postgres, resource_id, key) == stream
+    assert originator_of(postgres, resource_id, key) == stream
