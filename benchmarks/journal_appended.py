@@ -21,7 +21,6 @@ loopback; ``--sqlite`` measures SQLite alone.
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,14 @@ from psycopg import sql
 
 from benchmarks.common import PG_URL, chain_texts, machine_table, mark, pg_problem, pg_store_url
 from benchmarks.common import table as markdown_table
-from benchmarks.journal_scale import P99_GOAL_MS, QUERIES, RSS_GOAL_MIB, START_GOAL_S, percentiles
+from benchmarks.journal_scale import (
+    P99_GOAL_MS,
+    QUERIES,
+    RSS_GOAL_MIB,
+    START_GOAL_S,
+    child,
+    percentiles,
+)
 from nenjim.journal.impl.ref import StoredJournal
 from nenjim.journal.impl.ref.appender import JournalAppender
 
@@ -41,23 +47,6 @@ JOURNAL = "bench_appended"
 PER_ARTIFACT = 5
 CALL = 10_000
 RUNS = 3
-
-_CHILD = """
-import sys, time
-def peak_kib():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-url, journal, coordinate = sys.argv[1:4]
-started = time.perf_counter()
-from nenjim.journal.impl.ref import StoredJournal
-service = StoredJournal(url, journal=journal)
-service.start()
-answer = service.as_of(coordinate, "20991231T000000Z")
-seconds = time.perf_counter() - started
-assert answer is not None
-print(peak_kib(), seconds, flush=True)
-service.stop()
-"""
 
 
 def artifact(index: int) -> str:
@@ -118,18 +107,6 @@ def build(url: str, revisions: int) -> float:
     return revisions / (time.perf_counter() - began)
 
 
-def child(url: str) -> tuple[float, float]:
-    """MiB of peak resident memory and seconds of a child's start and first answer."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, url, JOURNAL, artifact(0)],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=True,
-    )
-    kib, seconds = done.stdout.split()
-    return int(kib) / 1024, float(seconds)
-
-
 def latencies(url: str, artifacts: int) -> tuple[list[float], list[float]]:
     """Seconds of as_of misses, then hits, through the store in this process."""
     import random  # noqa: PLC0415
@@ -157,7 +134,7 @@ def measured(name: str, url: str, revisions: int) -> list[str]:
     rate = "kept from an earlier run"
     if held(url) != revisions:
         rate = f"{build(url, revisions):,.0f}/s"
-    runs = [child(url) for _ in range(RUNS)]
+    runs = [child("named", JOURNAL, url, artifact(0)) for _ in range(RUNS)]
     rss = statistics.median(r[0] for r in runs)
     seconds = statistics.median(r[1] for r in runs)
     misses, hits = latencies(url, revisions // PER_ARTIFACT)

@@ -51,14 +51,17 @@ import sys, time
 def peak_kib():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-kind, root, url, coordinate = sys.argv[1:5]
+kind, opened, url, coordinate = sys.argv[1:5]
 started = time.perf_counter()
 if kind == "memory":
     from nenjim.journal.impl.ref import build_journal
-    service = build_journal(root, store=url).process
+    service = build_journal(opened, store=url).process
+elif kind == "store":
+    from nenjim.journal.impl.ref import StoredJournal
+    service = StoredJournal(url, root=opened)
 else:
     from nenjim.journal.impl.ref import StoredJournal
-    service = StoredJournal(url, root=root)
+    service = StoredJournal(url, journal=opened)
 service.start()
 answer = service.as_of(coordinate, "20991231T000000Z")
 seconds = time.perf_counter() - started
@@ -93,10 +96,12 @@ def disk_bytes(url: str) -> dict[str, int]:
     return sizes
 
 
-def child(kind: str, root: Path, url: str, coordinate: str) -> tuple[float, float]:
-    """MiB of peak resident memory and seconds of a child's start-up and first answer."""
+def child(kind: str, opened: Path | str, url: str, coordinate: str) -> tuple[float, float]:
+    """MiB of peak resident memory and seconds of a child's start-up and first answer: the
+    in-memory Journal of the root ``opened`` (``kind`` ``memory``), the store path of it
+    (``store``), or the store path of the Journal named ``opened`` (``named``)."""
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, kind, str(root), url, coordinate],
+        [sys.executable, "-c", _CHILD, kind, str(opened), url, coordinate],
         stdout=subprocess.PIPE,
         text=True,
         check=True,
