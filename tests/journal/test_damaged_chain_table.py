@@ -93,6 +93,23 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
+def _serve_refused(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """``nenjim serve`` of ``url`` run to its refusal: the process, and its one stderr line
+    (it wrote nothing on stdout)."""
+    assert main(["keys", "new", "example.com/log", "--out", str(tmp_path / "log.key")]) == 0
+    capsys.readouterr()
+    served = subprocess.run(
+        [*SERVE, "--store", url, "--key", str(tmp_path / "log.key"), "--port", "0"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert served.stdout == b""
+    return served, _one_line(served.stderr.decode())
+
+
 def test_a_repeated_key_fails_the_start_naming_store_table_and_key(
     loaded: tuple[Path, str],
 ) -> None:
@@ -122,17 +139,8 @@ def test_a_repeated_key_is_one_line_and_exit_1_through_the_cli(
     assert TABLE in line
     assert "com.example.a0" in line
     assert _events(url) == before  # nothing appended
-    assert main(["keys", "new", "example.com/log", "--out", str(tmp_path / "log.key")]) == 0
-    capsys.readouterr()
-    served = subprocess.run(
-        [*SERVE, "--store", url, "--key", str(tmp_path / "log.key"), "--port", "0"],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    served, line = _serve_refused(url, tmp_path, capsys)
     assert served.returncode == 1
-    assert served.stdout == b""
-    line = _one_line(served.stderr.decode())
     assert TABLE in line
     assert "com.example.a0" in line
 
@@ -157,16 +165,7 @@ def test_a_table_of_a_newer_fold_is_one_line_and_exit_3_through_the_cli(
 ) -> None:
     _, url = loaded
     _newer_fold(url)
-    assert main(["keys", "new", "example.com/log", "--out", str(tmp_path / "log.key")]) == 0
-    capsys.readouterr()
-    served = subprocess.run(
-        [*SERVE, "--store", url, "--key", str(tmp_path / "log.key"), "--port", "0"],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    served, line = _serve_refused(url, tmp_path, capsys)
     assert served.returncode == 3
-    assert served.stdout == b""
-    line = _one_line(served.stderr.decode())
     assert "newer nenjim" in line
     assert "version 2" in line
