@@ -38,14 +38,14 @@ import httpx
 
 from benchmarks.common import machine_table, mark, table
 from benchmarks.http_load import http_load
+from benchmarks.journal_scale import MILLION, QUICK
+from benchmarks.journal_scale import SHAPES as STORE_SHAPES
 from benchmarks.sample_roots import generated_chains
 from benchmarks.served_log import served_log
 from nenjim.domain.transparency import SignerKey
 from nenjim.journal.impl.ref.appender import JournalAppender
 
-SHAPES = {"100K": (20_000, 5)}
-MILLION = {"1M": (200_000, 5)}
-QUICK = {"1.5K": (300, 5)}
+SHAPES = {"100K": STORE_SHAPES["100K"]}
 CLIENTS = 8
 RUNS = 3
 SECONDS = 8.0
