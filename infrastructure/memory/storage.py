@@ -64,7 +64,7 @@ class _State:
     blobs: dict[str, dict[str, BlobEntry]] = field(default_factory=dict)
     # Append-only, so a savepoint remembers its length.
     # A state is kept as its write made it (JSON text or a dict); readers get dicts.
-    log: list[tuple[str, str | dict[str, Any]]] = field(default_factory=list)
+    log: list[tuple[str, str | bytes | dict[str, Any]]] = field(default_factory=list)
     # Since the outermost transaction began: (dict, key, previous value or
     # _MISSING) for a slot written or removed, (list, length, None) for a list
     # extended, (list, (index,), previous value) for a list slot written.
@@ -441,8 +441,7 @@ def _purge_log(
         elif _stream_key(topic, stored) == (kind, key):
             versions += 1
             if removes(topic, stored) and topic in purge.PAYLOAD_TOPICS:
-                text = state if isinstance(state, str) else dumps(state)
-                chosen.append((index, purge.Removed(versions, topic, text.encode("utf-8"))))
+                chosen.append((index, purge.Removed(versions, topic, _stored_bytes(state))))
         elif topic == purge.PURGED and stored.get("kind") == kind and stored.get("key") == key:
             versions += 1
     if not chosen:
@@ -511,6 +510,18 @@ class InMemoryBackend(Backend):
         return cls(resources)
 
 
-def _state_of(state: str | dict[str, Any]) -> dict[str, Any]:
-    """An event's state as the SQL backends decode theirs (a tombstone's is kept as a dict)."""
-    return state if isinstance(state, dict) else events.decode(state.encode())
+def _state_of(state: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    """An event's state as the SQL backends decode theirs (a tombstone's is kept as a dict,
+    a blob put's as its stored bytes)."""
+    if isinstance(state, dict):
+        return state
+    if isinstance(state, bytes):
+        return events.decode_blob(state)
+    return events.decode(state.encode())
+
+
+def _stored_bytes(state: str | bytes | dict[str, Any]) -> bytes:
+    """An event's state as the SQL backends store theirs."""
+    if isinstance(state, bytes):
+        return state
+    return (state if isinstance(state, str) else dumps(state)).encode("utf-8")

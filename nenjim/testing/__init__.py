@@ -13,6 +13,8 @@ a database driver until a store of its kind is used.
 - Replay equivalence: :func:`assert_replay_equivalent`,
   :func:`assert_store_replays`.
 - Golden logs: :class:`GoldenLog`.
+- A recorded storage event's state as a dict: :func:`decode_state` (``topic``,
+  ``state``); a blob put's bytes are under ``data``.
 """
 
 from nenjim.infrastructure.storage.sql.events import (
@@ -23,6 +25,7 @@ from nenjim.infrastructure.storage.sql.events import (
     STREAM_DELETED,
     STREAM_ENTRY_APPENDED,
 )
+from nenjim.infrastructure.storage.sql.events import decode_event as decode_state
 from nenjim.testing.checks import (
     GoldenLog,
     assert_replay_equivalent,
@@ -60,6 +63,7 @@ __all__ = [
     "assert_replay_equivalent",
     "assert_same_read_models",
     "assert_store_replays",
+    "decode_state",
     "differences",
     "open_store",
     "read_models",

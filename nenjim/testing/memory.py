@@ -16,7 +16,6 @@ marker then purges the key through the SPI, which removes the placeholders.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Iterable
 from typing import Any
 from uuid import UUID
@@ -41,7 +40,7 @@ def apply_storage_events(backend: Backend, events: Iterable[LoggedEvent]) -> Non
     purged = _purged_keys(logged)
     pending: set[str] = set()  # log streams whose last record write was purged
     for event in logged:
-        state = storage_events.decode(event.state)
+        state = storage_events.decode_event(event.topic, event.state)
         topic = event.topic
         if topic == purge.PURGED:
             _stub(view, event, state, purged, pending)
@@ -83,7 +82,7 @@ def apply_storage_events(backend: Backend, events: Iterable[LoggedEvent]) -> Non
         elif topic == storage_events.BLOB_PUT:
             view.blobs(resource).put_if_absent(
                 key=state["key"],
-                data=base64.b64decode(state["data"], validate=True),
+                data=state["data"],
                 attributes=state["attributes"],
             )
         else:

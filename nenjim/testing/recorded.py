@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -100,7 +101,8 @@ class RecordedLog:
 
         Each event goes to the log stream its state names (resource and key
         or stream) at that stream's next version, with the state stored as
-        the storage driver writes it (compact JSON). A purge's stub names its
+        the storage driver writes it (compact JSON; a blob put's ``data``, given as
+        bytes or as base64 text, stored after its JSON header). A purge's stub names its
         key as the ``memory:`` log's do (``kind``, ``resource``, ``key``); its
         marker goes to the key's purge log stream.
         """
@@ -109,7 +111,7 @@ class RecordedLog:
         for number, (topic, state) in enumerate(events, start=1):
             originator = _originator(topic, state)
             version = versions[str(originator)] = versions.get(str(originator), 0) + 1
-            body = dumps(dict(state)).encode("utf-8")
+            body = _stored(topic, state)
             logged.append(LoggedEvent(STORAGE, number, originator, version, topic, body))
         return cls._written(name, [(LogSection(STORAGE, None), logged)])
 
@@ -155,13 +157,24 @@ class RecordedLog:
             kind, key_field = _LOG_STREAMS.get(event.topic, ("", ""))
             if not kind:
                 continue
-            state = json.loads(event.state)
+            state = storage_events.decode_event(event.topic, event.state)
             seen.setdefault((kind, str(state["resource"]), str(state[key_field])), None)
         return tuple(seen)
 
     def write(self, path: str | Path) -> None:
         """Keep the recorded log as a file."""
         Path(path).write_bytes(self.data)
+
+
+def _stored(topic: str, state: Mapping[str, Any]) -> bytes:
+    """A given event's state as the storage driver stores it: compact JSON, but a blob
+    put's header and bytes (its ``data`` the bytes, or their base64 text)."""
+    if topic != storage_events.BLOB_PUT:
+        return dumps(dict(state)).encode("utf-8")
+    data = state["data"]
+    if isinstance(data, str):
+        data = base64.b64decode(data, validate=True)
+    return storage_events.blob_put_state(state["resource"], state["key"], state["attributes"], data)
 
 
 def _originator(topic: str, state: Mapping[str, Any]) -> UUID:

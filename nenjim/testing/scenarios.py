@@ -264,6 +264,6 @@ class PersistenceScenario(_Outcome):
     def _events_after(self, position: int) -> list[Observed]:
         with open_log_store(self.store).snapshot() as snapshot:
             return [
-                (event.topic, storage_events.decode(event.state))
+                (event.topic, storage_events.decode_event(event.topic, event.state))
                 for event in snapshot.events(self._table, after=position)
             ]

@@ -414,8 +414,13 @@ class Rows:
         # corrupt
         if column.kind == "int":
             return f"{name} + 1"
-        if column.kind == "blob":  # its first byte cut (SQLite's || would make it TEXT)
-            return f"substr({name}, 2)" if self.sqlite else f"substring({name} from 2)"
+        if column.kind == "blob":
+            # Its first byte cut (SQLite's || would make it TEXT); an empty one (a blob
+            # row's: the bytes are in its put event) given a byte.
+            if self.sqlite:
+                return f"CASE WHEN length({name}) = 0 THEN X'7E' ELSE substr({name}, 2) END"
+            cut = f"substring({name} from 2)"
+            return f"CASE WHEN length({name}) = 0 THEN '\\x7e'::bytea ELSE {cut} END"
         if column.kind == "uuid":  # another stream's id
             return "'0123456789abcdef0123456789abcdef'" if self.sqlite else "md5('x')::uuid"
         if column.kind == "json" and not self.sqlite:  # jsonb holds only JSON: a key added

@@ -38,6 +38,7 @@ from nenjim.testing import (
     RECORD_REPLACED,
     RecordedLog,
     assert_same_read_models,
+    decode_state,
     open_store,
     read_models,
 )
@@ -294,7 +295,7 @@ def _skip_a_revision(events: list[LoggedEvent]) -> list[LoggedEvent]:
     edited = []
     done = False
     for event in events:
-        state = json.loads(event.state) if event.log == "storage" else None
+        state = decode_state(event.topic, event.state) if event.log == "storage" else None
         if not done and state is not None and event.topic == RECORD_REPLACED:
             state["revision"] += 1
             edited.append(

@@ -6,7 +6,6 @@ shown to catch a wrong expectation, not only to accept a right one.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from nenjim.testing import (
     JournalScenario,
     PersistenceScenario,
     RecordedLog,
+    decode_state,
 )
 from nenjim.testing.plugin import DURABLE_KINDS, NewStore
 
@@ -177,7 +177,7 @@ def test_a_persistence_scenario_needs_a_log() -> None:
 
 
 def _decoded(recorded: RecordedLog) -> list[tuple[str, dict[str, object]]]:
-    return [(event.topic, json.loads(event.state)) for event in recorded.events]
+    return [(event.topic, decode_state(event.topic, event.state)) for event in recorded.events]
 
 
 def _content_id(recorded: RecordedLog) -> str:

@@ -23,6 +23,7 @@ from nenjim.testing import (
     STREAM_DELETED,
     RecordedLog,
     assert_store_replays,
+    decode_state,
     open_store,
     read_models,
 )
@@ -62,11 +63,11 @@ def test_replay_of_a_key_follows_its_history(durable_store: Any) -> None:
     p = durable_store.persistence
     live_a_busy_life(p)
     log = RecordedLog.record(durable_store.url)
+    states = [decode_state(event.topic, event.state) for event in log.events]
     agent_events = [
-        json.loads(event.state)
-        for event in log.events
-        if json.loads(event.state).get("key") == "agent-1"
-        and json.loads(event.state)["resource"] == "agent.roots"
+        state
+        for state in states
+        if state.get("key") == "agent-1" and state["resource"] == "agent.roots"
     ]
     history = p.agents.history("agent-1")
     assert [h.revision for h in history] == [e["revision"] for e in agent_events] == [0, 1]

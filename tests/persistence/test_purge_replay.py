@@ -65,8 +65,7 @@ def test_an_export_after_purges_holds_no_purged_payload_and_imports_clean(
     blob = _secret_life(p, secret)
     in_base64 = base64.b64encode(secret.encode()).decode()
     before = RecordedLog.record(durable_store.url)
-    assert secret.encode() in _states(before)
-    assert in_base64.encode() in _states(before)
+    assert secret.encode() in _states(before)  # a blob put's state holds its bytes
 
     _purge(p, blob)
     after = RecordedLog.record(durable_store.url)

@@ -119,7 +119,7 @@ def _assert_log_replays_to_the_live_tables(backend: Backend) -> None:
     rows: dict[tuple[str, str], tuple[int, Any, str]] = {}
     streams: dict[tuple[str, str], list[str]] = {}
     for topic, raw in log:
-        state = events.decode(raw)
+        state = events.decode_event(topic, raw)
         if topic in events.RECORD_WRITES:
             payload = canonical_json.dumps(state["payload"])
             rows[state["resource"], state["key"]] = (

@@ -28,8 +28,10 @@ from nenjim.infrastructure.memory.storage import InMemoryBackend
 from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
+    BlobConflictError,
     ConflictError,
     DurableRecord,
+    SerializationError,
     UniqueConstraintError,
     UnsupportedBackendError,
 )
@@ -687,17 +689,87 @@ def test_a_repeated_entry_id_in_the_log_is_a_finding_in_the_log(store: Store) ->
     ) in lines
 
 
-def test_an_edited_blob_put_that_still_decodes_is_served_after_repair(store: Store) -> None:
+def _written_before_bytes_were_kept_once(store: Store, logged: bytes) -> None:
+    """The blob as a store of an earlier format holds it: its bytes in its row, and
+    ``logged`` base64-encoded in the JSON state of its put."""
     log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
     state = store.event_state(log_stream, 1)
-    state["data"] = base64.b64encode(b"rewritten").decode()
+    del state["size"]
+    state["data"] = base64.b64encode(logged).decode()
     store.set_event_state(log_stream, 1, json.dumps(state).encode())
+    store.execute("UPDATE storage_blobs SET data = ? WHERE key = ?", (BLOB_DATA, "blob"))
+
+
+def test_a_blob_keeps_its_bytes_once_in_its_put_event(store: Store) -> None:
+    """The row holds no bytes; the put event holds them as they are, after its header."""
+    assert store.rows("SELECT data FROM {blobs} WHERE key = ?", ("blob",)) == [(b"",)]
+    topic, state = store.event(events.blob_stream(CONTENT_BLOBS.id, "blob"), 1)
+    assert (topic, state["data"], state["size"]) == (events.BLOB_PUT, BLOB_DATA, len(BLOB_DATA))
+    assert store.backend.view.blobs(CONTENT_BLOBS).fetch("blob").data == BLOB_DATA
+
+
+def test_a_blob_written_before_bytes_were_kept_once_is_served_and_audits_clean(
+    store: Store,
+) -> None:
+    _written_before_bytes_were_kept_once(store, BLOB_DATA)
+    assert audit_backend(store.backend).ok
+    assert store.backend.view.blobs(CONTENT_BLOBS).fetch("blob").data == BLOB_DATA
+    # A put of the same bytes finds it; of others, a conflict.
+    blobs = store.backend.view.blobs(CONTENT_BLOBS)
+    attributes = {"canonicalization_version": 1}
+    assert blobs.put_if_absent(key="blob", data=BLOB_DATA, attributes=attributes).data == BLOB_DATA
+    with pytest.raises(BlobConflictError):
+        blobs.put_if_absent(key="blob", data=b"other", attributes=attributes)
+
+
+def test_an_edited_blob_put_that_still_decodes_is_served_after_repair(store: Store) -> None:
+    """In a store of the earlier format, the row's copy and the log's disagree: the log
+    wins, and the repaired row holds no bytes."""
+    _written_before_bytes_were_kept_once(store, b"rewritten")
 
     assert _only_line(audit_backend(store.backend)).startswith(
         'storage_blobs content.blobs["blob"] data: log says 9 bytes'
     )
     _repaired(store)
+    assert store.rows("SELECT data FROM {blobs} WHERE key = ?", ("blob",)) == [(b"",)]
     assert store.backend.view.blobs(CONTENT_BLOBS).fetch("blob").data == b"rewritten"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda state: state[:-1], id="bytes-cut-short"),
+        pytest.param(lambda state: state + b"!", id="bytes-added"),
+        pytest.param(lambda state: state.replace(b"\n", b" ", 1), id="header-run-on"),
+        pytest.param(lambda state: b"{" + state, id="header-not-json"),
+    ],
+)
+def test_a_damaged_blob_put_is_refused_by_fetch_and_found_by_the_audit(
+    store: Store, edit: Callable[[bytes], bytes]
+) -> None:
+    log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
+    [(state,)] = store.rows(
+        "SELECT state FROM {events} WHERE originator_id = ?", (store.originator(log_stream),)
+    )
+    store.set_event_state(log_stream, 1, edit(bytes(state)))
+
+    with pytest.raises(SerializationError, match=r"stored blob state|not JSON"):
+        store.backend.view.blobs(CONTENT_BLOBS).fetch("blob")
+    assert sorted(audit_backend(store.backend).lines()) == [
+        'storage_events content.blobs["blob"] version 1: missing: storage_blobs holds the '
+        "blob; the log stream has no events",
+        f"storage_events log stream {log_stream} version 1: no event of this log stream names "
+        "the key it belongs to (undecodable states, unknown topics or foreign keys)",
+    ]
+
+
+def test_a_blob_row_whose_put_event_is_gone_is_refused_by_fetch(store: Store) -> None:
+    log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
+    store.execute(
+        "DELETE FROM storage_events WHERE originator_id = ?", (store.originator(log_stream),)
+    )
+    with pytest.raises(SerializationError, match=r"blob content\.blobs/blob has no bytes"):
+        store.backend.view.blobs(CONTENT_BLOBS).fetch("blob")
 
 
 def test_events_of_resources_outside_the_list_are_findings_in_the_log(store: Store) -> None:

@@ -108,7 +108,7 @@ def test_every_mutation_appends_to_the_log_in_order(backend: Backend) -> None:
     ids = [int(row[0]) for row in rows]
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
-    states = [events.decode(row[2]) for row in rows]
+    states = [events.decode_event(row[1], row[2]) for row in rows]
     assert [state.get("key", state.get("stream")) for state in states] == [
         "wf",
         "wf",
@@ -121,6 +121,7 @@ def test_every_mutation_appends_to_the_log_in_order(backend: Backend) -> None:
     assert states[1]["payload"] == {"value": "two"}
     assert states[4]["id"] == "b"
     assert states[6]["attributes"] == {"canonicalization_version": 1}
+    assert states[6]["data"] == b"\x00\xff"
 
 
 def test_record_history_spans_insert_replace_delete_and_reinsert(backend: Backend) -> None:

@@ -122,9 +122,7 @@ def log_states(url: str) -> list[bytes]:
     parts = urlsplit(url)
     schema = parse_qs(parts.query)["schema"][0]
     with psycopg.connect(parts._replace(query="").geturl(), autocommit=True) as conn:
-        rows = conn.execute(
-            f"SELECT convert_from(state, 'UTF8') FROM \"{schema}\".storage_events"
-        ).fetchall()
+        rows = conn.execute(f'SELECT state FROM "{schema}".storage_events').fetchall()
     return [_bytes(row[0]) for row in rows]
 
 

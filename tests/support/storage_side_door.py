@@ -55,7 +55,7 @@ class Store:
             "SELECT topic, state FROM {events} WHERE originator_id = ? AND originator_version = ?",
             (self.originator(log_stream), version),
         )
-        return str(rows[0][0]), events.decode(rows[0][1])
+        return str(rows[0][0]), events.decode_event(str(rows[0][0]), rows[0][1])
 
     def set_event_state(self, log_stream: uuid.UUID, version: int, state: bytes) -> None:
         changed = self.execute(

@@ -31,4 +31,7 @@ def log_stream(backend: Backend, originator: uuid.UUID) -> list[tuple[int, str, 
             "WHERE originator_id = ? ORDER BY originator_version",
             (session.dialect.originator(originator),),
         )
-    return [(int(version), str(topic), events.decode(state)) for version, topic, state in rows]
+    return [
+        (int(version), str(topic), events.decode_event(str(topic), state))
+        for version, topic, state in rows
+    ]

@@ -42,8 +42,6 @@ it, since nothing reliable can be said of what it implies.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import uuid
 from collections import Counter
@@ -131,7 +129,7 @@ class ReplayedLog:
 class _Event:
     version: int
     topic: str
-    state: dict[str, Any] | None  # None: the stored state is not a JSON object
+    state: dict[str, Any] | None  # None: the stored state is not one its topic can have
     notification_id: Any  # an int, unless edited into another type
 
 
@@ -175,7 +173,7 @@ class _Replay:
             "ORDER BY originator_id, originator_version",
             (purge.PURGE,),
         ):
-            made = _marker(_state(state))
+            made = _marker(_state(purge.PURGE, state))
             if made is None or type(version) is not int:
                 continue
             if str(purge.purge_stream(made.kind, made.resource, made.key)) != str(originator):
@@ -443,9 +441,8 @@ class _Replay:
                 )
             state = event.state or {}
             try:
-                data = base64.b64decode(state["data"], validate=True)
-                blob = codec.blob_row(resource, key, data, state["attributes"])
-            except (KeyError, binascii.Error, ValueError, TypeError, SerializationError) as error:
+                blob = codec.blob_row(resource, key, state["data"], state["attributes"])
+            except (KeyError, ValueError, TypeError, SerializationError) as error:
                 self._damaged(identity, event.version, f"state cannot be decoded: {error}")
                 return
         if blob is not None:
@@ -572,7 +569,7 @@ def _log_streams(
             yield str(current), collected
             collected = []
         current = originator
-        collected.append(_Event(version, str(topic), _state(state), notification_id))
+        collected.append(_Event(version, str(topic), _state(str(topic), state), notification_id))
     if collected:
         yield str(current), collected
 
@@ -594,9 +591,9 @@ def _event_rows(session: Session) -> Iterator[tuple[Any, ...]]:
         )
 
 
-def _state(raw: Any) -> dict[str, Any] | None:
+def _state(topic: str, raw: Any) -> dict[str, Any] | None:
     try:
-        return events.decode(raw)
+        return events.decode_event(topic, raw)
     except (SerializationError, TypeError):
         return None
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from nenjim.immutable import immutable
 from nenjim.infrastructure.storage import purge as purges
-from nenjim.infrastructure.storage.sql.events import decode
+from nenjim.infrastructure.storage.sql.events import decode_event
 from nenjim.infrastructure.storage.sql.session import Session
 from nenjim.infrastructure.store.errors import ProjectionDamagedError
 
@@ -97,7 +97,7 @@ def read_after(session: Session, after: LogPosition, limit: int) -> list[StoredE
             (after.transaction, after.notification_id, limit),
         )
     return [
-        StoredEvent(LogPosition(int(xid), int(nid)), str(topic), decode(state))
+        StoredEvent(LogPosition(int(xid), int(nid)), str(topic), decode_event(str(topic), state))
         for xid, nid, topic, state in rows
     ]
 

@@ -1,4 +1,10 @@
-"""Blobs: written once into ``storage_blobs``, with one ``BlobPut`` event in the log.
+"""Blobs: written once, as one ``BlobPut`` event in the log and a row of ``storage_blobs``.
+
+The event holds the bytes (:func:`events.blob_state`); the row holds the key, the
+attributes and no bytes (``data`` is empty), so a blob's bytes are stored once. A fetch
+reads the row and, when its ``data`` is empty, the newest event of the blob's log stream
+(a purge stubs the events and deletes the row; a put after it follows them). Rows
+written before the bytes were kept once still hold them, and are served from the row.
 
 ``INSERT ... ON CONFLICT DO NOTHING`` then, when a row was already there,
 read it back and compare the bytes: equal bytes return the stored blob
@@ -12,7 +18,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nenjim.infrastructure.storage.entries import BlobEntry
-from nenjim.infrastructure.storage.errors import BlobConflictError, ConflictError
+from nenjim.infrastructure.storage.errors import (
+    BlobConflictError,
+    ConflictError,
+    SerializationError,
+)
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import codec, events, purges
 from nenjim.infrastructure.storage.sql.dialect import dumps
@@ -27,7 +37,7 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
     inserted = session.execute(
         "INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (resource, key) DO NOTHING",
-        (resource.id, blob.key, blob.data, session.dialect.json(dumps(dict(blob.attributes)))),
+        (resource.id, blob.key, b"", session.dialect.json(dumps(dict(blob.attributes)))),
     )
     if inserted:
         originator = events.blob_originator(session.dialect, resource.id, blob.key)
@@ -59,8 +69,30 @@ def purge(session: Session, resource: Resource, key: str) -> Purge | None:
 def fetch(session: Session, resource: Resource, key: str) -> BlobEntry | None:
     """The stored blob, or ``None``."""
     row = session.one(
-        "SELECT data, attributes FROM {blobs} WHERE resource = ? AND key = ?", (resource.id, key)
+        "SELECT b.attributes, b.data, CASE WHEN length(b.data) = 0 THEN "
+        "(SELECT e.state FROM {events} e WHERE e.originator_id = ? "
+        "ORDER BY e.originator_version DESC LIMIT 1) END "
+        "FROM {blobs} b WHERE b.resource = ? AND b.key = ?",
+        (events.blob_originator(session.dialect, resource.id, key), resource.id, key),
     )
     if row is None:
         return None
-    return codec.blob_row(resource, key, row[0], session.dialect.load_json(row[1]))
+    attributes, data, logged = row
+    if not data:
+        if logged is None:
+            raise SerializationError(
+                f"blob {resource.id}/{key} has no bytes: its row holds none, its log stream no put"
+            )
+        data = logged_bytes(resource.id, key, logged)
+    return codec.blob_row(resource, key, data, session.dialect.load_json(attributes))
+
+
+def logged_bytes(resource_id: str, key: str, state: bytes | memoryview) -> bytes:
+    """The bytes of blob ``key`` its put event's ``state`` holds."""
+    found = events.decode_blob(state)
+    if (found.get("resource"), found.get("key")) != (resource_id, key):
+        raise SerializationError(
+            f"blob {resource_id}/{key}: the newest event of its log stream is not its put"
+        )
+    data: bytes = found["data"]
+    return data

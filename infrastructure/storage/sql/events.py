@@ -15,6 +15,7 @@ Writes insert at an expected version; the primary key
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import hashlib
 import json
@@ -138,11 +139,19 @@ def append(
 
 
 def append_at(
-    session: Session, originator: object, version: int, topic: str, state: Mapping[str, Any] | str
+    session: Session,
+    originator: object,
+    version: int,
+    topic: str,
+    state: Mapping[str, Any] | str | bytes,
 ) -> bool:
     """:func:`append`, ``originator`` already bound as the dialect binds it
-    (:func:`record_originator`, :func:`blob_originator`)."""
-    body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
+    (:func:`record_originator`, :func:`blob_originator`); ``state`` may also be the
+    stored bytes themselves (:func:`blob_state`)."""
+    if isinstance(state, bytes):
+        body = state
+    else:
+        body = (state if isinstance(state, str) else dumps(dict(state))).encode("utf-8")
     return session.execute(session.dialect.append_event, (originator, version, topic, body)) == 1
 
 
@@ -176,7 +185,7 @@ def history(session: Session, originator: uuid.UUID) -> list[tuple[str, dict[str
         "SELECT topic, state FROM {events} WHERE originator_id = ? ORDER BY originator_version",
         (session.dialect.originator(originator),),
     )
-    return [(str(topic), decode(state)) for topic, state in rows]
+    return [(str(topic), decode_event(str(topic), state)) for topic, state in rows]
 
 
 def decode(state: bytes | memoryview) -> dict[str, Any]:
@@ -196,6 +205,38 @@ def decode(state: bytes | memoryview) -> dict[str, Any]:
     # Only a run of 16 digits can be an integer past 2^53-1: most states need no walk.
     if "payload" in value and _LONG_DIGITS.search(data):
         value["payload"] = canonical_json.whole_floats(value["payload"])
+    return value
+
+
+def decode_event(topic: str, state: bytes | memoryview) -> dict[str, Any]:
+    """The state of an event of ``topic``: :func:`decode_blob` for a blob put, else
+    :func:`decode`."""
+    return decode_blob(state) if topic == BLOB_PUT else decode(state)
+
+
+def decode_blob(state: bytes | memoryview) -> dict[str, Any]:
+    """A blob put's state, its bytes under ``data``; ``SerializationError`` if it is not one.
+
+    It is stored in one of two forms: :func:`blob_state`'s (a JSON header, a newline,
+    the bytes), or, in a store written before a blob's bytes were kept once, a JSON
+    object holding them base64-encoded under ``data``.
+    """
+    data = bytes(state)
+    cut = data.find(b"\n")  # compact JSON holds no newline: only the new form has one
+    if cut < 0:
+        value = decode(data)
+        try:
+            value["data"] = base64.b64decode(value["data"], validate=True)
+        except (KeyError, TypeError, binascii.Error) as error:
+            raise SerializationError(f"stored blob state has no base64 bytes: {error!r}") from error
+        return value
+    value = decode(data[:cut])
+    body = data[cut + 1 :]
+    if value.get("size") != len(body):
+        raise SerializationError(
+            f"stored blob state holds {len(body)} bytes where its header says {value.get('size')!r}"
+        )
+    value["data"] = body
     return value
 
 
@@ -293,11 +334,19 @@ def stream_deleted_state(resource_id: str, stream: str, head: int) -> dict[str, 
     return {"resource": resource_id, "stream": stream, "head": head}
 
 
-def blob_state(resource_id: str, blob: BlobEntry) -> dict[str, Any]:
-    """The state of a blob put: key, attributes and the bytes (base64)."""
-    return {
+def blob_state(resource_id: str, blob: BlobEntry) -> bytes:
+    """The state of a blob put: a JSON header (resource, key, attributes and the number of
+    bytes), a newline, then the bytes as they are. This is the one copy of a blob's bytes:
+    its ``storage_blobs`` row holds none (:mod:`~nenjim.infrastructure.storage.sql.blobs`)."""
+    return blob_put_state(resource_id, blob.key, blob.attributes, blob.data)
+
+
+def blob_put_state(resource_id: str, key: str, attributes: Mapping[str, Any], data: bytes) -> bytes:
+    """:func:`blob_state` of a blob given by its parts."""
+    header = {
         "resource": resource_id,
-        "key": blob.key,
-        "attributes": dict(blob.attributes),
-        "data": base64.b64encode(blob.data).decode("ascii"),
+        "key": key,
+        "attributes": dict(attributes),
+        "size": len(data),
     }
+    return dumps(header).encode("utf-8") + b"\n" + data
