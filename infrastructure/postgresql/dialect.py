@@ -128,6 +128,16 @@ class PostgresDialect(Dialect):
         "SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e)"
     )
 
+    # A key purged before has events already: the put follows them.
+    insert_blob = (
+        "WITH b AS (INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (resource, key) DO NOTHING RETURNING 1), "
+        "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "SELECT ?, coalesce((SELECT max(originator_version) FROM {events} "
+        "WHERE originator_id = ?), 0) + 1, ?, ? FROM b RETURNING 1) "
+        "SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM e)"
+    )
+
     # HAVING, not WHERE: the aggregate yields its one row whatever WHERE leaves.
     insert_guarded_row = (
         "WITH g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "

@@ -54,6 +54,7 @@ class SQLiteDialect(Dialect):
 
     insert_row = None  # SQLite has no INSERT inside WITH
     insert_guarded_row = None
+    insert_blob = None
     # The anchor is looked for by the event's statement, not the row's: an INSERT into
     # the records that reads them would first copy what it reads to a temporary table.
     append_event_at_anchored_row = (

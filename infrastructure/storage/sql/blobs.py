@@ -25,19 +25,58 @@ from nenjim.infrastructure.storage.errors import (
 )
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import codec, events, purges
-from nenjim.infrastructure.storage.sql.dialect import dumps
+from nenjim.infrastructure.storage.sql.dialect import dumps, primary_key
 from nenjim.infrastructure.storage.sql.session import Session
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.storage.purge import Purge
 
+_EVENTS_KEY = primary_key("events")
+
 
 def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
     """Store ``blob`` unless its key exists; the stored blob either way."""
+    dialect = session.dialect
+    row = (resource.id, blob.key, b"", dialect.json(dumps(dict(blob.attributes))))
+    both = dialect.insert_blob
+    if both is not None:
+        inserted = _insert_both(session, both, resource, blob, row)
+    else:
+        inserted = _insert(session, resource, blob, row)
+    if inserted:
+        return blob
+    stored = fetch(session, resource, blob.key)
+    if stored is None:
+        raise ConflictError(f"blob {resource.id}/{blob.key} vanished while being written")
+    if stored.data != blob.data:
+        raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")
+    return stored
+
+
+def _insert_both(
+    session: Session, template: str, resource: Resource, blob: BlobEntry, row: tuple[object, ...]
+) -> bool:
+    """The row and its event in one statement (``template``, the dialect's
+    ``insert_blob``), sent alone when it is all the operation writes; whether the row
+    went in."""
+    originator = events.blob_originator(session.dialect, resource.id, blob.key)
+    event = (originator, originator, events.BLOB_PUT, events.blob_state(resource.id, blob))
+    try:
+        cursor = session.alone(template, (*row, *event))
+    except Exception as error:
+        if session.dialect.violated_index(error) == _EVENTS_KEY:  # the version: taken since
+            raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log") from error
+        raise
+    ((inserted, _),) = cursor.fetchall()
+    return bool(inserted)
+
+
+def _insert(session: Session, resource: Resource, blob: BlobEntry, row: tuple[object, ...]) -> bool:
+    """The row, then, if it went in, its event; whether the row went in."""
     inserted = session.execute(
         "INSERT INTO {blobs} (resource, key, data, attributes) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (resource, key) DO NOTHING",
-        (resource.id, blob.key, b"", session.dialect.json(dumps(dict(blob.attributes)))),
+        row,
     )
     if inserted:
         originator = events.blob_originator(session.dialect, resource.id, blob.key)
@@ -51,13 +90,7 @@ def put(session: Session, resource: Resource, blob: BlobEntry) -> BlobEntry:
             version = 1 if found is None else int(found[0]) + 1
             if not events.append_at(session, originator, version, events.BLOB_PUT, state):
                 raise ConflictError(f"blob {resource.id}/{blob.key} is already in the log")
-        return blob
-    stored = fetch(session, resource, blob.key)
-    if stored is None:
-        raise ConflictError(f"blob {resource.id}/{blob.key} vanished while being written")
-    if stored.data != blob.data:
-        raise BlobConflictError(f"blob {resource.id}/{blob.key} exists with other bytes")
-    return stored
+    return bool(inserted)
 
 
 def purge(session: Session, resource: Resource, key: str) -> Purge | None:

@@ -89,6 +89,14 @@ class Dialect(ABC):
     the database cannot (then the row and :attr:`append_event_at_row` run one after the
     other)."""
 
+    insert_blob: str | None
+    """Insert a ``storage_blobs`` row (``resource, key, data, attributes``) and, only if it
+    went in, its put event (``originator, originator, topic, state``: the originator
+    twice) at the next version of its log stream, in one statement that writes both or
+    neither: a version taken since fails it, as the log's key. One row: the rows
+    inserted (0 when the key is taken). ``None`` where the database cannot (then the row
+    and the event are two statements)."""
+
     insert_guarded_row: str | None
     """:attr:`insert_row` under the lock of its anchor: the anchor's resource and key come
     first and are locked before the row goes in, which it does only if the anchor is
