@@ -200,12 +200,13 @@ class _Batch:
     def search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         found: list[tuple[datetime, str, dict[str, Any]]] = []
+        matches = matching.matcher(op.filter)
         for row in self._scan(*scan_of(prefix)):
             # The payload is parsed once; an item is built only for the page returned.
             payload = row.record.payload
             if not matching.under(tuple(payload["namespace"]), prefix):
                 continue
-            if not matching.matches(payload["value"], op.filter):
+            if not matches(payload["value"]):
                 continue
             if payload.get("ttl") is not None and self.omit_expired and self._expired(row.key):
                 continue
