@@ -16,9 +16,10 @@ which replaces it, and the next idle one is tried at once. A root-view
 operation whose one statement is all it writes sends that statement alone,
 as a transaction of its own (no ``BEGIN``, no ``COMMIT``), on a connection
 the server has said nothing on since its last answer; otherwise it begins
-a transaction as every other operation does. The statements a connection sends
-alone go through one cursor it keeps, which keeps psycopg's adapters between them.
-(The pool's own
+a transaction as every other operation does. A root-view read of one
+statement (a row, a scan, a scan's keys) is sent alone in the same way. The
+statements a connection sends alone go through one cursor it keeps, which
+keeps psycopg's adapters between them. (The pool's own
 ``check=`` hook is not used: it costs a round trip per checkout, and after a
 failed check it sleeps with exponential backoff, 1 s, 2 s, 4 s, ..., before
 looking again, so a burst of dropped connections stalled every writer for
@@ -235,6 +236,15 @@ class PostgresBackend(Backend):
         self.ensure_open()
         driver = self._postgres
         return driver.run_one(lambda session: operation(session, driver))
+
+    def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """A root-view read of one statement, sent alone as a transaction of its own (no
+        ``BEGIN``, no ``COMMIT``: one round trip, not three) on a quiet connection, as
+        :meth:`reading` sends its statements; on another, in a transaction."""
+        self.ensure_open()
+        driver = self._postgres
+        with driver.reads() as session:
+            return operation(session, driver)
 
     def reading(self) -> AbstractContextManager[View]:
         """A scope for reads only whose statements are each sent alone, as a transaction of

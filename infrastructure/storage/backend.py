@@ -229,6 +229,14 @@ class Backend:
         with self.transaction() as view:
             return view.run(operation)
 
+    def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """One root-view read (``read_record``, ``scan_records`` or ``scan_record_keys`` of
+        the driver, each one statement of the SQL drivers) outside any transaction of this
+        thread. A backend may send it without a transaction around it: one statement reads
+        what was committed when it started, as it would first in a transaction. By default
+        :meth:`run_alone` with ``writes=False``."""
+        return self.run_alone(operation, writes=False)
+
     def run_in_transaction(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` inside one transaction; returns its value."""
         with self.transaction() as view:

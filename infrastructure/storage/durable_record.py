@@ -72,7 +72,8 @@ class DurableRecord:
     @property
     def payload(self) -> dict[str, Any]:
         """A fresh copy of the payload."""
-        value: dict[str, Any] = canonical_json.loads(self._payload_json)
+        # The text is canonical: this envelope wrote it, or compared it with what it writes.
+        value: dict[str, Any] = canonical_json.loads_canonical(self._payload_json)
         return value
 
     @property

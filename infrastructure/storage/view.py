@@ -190,6 +190,16 @@ class View:
             return backend.run_alone(operation, writes=writes)
         return scope.run_on(operation, backend.driver)
 
+    def run_read(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """:meth:`run` of one single read of the driver (``read_record``, ``scan_records``
+        or ``scan_record_keys``), which only reads: outside any scope of this thread the
+        backend may run it without a transaction around it (:meth:`Backend.read_alone`)."""
+        backend = self._backend
+        scope = self._scope or backend.current_scope()
+        if scope is None:
+            return backend.read_alone(operation)
+        return scope.run_on(operation, backend.driver)
+
     def ensure_usable(self) -> None:
         """Raise ``TransactionError`` if this bound view may not be used now."""
         if self._scope is not None:
@@ -383,9 +393,7 @@ class Records(_Handle):
         """The record, or ``None``."""
         self._view.ensure_usable()
         key = validate_key(key)
-        found = self._view.run(
-            lambda ctx, driver: driver.read_record(ctx, self.resource, key), writes=False
-        )
+        found = self._view.run_read(lambda ctx, driver: driver.read_record(ctx, self.resource, key))
         return None if found is None else found.fresh()
 
     def fetch(self, key: str) -> RecordEntry:
@@ -516,9 +524,8 @@ class Records(_Handle):
         if after is not None:
             after = validate_key(after, "after")
         validate_limit(limit)
-        rows = self._view.run(
-            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit),
-            writes=False,
+        rows = self._view.run_read(
+            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
         )
         return tuple(row.fresh() for row in rows)
 
@@ -537,9 +544,8 @@ class Records(_Handle):
         if after is not None:
             after = validate_key(after, "after")
         validate_limit(limit)
-        keys = self._view.run(
-            lambda ctx, driver: driver.scan_record_keys(ctx, self.resource, values, after, limit),
-            writes=False,
+        keys = self._view.run_read(
+            lambda ctx, driver: driver.scan_record_keys(ctx, self.resource, values, after, limit)
         )
         return tuple(keys)
 

@@ -99,3 +99,18 @@ def test_plain_values_take_the_c_encoder_and_others_the_writer() -> None:
 def test_what_is_not_json_is_refused_by_the_writer(value: Any) -> None:
     with pytest.raises(TypeError, match=r"\$\.a: .* is not a JSON-native value"):
         canonical_json.dumps(value)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(ASCII_KEYS | ANY_TEXT, PLAIN, max_size=5) | PAYLOADS)
+@example({"n": 1e16, "m": -(2**53 - 1), "o": 0.1, "p": [None, True, "é"]})
+@example(nested(canonical_json.MAX_DEPTH, 1))
+def test_canonical_text_parses_as_loads_parses_it(value: Any) -> None:
+    """A ``DurableRecord``'s payload is parsed without the depth walk: the same value."""
+    try:
+        text = canonical_json.dumps(value)
+    except (TypeError, ValueError):
+        return  # not canonical JSON: no text to parse
+    parsed, checked = canonical_json.loads_canonical(text), canonical_json.loads(text)
+    assert parsed == checked
+    assert canonical_json.dumps(parsed) == text

@@ -7,10 +7,8 @@ This module imports no LangGraph package.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-
-OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 
 _MISSING = object()
 
@@ -26,51 +24,79 @@ def check_filter(wanted: Mapping[str, Any] | None) -> None:
                     raise ValueError(f"Unsupported operator: {operator}")
 
 
-def matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
-    """Whether ``value`` meets every condition of ``wanted``.
+def matcher(wanted: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], bool]:
+    """A function of a value: whether it meets every condition of ``wanted`` (a search asks
+    it of every row, so the filter is read once, here, not once per row).
 
     A key names a top-level field of the value. A plain condition is JSON
     equality; a mapping is operators (as in both SQL stores: not an object to
-    compare), each applied. A value without the field
-    meets no condition (``$ne`` included), as in both SQL stores.
+    compare), each applied. A value without the field meets no condition
+    (``$ne`` and an empty mapping of operators included), as in both SQL stores.
+    ``ValueError`` for an operator :data:`OPERATORS` does not hold.
     """
+    tests: list[tuple[str, Callable[[Any, Any], bool], Any]] = []
     for key, condition in (wanted or {}).items():
-        found = value.get(key, _MISSING)
-        if found is _MISSING:
-            return False
-        if isinstance(condition, Mapping):
-            if not all(_apply(found, op, operand) for op, operand in condition.items()):
+        if not isinstance(condition, Mapping):
+            tests.append((key, json_equal, condition))
+            continue
+        if not condition:
+            tests.append((key, _present, None))
+        for operator, operand in condition.items():
+            test = _OPERATOR_TESTS.get(operator)
+            if test is None:
+                raise ValueError(f"Unsupported operator: {operator}")
+            tests.append((key, test, operand))
+
+    def match(value: Mapping[str, Any]) -> bool:
+        for key, test, operand in tests:
+            found = value.get(key, _MISSING)
+            if found is _MISSING or not test(found, operand):
                 return False
-        elif not json_equal(found, condition):
-            return False
+        return True
+
+    return match
+
+
+def _present(found: Any, operand: Any) -> bool:
+    """An empty mapping of operators: the field is there, which is all it asks."""
     return True
 
 
-def _apply(found: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return json_equal(found, operand)
-    if operator == "$ne":
-        return not json_equal(found, operand)
+def _not_equal(found: Any, operand: Any) -> bool:
+    return not json_equal(found, operand)
+
+
+def _greater(found: Any, operand: Any) -> bool:
     order = _compare(found, operand)
-    if order is None:
-        return False
-    if operator == "$gt":
-        return order > 0
-    if operator == "$gte":
-        return order >= 0
-    if operator == "$lt":
-        return order < 0
-    if operator == "$lte":
-        return order <= 0
-    raise ValueError(f"Unsupported operator: {operator}")
+    return order is not None and order > 0
+
+
+def _at_least(found: Any, operand: Any) -> bool:
+    order = _compare(found, operand)
+    return order is not None and order >= 0
+
+
+def _less(found: Any, operand: Any) -> bool:
+    order = _compare(found, operand)
+    return order is not None and order < 0
+
+
+def _at_most(found: Any, operand: Any) -> bool:
+    order = _compare(found, operand)
+    return order is not None and order <= 0
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, _PLAIN_NUMBERS) and not isinstance(value, bool)
+
+
+_PLAIN_NUMBERS = (int, float)
 
 
 def _compare(found: Any, operand: Any) -> int | None:
     """-1, 0 or 1 for two numbers or two strings (by code point); ``None`` otherwise."""
+    if found.__class__ in _PLAIN_NUMBERS and operand.__class__ in _PLAIN_NUMBERS:
+        return (found > operand) - (found < operand)  # the usual pair: no call to test it
     if _number(found) and _number(operand):
         return int(found > operand) - int(found < operand)
     if isinstance(found, str) and isinstance(operand, str):
@@ -81,6 +107,8 @@ def _compare(found: Any, operand: Any) -> int | None:
 def json_equal(stored: Any, wanted: Any) -> bool:
     """Equality of JSON values: booleans are not numbers, ``1`` equals ``1.0``, tuples are
     lists, objects are equal member by member."""
+    if stored.__class__ is str:  # the usual stored value, told apart at once
+        return wanted.__class__ is str and stored == wanted
     if isinstance(stored, bool) or isinstance(wanted, bool):
         return isinstance(stored, bool) and isinstance(wanted, bool) and stored == wanted
     if _number(stored) and _number(wanted):
@@ -94,6 +122,18 @@ def json_equal(stored: Any, wanted: Any) -> bool:
             json_equal(a, b) for a, b in zip(stored, wanted, strict=True)
         )
     return type(stored) is type(wanted) and bool(stored == wanted)
+
+
+_OPERATOR_TESTS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": json_equal,
+    "$ne": _not_equal,
+    "$gt": _greater,
+    "$gte": _at_least,
+    "$lt": _less,
+    "$lte": _at_most,
+}
+OPERATORS = frozenset(_OPERATOR_TESTS)
+"""The operators a filter may use."""
 
 
 def under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:

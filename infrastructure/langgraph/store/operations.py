@@ -50,6 +50,7 @@ from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, R
 
 _T = TypeVar("_T")
 PAGE = 500
+_OPERATIONS = (GetOp, PutOp, SearchOp, ListNamespacesOp)
 ATTEMPTS = 12
 SEMANTIC_SEARCH_REFUSED = (
     "search(query=...) is semantic search, which needs an index= configuration; "
@@ -60,39 +61,45 @@ SEMANTIC_SEARCH_REFUSED = (
 def run_batch(backend: Backend, ops: Iterable[Op], *, omit_expired: bool) -> list[Result]:
     """The results of ``ops``, in their order (``None`` for a put)."""
     listed = list(ops)
+    puts = False
     for op in listed:
-        if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
+        if not isinstance(op, _OPERATIONS):
             raise TypeError(f"unknown store operation: {op!r}")
         validate_op_namespace(op)
-        if isinstance(op, SearchOp):
+        if isinstance(op, PutOp):
+            puts = True
+            if op.value is not None and not isinstance(op.value, dict):
+                raise TypeError(f"a store value must be a dict, got {type(op.value).__name__}")
+        elif isinstance(op, SearchOp):
             if op.query:
                 raise NotImplementedError(SEMANTIC_SEARCH_REFUSED)
             matching.check_filter(op.filter)
             _check_page(op.limit, op.offset)
         elif isinstance(op, ListNamespacesOp):
             _check_page(op.limit, op.offset)
-        elif isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, dict):
-            raise TypeError(f"a store value must be a dict, got {type(op.value).__name__}")
-    puts = any(isinstance(op, PutOp) for op in listed)
     now = utc_now()
+    if puts and len(listed) == 1 and _inserted_alone(backend, listed[0], now):
+        return [None]
 
     def run(view: View) -> tuple[list[Result], dict[str, float]]:
         batch = _Batch(view, now, omit_expired)
-        results: list[Result] = [None] * len(listed)
-        for index, op in enumerate(listed):
-            if isinstance(op, GetOp):
-                results[index] = batch.get(op)
-            elif isinstance(op, SearchOp):
-                results[index] = batch.search(op)
-            elif isinstance(op, ListNamespacesOp):
-                results[index] = batch.list_namespaces(op)
-        last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        results: list[Result] = []
         for op in listed:
-            if isinstance(op, PutOp):
-                last[(op.namespace, op.key)] = op
-        for op in last.values():
-            batch.put(op)
+            if isinstance(op, GetOp):
+                results.append(batch.get(op))
+            elif isinstance(op, SearchOp):
+                results.append(batch.search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(batch.list_namespaces(op))
+            else:
+                results.append(None)  # a put: written below, after every read
         if puts:
+            last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+            for op in listed:
+                if isinstance(op, PutOp):
+                    last[(op.namespace, op.key)] = op
+            for op in last.values():
+                batch.put(op)
             batch.refresh(batch.refreshes)
         return results, batch.refreshes
 
@@ -105,6 +112,37 @@ def run_batch(backend: Backend, ops: Iterable[Op], *, omit_expired: bool) -> lis
         with contextlib.suppress(ConflictError):
             retrying(backend, lambda view: _Batch(view, now, omit_expired).refresh(refreshes))
     return results
+
+
+def _inserted_alone(backend: Backend, op: Op, now: datetime) -> bool:
+    """Whether ``op``, a lone put of a new item without a TTL, was written as one insert in
+    a transaction of its own; ``False``, with nothing written, for any other put.
+
+    Such a put writes the item's row and nothing else: a key without an item has no TTL
+    row (a delete and a sweep purge both), so no expiry is left to delete, and the new
+    item's ``created_at`` is ``now``. The insert refuses a key that holds an item
+    (``ConflictError``, nothing written): that put reads the item, for the
+    ``created_at`` it keeps and the expiry it may drop, in the transaction of a batch.
+    On PostgreSQL the insert is one statement, where the batch's transaction is four
+    round trips (``BEGIN``, the read, the write, ``COMMIT``). Inside a transaction this
+    thread holds, a refused insert would fail it: the batch's savepoint is used instead.
+    """
+    if not isinstance(op, PutOp) or op.value is None or op.ttl is not None:
+        return False
+    if backend.current_scope() is not None:
+        return False
+    namespace = tuple(op.namespace)
+    item = StoredItem(namespace, op.key, plain_value(op.value), now, now, None)
+    try:
+        backend.view.records(ITEMS).insert(
+            key=storage_key(namespace, op.key),
+            revision=0,
+            attributes=item_attributes(namespace),
+            record=item.record(),
+        )
+    except ConflictError:
+        return False  # the key holds an item (or one went in since): the batch replaces it
+    return True
 
 
 def retrying(backend: Backend, function: Callable[[View], _T]) -> _T:
@@ -162,12 +200,13 @@ class _Batch:
     def search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         found: list[tuple[datetime, str, dict[str, Any]]] = []
+        matches = matching.matcher(op.filter)
         for row in self._scan(*scan_of(prefix)):
             # The payload is parsed once; an item is built only for the page returned.
             payload = row.record.payload
             if not matching.under(tuple(payload["namespace"]), prefix):
                 continue
-            if not matching.matches(payload["value"], op.filter):
+            if not matches(payload["value"]):
                 continue
             if payload.get("ttl") is not None and self.omit_expired and self._expired(row.key):
                 continue
