@@ -192,10 +192,10 @@ class CheckpointLog:
     # transactions
     @contextmanager
     def reading(self) -> Iterator[View]:
-        """A read-only scope on the backend (:meth:`Backend.reading`), queued behind this
-        process's writes where one transaction runs at a time (SQLite): queued, concurrent
-        callers don't sleep through free time polling the database's lock."""
-        with self.backend.serialized(), self.backend.reading() as view:
+        """A read-only scope on the backend (:meth:`Backend.reading`): on SQLite and
+        PostgreSQL its statements are each a transaction of their own, which wait for no
+        writer."""
+        with self.backend.reading() as view:
             yield view
 
     def _read(self, function: Callable[[View], _T]) -> _T:

@@ -33,7 +33,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -177,9 +177,17 @@ class SQLiteDriver(SqlDriver):
     def read_alone(self, operation: Callable[[Session], _T]) -> _T:
         """``operation``, one statement that only reads, on this thread's connection without
         ``BEGIN`` or ``COMMIT``: SQLite runs it as a read transaction of its own."""
+        with self.reads() as session:
+            return operation(session)
+
+    @contextmanager
+    def reads(self) -> Iterator[Session]:
+        """A session for reads only on this thread's connection, without ``BEGIN`` or
+        ``COMMIT``: in WAL mode each statement is a read transaction of its own, seeing the
+        last commit when it started, and waits for no writer."""
         lease = self._lease()
         try:
-            return operation(Session(lease.connection, self.dialect))
+            yield Session(lease.connection, self.dialect)
         finally:
             self._release(lease)
 
@@ -430,21 +438,25 @@ class SQLiteBackend(Backend):
         close_scope(stack, scope, None)
         return result
 
+    def reading(self) -> AbstractContextManager[View]:
+        """A scope for reads only whose statements are each a read transaction of their own
+        (:meth:`SQLiteDriver.reads`: no ``BEGIN IMMEDIATE``, no ``COMMIT``, no wait for the
+        writer lock or for this process's queued writes); inside this thread's open
+        transaction, a savepoint of it."""
+        if self.current_scope() is not None:
+            return self.transaction()
+        driver = self._sqlite
+        return self._scope(lambda _: driver.reads())
+
     def run_reading(self, function: Callable[[View], _T]) -> _T:
-        """``function(view)`` in a read scope queued behind this process's writes, as
-        :meth:`Backend.run_reading`: the same ``BEGIN IMMEDIATE`` transaction, the same queue
-        (:meth:`serialized`), without the generator context managers a read would otherwise
-        enter and leave five deep (each read of a saver pays them)."""
+        """``function(view)`` in a :meth:`reading` scope, without the generator context
+        managers a read would otherwise enter and leave five deep (each read of a saver
+        pays them)."""
         if self.current_scope() is not None:
             return super().run_reading(function)
         self.ensure_open()
-        driver = self._sqlite
-        with self._serial:
-            driver.group.lead()
-            try:
-                return driver.run_one(lambda session: self._in_scope(session, function))
-            finally:
-                driver.group.step_down()
+        with self._sqlite.reads() as session:
+            return self._in_scope(session, function)
 
     @contextmanager
     def serialized(self) -> Iterator[None]:

@@ -1,4 +1,5 @@
-"""A root-view read outside a transaction of its thread (``read``, ``scan``, ``scan_keys``)
+"""A root-view read outside a transaction of its thread (``read``, ``scan``, ``scan_keys``,
+and every read of a read scope: ``Backend.reading``, ``Backend.run_reading``)
 is one statement sent without a transaction around it: on SQLite no ``BEGIN IMMEDIATE``
 and no ``COMMIT``, on PostgreSQL no ``BEGIN`` and no ``COMMIT``. It reads what was
 committed; inside a transaction of its thread it is part of it and sees its writes."""
@@ -13,7 +14,7 @@ import pytest
 from sent_statements import record_statements
 
 from nenjim.infrastructure.sqlite.storage import SQLiteDriver
-from nenjim.infrastructure.storage import Backend, DurableRecord
+from nenjim.infrastructure.storage import Backend, DurableRecord, View
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.testing.resources import (
     FIXTURE_RESOURCES,
@@ -121,3 +122,52 @@ def test_a_read_inside_a_transaction_of_the_thread_sees_its_writes(backend: Back
     with pytest.raises(RuntimeError, match="roll back"):
         write_read_then_roll_back()
     assert states.read("uncommitted") is None
+
+
+def _two_reads(view: View) -> tuple[Any, Any]:
+    states = view.records(WORKFLOW_STATES)
+    return states.read("k"), states.read("missing")
+
+
+def test_a_read_scope_sends_its_reads_without_a_transaction(
+    backend: Backend, statements: list[str]
+) -> None:
+    statements.clear()
+    found, missing = backend.run_reading(_two_reads)
+    assert found is not None
+    assert (found.record, missing) == (_record("stored"), None)
+    with backend.reading() as view:
+        assert _two_reads(view)[0] == found
+    assert statements == ["SELECT"] * 4
+
+
+def test_a_read_scope_waits_for_no_writer(durable_store_url: str, backend: Backend) -> None:
+    """Another store's writer holds the write lock (SQLite) or the row (PostgreSQL): a read
+    scope still reads the last commit, at once."""
+    other = open_backend(durable_store_url, FIXTURE_RESOURCES)
+    try:
+        with other.transaction() as view:
+            view.records(WORKFLOW_STATES).replace(
+                key="k", expected_revision=0, next_revision=1, attributes={}, record=_record("new")
+            )
+            found, _ = backend.run_reading(_two_reads)
+            with backend.reading() as reading:
+                again, _ = _two_reads(reading)
+        assert found is not None
+        assert again is not None
+        assert (found.revision, again.revision) == (0, 0)
+        after, _ = backend.run_reading(_two_reads)
+        assert after is not None
+        assert after.revision == 1
+    finally:
+        other.close()
+
+
+def test_a_transaction_inside_a_read_scope_commits_its_writes(backend: Backend) -> None:
+    with backend.reading() as view:
+        with backend.transaction() as inner:
+            inner.records(WORKFLOW_STATES).insert(
+                key="inner", revision=0, attributes={}, record=_record("i")
+            )
+        assert view.records(WORKFLOW_STATES).read("inner") is not None
+    assert backend.view.records(WORKFLOW_STATES).read("inner") is not None

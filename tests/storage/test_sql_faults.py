@@ -377,9 +377,11 @@ def _index_definitions(backend: Backend) -> dict[str, str]:
     names = sorted(_generated(backend))
     if isinstance(backend, SQLiteBackend):
         query = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name = ?"
-    else:
-        query = "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ?"
-    return {name: str(_run(backend, query, (name,))[0][1]) for name in names}
+        return {name: str(_run(backend, query, (name,))[0][1]) for name in names}
+    # Other tests' schemas hold indexes of the same names (and may be dropped meanwhile).
+    assert isinstance(backend, PostgresBackend)
+    query = "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND indexname = ?"
+    return {name: str(_run(backend, query, (backend.schema, name))[0][1]) for name in names}
 
 
 def test_a_scan_index_holds_only_the_rows_of_its_own_resource(durable_store_url: str) -> None:
