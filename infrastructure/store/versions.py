@@ -12,7 +12,11 @@ of the log need (:mod:`nenjim.infrastructure.storage.follow`); on SQLite the
 tables are unchanged. Version 3 keys SQLite's ``storage_events`` by its
 notification id (one b-tree fewer written per event); on PostgreSQL nothing
 changes. Version 4 notifies, on PostgreSQL, only while a follower listens
-(the trigger's function is replaced); on SQLite nothing changes. An older
+(the trigger's function is replaced); on SQLite nothing changes. Version 5
+keeps a blob's bytes once, in its ``BlobPut`` event, and a new blob's
+``storage_blobs`` row holds none; rows written before keep theirs and are
+read as before, so the upgrade rewrites nothing. A build that reads up to
+version 4 would serve such a row's empty bytes: it refuses the store. An older
 storage schema is upgraded in place on open; a store of a later version
 than this build's is refused. The rows of ``storage_events`` that the log
 transfer reads and writes did not change: their own version stays 1.
@@ -34,7 +38,7 @@ once by the first owner to open the log and never changed."""
 LOG_SCHEMA_VERSION = 1
 """The version of a log's tables."""
 
-STORAGE_SCHEMA_VERSION = 4
+STORAGE_SCHEMA_VERSION = 5
 """The version a storage schema has once this build opened it."""
 
 FOLLOWED_SINCE = 2

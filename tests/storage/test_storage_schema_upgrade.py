@@ -5,6 +5,8 @@ rolled-back ones."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shutil
 import sqlite3
@@ -19,15 +21,18 @@ from nenjim.infrastructure.memory.storage import InMemoryBackend, InMemoryDriver
 from nenjim.infrastructure.persistence.catalog import CATALOG
 from nenjim.infrastructure.sqlite.dialect import SQLiteDialect
 from nenjim.infrastructure.storage import DurableRecord, Resource
-from nenjim.infrastructure.storage.audit import audit_store
+from nenjim.infrastructure.storage.audit import audit_backend, audit_store
 from nenjim.infrastructure.storage.follow.log import START, StoredEvent, read_after
 from nenjim.infrastructure.storage.opening import open_backend
+from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.testing.resources import CONTENT_BLOBS
 from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.versions import STORAGE_SCHEMA_VERSION, IncompatibleStoreError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "storage.db"
 NOTES = Resource("notes", "records")
+_V1 = {"canonicalization_version": 1}
 
 
 def versions(path: Path) -> dict[str, int]:
@@ -178,17 +183,57 @@ def test_an_earlier_builds_scan_indexes_are_replaced_by_partial_ones_on_open(
 
 def test_a_store_of_a_later_version_is_refused_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
+    later = STORAGE_SCHEMA_VERSION + 1
     open_backend(f"sqlite://{path}", [NOTES]).close()
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE nenjim_schema SET version = 5 WHERE component = 'storage'")
+        connection.execute(
+            "UPDATE nenjim_schema SET version = ? WHERE component = 'storage'", (later,)
+        )
     with pytest.raises(IncompatibleStoreError) as refused:
         open_backend(f"sqlite://{path}", [NOTES])
     message = str(refused.value)
     assert message == (
-        f"SQLite database {path} holds nenjim storage of schema version 5; this build reads "
-        "versions 1 to 4 only. Use a matching nenjim release or a new database."
+        f"SQLite database {path} holds nenjim storage of schema version {later}; this build "
+        f"reads versions 1 to {STORAGE_SCHEMA_VERSION} only. Use a matching nenjim release or "
+        "a new database."
     )
-    assert versions(path)["storage"] == 5
+    assert versions(path)["storage"] == later
+
+
+def test_a_version_4_store_keeps_its_blobs_bytes_and_new_blobs_keep_theirs_once(
+    tmp_path: Path,
+) -> None:
+    """Version 5 changed no table: a version 4 store's blob rows hold their bytes and are
+    read from them; a blob put after the upgrade keeps its bytes in its event only."""
+    path = tmp_path / "s.db"
+    backend = open_backend(f"sqlite://{path}", [CONTENT_BLOBS])
+    backend.view.blobs(CONTENT_BLOBS).put_if_absent(key="old", data=b"old bytes", attributes=_V1)
+    backend.close()
+    old_state = {
+        "resource": CONTENT_BLOBS.id,
+        "key": "old",
+        "attributes": _V1,
+        "data": base64.b64encode(b"old bytes").decode(),
+    }
+    with sqlite3.connect(path) as connection:  # back to how version 4 stored it
+        connection.execute("UPDATE nenjim_schema SET version = 4 WHERE component = 'storage'")
+        connection.execute("UPDATE storage_blobs SET data = ? WHERE key = 'old'", (b"old bytes",))
+        connection.execute(
+            "UPDATE storage_events SET state = ? WHERE originator_id = ?",
+            (json.dumps(old_state).encode(), str(events.blob_stream(CONTENT_BLOBS.id, "old"))),
+        )
+    backend = open_backend(f"sqlite://{path}", [CONTENT_BLOBS])
+    try:
+        blobs = backend.view.blobs(CONTENT_BLOBS)
+        blobs.put_if_absent(key="new", data=b"new bytes", attributes=_V1)
+        assert [blobs.fetch(key).data for key in ("old", "new")] == [b"old bytes", b"new bytes"]
+        assert audit_backend(backend).ok
+    finally:
+        backend.close()
+    assert versions(path)["storage"] == STORAGE_SCHEMA_VERSION
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT key, data FROM storage_blobs ORDER BY key").fetchall()
+    assert rows == [("new", b""), ("old", b"old bytes")]
 
 
 def test_a_version_1_postgres_store_gets_transaction_ids_and_old_rows_come_first(
