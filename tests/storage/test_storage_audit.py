@@ -763,6 +763,14 @@ def test_a_damaged_blob_put_is_refused_by_fetch_and_found_by_the_audit(
     ]
 
 
+def test_a_blob_whose_put_event_names_another_key_is_refused_by_fetch(store: Store) -> None:
+    log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
+    other = events.blob_put_state(CONTENT_BLOBS.id, "other", {}, BLOB_DATA)
+    store.set_event_state(log_stream, 1, other)
+    with pytest.raises(SerializationError, match="the newest event of its log stream is not"):
+        store.backend.view.blobs(CONTENT_BLOBS).fetch("blob")
+
+
 def test_a_blob_row_whose_put_event_is_gone_is_refused_by_fetch(store: Store) -> None:
     log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
     store.execute(

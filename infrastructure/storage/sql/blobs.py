@@ -116,11 +116,11 @@ def fetch(session: Session, resource: Resource, key: str) -> BlobEntry | None:
             raise SerializationError(
                 f"blob {resource.id}/{key} has no bytes: its row holds none, its log stream no put"
             )
-        data = logged_bytes(resource.id, key, logged)
+        data = _logged_bytes(resource.id, key, logged)
     return codec.blob_row(resource, key, data, session.dialect.load_json(attributes))
 
 
-def logged_bytes(resource_id: str, key: str, state: bytes | memoryview) -> bytes:
+def _logged_bytes(resource_id: str, key: str, state: bytes | memoryview) -> bytes:
     """The bytes of blob ``key`` its put event's ``state`` holds."""
     found = events.decode_blob(state)
     if (found.get("resource"), found.get("key")) != (resource_id, key):
