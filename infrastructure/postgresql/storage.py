@@ -251,9 +251,9 @@ class PostgresBackend(Backend):
         its own (no ``BEGIN``, no ``COMMIT``: a read of two statements is two round trips,
         not four); inside this thread's open transaction, a savepoint of it."""
         if self.current_scope() is not None:
-            return self.transaction()
+            return super().reading()
         driver = self._postgres
-        return self._scope(lambda _: driver.reads())
+        return self._scope(lambda _: driver.reads(), read_only=True)
 
     @property
     def schema(self) -> str:

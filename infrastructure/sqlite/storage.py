@@ -424,11 +424,14 @@ class SQLiteBackend(Backend):
         submitted = _Operation(lambda session: self._in_scope(session, function))
         return cast("_T", driver.group.submit(submitted, driver.run_batch).outcome())
 
-    def _in_scope(self, session: Session, function: Callable[[View], _T]) -> _T:
+    def _in_scope(
+        self, session: Session, function: Callable[[View], _T], *, read_only: bool = False
+    ) -> _T:
         """``function`` on a scope over ``session``, which the batch commits or rolls back
-        (a failed scope raises ``TransactionError``, as a transaction's would)."""
+        (a failed scope raises ``TransactionError``, as a transaction's would);
+        ``read_only``: a :meth:`reading` scope's."""
         stack = self._stack()
-        scope = Scope(self, session, None, nullcontext())
+        scope = Scope(self, session, None, nullcontext(), read_only=read_only)
         stack.append(scope)
         try:
             result = function(View(self, scope))
@@ -444,9 +447,9 @@ class SQLiteBackend(Backend):
         writer lock or for this process's queued writes); inside this thread's open
         transaction, a savepoint of it."""
         if self.current_scope() is not None:
-            return self.transaction()
+            return super().reading()
         driver = self._sqlite
-        return self._scope(lambda _: driver.reads())
+        return self._scope(lambda _: driver.reads(), read_only=True)
 
     def run_reading(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` in a :meth:`reading` scope, without the generator context
@@ -456,7 +459,7 @@ class SQLiteBackend(Backend):
             return super().run_reading(function)
         self.ensure_open()
         with self._sqlite.reads() as session:
-            return self._in_scope(session, function)
+            return self._in_scope(session, function, read_only=True)
 
     @contextmanager
     def serialized(self) -> Iterator[None]:

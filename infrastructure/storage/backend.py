@@ -56,6 +56,8 @@ class Scope:
         context: Any,
         parent: Scope | None,
         manager: AbstractContextManager[Any],
+        *,
+        read_only: bool = False,
     ) -> None:
         self.backend = backend
         self.context = context
@@ -65,6 +67,8 @@ class Scope:
         self.closed = False
         self.failed = False
         self.abandoned = False
+        self.read_only = read_only
+        """A :meth:`Backend.reading` scope: its operations may only read."""
 
     def ensure_usable(self) -> None:
         """Raise ``BackendClosedError`` or ``TransactionError`` unless usable now.
@@ -188,9 +192,10 @@ class Backend:
     def reading(self) -> AbstractContextManager[View]:
         """A scope for reads only, as :meth:`transaction` but for what it may skip: a
         backend may run each of its statements as a transaction of its own, all seeing
-        committed state as statements of a READ COMMITTED transaction do. Nothing may be
-        written in it (a write could commit alone)."""
-        return self.transaction()
+        committed state as statements of a READ COMMITTED transaction do. A write in it
+        is refused with ``TransactionError`` before it runs (it could commit alone); a
+        transaction opened inside it may write."""
+        return self._scope(self._driver.transaction, read_only=True)
 
     def run_reading(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` in a :meth:`reading` scope, queued behind this process's writes
@@ -200,15 +205,18 @@ class Backend:
             return function(view)
 
     @contextmanager
-    def _scope(self, opener: Callable[[Any], AbstractContextManager[Any]]) -> Iterator[View]:
-        """A scope whose driver context ``opener(outer context or None)`` opens and ends."""
+    def _scope(
+        self, opener: Callable[[Any], AbstractContextManager[Any]], *, read_only: bool = False
+    ) -> Iterator[View]:
+        """A scope whose driver context ``opener(outer context or None)`` opens and ends
+        (``read_only``: a :meth:`reading` scope)."""
         stack = self._stack()
         parent = stack[-1] if stack else None
         if parent is not None:
             parent.ensure_usable()
         self.ensure_open()
         manager = opener(None if parent is None else parent.context)
-        scope = Scope(self, manager.__enter__(), parent, manager)
+        scope = Scope(self, manager.__enter__(), parent, manager, read_only=read_only)
         stack.append(scope)
         try:
             yield View(self, scope)

@@ -31,6 +31,7 @@ from nenjim.infrastructure.storage.errors import (
     ConflictError,
     NotFoundError,
     SerializationError,
+    TransactionError,
 )
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match
@@ -179,7 +180,9 @@ class View:
         The root view joins the thread's innermost open scope, or opens a
         transaction of its own for just this operation. ``writes=False``
         promises that the operation only reads (and locks), so that
-        transaction has nothing to make durable. A root-view operation may
+        transaction has nothing to make durable; any other is refused in a
+        read-only scope (:meth:`Backend.reading`) with ``TransactionError``,
+        before it runs. A root-view operation may
         run more than once before it commits (a group-committed batch runs
         again when one of its operations failed); the writes of its last run
         are the ones kept, so it must not act outside the transaction.
@@ -188,6 +191,10 @@ class View:
         scope = self._scope or backend.current_scope()
         if scope is None:
             return backend.run_alone(operation, writes=writes)
+        if writes and scope.read_only:
+            raise TransactionError(
+                "a write in a read-only scope (Backend.reading): open a transaction for it"
+            )
         return scope.run_on(operation, backend.driver)
 
     def run_read(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
@@ -616,7 +623,9 @@ class Records(_Handle):
         """Every revision ever written under ``key``, oldest first, with when it was written."""
         self._view.ensure_usable()
         key = validate_key(key)
-        rows = self._view.run(lambda ctx, driver: driver.record_history(ctx, self.resource, key))
+        rows = self._view.run(
+            lambda ctx, driver: driver.record_history(ctx, self.resource, key), writes=False
+        )
         return tuple(row.fresh() for row in rows)
 
 
@@ -658,7 +667,8 @@ class Streams(_Handle):
         validate_revision(after, "after")
         validate_limit(limit)
         rows = self._view.run(
-            lambda ctx, driver: driver.read_stream(ctx, self.resource, stream, after, limit)
+            lambda ctx, driver: driver.read_stream(ctx, self.resource, stream, after, limit),
+            writes=False,
         )
         return tuple(row.fresh() for row in rows)
 
@@ -666,7 +676,9 @@ class Streams(_Handle):
         """The current head (0 for a missing stream)."""
         self._view.ensure_usable()
         stream = validate_key(stream, "stream")
-        return self._view.run(lambda ctx, driver: driver.stream_head(ctx, self.resource, stream))
+        return self._view.run(
+            lambda ctx, driver: driver.stream_head(ctx, self.resource, stream), writes=False
+        )
 
     def delete(self, *, stream: str) -> None:
         """Remove the stream; it restarts at position 1."""
@@ -720,7 +732,9 @@ class Blobs(_Handle):
         """The blob; ``NotFoundError`` if missing."""
         self._view.ensure_usable()
         key = validate_key(key)
-        found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
+        found = self._view.run(
+            lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key), writes=False
+        )
         if found is None:
             raise NotFoundError(
                 f"blob not found: {self.resource.id}/{key}", resource=self.resource.id, key=key
@@ -731,7 +745,9 @@ class Blobs(_Handle):
         """Whether a blob is stored under ``key``."""
         self._view.ensure_usable()
         key = validate_key(key)
-        found = self._view.run(lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key))
+        found = self._view.run(
+            lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key), writes=False
+        )
         return found is not None
 
     def purge(self, *, key: str) -> Purge | None:
