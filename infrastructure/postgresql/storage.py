@@ -55,7 +55,6 @@ from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import Session
-from nenjim.infrastructure.storage.view import View
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,
@@ -236,24 +235,6 @@ class PostgresBackend(Backend):
         self.ensure_open()
         driver = self._postgres
         return driver.run_one(lambda session: operation(session, driver))
-
-    def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
-        """A root-view read of one statement, sent alone as a transaction of its own (no
-        ``BEGIN``, no ``COMMIT``: one round trip, not three) on a quiet connection, as
-        :meth:`reading` sends its statements; on another, in a transaction."""
-        self.ensure_open()
-        driver = self._postgres
-        with driver.reads() as session:
-            return operation(session, driver)
-
-    def reading(self) -> AbstractContextManager[View]:
-        """A scope for reads only whose statements are each sent alone, as a transaction of
-        its own (no ``BEGIN``, no ``COMMIT``: a read of two statements is two round trips,
-        not four); inside this thread's open transaction, a savepoint of it."""
-        if self.current_scope() is not None:
-            return super().reading()
-        driver = self._postgres
-        return self._scope(lambda _: driver.reads(), read_only=True)
 
     @property
     def schema(self) -> str:

@@ -33,7 +33,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -173,12 +173,6 @@ class SQLiteDriver(SqlDriver):
         # Its own error, if it failed this time, stays its own: raised, it would be
         # every item's, committed or not.
         return cast("_T", batch[0].result)
-
-    def read_alone(self, operation: Callable[[Session], _T]) -> _T:
-        """``operation``, one statement that only reads, on this thread's connection without
-        ``BEGIN`` or ``COMMIT``: SQLite runs it as a read transaction of its own."""
-        with self.reads() as session:
-            return operation(session)
 
     @contextmanager
     def reads(self) -> Iterator[Session]:
@@ -405,14 +399,6 @@ class SQLiteBackend(Backend):
         submitted = _Operation(lambda session: operation(session, driver))
         return cast("_T", driver.group.submit(submitted, driver.run_batch).outcome())
 
-    def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
-        """A root-view read of one statement, without the ``BEGIN IMMEDIATE`` and ``COMMIT``
-        of a transaction: in WAL mode its own read transaction sees the last commit, and
-        waits for no writer (two statements fewer, and no wait for the writer lock)."""
-        self.ensure_open()
-        driver = self._sqlite
-        return driver.read_alone(lambda session: operation(session, driver))
-
     def run_grouped(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` as one item of the group commit, in a scope of its own on the
         leader's connection (see :meth:`Backend.run_grouped`); inline in this thread's open
@@ -440,16 +426,6 @@ class SQLiteBackend(Backend):
             raise
         close_scope(stack, scope, None)
         return result
-
-    def reading(self) -> AbstractContextManager[View]:
-        """A scope for reads only whose statements are each a read transaction of their own
-        (:meth:`SQLiteDriver.reads`: no ``BEGIN IMMEDIATE``, no ``COMMIT``, no wait for the
-        writer lock or for this process's queued writes); inside this thread's open
-        transaction, a savepoint of it."""
-        if self.current_scope() is not None:
-            return super().reading()
-        driver = self._sqlite
-        return self._scope(lambda _: driver.reads(), read_only=True)
 
     def run_reading(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` in a :meth:`reading` scope, without the generator context

@@ -192,10 +192,14 @@ class Backend:
     def reading(self) -> AbstractContextManager[View]:
         """A scope for reads only, as :meth:`transaction` but for what it may skip: a
         backend may run each of its statements as a transaction of its own, all seeing
-        committed state as statements of a READ COMMITTED transaction do. A write in it
-        is refused with ``TransactionError`` before it runs (it could commit alone); a
-        transaction opened inside it may write."""
-        return self._scope(self._driver.transaction, read_only=True)
+        committed state as statements of a READ COMMITTED transaction do (its driver's
+        :meth:`~StorageDriver.reads`; inside this thread's open transaction, a savepoint of
+        it). A write in it is refused with ``TransactionError`` before it runs (it could
+        commit alone); a transaction opened inside it may write."""
+        if self.current_scope() is not None:
+            return self._scope(self._driver.transaction, read_only=True)
+        driver = self._driver
+        return self._scope(lambda _: driver.reads(), read_only=True)
 
     def run_reading(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` in a :meth:`reading` scope, queued behind this process's writes
@@ -241,9 +245,12 @@ class Backend:
         """One root-view read (``read_record``, ``scan_records`` or ``scan_record_keys`` of
         the driver, each one statement of the SQL drivers) outside any transaction of this
         thread. A backend may send it without a transaction around it: one statement reads
-        what was committed when it started, as it would first in a transaction. By default
-        :meth:`run_alone` with ``writes=False``."""
-        return self.run_alone(operation, writes=False)
+        what was committed when it started, as it would first in a transaction: it runs in
+        the driver's :meth:`~StorageDriver.reads`."""
+        self.ensure_open()
+        driver = self._driver
+        with driver.reads() as context:
+            return operation(context, driver)
 
     def run_in_transaction(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` inside one transaction; returns its value."""

@@ -75,6 +75,12 @@ class StorageDriver(ABC, Generic[ContextT]):
         exit and rolls back on any exception, re-raising it unchanged.
         """
 
+    def reads(self) -> AbstractContextManager[ContextT]:
+        """A context for reads only, outside any transaction of the thread. A driver may
+        run each of its statements as a transaction of its own, each seeing what was
+        committed when it started; by default it is a transaction."""
+        return self.transaction(None)
+
     def close(self) -> None:
         """Release connections and files."""
 

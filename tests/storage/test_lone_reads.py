@@ -161,13 +161,3 @@ def test_a_read_scope_waits_for_no_writer(durable_store_url: str, backend: Backe
         assert after.revision == 1
     finally:
         other.close()
-
-
-def test_a_transaction_inside_a_read_scope_commits_its_writes(backend: Backend) -> None:
-    with backend.reading() as view:
-        with backend.transaction() as inner:
-            inner.records(WORKFLOW_STATES).insert(
-                key="inner", revision=0, attributes={}, record=_record("i")
-            )
-        assert view.records(WORKFLOW_STATES).read("inner") is not None
-    assert backend.view.records(WORKFLOW_STATES).read("inner") is not None
