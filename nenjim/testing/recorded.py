@@ -20,7 +20,7 @@ from nenjim.infrastructure.log.transfer import (
     LoggedEvent,
     LogSection,
 )
-from nenjim.infrastructure.storage import purge
+from nenjim.infrastructure.storage import BlobEntry, purge
 from nenjim.infrastructure.storage.sql import events as storage_events
 from nenjim.infrastructure.storage.sql.dialect import dumps
 from nenjim.journal.impl.ref.log import JournalLog
@@ -174,7 +174,8 @@ def _stored(topic: str, state: Mapping[str, Any]) -> bytes:
     data = state["data"]
     if isinstance(data, str):
         data = base64.b64decode(data, validate=True)
-    return storage_events.blob_put_state(state["resource"], state["key"], state["attributes"], data)
+    blob = BlobEntry(state["key"], data, state["attributes"])
+    return storage_events.blob_state(state["resource"], blob)
 
 
 def _originator(topic: str, state: Mapping[str, Any]) -> UUID:

@@ -29,6 +29,7 @@ from nenjim.infrastructure.storage import (
     AppendEntry,
     Backend,
     BlobConflictError,
+    BlobEntry,
     ConflictError,
     DurableRecord,
     SerializationError,
@@ -765,7 +766,7 @@ def test_a_damaged_blob_put_is_refused_by_fetch_and_found_by_the_audit(
 
 def test_a_blob_whose_put_event_names_another_key_is_refused_by_fetch(store: Store) -> None:
     log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
-    other = events.blob_put_state(CONTENT_BLOBS.id, "other", {}, BLOB_DATA)
+    other = events.blob_state(CONTENT_BLOBS.id, BlobEntry("other", BLOB_DATA))
     store.set_event_state(log_stream, 1, other)
     with pytest.raises(SerializationError, match="the newest event of its log stream is not"):
         store.backend.view.blobs(CONTENT_BLOBS).fetch("blob")

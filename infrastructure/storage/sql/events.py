@@ -338,15 +338,10 @@ def blob_state(resource_id: str, blob: BlobEntry) -> bytes:
     """The state of a blob put: a JSON header (resource, key, attributes and the number of
     bytes), a newline, then the bytes as they are. This is the one copy of a blob's bytes:
     its ``storage_blobs`` row holds none (:mod:`~nenjim.infrastructure.storage.sql.blobs`)."""
-    return blob_put_state(resource_id, blob.key, blob.attributes, blob.data)
-
-
-def blob_put_state(resource_id: str, key: str, attributes: Mapping[str, Any], data: bytes) -> bytes:
-    """:func:`blob_state` of a blob given by its parts."""
     header = {
         "resource": resource_id,
-        "key": key,
-        "attributes": dict(attributes),
-        "size": len(data),
+        "key": blob.key,
+        "attributes": dict(blob.attributes),
+        "size": len(blob.data),
     }
-    return dumps(header).encode("utf-8") + b"\n" + data
+    return dumps(header).encode("utf-8") + b"\n" + blob.data
