@@ -395,6 +395,9 @@ class InMemoryDriver(StorageDriver[_State]):
     def fetch_blob(self, ctx: _State, resource: Resource, key: str) -> BlobEntry | None:
         return ctx.blobs.get(resource.id, {}).get(key)
 
+    def blob_exists(self, ctx: _State, resource: Resource, key: str) -> bool:
+        return key in ctx.blobs.get(resource.id, {})
+
     def purge_blob(self, ctx: _State, resource: Resource, key: str) -> Purge | None:
         blobs = ctx.blobs.get(resource.id, {})
         if key in blobs:

@@ -253,6 +253,10 @@ class StorageDriver(ABC, Generic[ContextT]):
         """The stored blob, or ``None``."""
 
     @abstractmethod
+    def blob_exists(self, ctx: ContextT, resource: Resource, key: str) -> bool:
+        """Whether a blob is stored under ``key`` (its bytes are not read)."""
+
+    @abstractmethod
     def purge_blob(self, ctx: ContextT, resource: Resource, key: str) -> Purge | None:
         """Delete the blob and purge its bytes from the log; ``None`` if the log held none.
         A later put of the key stores it anew."""

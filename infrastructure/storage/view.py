@@ -745,10 +745,9 @@ class Blobs(_Handle):
         """Whether a blob is stored under ``key``."""
         self._view.ensure_usable()
         key = validate_key(key)
-        found = self._view.run(
-            lambda ctx, driver: driver.fetch_blob(ctx, self.resource, key), writes=False
+        return self._view.run(
+            lambda ctx, driver: driver.blob_exists(ctx, self.resource, key), writes=False
         )
-        return found is not None
 
     def purge(self, *, key: str) -> Purge | None:
         """Delete the blob and erase its bytes from the log, leaving a stub and a marker as

@@ -781,6 +781,19 @@ def test_a_blob_row_whose_put_event_is_gone_is_refused_by_fetch(store: Store) ->
         store.backend.view.blobs(CONTENT_BLOBS).fetch("blob")
 
 
+def test_whether_a_blob_exists_reads_its_row_not_its_bytes(store: Store) -> None:
+    """``exists`` reads the blob's row only: its put event, which holds the bytes, is
+    neither read nor checked (a fetch is what finds it gone)."""
+    log_stream = events.blob_stream(CONTENT_BLOBS.id, "blob")
+    store.execute(
+        "DELETE FROM storage_events WHERE originator_id = ?", (store.originator(log_stream),)
+    )
+    blobs = store.backend.view.blobs(CONTENT_BLOBS)
+    assert (blobs.exists("blob"), blobs.exists("other")) == (True, False)
+    with pytest.raises(SerializationError, match="has no bytes"):
+        blobs.fetch("blob")
+
+
 def test_events_of_resources_outside_the_list_are_findings_in_the_log(store: Store) -> None:
     report = audit_store(store.url, [ROOTS, WORKFLOW_STATES])
     assert sorted(report.lines()) == [

@@ -120,6 +120,12 @@ def fetch(session: Session, resource: Resource, key: str) -> BlobEntry | None:
     return codec.blob_row(resource, key, data, session.dialect.load_json(attributes))
 
 
+def exists(session: Session, resource: Resource, key: str) -> bool:
+    """Whether the blob's row is stored (its bytes, in the row or the log, are not read)."""
+    found = session.one("SELECT 1 FROM {blobs} WHERE resource = ? AND key = ?", (resource.id, key))
+    return found is not None
+
+
 def _logged_bytes(resource_id: str, key: str, state: bytes | memoryview) -> bytes:
     """The bytes of blob ``key`` its put event's ``state`` holds."""
     found = events.decode_blob(state)

@@ -190,6 +190,10 @@ class SqlDriver(StorageDriver[Session]):
         records.lock_guards(ctx)
         return blobs.fetch(ctx, resource, key)
 
+    def blob_exists(self, ctx: Session, resource: Resource, key: str) -> bool:
+        records.lock_guards(ctx)
+        return blobs.exists(ctx, resource, key)
+
     def purge_blob(self, ctx: Session, resource: Resource, key: str) -> Purge | None:
         records.lock_guards(ctx)
         return blobs.purge(ctx, resource, key)
