@@ -9,11 +9,10 @@ so all writes under one anchor serialise while other anchors proceed.
 
 Nothing is retried or relabelled: a dropped connection, a deadlock or an
 unknown commit outcome surfaces as the raw ``psycopg`` error. A connection
-that broke is discarded when its scope ends. A transaction's ``BEGIN`` goes
-out with its first statement, in one pipeline (one round trip), and is also
-the check of the connection it took: if the connection is dead, nothing was
-committed on it, so it goes back to the pool, which replaces it, and both
-are sent again on the next idle one at once. A root-view
+that broke is discarded when its scope ends. A transaction's ``BEGIN`` is
+also the check of the connection it took, at no extra round trip: if the
+connection is dead, nothing has run on it yet, so it goes back to the pool,
+which replaces it, and the next idle one is tried at once. A root-view
 operation whose one statement is all it writes sends that statement alone,
 as a transaction of its own (no ``BEGIN``, no ``COMMIT``), on a connection
 the server has said nothing on since its last answer; otherwise it begins
@@ -122,14 +121,12 @@ class PostgresDriver(SqlDriver):
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
         if outer is not None:
-            if isinstance(outer, _PooledSession):
-                outer.begin()  # a savepoint needs the transaction it is inside
             with outer.connection.transaction():
                 yield outer.nested()
             return
         session = _PooledSession(self._checked_pool(), self.dialect)
-        session.in_transaction = True
         try:
+            session.begin()
             yield session
         except BaseException as error:
             session.end(error)
@@ -281,15 +278,14 @@ class _PooledSession(Session):
     (or at :meth:`begin`); :meth:`end` commits it (rolls it back after an error) and
     gives the connection back.
 
-    ``BEGIN`` travels with the first statement, in the first round trip on the
-    connection, so a dead one fails there before anything was committed: it goes back to
-    the pool to be replaced and the next is tried at once, without sleeping, within the
-    pool's ``timeout`` in all (then ``PoolTimeout``). A statement sent alone
-    (:meth:`alone`) before the transaction began is a transaction of its own (the
-    connection is in autocommit mode): it is sent so only on a connection that is quiet,
-    i.e. the server sent nothing since its last answer (a server that ended the session
-    sends its reason, then closes; both make the socket readable). Any other goes
-    through ``BEGIN`` first.
+    ``BEGIN`` is the first round trip on the connection, so a dead one fails there
+    before anything ran: it goes back to the pool to be replaced and the next is tried
+    at once, without sleeping, within the pool's ``timeout`` in all (then
+    ``PoolTimeout``). A statement sent alone (:meth:`alone`) before the transaction
+    began is a transaction of its own (the connection is in autocommit mode): it is
+    sent so only on a connection that is quiet, i.e. the server sent nothing since its
+    last answer (a server that ended the session sends its reason, then closes; both
+    make the socket readable). Any other goes through ``BEGIN`` first.
     """
 
     def __init__(self, pool: ConnectionPool[StorageConnection], dialect: Dialect) -> None:
@@ -298,8 +294,6 @@ class _PooledSession(Session):
         self._began: Any = None
         self.unbegun = False
         """Whether statements are sent without a transaction (a quiet connection's reads)."""
-        self.in_transaction = False
-        """Whether every statement belongs to one transaction (none is sent alone)."""
         super().__init__(_checked_out(pool, self._deadline), dialect)
 
     def begin(self) -> None:
@@ -307,44 +301,18 @@ class _PooledSession(Session):
         is dead)."""
         while self._began is None:
             connection = self.connection
-            began = psycopg.Transaction(connection)
             try:
+                began = connection.transaction()
                 began.__enter__()
             except psycopg.OperationalError:
                 if not connection.broken:
                     raise
-                self._replace(connection)
+                # The pool discards a broken connection and opens another.
+                self.connection = None
+                self._pool.putconn(connection)
+                self.connection = _checked_out(self._pool, self._deadline)
                 continue
             self._began = began
-
-    def _begin_with(self, template: str, params: Sequence[object]) -> Any:
-        """Begin the transaction with its first statement: ``BEGIN`` and the statement go
-        out in one pipeline, one round trip. A dead connection fails there before anything
-        was committed, so both are sent again on the next one."""
-        while True:
-            connection = self.connection
-            began = psycopg.Transaction(connection)
-            try:
-                with connection.pipeline():
-                    began.__enter__()
-                    cursor = super().send(template, params)
-            except psycopg.OperationalError:
-                if not connection.broken:
-                    self._began = began
-                    raise
-                self._replace(connection)
-                continue
-            except BaseException:
-                self._began = began  # rolled back at the end of the session
-                raise
-            self._began = began
-            return cursor
-
-    def _replace(self, connection: StorageConnection) -> None:
-        """Give back a broken connection (the pool discards it) and take the next one."""
-        self.connection = None
-        self._pool.putconn(connection)
-        self.connection = _checked_out(self._pool, self._deadline)
 
     def end(self, error: BaseException | None) -> None:
         """Commit the transaction if it began (roll it back after ``error``), then give the
@@ -360,8 +328,8 @@ class _PooledSession(Session):
                 self._pool.putconn(self.connection)
 
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
-        if self._began is None and not self.unbegun:
-            return self._begin_with(template, params)
+        if not self.unbegun:
+            self.begin()
         return super().send(template, params)
 
     def pipeline(self) -> AbstractContextManager[Any]:
@@ -376,7 +344,7 @@ class _PooledSession(Session):
         self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
     ) -> Any:
         connection: StorageConnection = self.connection
-        if self._began is None and not self.in_transaction and connection.quiet():
+        if self._began is None and connection.quiet():
             # Autocommit: its own transaction. Its caller reads it at once (see above).
             text = self._texts.get(template) or self.dialect.sql(template)
             return connection.alone_cursor().execute(text, params)

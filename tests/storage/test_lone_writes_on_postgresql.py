@@ -92,23 +92,21 @@ def test_operations_of_several_statements_still_run_in_one_transaction(
     backend.view.records(ROOTS).insert(key="owner", revision=0, attributes={}, record=_record("o"))
     sent.clear()
     backend.view.check(guards=[GuardRef(ROOTS, "owner")], conditions=[])
-    # BEGIN goes out with the transaction's first statement: one round trip.
-    assert sent == ["PIPELINE", "BEGIN", "SELECT", "SYNC"]
+    assert sent == ["BEGIN", "SELECT"]
     sent.clear()
     with backend.transaction() as view:  # a write of a scope is one of its statements
         view.records(WORKFLOW_STATES).insert(
             key="k", revision=0, attributes={}, record=_record("0")
         )
-    assert sent == ["PIPELINE", "BEGIN", "WITH", "SYNC"]
+    assert sent == ["BEGIN", "WITH"]
 
 
 def test_a_lone_write_does_not_go_out_on_a_connection_the_server_ended(
     backend: PostgresBackend, postgres_url: str
 ) -> None:
     """Its statement would fail there (having written nothing, or having written it:
-    the client cannot tell); it goes through ``BEGIN``, sent with it, which finds the
-    connection dead before anything was committed, and the pool's next connection takes
-    both."""
+    the client cannot tell); it goes through ``BEGIN``, which finds the connection dead
+    before anything ran, and the pool's next connection takes it."""
     states = backend.view.records(WORKFLOW_STATES)
     states.insert(key="before", revision=0, attributes={}, record=_record("0"))
     end_pool_sessions(postgres_url, backend.schema)
@@ -191,11 +189,7 @@ def test_lone_writes_on_one_connection_share_a_cursor_and_each_reads_its_own_ans
     execute = psycopg.Cursor.execute
 
     def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        info = cursor.connection.info
-        if (info.transaction_status, info.pipeline_status) == (
-            psycopg.pq.TransactionStatus.IDLE,
-            psycopg.pq.PipelineStatus.OFF,
-        ):
+        if cursor.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             cursors.add(id(cursor))  # a statement sent alone: no transaction is open
         return execute(cursor, query, *args, **kwargs)
 

@@ -72,13 +72,12 @@ def test_a_reading_scope_inside_a_transaction_is_part_of_it(backend: PostgresBac
 def test_a_reading_scope_does_not_read_on_a_connection_the_server_ended(
     backend: PostgresBackend, postgres_url: str, sent: list[str]
 ) -> None:
-    """It begins a transaction instead, whose ``BEGIN``, sent with the first read, finds
-    the connection dead before anything was committed; the pool's next connection takes
-    the reads."""
+    """It begins a transaction instead, whose ``BEGIN`` finds the connection dead before
+    anything ran; the pool's next connection takes the reads."""
     end_pool_sessions(postgres_url, backend.schema)
     sent.clear()
     with backend.reading() as view:
         row = view.records(WORKFLOW_STATES).read("k")
     assert row is not None
     assert row.record == _record("stored")
-    assert sent[:3] == ["PIPELINE", "BEGIN", "SELECT"]
+    assert sent[0] == "BEGIN"

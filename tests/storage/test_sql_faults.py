@@ -157,10 +157,8 @@ def test_pool_replaces_an_idle_connection_that_was_dropped(
         idle = _backend_pid(backend)
     _terminate(postgres_url, idle)
     with backend.transaction() as view:
-        # The transaction's first statement carries its BEGIN: the dead connection fails
-        # there, before anything was committed, and the statement goes out on the next.
-        view.records(WORKFLOW_STATES).insert(key="wf", revision=1, attributes={}, record=_record())
         assert _backend_pid(backend) != idle
+        view.records(WORKFLOW_STATES).insert(key="wf", revision=1, attributes={}, record=_record())
     assert backend.view.records(WORKFLOW_STATES).fetch("wf").revision == 1
 
 

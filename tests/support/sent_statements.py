@@ -1,13 +1,10 @@
 """What a PostgreSQL connection sends, seen from the client (the first word of each
-statement, ``BEGIN`` for each transaction and the bounds of each pipeline; the statements
-still reach the server), and
+statement and ``BEGIN`` for each transaction; the statements still reach the server), and
 the server ending a store's pooled sessions under it."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -18,35 +15,20 @@ def record_statements(
     monkeypatch: pytest.MonkeyPatch, executor: type[psycopg.Connection[Any] | psycopg.Cursor[Any]]
 ) -> list[str]:
     """From now on, the first word of every statement ``executor`` (``psycopg.Connection``
-    or ``psycopg.Cursor``) executes; ``BEGIN`` for every transaction a connection begins
-    (``SAVEPOINT`` for one nested in another); and ``PIPELINE`` and ``SYNC`` around the
-    statements a pipeline sends together (one round trip)."""
+    or ``psycopg.Cursor``) executes, and ``BEGIN`` for every transaction a connection begins."""
     words: list[str] = []
-    execute, enter, pipeline = (
-        executor.execute,
-        psycopg.Transaction.__enter__,
-        psycopg.Connection.pipeline,
-    )
+    execute, transaction = executor.execute, psycopg.Connection.transaction
 
     def recorded(sender: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         words.append(str(query).split()[0])
         return execute(sender, query, *args, **kwargs)
 
-    def begun(transaction: psycopg.Transaction) -> Any:
-        outer = transaction.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        words.append("BEGIN" if outer else "SAVEPOINT")
-        return enter(transaction)
-
-    @contextmanager
-    def piped(connection: psycopg.Connection[Any]) -> Iterator[Any]:
-        words.append("PIPELINE")
-        with pipeline(connection) as block:
-            yield block
-        words.append("SYNC")
+    def begun(connection: Any, *args: Any, **kwargs: Any) -> Any:
+        words.append("BEGIN")
+        return transaction(connection, *args, **kwargs)
 
     monkeypatch.setattr(executor, "execute", recorded)
-    monkeypatch.setattr(psycopg.Transaction, "__enter__", begun)
-    monkeypatch.setattr(psycopg.Connection, "pipeline", piped)
+    monkeypatch.setattr(psycopg.Connection, "transaction", begun)
     return words
 
 
