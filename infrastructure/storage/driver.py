@@ -252,9 +252,10 @@ class StorageDriver(ABC, Generic[ContextT]):
     def fetch_blob(self, ctx: ContextT, resource: Resource, key: str) -> BlobEntry | None:
         """The stored blob, or ``None``."""
 
-    @abstractmethod
     def blob_exists(self, ctx: ContextT, resource: Resource, key: str) -> bool:
-        """Whether a blob is stored under ``key`` (its bytes are not read)."""
+        """Whether a blob is stored under ``key``. This default fetches the blob; a driver
+        that can answer without reading the bytes overrides it."""
+        return self.fetch_blob(ctx, resource, key) is not None
 
     @abstractmethod
     def purge_blob(self, ctx: ContextT, resource: Resource, key: str) -> Purge | None:
