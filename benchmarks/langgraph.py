@@ -6,8 +6,9 @@ thread on its own LangGraph thread id:
 
 - ``put``: the next checkpoint of a growing thread (parent = the previous
   one), with a LangGraph-shaped state: ``messages`` (~0.5 kB, new every
-  step), ``count`` (new every step), ``context`` (~2 kB, never changes) and
-  a branch channel; versions in LangGraph's string form;
+  step), ``count`` (new every step), ``context`` (~2 kB, written at the
+  first step only: its version stays, as LangGraph keeps an unwritten
+  channel's) and a branch channel; versions in LangGraph's string form;
 - ``put_writes``: a task's two writes (a message and a count) against the
   thread's checkpoint, a new task id each call;
 - ``get_tuple``: the newest checkpoint of a thread of 20 (no checkpoint id,
@@ -94,6 +95,10 @@ def _version(counter: int) -> str:
     return f"{counter:032}.{_RANDOM.random():016}"
 
 
+_CONTEXT_VERSION = _version(1)
+"""The version of the channel no step writes after the first: one for every checkpoint."""
+
+
 def _message(index: int) -> dict[str, Any]:
     return {"role": "assistant" if index % 2 else "user", "content": f"message {index} " * 8}
 
@@ -103,7 +108,7 @@ def _checkpoint(step: int) -> tuple[Checkpoint, dict[str, Any]]:
     versions = {
         "messages": _version(step + 1),
         "count": _version(step + 1),
-        "context": _version(1),
+        "context": _CONTEXT_VERSION,
         "branch:to:agent": _version(step + 1),
     }
     checkpoint: Checkpoint = {
@@ -124,7 +129,10 @@ def _checkpoint(step: int) -> tuple[Checkpoint, dict[str, Any]]:
         },
         "updated_channels": ["messages", "count", "branch:to:agent"],
     }
-    new = {name: versions[name] for name in ("messages", "count", "branch:to:agent")}
+    # As LangGraph's: a channel's version changes only when it is written ("context" at
+    # the first step), and new_versions names the channels written.
+    written = ("messages", "count", "branch:to:agent", *(("context",) if step == 0 else ()))
+    new = {name: versions[name] for name in written}
     return checkpoint, new
 
 
