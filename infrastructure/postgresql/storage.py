@@ -18,8 +18,9 @@ as a transaction of its own (no ``BEGIN``, no ``COMMIT``), on a connection
 the server has said nothing on since its last answer; otherwise it begins
 a transaction as every other operation does. A root-view read of one
 statement (a row, a scan, a scan's keys) is sent alone in the same way. The
-statements a connection sends alone go through one cursor it keeps, which
-keeps psycopg's adapters between them. (The pool's own
+statements whose answer is read at once (those sent alone among them) go
+through a cursor the connection keeps for each statement text, which keeps
+psycopg's adapters between them. (The pool's own
 ``check=`` hook is not used: it costs a round trip per checkout, and after a
 failed check it sleeps with exponential backoff, 1 s, 2 s, 4 s, ..., before
 looking again, so a burst of dropped connections stalled every writer for
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import select
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -54,7 +56,7 @@ from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.sql import SqlDriver, schema
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
-from nenjim.infrastructure.storage.sql.session import Session
+from nenjim.infrastructure.storage.sql.session import Row, Session
 from nenjim.infrastructure.store.urls import (
     POSTGRES_CONNINFO,
     StoreLocation,
@@ -242,24 +244,36 @@ class PostgresBackend(Backend):
         return self._postgres.settings.schema
 
 
+KEPT_CURSORS = 64
+"""How many statement texts a pooled connection keeps a cursor for."""
+
+
 class StorageConnection(psycopg.Connection[Any]):
     """A pooled connection that keeps, for as long as it lives, what every operation on it
-    would otherwise make again: the cursor of the statements sent alone, and the poll that
-    tells whether the server sent anything since its last answer.
+    would otherwise make again: a cursor for each statement text whose answer is read at
+    once, and the poll that tells whether the server sent anything since its last answer.
 
     A cursor that runs the same query text again keeps its adapters (psycopg makes them
     anew for each new cursor, and each new query text): for a one-entry append, whose
     arrays need the most of them, that is about a third of the client's instructions.
     """
 
-    _alone: psycopg.Cursor[Any] | None = None
+    _cursors: OrderedDict[str, psycopg.Cursor[Any]] | None = None
     _readable: select.poll | None = None
 
-    def alone_cursor(self) -> psycopg.Cursor[Any]:
-        """The cursor of the statements sent alone: its results are read before the next."""
-        cursor = self._alone
+    def statement_cursor(self, text: str) -> psycopg.Cursor[Any]:
+        """The cursor this connection runs ``text`` on when its answer is read before the
+        connection sends anything else (the most recently used ``KEPT_CURSORS`` texts)."""
+        cursors = self._cursors
+        if cursors is None:
+            cursors = self._cursors = OrderedDict()
+        cursor = cursors.get(text)
         if cursor is None:
-            cursor = self._alone = self.cursor()
+            cursor = cursors[text] = self.cursor()
+            if len(cursors) > KEPT_CURSORS:
+                cursors.popitem(last=False)
+        else:
+            cursors.move_to_end(text)
         return cursor
 
     def quiet(self) -> bool:
@@ -345,10 +359,63 @@ class _PooledSession(Session):
     ) -> Any:
         connection: StorageConnection = self.connection
         if self._began is None and connection.quiet():
-            # Autocommit: its own transaction. Its caller reads it at once (see above).
+            # Autocommit: its own transaction (see above).
             text = self._texts.get(template) or self.dialect.sql(template)
-            return connection.alone_cursor().execute(text, params)
-        return self.send(in_transaction or template, params)
+            return _Answer(connection.statement_cursor(text).execute(text, params))
+        return _Answer(self._answered(in_transaction or template, params))
+
+    def execute(self, template: str, params: Sequence[object] = ()) -> int:
+        cursor = self._answered(template, params)
+        rowcount: int = cursor.rowcount
+        _release(cursor)
+        return rowcount
+
+    def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
+        cursor = self._answered(template, params)
+        row: Row | None = cursor.fetchone()
+        _release(cursor)
+        return row
+
+    def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
+        cursor = self._answered(template, params)
+        rows: list[Row] = cursor.fetchall()
+        _release(cursor)
+        return rows
+
+    def _answered(self, template: str, params: Sequence[object]) -> Any:
+        """:meth:`send`, for a statement whose answer is read before the next is sent: on
+        the connection's cursor for its text (outside a pipeline, where answers wait)."""
+        if not self.unbegun:
+            self.begin()
+        connection: StorageConnection = self.connection
+        if connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
+            return super().send(template, params)
+        text = self._texts.get(template) or self.dialect.sql(template)
+        return connection.statement_cursor(text).execute(text, params)
+
+
+class _Answer:
+    """A statement's answer, read off its cursor (which lets go of it): its ``rowcount``
+    and, for a statement that returns rows, ``fetchall()``."""
+
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+        self.rowcount: int = cursor.rowcount
+        self._rows: list[Row] = cursor.fetchall() if cursor.description is not None else []
+        _release(cursor)
+
+    def fetchall(self) -> list[Row]:
+        """The rows the statement returned."""
+        return self._rows
+
+
+def _release(cursor: psycopg.Cursor[Any]) -> None:
+    """Let go of what ``cursor`` holds of the statement it ran, its parameters and its
+    result (a blob's bytes, a scan's rows), once they were read: a kept cursor would hold
+    them until its text runs again. Its adapters stay; psycopg's ``_reset`` is the one
+    call that drops exactly the rest."""
+    cursor._reset()
 
 
 def _checked_out(pool: ConnectionPool[StorageConnection], deadline: float) -> StorageConnection:

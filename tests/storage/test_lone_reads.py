@@ -33,7 +33,7 @@ def statements(durable_store_url: str, monkeypatch: pytest.MonkeyPatch) -> list[
     transaction control included; on PostgreSQL every one, and ``BEGIN`` for each
     transaction a connection begins."""
     if durable_store_url.startswith("postgresql"):
-        return record_statements(monkeypatch, psycopg.Connection)
+        return record_statements(monkeypatch, psycopg.Cursor)
     sent: list[str] = []
     connect = SQLiteDriver._connect
 

@@ -175,22 +175,23 @@ def test_an_insert_whose_version_a_racing_delete_took_is_refused_whole(
     assert [entry.revision for entry in executions.history("run")] == [0]
 
 
-def test_lone_writes_on_one_connection_share_a_cursor_and_each_reads_its_own_answer(
+def test_lone_writes_on_one_connection_keep_a_cursor_per_statement_and_read_their_own_answer(
     postgres_schema_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The connection keeps one cursor for the statements it sends alone (outside any
+    """The connection keeps a cursor for each statement text it sends alone (outside any
     transaction): each operation reads the answer to its own statement, a refused one's
     included, never its predecessor's."""
     backend = PostgresBackend(
         [ROOTS, JOURNAL, WORKFLOW_STATES],
         postgres_schema_url.replace("max_overflow=7", "max_overflow=0"),
     )
-    cursors: set[int] = set()
+    cursors: set[tuple[int, str]] = set()
     execute = psycopg.Cursor.execute
 
     def recorded(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         if cursor.connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-            cursors.add(id(cursor))  # a statement sent alone: no transaction is open
+            # A statement sent alone: no transaction is open.
+            cursors.add((id(cursor), str(query)))
         return execute(cursor, query, *args, **kwargs)
 
     monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
@@ -219,7 +220,9 @@ def test_lone_writes_on_one_connection_share_a_cursor_and_each_reads_its_own_ans
             stream="s", expected_head=1, entries=[AppendEntry("b", _record("b"))]
         )
         assert [entry.position for entry in appended] == [2]
-        assert len(cursors) == 1
+        texts = {text for _, text in cursors}
+        assert len(texts) >= 3  # the inserts, the append and the replace
+        assert len(cursors) == len(texts) == len({cursor for cursor, _ in cursors})
         assert states.fetch("k").record == _record("1")
         assert [entry.id for entry in journal.read(stream="s")] == ["a", "b"]
     finally:

@@ -37,7 +37,7 @@ def backend(postgres_backend: PostgresBackend) -> PostgresBackend:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first word of every statement a connection sends, and ``BEGIN`` for every
     transaction a connection begins."""
-    return record_statements(monkeypatch, psycopg.Connection)
+    return record_statements(monkeypatch, psycopg.Cursor)
 
 
 def test_reads_of_a_reading_scope_are_sent_alone(backend: PostgresBackend, sent: list[str]) -> None:

@@ -213,6 +213,13 @@ def insert(session: Session, layout: Layout, resource: Resource, entry: RecordEn
             lock_anchor(session, anchor)
         _inserted(resource, entry, inserted, written)
         return entry
+    if dialect.insert_row is not None and not session.guards:
+        # One statement, the row and its event: no pipeline to send it with others.
+        with _UniqueViolations(layout, resource):
+            answer = session.one(dialect.insert_row, (*row, *event))
+        assert answer is not None  # the statement's one row of counts
+        _inserted(resource, entry, answer[0], answer[1])
+        return entry
     with _UniqueViolations(layout, resource), session.pipeline():
         guards = send_guards(session)
         if dialect.insert_row is not None:  # the row and its event in one statement

@@ -76,9 +76,10 @@ class Session:
     def alone(
         self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
     ) -> Any:
-        """Run the one statement that is all of an operation's writes and checks; its cursor
+        """Run the one statement that is all of an operation's writes and checks; its answer
         (``rowcount``, ``fetchall()``), to be read before the session's next statement (a
-        backend may send every such statement on one cursor of the connection). A session
+        backend may run such statements on cursors it keeps and hand back the answer read
+        off them). A session
         whose transaction has not begun yet may send ``template`` as a transaction of its
         own, so it must write all or nothing whatever it meets. Here the transaction is
         open: ``in_transaction`` (a statement of the same parameters that may leave misses
