@@ -39,16 +39,20 @@ TIMEOUT = 120
 _HOOKS = {
     # Kill after the third stub of the fifth purge is written: the purge is half done.
     "among the stubs": """
+        from nenjim.infrastructure.postgresql import storage as _postgresql
         from nenjim.infrastructure.storage.sql import session as _session
-        _execute = _session.Session.execute
         _stubs = [0]
-        def execute(self, template, params=()):
-            if template.startswith("UPDATE {events} SET topic"):
-                _stubs[0] += 1
-                if _stubs[0] == 4 * 4 + 3:
-                    os.kill(os.getpid(), signal.SIGKILL)
-            return _execute(self, template, params)
-        _session.Session.execute = execute
+        def counted(execute):
+            def counting(self, template, params=()):
+                if template.startswith("UPDATE {events} SET topic"):
+                    _stubs[0] += 1
+                    if _stubs[0] == 4 * 4 + 3:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                return execute(self, template, params)
+            return counting
+        # A PostgreSQL session runs execute() its own way (on a kept cursor).
+        for _kind in (_session.Session, _postgresql._PooledSession):
+            _kind.execute = counted(_kind.execute)
     """,
     # Kill once the sixth purge's marker is in, before its transaction commits.
     "after the marker": """
