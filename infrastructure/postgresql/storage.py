@@ -360,62 +360,63 @@ class _PooledSession(Session):
         connection: StorageConnection = self.connection
         if self._began is None and connection.quiet():
             # Autocommit: its own transaction (see above).
-            text = self._texts.get(template) or self.dialect.sql(template)
-            return _Answer(connection.statement_cursor(text).execute(text, params))
-        return _Answer(self._answered(in_transaction or template, params))
+            return _read_kept(connection, self.text(template), params, _Answer)
+        return self._read(in_transaction or template, params, _Answer)
 
     def execute(self, template: str, params: Sequence[object] = ()) -> int:
-        cursor = self._answered(template, params)
-        rowcount: int = cursor.rowcount
-        _release(cursor)
+        rowcount: int = self._read(template, params, lambda cursor: cursor.rowcount)
         return rowcount
 
     def one(self, template: str, params: Sequence[object] = ()) -> Row | None:
-        cursor = self._answered(template, params)
-        row: Row | None = cursor.fetchone()
-        _release(cursor)
+        row: Row | None = self._read(template, params, lambda cursor: cursor.fetchone())
         return row
 
     def all(self, template: str, params: Sequence[object] = ()) -> list[Row]:
-        cursor = self._answered(template, params)
-        rows: list[Row] = cursor.fetchall()
-        _release(cursor)
+        rows: list[Row] = self._read(template, params, lambda cursor: cursor.fetchall())
         return rows
 
-    def _answered(self, template: str, params: Sequence[object]) -> Any:
-        """:meth:`send`, for a statement whose answer is read before the next is sent: on
-        the connection's cursor for its text (outside a pipeline, where answers wait)."""
+    def _read(self, template: str, params: Sequence[object], read: Callable[[Any], _T]) -> _T:
+        """``read`` of the cursor of a statement whose answer is read before the next is
+        sent: on the connection's cursor for its text (outside a pipeline, where answers
+        wait: a cursor of its own)."""
         if not self.unbegun:
             self.begin()
         connection: StorageConnection = self.connection
         if connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
-            return super().send(template, params)
-        text = self._texts.get(template) or self.dialect.sql(template)
-        return connection.statement_cursor(text).execute(text, params)
+            return read(super().send(template, params))
+        return _read_kept(connection, self.text(template), params, read)
+
+
+def _read_kept(
+    connection: StorageConnection,
+    text: str,
+    params: Sequence[object],
+    read: Callable[[psycopg.Cursor[Any]], _T],
+) -> _T:
+    """``read`` of the answer to ``text``, run on the connection's cursor for it; then the
+    cursor lets go of the statement's parameters and answer, whether it succeeded or not
+    (a kept cursor would hold them, a blob's bytes or a scan's rows, until its text runs
+    again)."""
+    cursor = connection.statement_cursor(text)
+    try:
+        return read(cursor.execute(text, params))
+    finally:
+        cursor._reset()  # psycopg's one call that drops exactly these, not the adapters
 
 
 class _Answer:
-    """A statement's answer, read off its cursor (which lets go of it): its ``rowcount``
-    and, for a statement that returns rows, ``fetchall()``."""
+    """A statement's answer, read off its cursor: its ``rowcount`` and, for a statement
+    that returns rows, ``fetchall()``."""
 
     __slots__ = ("_rows", "rowcount")
 
     def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
         self.rowcount: int = cursor.rowcount
         self._rows: list[Row] = cursor.fetchall() if cursor.description is not None else []
-        _release(cursor)
 
     def fetchall(self) -> list[Row]:
         """The rows the statement returned."""
         return self._rows
-
-
-def _release(cursor: psycopg.Cursor[Any]) -> None:
-    """Let go of what ``cursor`` holds of the statement it ran, its parameters and its
-    result (a blob's bytes, a scan's rows), once they were read: a kept cursor would hold
-    them until its text runs again. Its adapters stay; psycopg's ``_reset`` is the one
-    call that drops exactly the rest."""
-    cursor._reset()
 
 
 def _checked_out(pool: ConnectionPool[StorageConnection], deadline: float) -> StorageConnection:

@@ -69,9 +69,11 @@ class Session:
     def send(self, template: str, params: Sequence[object] = ()) -> Any:
         """Run a statement template; its cursor (``rowcount``, ``fetchall()``), read after
         the block when sent inside :meth:`pipeline`. Every statement goes through here."""
-        return self.connection.execute(
-            self._texts.get(template) or self.dialect.sql(template), params
-        )
+        return self.connection.execute(self.text(template), params)
+
+    def text(self, template: str) -> str:
+        """A template's finished SQL text for this session's dialect."""
+        return self._texts.get(template) or self.dialect.sql(template)
 
     def alone(
         self, template: str, params: Sequence[object] = (), *, in_transaction: str | None = None
