@@ -11,6 +11,8 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from nenjim.infrastructure.storage.canonical_json import dumps
+from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
 from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
 
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_.:/ -]*")
@@ -184,6 +186,46 @@ class PostgresDialect(Dialect):
     def attribute_equals_json(self, name: str) -> str:
         return f"(attributes -> {self.template_literal(name)}) = CAST(? AS jsonb)"
 
+    # A payload is parsed once a row, as the column ``doc`` of the selection's rows
+    # (``OFFSET 0`` keeps the planner from folding the subquery and so the parse into every
+    # use). jsonb equality is JSON equality (numbers as numerics, no type equal to
+    # another); an ordered test is kept to the operand's type, strings compared in the C
+    # collation, by their UTF-8 bytes, that is by code point.
+    def selected_rows(self, source: str) -> str:
+        return (
+            "(SELECT key, revision, attributes, record_type, format_version, payload, "
+            "CAST(payload AS jsonb) AS doc FROM " + source + " OFFSET 0) AS selected WHERE TRUE"
+        )
+
+    def field_test(self, test: FieldTest) -> tuple[str, list[object]]:
+        value, path = _field(test.path), list[object](test.path)
+        operator, operand = test.operator, test.operand
+        if operator == "present":
+            return f"({value}) IS NOT NULL", path
+        if operator in ("eq", "ne"):
+            comparison = "=" if operator == "eq" else "<>"
+            return f"({value}) {comparison} CAST(? AS jsonb)", [*path, dumps(operand)]
+        comparison = _SQL_ORDER[operator]
+        if isinstance(operand, str):
+            return (
+                f"(jsonb_typeof({value}) = 'string' AND "
+                f'({_field(test.path, text=True)}) COLLATE "C" {comparison} ?)',
+                [*path, *path, operand],
+            )
+        return (
+            f"(jsonb_typeof({value}) = 'number' AND ({value}) {comparison} CAST(? AS jsonb))",
+            [*path, *path, dumps(operand)],
+        )
+
+    def field_order(self, order: FieldOrder) -> tuple[str, list[object]]:
+        direction = "DESC" if order.descending else "ASC"
+        path = list[object](order.path)
+        return (
+            f"CASE WHEN jsonb_typeof({_field(order.path)}) = 'string' "
+            f'THEN ({_field(order.path, text=True)}) END COLLATE "C" {direction} NULLS LAST',
+            [*path, *path],
+        )
+
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
         return _checked_replace(terms, guarded=guarded)
 
@@ -249,3 +291,16 @@ class PostgresDialect(Dialect):
             "CREATE TABLE IF NOT EXISTS {generated} ("
             "index_name text PRIMARY KEY, resource text NOT NULL)",
         ]
+
+
+_SQL_ORDER = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def _field(path: tuple[str, ...], *, text: bool = False) -> str:
+    """The payload field at ``path``, one parameter a name: ``->`` with a text operand
+    steps into an object only (on an array it finds nothing, as ``#>`` would not), and
+    ``->>`` as the last step gives a string's text."""
+    steps = [" -> CAST(? AS text)"] * len(path)
+    if text:
+        steps[-1] = " ->> CAST(? AS text)"
+    return "doc" + "".join(steps)

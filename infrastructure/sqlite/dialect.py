@@ -6,6 +6,7 @@ import re
 import sqlite3
 import uuid
 
+from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
 from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, as_template
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -112,6 +113,40 @@ class SQLiteDialect(Dialect):
         earlier builds were made with, so that a query still matches them."""
         return self.quote("$." + (name if _IDENTIFIER.fullmatch(name) else f'"{name}"'))
 
+    # A payload field is read by JSON path: json_type names its JSON type (NULL where
+    # nothing is there), json_extract its SQL value (strings as TEXT, compared by their
+    # UTF-8 bytes, that is by code point; true/false as 1/0, so the type is checked).
+    def field_test(self, test: FieldTest) -> tuple[str, list[object]]:
+        path = _field_path(test.path)
+        operator, operand = test.operator, test.operand
+        params: list[object]
+        if operator == "present":
+            return "json_type(payload, ?) IS NOT NULL", [path]
+        if operator in ("eq", "ne"):
+            if operand is None:
+                term, params = "json_type(payload, ?) = 'null'", [path]
+            elif isinstance(operand, bool):
+                term = "json_type(payload, ?) = " + ("'true'" if operand else "'false'")
+                params = [path]
+            else:
+                term, params = _typed(operand, "="), [path, operand, path]
+            if operator == "eq":
+                return term, params
+            return f"(json_type(payload, ?) IS NOT NULL AND NOT {term})", [path, *params]
+        return _typed(operand, _SQL_ORDER[operator]), [path, operand, path]
+
+    def field_order(self, order: FieldOrder) -> tuple[str, list[object]]:
+        path = _field_path(order.path)
+        direction = "DESC" if order.descending else "ASC"
+        return (
+            "CASE WHEN json_type(payload, ?) = 'text' THEN json_extract(payload, ?) END "
+            + direction
+            + " NULLS LAST",
+            [path, path],
+        )
+
+    no_limit = -1
+
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
         anchor = " AND " + _ANCHOR_EXISTS
         return (
@@ -198,3 +233,18 @@ class SQLiteDialect(Dialect):
             "DROP TABLE {events}",  # and its indexes
             f"ALTER TABLE {rekeyed} RENAME TO {{events}}",
         ]
+
+
+_SQL_ORDER = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def _field_path(path: tuple[str, ...]) -> str:
+    """The JSON path of a payload field: each name quoted (names hold no '"' or '\\')."""
+    return "$" + "".join(f'."{name}"' for name in path)
+
+
+def _typed(operand: object, comparison: str) -> str:
+    """The field, of the operand's JSON type (a number or a string), compared with it."""
+    types = "= 'text'" if isinstance(operand, str) else "IN ('integer', 'real')"
+    # The comparison first: it fails most rows, and then the type is never asked.
+    return f"(json_extract(payload, ?) {comparison} ? AND json_type(payload, ?) {types})"

@@ -43,6 +43,7 @@ from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.purge import Purge
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.retention import Retention, RetentionReport, apply_retention
+from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
 from nenjim.infrastructure.storage.view import Blobs, Records, Streams, View
 from nenjim.infrastructure.store.transient import is_transient
 
@@ -58,6 +59,8 @@ __all__ = [
     "ConditionFailedError",
     "ConflictError",
     "DurableRecord",
+    "FieldOrder",
+    "FieldTest",
     "GuardRef",
     "NoRows",
     "NotFoundError",

@@ -33,6 +33,7 @@ from nenjim.infrastructure.storage.entries import (
 )
 from nenjim.infrastructure.storage.errors import NotFoundError
 from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.selection import Selection
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.storage.purge import Purge
@@ -151,6 +152,17 @@ class StorageDriver(ABC, Generic[ContextT]):
         Drivers that can answer without decoding rows override this.
         """
         return [row.key for row in self.scan_records(ctx, resource, equals, after, limit)]
+
+    def select_records(
+        self, ctx: ContextT, resource: Resource, equals: AttributeValues, selection: Selection
+    ) -> Sequence[RecordEntry]:
+        """The page ``selection`` gives of the rows whose attributes equal ``equals``.
+
+        By default every such row is read and the selection applied in Python;
+        drivers whose database can test and order payloads override this, and
+        must give the same rows in the same order.
+        """
+        return selection.apply(self.scan_records(ctx, resource, equals, None, None))
 
     def any_record(self, ctx: ContextT, resource: Resource, equals: AttributeValues) -> bool:
         """Whether some row's attributes equal ``equals`` (``NoRows`` needs no more).

@@ -36,6 +36,7 @@ from nenjim.infrastructure.storage.errors import (
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match
 from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
+from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest, Selection
 
 if TYPE_CHECKING:
     from nenjim.infrastructure.storage.backend import Backend, Scope
@@ -533,6 +534,27 @@ class Records(_Handle):
         validate_limit(limit)
         rows = self._view.run_read(
             lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
+        )
+        return tuple(row.fresh() for row in rows)
+
+    def select(
+        self,
+        *,
+        index: str,
+        equals: Mapping[str, Any],
+        where: Sequence[FieldTest] = (),
+        order: FieldOrder | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> tuple[RecordEntry, ...]:
+        """One page of the rows equal on ``index`` whose payloads pass every test of
+        ``where``: in ``order`` (ascending by the key's UTF-8 bytes without one), from
+        ``offset``, at most ``limit`` rows. A database driver answers with the page alone."""
+        self._view.ensure_usable()
+        values = self.resource.index_values(index, equals)
+        selection = Selection(tuple(where), order, offset, limit)
+        rows = self._view.run_read(
+            lambda ctx, driver: driver.select_records(ctx, self.resource, values, selection)
         )
         return tuple(row.fresh() for row in rows)
 

@@ -17,6 +17,7 @@ from nenjim.infrastructure.storage.testing import (
     StorageNamesContract,
     StoragePrimitivesContract,
     StoragePurgeContract,
+    StorageSelectionContract,
     StorageTransactionContract,
     StorageValidationContract,
     StorageValuesContract,
@@ -80,3 +81,7 @@ class TestLimits(StorageLimitsContract):
 
 class TestPurges(StoragePurgeContract):
     """Purges of records, streams and blobs."""
+
+
+class TestSelections(StorageSelectionContract):
+    """Selections of records by their payloads."""

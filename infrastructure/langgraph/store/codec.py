@@ -80,6 +80,14 @@ def scan_of(prefix: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
     return f"p{depth}", {f"p{depth}": prefix_text(prefix[:depth])}
 
 
+def exact_scan(prefix: tuple[str, ...]) -> bool:
+    """Whether the scan of :func:`scan_of` finds exactly the items under ``prefix``: the
+    prefix is within the indexed depth and its text is literal (labels hold no ``.``, so
+    equal texts are equal labels). A digest is only a narrowing."""
+    depth = len(prefix)
+    return depth == 0 or (depth <= PREFIX_DEPTH and not prefix_text(prefix).startswith("sha256:"))
+
+
 @dataclass(frozen=True, slots=True)
 class StoredItem:
     """An item as its payload holds it."""

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from nenjim.infrastructure.storage import FieldTest
+from nenjim.infrastructure.storage.selection import selectable_name, selectable_operand
+
 _MISSING = object()
 
 
@@ -55,6 +58,29 @@ def matcher(wanted: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], b
         return True
 
     return match
+
+
+def field_tests(wanted: Mapping[str, Any] | None) -> tuple[FieldTest, ...] | None:
+    """``wanted`` (checked by :func:`check_filter`) as tests of a stored item's payload that
+    the database evaluates, each meaning what :func:`matcher` gives it; ``None`` when a
+    condition has no such test (an object or a list to compare, a number past ±2**53, a
+    key no JSON path spells alike everywhere): the search then matches in Python."""
+    tests: list[FieldTest] = []
+    for key, condition in (wanted or {}).items():
+        if not selectable_name(key):
+            return None
+        path = ("value", key)
+        if not isinstance(condition, Mapping):
+            conditions: list[tuple[str, Any]] = [("eq", condition)]
+        elif not condition:
+            conditions = [("present", None)]
+        else:
+            conditions = [(_FIELD_OPERATORS[name], operand) for name, operand in condition.items()]
+        for operator, operand in conditions:
+            if not selectable_operand(operator, operand):
+                return None
+            tests.append(FieldTest(path, operator, operand))
+    return tuple(tests)
 
 
 def _present(found: Any, operand: Any) -> bool:
@@ -134,6 +160,8 @@ _OPERATOR_TESTS: dict[str, Callable[[Any, Any], bool]] = {
 }
 OPERATORS = frozenset(_OPERATOR_TESTS)
 """The operators a filter may use."""
+
+_FIELD_OPERATORS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "ge", "$lt": "lt", "$lte": "le"}
 
 
 def under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:

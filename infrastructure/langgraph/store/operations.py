@@ -37,6 +37,7 @@ from nenjim.infrastructure.langgraph.store.codec import (
     StoredItem,
     decode_expiry,
     decode_item,
+    exact_scan,
     expiry,
     item_attributes,
     item_of_payload,
@@ -46,12 +47,23 @@ from nenjim.infrastructure.langgraph.store.codec import (
     ttl_record,
     utc_now,
 )
-from nenjim.infrastructure.storage import Backend, ConflictError, RecordEntry, Records, View
+from nenjim.infrastructure.storage import (
+    Backend,
+    ConflictError,
+    FieldOrder,
+    FieldTest,
+    RecordEntry,
+    Records,
+    View,
+)
 
 _T = TypeVar("_T")
 PAGE = 500
 _OPERATIONS = (GetOp, PutOp, SearchOp, ListNamespacesOp)
 ATTEMPTS = 12
+NEWEST = FieldOrder(("updated_at",), descending=True)
+"""A search's order, newest first, then by storage key. An item's ``updated_at`` is
+always written as ``isoformat()`` of a UTC time, whose text sorts as the time does."""
 SEMANTIC_SEARCH_REFUSED = (
     "search(query=...) is semantic search, which needs an index= configuration; "
     "NenjimStore has none (it supports filter, limit and offset only)"
@@ -199,6 +211,50 @@ class _Batch:
 
     def search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
+        tests = matching.field_tests(op.filter)
+        if tests is not None and exact_scan(prefix):
+            page = self._selected(prefix, tests, op.offset, op.limit)
+        else:
+            page = self._matched(prefix, op)
+        if op.refresh_ttl:
+            for skey, item in page:
+                if item.ttl is not None:
+                    self.refreshes[skey] = item.ttl
+        return [_search_item(item) for _, item in page]
+
+    def _selected(
+        self, prefix: tuple[str, ...], tests: tuple[FieldTest, ...], offset: int, limit: int
+    ) -> list[tuple[str, StoredItem]]:
+        """The page the database selects: the filter's tests, newest first, cut to
+        ``offset`` and ``limit``; only the page's rows are read.
+
+        An expired item a search omits is left out after the database's cut, so the
+        page is then read from the first row and read on until it is full.
+        """
+        if limit == 0:
+            return []
+        index, equals = scan_of(prefix)
+        if not self.omit_expired:
+            rows = self.items.select(
+                index=index, equals=equals, where=tests, order=NEWEST, offset=offset, limit=limit
+            )
+            return [(row.key, item_of_payload(row.record.payload)) for row in rows]
+        wanted, start = offset + limit, 0
+        kept: list[tuple[str, StoredItem]] = []
+        while True:
+            rows = self.items.select(
+                index=index, equals=equals, where=tests, order=NEWEST, offset=start, limit=wanted
+            )
+            for row in rows:
+                item = item_of_payload(row.record.payload)
+                if item.ttl is None or not self._expired(row.key):
+                    kept.append((row.key, item))
+            if len(kept) >= wanted or len(rows) < wanted:
+                return kept[offset:wanted]
+            start += len(rows)
+
+    def _matched(self, prefix: tuple[str, ...], op: SearchOp) -> list[tuple[str, StoredItem]]:
+        """The page matched in Python: every item under the prefix is read and tested."""
         found: list[tuple[datetime, str, dict[str, Any]]] = []
         matches = matching.matcher(op.filter)
         for row in self._scan(*scan_of(prefix)):
@@ -217,12 +273,7 @@ class _Batch:
             found = heapq.nlargest(op.offset + op.limit, found, key=_updated)
         else:
             found.sort(key=_updated, reverse=True)
-        page = [(skey, item_of_payload(payload)) for _, skey, payload in found[op.offset :]]
-        if op.refresh_ttl:
-            for skey, item in page:
-                if item.ttl is not None:
-                    self.refreshes[skey] = item.ttl
-        return [_search_item(item) for _, item in page]
+        return [(skey, item_of_payload(payload)) for _, skey, payload in found[op.offset :]]
 
     def list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = [

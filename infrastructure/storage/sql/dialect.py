@@ -31,6 +31,7 @@ from typing import Any
 
 from nenjim.infrastructure.log.compact_json import compact_encoder
 from nenjim.infrastructure.storage.errors import SerializationError
+from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
 from nenjim.infrastructure.store.versions import SCHEMA_TABLE
 
 TABLE_NAMES = {
@@ -218,6 +219,25 @@ class Dialect(ABC):
         """A statement template's term true where attribute ``name`` holds the JSON value of
         one parameter, the text :func:`dumps` writes (of the same type: ``true`` is not
         ``1``); not true where the attribute is absent."""
+
+    @abstractmethod
+    def field_test(self, test: FieldTest) -> tuple[str, list[object]]:
+        """A statement template's term, over the rows of :meth:`selected_rows`, true exactly
+        where the row's payload passes ``test`` (:meth:`FieldTest.holds`), and its
+        parameters."""
+
+    @abstractmethod
+    def field_order(self, order: FieldOrder) -> tuple[str, list[object]]:
+        """An ``ORDER BY`` expression over the rows of :meth:`selected_rows` giving
+        ``order`` (with its direction, ``key`` to follow), and its parameters."""
+
+    def selected_rows(self, source: str) -> str:
+        """What follows ``FROM`` in a selection: the rows of ``source`` (a scan's source
+        and terms), ready for more ``AND`` terms of :meth:`field_test`."""
+        return source
+
+    no_limit: object = None
+    """The ``LIMIT`` parameter that limits nothing (where an ``OFFSET`` needs one)."""
 
     @abstractmethod
     def checked_replace(self, terms: str, *, guarded: bool) -> str:

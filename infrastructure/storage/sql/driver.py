@@ -24,6 +24,7 @@ from nenjim.infrastructure.storage.entries import (
 )
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.resource import Resource
+from nenjim.infrastructure.storage.selection import Selection
 from nenjim.infrastructure.storage.sql import blobs, events, purges, records, streams
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
@@ -117,6 +118,12 @@ class SqlDriver(StorageDriver[Session]):
     ) -> Sequence[str]:
         records.lock_guards(ctx)
         return records.scan_keys(ctx, self.layout, resource, equals, after=after, limit=limit)
+
+    def select_records(
+        self, ctx: Session, resource: Resource, equals: AttributeValues, selection: Selection
+    ) -> Sequence[RecordEntry]:
+        records.lock_guards(ctx)
+        return records.select(ctx, self.layout, resource, equals, selection)
 
     def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
         records.lock_guards(ctx)

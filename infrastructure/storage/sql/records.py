@@ -23,6 +23,7 @@ from nenjim.infrastructure.storage.entries import Attributes, RecordedEntry, Rec
 from nenjim.infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match, check_preconditions
+from nenjim.infrastructure.storage.selection import Selection
 from nenjim.infrastructure.storage.sql import codec, events, schema
 from nenjim.infrastructure.storage.sql.dialect import (
     Dialect,
@@ -496,6 +497,36 @@ def scan(
         params.append(after)
     if limit is not None:
         params.append(limit)
+    return [_entry(session, resource, row) for row in session.all(query, params)]
+
+
+def select(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    equals: AttributeValues,
+    selection: Selection,
+) -> list[RecordEntry]:
+    """The page ``selection`` gives of the rows equal on ``equals``, tested, ordered and
+    cut by the database: only the page's rows are read and decoded."""
+    dialect = session.dialect
+    terms, params = _matching(dialect, resource, equals)
+    source = layout.scan_source(resource.id, frozenset(equals)) + terms
+    query = "SELECT " + _COLUMNS + " FROM " + dialect.selected_rows(source)
+    for test in selection.tests:
+        term, bound = dialect.field_test(test)
+        query += " AND " + term
+        params.extend(bound)
+    if selection.order is not None:
+        expression, bound = dialect.field_order(selection.order)
+        query += " ORDER BY " + expression + ", key"
+        params.extend(bound)
+    else:
+        query += " ORDER BY key"
+    if selection.limit is not None or selection.offset:
+        query += " LIMIT ? OFFSET ?"
+        params.append(dialect.no_limit if selection.limit is None else selection.limit)
+        params.append(selection.offset)
     return [_entry(session, resource, row) for row in session.all(query, params)]
 
 

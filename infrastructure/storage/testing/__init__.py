@@ -68,6 +68,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 * :class:`StoragePurgeContract` — purges of records, streams (whole or
   before a position) and blobs: nothing purged reads back, everything else
   does, a failed scope purges nothing, a purged key is written again.
+* :class:`StorageSelectionContract` — ``Records.select``: tests of payload
+  fields, an order by a string field and a page, giving the same rows in the
+  same order on every backend.
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -89,6 +92,7 @@ from nenjim.infrastructure.storage.testing.names import StorageNamesContract
 from nenjim.infrastructure.storage.testing.primitives import StoragePrimitivesContract
 from nenjim.infrastructure.storage.testing.purges import StoragePurgeContract
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
+from nenjim.infrastructure.storage.testing.selections import StorageSelectionContract
 from nenjim.infrastructure.storage.testing.support import BackendFactory, StorageContract
 from nenjim.infrastructure.storage.testing.transactions import StorageTransactionContract
 from nenjim.infrastructure.storage.testing.validation import StorageValidationContract
@@ -106,6 +110,7 @@ class StorageConformanceContract(
     StorageLifecycleContract,
     StorageLimitsContract,
     StoragePurgeContract,
+    StorageSelectionContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -122,6 +127,7 @@ __all__ = [
     "StorageNamesContract",
     "StoragePrimitivesContract",
     "StoragePurgeContract",
+    "StorageSelectionContract",
     "StorageTransactionContract",
     "StorageValidationContract",
     "StorageValuesContract",
