@@ -145,6 +145,7 @@ class SQLiteDialect(Dialect):
             [path, path],
         )
 
+    holds_text = "instr(payload, ?) > 0"
     no_limit = -1
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:

@@ -61,3 +61,10 @@ def test_an_order_takes_a_path_and_a_direction() -> None:
     assert FieldOrder(["a", "b"]).path == ("a", "b")
     with pytest.raises(TypeError, match="descending must be a bool"):
         FieldOrder(("a",), descending=1)  # type: ignore[arg-type]
+
+
+def test_negative_zero_is_zero() -> None:
+    test = FieldTest(("f",), "eq", -0.0)
+    assert str(test.operand) == "0.0"
+    assert test.holds({"f": 0})
+    assert test.holds({"f": 0.0})

@@ -53,6 +53,7 @@ OPERANDS = st.one_of(
     st.booleans(),
     st.integers(-(2**53) + 1, 2**53 - 1),
     st.floats(-(2.0**52), 2.0**52, allow_nan=False),
+    st.sampled_from([-0.0, 0.0, 0.5, 1.0]),
     TEXTS,
 )
 

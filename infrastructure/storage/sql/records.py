@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from nenjim.infrastructure.storage.canonical_json import dumps as canonical_text
 from nenjim.infrastructure.storage.conditions import _Unchecked
 from nenjim.infrastructure.storage.driver import HEAD, REVISION, AttributeValues, CheckRead
 from nenjim.infrastructure.storage.entries import Attributes, RecordedEntry, RecordEntry
@@ -512,6 +513,13 @@ def select(
     dialect = session.dialect
     terms, params = _matching(dialect, resource, equals)
     source = layout.scan_source(resource.id, frozenset(equals)) + terms
+    for test in selection.tests:
+        if test.operator == "eq":
+            # A payload whose field equals the operand holds the member's canonical text
+            # (the column is canonical JSON): looking for it is a byte search, where
+            # testing the field parses the payload. Rows without it go before the parse.
+            source += " AND " + dialect.holds_text
+            params.append(canonical_text(test.path[-1]) + ":" + canonical_text(test.operand))
     query = "SELECT " + _COLUMNS + " FROM " + dialect.selected_rows(source)
     for test in selection.tests:
         term, bound = dialect.field_test(test)

@@ -105,6 +105,8 @@ class StorageSelectionContract(StorageContract):
             ("eq", "b", {"text"}),
             ("eq", "", {"empty"}),
             ("eq", 0, {"zero"}),
+            ("eq", -0.0, {"zero"}),
+            ("le", -0.0, {"zero", "negative"}),
             ("ne", 1, set(VALUES) - {"one", "one_float", "absent"}),
             ("ne", None, set(VALUES) - {"null", "absent"}),
             ("ne", True, set(VALUES) - {"true", "absent"}),
