@@ -145,7 +145,9 @@ class SQLiteDialect(Dialect):
             [path, path],
         )
 
-    holds_text = "instr(payload, ?) > 0"
+    # No byte search before a field test: SQLite's JSON functions read a payload about
+    # as fast as instr() does (measured: with it, a filtered Store search was slower).
+    holds_text = None
     no_limit = -1
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:

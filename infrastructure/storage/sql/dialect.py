@@ -236,8 +236,9 @@ class Dialect(ABC):
         and terms), ready for more ``AND`` terms of :meth:`field_test`."""
         return source
 
-    holds_text: str = "strpos(payload, ?) > 0"
-    """A term true where the stored payload's text holds the parameter's text."""
+    holds_text: str | None = "strpos(payload, ?) > 0"
+    """A term true where the stored payload's text holds the parameter's text, which a
+    selection tries before its tests of equality; ``None`` where the test is as cheap."""
 
     no_limit: object = None
     """The ``LIMIT`` parameter that limits nothing (where an ``OFFSET`` needs one)."""

@@ -514,7 +514,7 @@ def select(
     terms, params = _matching(dialect, resource, equals)
     source = layout.scan_source(resource.id, frozenset(equals)) + terms
     for test in selection.tests:
-        if test.operator == "eq":
+        if test.operator == "eq" and dialect.holds_text is not None:
             # A payload whose field equals the operand holds the member's canonical text
             # (the column is canonical JSON): looking for it is a byte search, where
             # testing the field parses the payload. Rows without it go before the parse.
