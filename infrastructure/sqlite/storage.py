@@ -364,6 +364,10 @@ class SQLiteBackend(Backend):
             )
         driver = self._sqlite = SQLiteDriver(file, busy_timeout)
         self._serial = threading.Lock()
+        # Lone reads (run_reading, read_alone) run one at a time: they are CPU work under
+        # the interpreter lock, which every SQLite call lets go of; side by side, each of
+        # those hands it to another reader and waits to get it back (the convoy).
+        self._readers = threading.RLock()
         super().__init__(resources, driver)
         try:
             driver.open(tuple(self.resources.values()))
@@ -430,12 +434,18 @@ class SQLiteBackend(Backend):
     def run_reading(self, function: Callable[[View], _T]) -> _T:
         """``function(view)`` in a :meth:`reading` scope, without the generator context
         managers a read would otherwise enter and leave five deep (each read of a saver
-        pays them)."""
+        pays them), one at a time with the other lone reads (see ``__init__``); writes
+        neither wait for it nor hold it up."""
         if self.current_scope() is not None:
             return super().run_reading(function)
         self.ensure_open()
-        with self._sqlite.reads() as session:
+        with self._readers, self._sqlite.reads() as session:
             return self._in_scope(session, function, read_only=True)
+
+    def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
+        """One root-view read, one at a time with the other lone reads (see ``__init__``)."""
+        with self._readers:
+            return super().read_alone(operation)
 
     @contextmanager
     def serialized(self) -> Iterator[None]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from disk_scan import relation_bytes, sqlite_bytes
+from disk_scan import await_older_transactions, relation_bytes, sqlite_bytes
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.base.id import uuid6
 
@@ -131,6 +131,7 @@ def test_nothing_purged_is_left_on_disk_or_in_an_export(
     finally:
         backend.close()
 
+    await_older_transactions(url)
     compact_store(url)
 
     found = {
@@ -156,6 +157,7 @@ def test_a_deleted_langgraph_thread_is_gone_from_disk_after_compact(
         if deleted:
             saver.delete_thread("thread-1")
 
+    await_older_transactions(url)
     compact_store(url)
 
     assert (marker.encode() in _disk(url)) is not deleted

@@ -22,7 +22,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pytest
-from disk_scan import connection_url, relation_bytes, sqlite_bytes, sqlite_size
+from disk_scan import (
+    await_older_transactions,
+    connection_url,
+    relation_bytes,
+    sqlite_bytes,
+    sqlite_size,
+)
 
 from nenjim.cli import main
 from nenjim.infrastructure.persistence.catalog import CATALOG
@@ -135,6 +141,7 @@ def test_compact_leaves_no_byte_of_purged_rows_on_disk(
     assert marker in before  # the scan can see the marker: its absence later means something
     sqlite_before = sqlite_size(_sqlite_path(purged.url)) if purged.url.startswith("sqlite:") else 0
 
+    await_older_transactions(purged.url)
     assert main(["storage", "compact", "--store", purged.url, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
 

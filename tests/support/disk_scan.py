@@ -1,6 +1,8 @@
 """Every byte a store keeps on disk, to look for data that must be gone (a purge, a compact).
 
 - :func:`sqlite_bytes`: the database file, its ``-wal`` and its ``-shm``, as they are.
+- :func:`await_older_transactions`: wait until no transaction on the server that began
+  before the call is still open (``VACUUM FULL`` keeps the row versions one may read).
 - :func:`relation_bytes`: every file of every table of a PostgreSQL schema, their TOAST
   tables and all their indexes (the main fork, each 1 GB segment ``.1``, ``.2``, ...),
   after a ``CHECKPOINT`` so that what the server holds in its buffers is in the files.
@@ -16,6 +18,7 @@ the scan finds their marker before they assert that it is gone.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -150,3 +153,33 @@ def _segment_names(path: str) -> Iterator[str]:
     while True:
         yield f"{path}.{number}"
         number += 1
+
+
+def await_older_transactions(store_url: str, timeout: float = 30.0) -> None:
+    """On PostgreSQL, wait until every client transaction on the store's server that began
+    before this call has ended; nothing to wait for on SQLite.
+
+    A compaction copies the row versions such a transaction may still read (another
+    test's, when tests share the server; one open in another database held them back
+    too, seen on PostgreSQL 15), so a test that looks for a purged value's bytes after
+    one compacts once they are gone. The test FAILS after ``timeout``.
+    """
+    if not store_url.startswith("postgresql"):
+        return
+    with psycopg.connect(connection_url(store_url), autocommit=True) as conn:
+        row = conn.execute("SELECT clock_timestamp()").fetchone()
+        assert row is not None
+        started, deadline = row[0], time.monotonic() + timeout
+        while True:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend' "
+                "AND xact_start < %s AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)",
+                (started,),
+            ).fetchone()
+            assert found is not None
+            if found[0] == 0:
+                return
+            if time.monotonic() > deadline:
+                pytest.fail(f"{found[0]} transactions older than {started} still open")
+            time.sleep(0.05)
