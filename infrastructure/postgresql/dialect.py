@@ -13,7 +13,12 @@ from psycopg.types.json import Jsonb
 
 from nenjim.infrastructure.storage.canonical_json import dumps
 from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
-from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar
+from nenjim.infrastructure.storage.sql.dialect import (
+    ORDER_COMPARISONS,
+    TABLE_NAMES,
+    Dialect,
+    Scalar,
+)
 
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_.:/ -]*")
 """Text that a plain literal carries through the placeholder rewrite and psycopg unchanged."""
@@ -191,11 +196,15 @@ class PostgresDialect(Dialect):
     # use). jsonb equality is JSON equality (numbers as numerics, no type equal to
     # another); an ordered test is kept to the operand's type, strings compared in the C
     # collation, by their UTF-8 bytes, that is by code point.
-    def selected_rows(self, source: str) -> str:
+    def selected_rows(self, columns: str, source: str) -> str:
         return (
-            "(SELECT key, revision, attributes, record_type, format_version, payload, "
-            "CAST(payload AS jsonb) AS doc FROM " + source + " OFFSET 0) AS selected WHERE TRUE"
+            f"(SELECT {columns}, CAST(payload AS jsonb) AS doc FROM {source} OFFSET 0) "
+            "AS selected WHERE TRUE"
         )
+
+    # A byte search before a test of equality: a payload without the member's text is
+    # never parsed (a filtered Store search by hand: 770 -> 523 us).
+    holds_text = "strpos(payload, ?) > 0"
 
     def field_test(self, test: FieldTest) -> tuple[str, list[object]]:
         value, path = _field(test.path), list[object](test.path)
@@ -205,7 +214,7 @@ class PostgresDialect(Dialect):
         if operator in ("eq", "ne"):
             comparison = "=" if operator == "eq" else "<>"
             return f"({value}) {comparison} CAST(? AS jsonb)", [*path, dumps(operand)]
-        comparison = _SQL_ORDER[operator]
+        comparison = ORDER_COMPARISONS[operator]
         if isinstance(operand, str):
             return (
                 f"(jsonb_typeof({value}) = 'string' AND "
@@ -291,9 +300,6 @@ class PostgresDialect(Dialect):
             "CREATE TABLE IF NOT EXISTS {generated} ("
             "index_name text PRIMARY KEY, resource text NOT NULL)",
         ]
-
-
-_SQL_ORDER = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 
 def _field(path: tuple[str, ...], *, text: bool = False) -> str:

@@ -7,7 +7,13 @@ import sqlite3
 import uuid
 
 from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
-from nenjim.infrastructure.storage.sql.dialect import TABLE_NAMES, Dialect, Scalar, as_template
+from nenjim.infrastructure.storage.sql.dialect import (
+    ORDER_COMPARISONS,
+    TABLE_NAMES,
+    Dialect,
+    Scalar,
+    as_template,
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -133,7 +139,7 @@ class SQLiteDialect(Dialect):
             if operator == "eq":
                 return term, params
             return f"(json_type(payload, ?) IS NOT NULL AND NOT {term})", [path, *params]
-        return _typed(operand, _SQL_ORDER[operator]), [path, operand, path]
+        return _typed(operand, ORDER_COMPARISONS[operator]), [path, operand, path]
 
     def field_order(self, order: FieldOrder) -> tuple[str, list[object]]:
         path = _field_path(order.path)
@@ -145,9 +151,8 @@ class SQLiteDialect(Dialect):
             [path, path],
         )
 
-    # No byte search before a field test: SQLite's JSON functions read a payload about
-    # as fast as instr() does (measured: with it, a filtered Store search was slower).
-    holds_text = None
+    # No byte search (holds_text) before a field test: SQLite's JSON functions read a
+    # payload about as fast as instr() does (with it, a filtered Store search was slower).
     no_limit = -1
 
     def checked_replace(self, terms: str, *, guarded: bool) -> str:
@@ -236,9 +241,6 @@ class SQLiteDialect(Dialect):
             "DROP TABLE {events}",  # and its indexes
             f"ALTER TABLE {rekeyed} RENAME TO {{events}}",
         ]
-
-
-_SQL_ORDER = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 
 def _field_path(path: tuple[str, ...]) -> str:

@@ -138,7 +138,7 @@ class FieldTest:
             return json_scalar_equal(found, self.operand)
         if operator == "ne":
             return not json_scalar_equal(found, self.operand)
-        order = _compare(found, self.operand)
+        order = json_order(found, self.operand)
         if order is None:
             return False
         if operator == "gt":
@@ -159,8 +159,12 @@ _OPERAND_RULES: Final = {
 }
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (``bool`` is not one)."""
+    return isinstance(value, _PLAIN_NUMBERS) and not isinstance(value, bool)
+
+
+_PLAIN_NUMBERS = (int, float)
 
 
 def json_scalar_equal(found: Any, operand: Operand) -> bool:
@@ -169,16 +173,19 @@ def json_scalar_equal(found: Any, operand: Operand) -> bool:
         return found is None
     if isinstance(operand, bool) or isinstance(found, bool):
         return isinstance(found, bool) and isinstance(operand, bool) and found == operand
-    if _number(operand):
-        return _number(found) and bool(found == operand)
+    if is_number(operand):
+        return is_number(found) and bool(found == operand)
     return isinstance(found, str) and found == operand
 
 
-def _compare(found: Any, operand: Operand) -> int | None:
-    if _number(found) and _number(operand):
+def json_order(found: Any, operand: Any) -> int | None:
+    """-1, 0 or 1 for two numbers or two strings (by code point); ``None`` otherwise."""
+    if found.__class__ in _PLAIN_NUMBERS and operand.__class__ in _PLAIN_NUMBERS:
+        return (found > operand) - (found < operand)  # the usual pair: no call to test it
+    if is_number(found) and is_number(operand):
         return int(found > operand) - int(found < operand)
     if isinstance(found, str) and isinstance(operand, str):
-        return int(found > operand) - int(found < operand)
+        return (found > operand) - (found < operand)
     return None
 
 

@@ -11,7 +11,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from nenjim.infrastructure.storage import FieldTest
-from nenjim.infrastructure.storage.selection import selectable_name, selectable_operand
+from nenjim.infrastructure.storage.selection import (
+    is_number,
+    json_order,
+    selectable_name,
+    selectable_operand,
+)
 
 _MISSING = object()
 
@@ -93,41 +98,23 @@ def _not_equal(found: Any, operand: Any) -> bool:
 
 
 def _greater(found: Any, operand: Any) -> bool:
-    order = _compare(found, operand)
+    order = json_order(found, operand)
     return order is not None and order > 0
 
 
 def _at_least(found: Any, operand: Any) -> bool:
-    order = _compare(found, operand)
+    order = json_order(found, operand)
     return order is not None and order >= 0
 
 
 def _less(found: Any, operand: Any) -> bool:
-    order = _compare(found, operand)
+    order = json_order(found, operand)
     return order is not None and order < 0
 
 
 def _at_most(found: Any, operand: Any) -> bool:
-    order = _compare(found, operand)
+    order = json_order(found, operand)
     return order is not None and order <= 0
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, _PLAIN_NUMBERS) and not isinstance(value, bool)
-
-
-_PLAIN_NUMBERS = (int, float)
-
-
-def _compare(found: Any, operand: Any) -> int | None:
-    """-1, 0 or 1 for two numbers or two strings (by code point); ``None`` otherwise."""
-    if found.__class__ in _PLAIN_NUMBERS and operand.__class__ in _PLAIN_NUMBERS:
-        return (found > operand) - (found < operand)  # the usual pair: no call to test it
-    if _number(found) and _number(operand):
-        return int(found > operand) - int(found < operand)
-    if isinstance(found, str) and isinstance(operand, str):
-        return (found > operand) - (found < operand)
-    return None
 
 
 def json_equal(stored: Any, wanted: Any) -> bool:
@@ -137,7 +124,7 @@ def json_equal(stored: Any, wanted: Any) -> bool:
         return wanted.__class__ is str and stored == wanted
     if isinstance(stored, bool) or isinstance(wanted, bool):
         return isinstance(stored, bool) and isinstance(wanted, bool) and stored == wanted
-    if _number(stored) and _number(wanted):
+    if is_number(stored) and is_number(wanted):
         return bool(stored == wanted)
     if isinstance(stored, Mapping) and isinstance(wanted, Mapping):
         return stored.keys() == wanted.keys() and all(

@@ -228,18 +228,14 @@ class _Batch:
         """The page the database selects: the filter's tests, newest first, cut to
         ``offset`` and ``limit``; only the page's rows are read.
 
-        An expired item a search omits is left out after the database's cut, so the
-        page is then read from the first row and read on until it is full.
+        An expired item a search omits is known only after the database's cut: with
+        ``omit_expired`` the page is read from the first row, on until it is full.
         """
         if limit == 0:
             return []
         index, equals = scan_of(prefix)
-        if not self.omit_expired:
-            rows = self.items.select(
-                index=index, equals=equals, where=tests, order=NEWEST, offset=offset, limit=limit
-            )
-            return [(row.key, item_of_payload(row.record.payload)) for row in rows]
-        wanted, start = offset + limit, 0
+        skipped = 0 if self.omit_expired else offset  # rows the database skips for us
+        start, wanted = skipped, offset + limit - skipped
         kept: list[tuple[str, StoredItem]] = []
         while True:
             rows = self.items.select(
@@ -247,10 +243,10 @@ class _Batch:
             )
             for row in rows:
                 item = item_of_payload(row.record.payload)
-                if item.ttl is None or not self._expired(row.key):
+                if item.ttl is None or not self.omit_expired or not self._expired(row.key):
                     kept.append((row.key, item))
             if len(kept) >= wanted or len(rows) < wanted:
-                return kept[offset:wanted]
+                return kept[offset - skipped : offset - skipped + limit]
             start += len(rows)
 
     def _matched(self, prefix: tuple[str, ...], op: SearchOp) -> list[tuple[str, StoredItem]]:

@@ -61,6 +61,10 @@ _NO_ROUND_TRIPS: AbstractContextManager[Any] = nullcontext()
 """The pipeline of a database without round trips: one reusable context that does nothing."""
 
 
+ORDER_COMPARISONS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+"""The SQL comparison of each ordered field test."""
+
+
 def as_template(sql_text: str) -> str:
     """Literal SQL made safe as (part of) a statement template: braces doubled, so that
     :meth:`Dialect.sql` fills in table names only."""
@@ -231,14 +235,14 @@ class Dialect(ABC):
         """An ``ORDER BY`` expression over the rows of :meth:`selected_rows` giving
         ``order`` (with its direction, ``key`` to follow), and its parameters."""
 
-    def selected_rows(self, source: str) -> str:
-        """What follows ``FROM`` in a selection: the rows of ``source`` (a scan's source
-        and terms), ready for more ``AND`` terms of :meth:`field_test`."""
+    def selected_rows(self, columns: str, source: str) -> str:
+        """What follows ``FROM`` in a selection of ``columns``: the rows of ``source`` (a
+        scan's source and terms), ready for more ``AND`` terms of :meth:`field_test`."""
         return source
 
-    holds_text: str | None = "strpos(payload, ?) > 0"
+    holds_text: str | None = None
     """A term true where the stored payload's text holds the parameter's text, which a
-    selection tries before its tests of equality; ``None`` where the test is as cheap."""
+    selection tries before its tests of equality where that is cheaper than the test."""
 
     no_limit: object = None
     """The ``LIMIT`` parameter that limits nothing (where an ``OFFSET`` needs one)."""

@@ -520,7 +520,7 @@ def select(
             # testing the field parses the payload. Rows without it go before the parse.
             source += " AND " + dialect.holds_text
             params.append(canonical_text(test.path[-1]) + ":" + canonical_text(test.operand))
-    query = "SELECT " + _COLUMNS + " FROM " + dialect.selected_rows(source)
+    query = "SELECT " + _COLUMNS + " FROM " + dialect.selected_rows(_COLUMNS, source)
     for test in selection.tests:
         term, bound = dialect.field_test(test)
         query += " AND " + term
