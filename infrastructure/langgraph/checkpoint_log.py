@@ -87,6 +87,7 @@ from nenjim.infrastructure.storage import (
     ConflictError,
     RecordEntry,
     SerializationError,
+    StreamEntry,
     UnsupportedBackendError,
     View,
     validate_capabilities,
@@ -393,18 +394,47 @@ class CheckpointLog:
         self, address: ThreadAddress, checkpoint_id: str | None, view: View
     ) -> LoadedCheckpoint | None:
         if checkpoint_id is None:
-            tail = self._read_tail(view, address.stream)
-            if tail.latest is None:
-                return None
-            if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id:
-                entry = tail.last
-            else:
-                entry = self._entry_at(view, address, tail.latest.position)
+            return self._get_newest(view, address)
+        # The pointer and the writes need nothing of each other: read together (one round
+        # trip on PostgreSQL where two would follow each other).
+        row, rows = view.read_together(
+            view.records(CHECKPOINTS).prepared_read(address.checkpoint_key(checkpoint_id)),
+            view.records(WRITES).prepared_scan(
+                index="checkpoint", equals=self._of(address, checkpoint_id)
+            ),
+        )
+        entry = self._entry_of_row(view, address, checkpoint_id, row)
+        if entry is None:
+            return None
+        return LoadedCheckpoint(address, entry, _task_writes(rows))
+
+    def _get_newest(self, view: View, address: ThreadAddress) -> LoadedCheckpoint | None:
+        """The thread's newest checkpoint and its writes. Where this process knows the
+        thread, its tail and the writes of the checkpoint it last saw newest are read
+        together; the writes are read again only if another checkpoint became the newest."""
+        hint = self._cached_tail(address.stream)
+        guess = None if hint is None or hint.latest is None else hint.latest.checkpoint_id
+        guessed: tuple[RecordEntry, ...] = ()
+        if hint is not None and guess is not None:
+            window, guessed = view.read_together(
+                view.streams(THREADS).prepared_read(
+                    stream=address.stream, after=hint.head - 1, limit=_TAIL_WINDOW
+                ),
+                view.records(WRITES).prepared_scan(
+                    index="checkpoint", equals=self._of(address, guess)
+                ),
+            )
+            tail = self._tail_from(view, address.stream, hint, window)
         else:
-            found = self._live_entry(view, address, checkpoint_id)
-            if found is None:
-                return None
-            entry = found
+            tail = self._read_tail(view, address.stream)
+        if tail.latest is None:
+            return None
+        if tail.last is not None and tail.last.checkpoint_id == tail.latest.checkpoint_id:
+            entry = tail.last
+        else:
+            entry = self._entry_at(view, address, tail.latest.position)
+        if entry.checkpoint_id == guess:
+            return LoadedCheckpoint(address, entry, _task_writes(guessed))
         return LoadedCheckpoint(address, entry, self._writes(view, address, entry.checkpoint_id))
 
     def select(
@@ -449,12 +479,12 @@ class CheckpointLog:
     ) -> list[LoadedCheckpoint]:
         if thread_id is not None and checkpoint_ns is not None and checkpoint_id is None:
             address = ThreadAddress(thread_id, checkpoint_ns)
-            newest = (
-                self._newest_first(view, address, before, limit, matches)
-                if limit is not None or before is not None or matches is not None
-                else self._every_entry(view, address)
-            )
-            if newest is not None:
+            if limit is None and before is None and matches is None:
+                every = self._every_entry(view, address)
+                if every is not None:
+                    return every
+            else:
+                newest = self._newest_first(view, address, before, limit, matches)
                 found = self._writes_of(view, newest)
                 return [
                     LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
@@ -483,28 +513,37 @@ class CheckpointLog:
             for address, entry in chosen
         ]
 
-    def _every_entry(
-        self, view: View, address: ThreadAddress
-    ) -> list[tuple[ThreadAddress, CheckpointEntry]] | None:
-        """Every checkpoint of a stream that never had a removal, highest id first; ``None``
-        for one that had (or that this process last saw with one): its live checkpoints are
-        then those its rows point at.
+    def _every_entry(self, view: View, address: ThreadAddress) -> list[LoadedCheckpoint] | None:
+        """Every checkpoint of a stream that never had a removal, highest id first, with its
+        writes; ``None`` for one that had (or that this process last saw with one): its live
+        checkpoints are then those its rows point at.
 
         Only a removal takes a checkpoint out of LangGraph's view, and it leaves its mark in
         the stream (its own entry, and ``after_removal`` on every entry appended after it),
-        so without one every checkpoint entry is live: one read, no row decoded.
+        so without one every checkpoint entry is live: no row decoded. The stream and the
+        thread's writes are read together (one round trip on PostgreSQL).
         """
         hint = self._cached_tail(address.stream)
         if hint is not None and hint.removals:
             return None
+        stored_entries, rows = view.read_together(
+            view.streams(THREADS).prepared_read(stream=address.stream),
+            view.records(WRITES).prepared_scan(
+                index="thread", equals={"thread_id": indexed(address.thread_id)}
+            ),
+        )
         entries = []
-        for stored in view.streams(THREADS).read(stream=address.stream):
+        for stored in stored_entries:
             entry = load_entry(stored)
             if not isinstance(entry, CheckpointEntry) or entry.after_removal:
                 return None
             entries.append(entry)
         entries.sort(key=_checkpoint_id, reverse=True)
-        return [(address, entry) for entry in entries]
+        found = _filed(rows, [(address, entry) for entry in entries])
+        return [
+            LoadedCheckpoint(address, entry, found.get((address, entry.checkpoint_id), ()))
+            for entry in entries
+        ]
 
     def _newest_first(
         self,
@@ -1033,11 +1072,22 @@ class CheckpointLog:
 
     def _read_tail(self, view: View, stream: str) -> _Tail:
         """The stream's head and tail as stored now (this process's last view narrows the read)."""
+        return self._tail_from(view, stream, self._cached_tail(stream), None)
+
+    def _tail_from(
+        self,
+        view: View,
+        stream: str,
+        hint: _Tail | None,
+        window: Sequence[StreamEntry] | None,
+    ) -> _Tail:
+        """:meth:`_read_tail` from ``hint`` (what this process last saw of the stream) and
+        ``window``, the entries from the hint's head on (read here when ``None``)."""
         streams = view.streams(THREADS)
-        hint = self._cached_tail(stream)
         last = None
         if hint is not None:
-            window = streams.read(stream=stream, after=hint.head - 1, limit=_TAIL_WINDOW)
+            if window is None:
+                window = streams.read(stream=stream, after=hint.head - 1, limit=_TAIL_WINDOW)
             if window and len(window) < _TAIL_WINDOW and window[0].position == hint.head:
                 last = window[-1]
                 if hint.last is not None and hint.last.is_stored_as(last):
@@ -1071,6 +1121,12 @@ class CheckpointLog:
         if checkpoint_id is None:
             return None
         row = view.records(CHECKPOINTS).read(address.checkpoint_key(checkpoint_id))
+        return self._entry_of_row(view, address, checkpoint_id, row)
+
+    def _entry_of_row(
+        self, view: View, address: ThreadAddress, checkpoint_id: str, row: RecordEntry | None
+    ) -> CheckpointEntry | None:
+        """The entry checkpoint ``checkpoint_id``'s live ``row`` points at (``None``: none)."""
         if row is None:
             return None
         position = pointer_position(row.record)
@@ -1184,8 +1240,7 @@ class CheckpointLog:
         self, view: View, address: ThreadAddress, checkpoint_id: str
     ) -> tuple[PendingWriteRecord, ...]:
         equals = self._of(address, checkpoint_id)
-        rows = view.records(WRITES).scan(index="checkpoint", equals=equals)
-        return sorted_writes(TaskWrites.load(row.record) for row in rows)
+        return _task_writes(view.records(WRITES).scan(index="checkpoint", equals=equals))
 
     def _writes_of(
         self, view: View, chosen: Sequence[tuple[ThreadAddress, CheckpointEntry]]
@@ -1202,19 +1257,33 @@ class CheckpointLog:
                         view, address, entry.checkpoint_id
                     )
                 continue
-            # Filed by (namespace, checkpoint id): only the chosen ones' are put in order.
-            grouped: dict[tuple[str, str], list[TaskWrites]] = defaultdict(list)
             rows = view.records(WRITES).scan(
                 index="thread", equals={"thread_id": indexed(thread_id)}
             )
-            for row in rows:
-                task = TaskWrites.load(row.record)
-                grouped[filed_under(row, task)].append(task)
-            for address, entry in items:
-                tasks = grouped.get((address.checkpoint_ns, entry.checkpoint_id))
-                if tasks is not None:
-                    found[(address, entry.checkpoint_id)] = sorted_writes(tasks)
+            found.update(_filed(rows, items))
         return found
+
+
+def _filed(
+    rows: Iterable[RecordEntry], chosen: Sequence[tuple[ThreadAddress, CheckpointEntry]]
+) -> dict[tuple[ThreadAddress, str], tuple[PendingWriteRecord, ...]]:
+    """The writes of each chosen checkpoint of one thread among the thread's write ``rows``."""
+    # Filed by (namespace, checkpoint id): only the chosen ones' are put in order.
+    grouped: dict[tuple[str, str], list[TaskWrites]] = defaultdict(list)
+    for row in rows:
+        task = TaskWrites.load(row.record)
+        grouped[filed_under(row, task)].append(task)
+    found: dict[tuple[ThreadAddress, str], tuple[PendingWriteRecord, ...]] = {}
+    for address, entry in chosen:
+        tasks = grouped.get((address.checkpoint_ns, entry.checkpoint_id))
+        if tasks is not None:
+            found[(address, entry.checkpoint_id)] = sorted_writes(tasks)
+    return found
+
+
+def _task_writes(rows: Iterable[RecordEntry]) -> tuple[PendingWriteRecord, ...]:
+    """The pending writes of one checkpoint's rows, in LangGraph's order."""
+    return sorted_writes(TaskWrites.load(row.record) for row in rows)
 
 
 def _writes_and_refs(

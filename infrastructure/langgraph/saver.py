@@ -90,13 +90,14 @@ class _Saver(BaseCheckpointSaver[str]):
         values) reads as deleted: ``None``, or the newest checkpoint left.
         """
         address, checkpoint_id = _address(config), get_checkpoint_id(config)
-        for _ in range(_READS):
-            loaded = self.log.get(address, checkpoint_id)
-            if loaded is None:
-                return None
-            found = self._live_tuple(loaded)
-            if found is not None or checkpoint_id is not None:
-                return found
+        with self.log.backend.in_turn():
+            for _ in range(_READS):
+                loaded = self.log.get(address, checkpoint_id)
+                if loaded is None:
+                    return None
+                found = self._live_tuple(loaded)
+                if found is not None or checkpoint_id is not None:
+                    return found
         return None
 
     def list(
@@ -126,18 +127,19 @@ class _Saver(BaseCheckpointSaver[str]):
             return
         if checkpoint_ns is not None and not isinstance(checkpoint_ns, str):
             raise TypeError(f"checkpoint_ns must be a str, got {type(checkpoint_ns).__name__}")
-        found = self.log.select(
-            thread_id=None if thread_id is None else str(thread_id),
-            checkpoint_ns=checkpoint_ns,
-            checkpoint_id=configurable.get("checkpoint_id"),
-            before=None if before is None else get_checkpoint_id(before),
-            limit=limit,
-            matches=None if not filter else partial(_matches, dict(filter)),
-        )
-        for loaded in found:
-            item = self._live_tuple(loaded)
-            if item is not None:  # else deleted by another writer since it was selected
-                yield item
+        # In the backend's turn, then yielded outside it: a consumer may take its time.
+        with self.log.backend.in_turn():
+            found = self.log.select(
+                thread_id=None if thread_id is None else str(thread_id),
+                checkpoint_ns=checkpoint_ns,
+                checkpoint_id=configurable.get("checkpoint_id"),
+                before=None if before is None else get_checkpoint_id(before),
+                limit=limit,
+                matches=None if not filter else partial(_matches, dict(filter)),
+            )
+            # An item None was deleted by another writer since it was selected.
+            items = [item for item in map(self._live_tuple, found) if item is not None]
+        yield from items
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -33,7 +33,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -441,6 +441,12 @@ class SQLiteBackend(Backend):
         self.ensure_open()
         with self._readers, self._sqlite.reads() as session:
             return self._in_scope(session, function, read_only=True)
+
+    def in_turn(self) -> AbstractContextManager[Any]:
+        """The readers' lock (see ``__init__``), for a caller's reads together with the work
+        on their answers: between two of its reads the block keeps the turn, which the other
+        readers would otherwise take and hand back at every SQLite call."""
+        return self._readers
 
     def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
         """One root-view read, one at a time with the other lone reads (see ``__init__``)."""

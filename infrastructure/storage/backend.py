@@ -243,10 +243,11 @@ class Backend:
 
     def read_alone(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
         """One root-view read (``read_record``, ``scan_records`` or ``scan_record_keys`` of
-        the driver, each one statement of the SQL drivers) outside any transaction of this
-        thread. A backend may send it without a transaction around it: one statement reads
-        what was committed when it started, as it would first in a transaction: it runs in
-        the driver's :meth:`~StorageDriver.reads`."""
+        the driver, each one statement of the SQL drivers, or ``read_together``, one
+        statement a read) outside any transaction of this thread. A backend may send it
+        without a transaction around it: a statement reads what was committed when it
+        started, as it would first in a transaction: it runs in the driver's
+        :meth:`~StorageDriver.reads`."""
         self.ensure_open()
         driver = self._driver
         with driver.reads() as context:
@@ -270,6 +271,14 @@ class Backend:
     def serialized(self) -> AbstractContextManager[Any]:
         """A block during which this process starts no other write of this backend (on a
         backend with one writer: waiting threads queue here instead of polling its lock)."""
+        return nullcontext()
+
+    def in_turn(self) -> AbstractContextManager[Any]:
+        """A block of reads and the work on their answers that runs one at a time with the
+        process's other blocks in turn and lone reads, where reads side by side cost more
+        than in turn (SQLite, see its backend); elsewhere nothing. Writes neither wait for
+        it nor hold it up. Re-entrant in a thread; a block must not wait for another
+        thread's reads (it would wait forever)."""
         return nullcontext()
 
     def current_scope(self) -> Scope | None:

@@ -32,6 +32,7 @@ from nenjim.infrastructure.storage.entries import (
     StreamEntry,
 )
 from nenjim.infrastructure.storage.errors import NotFoundError
+from nenjim.infrastructure.storage.reads import PreparedRead, RecordRead, RecordScan, StreamRead
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.selection import Selection
 
@@ -230,6 +231,29 @@ class StorageDriver(ABC, Generic[ContextT]):
         self, ctx: ContextT, resource: Resource, stream: str, after: int, limit: int | None
     ) -> Sequence[StreamEntry]:
         """Entries after ``after`` in position order."""
+
+    def read_together(self, ctx: ContextT, reads: Sequence[PreparedRead[Any]]) -> list[Any]:
+        """The answers of ``reads`` (validated), in their order: each what
+        :meth:`read_stream`, :meth:`scan_records` or :meth:`read_record` answers for it.
+
+        By default they run one after the other; a driver that can send several
+        statements at once overrides this to save the round trips between them.
+        """
+        answers: list[Any] = []
+        for read in reads:
+            if isinstance(read, StreamRead):
+                answers.append(
+                    self.read_stream(ctx, read.resource, read.stream, read.after, read.limit)
+                )
+            elif isinstance(read, RecordScan):
+                answers.append(
+                    self.scan_records(ctx, read.resource, read.equals, read.after, read.limit)
+                )
+            elif isinstance(read, RecordRead):
+                answers.append(self.read_record(ctx, read.resource, read.key))
+            else:
+                raise TypeError(f"not a prepared read: {type(read).__name__}")
+        return answers
 
     @abstractmethod
     def stream_head(self, ctx: ContextT, resource: Resource, stream: str) -> int:

@@ -33,6 +33,7 @@ from nenjim.infrastructure.storage.errors import (
     SerializationError,
     TransactionError,
 )
+from nenjim.infrastructure.storage.reads import PreparedRead, RecordRead, RecordScan, StreamRead
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match
 from nenjim.infrastructure.storage.scalars import validate_key, validate_limit, validate_revision
@@ -199,14 +200,38 @@ class View:
         return scope.run_on(operation, backend.driver)
 
     def run_read(self, operation: Callable[[Any, StorageDriver[Any]], _T]) -> _T:
-        """:meth:`run` of one single read of the driver (``read_record``, ``scan_records``
-        or ``scan_record_keys``), which only reads: outside any scope of this thread the
-        backend may run it without a transaction around it (:meth:`Backend.read_alone`)."""
+        """:meth:`run` of one single read of the driver (``read_record``, ``scan_records``,
+        ``scan_record_keys`` or ``read_together``), which only reads: outside any scope of
+        this thread the backend may run it without a transaction around it
+        (:meth:`Backend.read_alone`)."""
         backend = self._backend
         scope = self._scope or backend.current_scope()
         if scope is None:
             return backend.read_alone(operation)
         return scope.run_on(operation, backend.driver)
+
+    def read_together(self, *reads: PreparedRead[Any]) -> tuple[Any, ...]:
+        """The answers of several prepared reads, in their order, run in one step.
+
+        Each read (``Streams.prepared_read``, ``Records.prepared_scan``,
+        ``Records.prepared_read``) answers what its own call would, and sees at
+        least what the one before it saw; none may depend on another's answer.
+        A driver may send them at once (on PostgreSQL one round trip for all).
+        Outside a scope they run in no transaction, as a lone read does.
+        """
+        self.ensure_usable()
+        for read in reads:
+            if not isinstance(read, PreparedRead):
+                raise TypeError(f"not a prepared read: {type(read).__name__}")
+            self._resources_hold(read.resource)
+        answers = self.run_read(lambda ctx, driver: driver.read_together(ctx, reads))
+        return tuple(_fresh(answer) for answer in answers)
+
+    def _resources_hold(self, resource: Resource) -> None:
+        """Refuse a prepared read of a resource this backend does not register (a read
+        prepared on another backend's view)."""
+        if self._resources.get(resource.id) is not resource:
+            raise ValueError(f"resource {resource.id!r} is not registered with this backend")
 
     def ensure_usable(self) -> None:
         """Raise ``TransactionError`` if this bound view may not be used now."""
@@ -537,6 +562,25 @@ class Records(_Handle):
         )
         return tuple(row.fresh() for row in rows)
 
+    def prepared_read(self, key: str) -> RecordRead:
+        """:meth:`read` of ``key``, validated now, to run in :meth:`View.read_together`."""
+        return RecordRead(self.resource, validate_key(key))
+
+    def prepared_scan(
+        self,
+        *,
+        index: str,
+        equals: Mapping[str, Any],
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> RecordScan:
+        """:meth:`scan`, validated now, to run in :meth:`View.read_together`."""
+        values = self.resource.index_values(index, equals)
+        if after is not None:
+            after = validate_key(after, "after")
+        validate_limit(limit)
+        return RecordScan(self.resource, values, after, limit)
+
     def select(
         self,
         *,
@@ -694,6 +738,13 @@ class Streams(_Handle):
         )
         return tuple(row.fresh() for row in rows)
 
+    def prepared_read(self, *, stream: str, after: int = 0, limit: int | None = None) -> StreamRead:
+        """:meth:`read`, validated now, to run in :meth:`View.read_together`."""
+        stream = validate_key(stream, "stream")
+        validate_revision(after, "after")
+        validate_limit(limit)
+        return StreamRead(self.resource, stream, after, limit)
+
     def head(self, *, stream: str) -> int:
         """The current head (0 for a missing stream)."""
         self._view.ensure_usable()
@@ -791,3 +842,12 @@ def _durable(record: Any) -> DurableRecord:
     if not isinstance(record, DurableRecord):
         raise SerializationError(f"record must be a DurableRecord, got {type(record).__name__}")
     return record
+
+
+def _fresh(answer: Any) -> Any:
+    """A prepared read's answer with entries of its own, as the single calls give them."""
+    if answer is None:
+        return None
+    if isinstance(answer, RecordEntry):
+        return answer.fresh()
+    return tuple(entry.fresh() for entry in answer)

@@ -748,3 +748,42 @@ def test_a_thread_deleted_while_it_is_read_reads_as_gone(
 
             monkeypatch.setattr(reader.log, method, then_delete)
         assert read(reader, root) in (None, []), name
+
+
+def test_the_newest_read_follows_what_another_saver_wrote_since(durable_store_url: str) -> None:
+    # Each saver remembers the thread's newest checkpoint as it last saw it and reads that
+    # checkpoint's writes together with the thread's head: what another process wrote
+    # since (a newer checkpoint, more writes to the same one) must still be what it reads.
+    with (
+        NenjimSaver.from_conn_string(durable_store_url) as here,
+        NenjimSaver.from_conn_string(durable_store_url) as there,
+    ):
+        first = _put(here, "t", values={"v": 1})
+        here.put_writes(_config("t", first), [("a", 1)], "task-1")
+        seen = here.get_tuple(_config("t"))
+        assert seen is not None
+        assert [w[1:] for w in seen.pending_writes or ()] == [("a", 1)]
+
+        there.put_writes(_config("t", first), [("b", 2)], "task-2")
+        again = here.get_tuple(_config("t"))
+        assert again is not None
+        assert again.checkpoint["id"] == first
+        assert sorted(w[1:] for w in again.pending_writes or ()) == [("a", 1), ("b", 2)]
+
+        second = _put(there, "t", first, values={"v": 2}, step=1)
+        there.put_writes(_config("t", second), [("c", 3)], "task-3")
+        newest = here.get_tuple(_config("t"))
+        assert newest is not None
+        assert newest.checkpoint["id"] == second
+        assert [w[1:] for w in newest.pending_writes or ()] == [("c", 3)]
+
+        by_id = here.get_tuple(_config("t", first))
+        assert by_id is not None
+        assert sorted(w[1:] for w in by_id.pending_writes or ()) == [("a", 1), ("b", 2)]
+        assert here.get_tuple(_config("t", str(uuid6(clock_seq=-1)))) is None
+        listed = list(here.list(_config("t")))
+        assert [t.checkpoint["id"] for t in listed] == [second, first]
+        assert [[w[1:] for w in t.pending_writes or ()] for t in listed] == [
+            [("c", 3)],
+            [("a", 1), ("b", 2)],
+        ]

@@ -17,6 +17,7 @@ from nenjim.infrastructure.storage.testing import (
     StorageNamesContract,
     StoragePrimitivesContract,
     StoragePurgeContract,
+    StorageReadTogetherContract,
     StorageSelectionContract,
     StorageTransactionContract,
     StorageValidationContract,
@@ -85,3 +86,7 @@ class TestPurges(StoragePurgeContract):
 
 class TestSelections(StorageSelectionContract):
     """Selections of records by their payloads."""
+
+
+class TestReadTogether(StorageReadTogetherContract):
+    """Prepared reads run together."""

@@ -23,6 +23,7 @@ from nenjim.infrastructure.storage.entries import (
     StreamEntry,
 )
 from nenjim.infrastructure.storage.errors import UnsupportedBackendError
+from nenjim.infrastructure.storage.reads import PreparedRead, RecordRead, RecordScan, StreamRead
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.selection import Selection
 from nenjim.infrastructure.storage.sql import blobs, events, purges, records, streams
@@ -62,6 +63,39 @@ class SqlDriver(StorageDriver[Session]):
     def read_record(self, ctx: Session, resource: Resource, key: str) -> RecordEntry | None:
         records.lock_guards(ctx)
         return records.read(ctx, resource, key)
+
+    def read_together(self, ctx: Session, reads: Sequence[PreparedRead[Any]]) -> list[Any]:
+        records.lock_guards(ctx)
+        statements: list[tuple[str, list[object]]] = []
+        for read in reads:
+            if isinstance(read, StreamRead):
+                statements.append(
+                    streams.read_statement(ctx, read.resource, read.stream, read.after, read.limit)
+                )
+            elif isinstance(read, RecordScan):
+                statements.append(
+                    records.scan_statement(
+                        ctx,
+                        self.layout,
+                        read.resource,
+                        read.equals,
+                        after=read.after,
+                        limit=read.limit,
+                    )
+                )
+            elif isinstance(read, RecordRead):
+                statements.append(records.read_statement(read.resource, read.key))
+            else:
+                raise TypeError(f"not a prepared read: {type(read).__name__}")
+        answers: list[Any] = []
+        for read, rows in zip(reads, ctx.all_together(statements), strict=True):
+            if isinstance(read, StreamRead):
+                answers.append(streams.entries(rows))
+            elif isinstance(read, RecordScan):
+                answers.append(records.scanned(ctx, read.resource, rows))
+            else:
+                answers.append(records.read_answer(ctx, read.resource, rows))
+        return answers
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
         records.lock_guards(ctx)

@@ -138,11 +138,21 @@ def lock_guards(session: Session) -> None:
 
 def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
     """The stored row, or ``None`` (no lock)."""
-    row = session.one(
-        "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ? AND key = ?",
-        (resource.id, key),
-    )
+    row = session.one(_READ, (resource.id, key))
     return None if row is None else _entry(session, resource, row)
+
+
+_READ = "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ? AND key = ?"
+
+
+def read_statement(resource: Resource, key: str) -> tuple[str, list[object]]:
+    """The statement (template and parameters) of :func:`read`."""
+    return _READ, [resource.id, key]
+
+
+def read_answer(session: Session, resource: Resource, rows: Sequence[Any]) -> RecordEntry | None:
+    """The row :func:`read_statement`'s statement returned, or ``None``."""
+    return _entry(session, resource, rows[0]) if rows else None
 
 
 def revision(session: Session, resource: Resource, key: str) -> int | None:
@@ -479,6 +489,25 @@ def scan(
     limit: int | None,
 ) -> list[RecordEntry]:
     """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
+    query, params = scan_statement(session, layout, resource, equals, after=after, limit=limit)
+    return scanned(session, resource, session.all(query, params))
+
+
+def scanned(session: Session, resource: Resource, rows: Sequence[Any]) -> list[RecordEntry]:
+    """The entries of the rows :func:`scan_statement`'s statement returned."""
+    return [_entry(session, resource, row) for row in rows]
+
+
+def scan_statement(
+    session: Session,
+    layout: Layout,
+    resource: Resource,
+    equals: AttributeValues,
+    *,
+    after: str | None,
+    limit: int | None,
+) -> tuple[str, list[object]]:
+    """The statement (template and parameters) of :func:`scan`."""
     dialect = session.dialect
     shape, params = _shaped(session, equals)
     # The text depends on the shape only: built once per shape (a scan per read of a thread).
@@ -498,7 +527,7 @@ def scan(
         params.append(after)
     if limit is not None:
         params.append(limit)
-    return [_entry(session, resource, row) for row in session.all(query, params)]
+    return query, params
 
 
 def select(

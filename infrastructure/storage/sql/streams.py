@@ -253,6 +253,18 @@ def read(
     session: Session, resource: Resource, stream: str, after: int, limit: int | None
 ) -> list[StreamEntry]:
     """Live entries above position ``after``, ascending."""
+    return entries(session.all(*read_statement(session, resource, stream, after, limit)))
+
+
+def entries(rows: Sequence[Any]) -> list[StreamEntry]:
+    """The entries of the rows :func:`read_statement`'s statement returns."""
+    return [codec.stream_state(int(position), state) for position, state in rows]
+
+
+def read_statement(
+    session: Session, resource: Resource, stream: str, after: int, limit: int | None
+) -> tuple[str, list[object]]:
+    """The statement (template and parameters) of :func:`read`."""
     params: list[object] = [
         session.dialect.originator(events.entry_stream(resource.id, stream)),
         after,
@@ -265,9 +277,7 @@ def read(
     if limit is not None:
         query = _READ_SOME
         params.append(limit)
-    return [
-        codec.stream_state(int(position), state) for position, state in session.all(query, params)
-    ]
+    return query, params
 
 
 # One statement, so head, base and events come from one snapshot even under READ

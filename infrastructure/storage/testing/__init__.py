@@ -71,6 +71,9 @@ subclassed one by one (each needs the same ``make_backend`` fixture):
 * :class:`StorageSelectionContract` — ``Records.select``: tests of payload
   fields, an order by a string field and a page, giving the same rows in the
   same order on every backend.
+* :class:`StorageReadTogetherContract` — ``View.read_together``: each
+  prepared read answers what its own call does, in order, inside and outside
+  a transaction; a bad read is refused when prepared.
 
 The kit registers its own fixture resources (``agent.roots``,
 ``agent.executions``, ``agent.journal``, ``content.blobs``,
@@ -94,6 +97,7 @@ from nenjim.infrastructure.storage.testing.purges import StoragePurgeContract
 from nenjim.infrastructure.storage.testing.resources import FIXTURE_RESOURCES
 from nenjim.infrastructure.storage.testing.selections import StorageSelectionContract
 from nenjim.infrastructure.storage.testing.support import BackendFactory, StorageContract
+from nenjim.infrastructure.storage.testing.together import StorageReadTogetherContract
 from nenjim.infrastructure.storage.testing.transactions import StorageTransactionContract
 from nenjim.infrastructure.storage.testing.validation import StorageValidationContract
 from nenjim.infrastructure.storage.testing.values import StorageValuesContract
@@ -111,6 +115,7 @@ class StorageConformanceContract(
     StorageLimitsContract,
     StoragePurgeContract,
     StorageSelectionContract,
+    StorageReadTogetherContract,
 ):
     """Every storage contract of the kit in one class; subclass it and add ``make_backend``."""
 
@@ -127,6 +132,7 @@ __all__ = [
     "StorageNamesContract",
     "StoragePrimitivesContract",
     "StoragePurgeContract",
+    "StorageReadTogetherContract",
     "StorageSelectionContract",
     "StorageTransactionContract",
     "StorageValidationContract",
