@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from nenjim.infrastructure.postgresql import KIND
@@ -488,3 +489,7 @@ def _configure(connection: psycopg.Connection[Any]) -> None:
     # committed by the writer whose lock it waited for. Never inherit a
     # server default such as SERIALIZABLE.
     connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+    # A jsonb column (attributes) is read as its text: the SQL driver parses and checks
+    # each distinct text once (a thread's write rows share theirs), where psycopg's loader
+    # would parse every row to a new dict.
+    connection.adapters.register_loader("jsonb", TextLoader)
