@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -128,6 +129,17 @@ def parsed_once(text: str, what: str) -> Any:
 @lru_cache(maxsize=_MEMO_ITEMS)
 def _parsed_text(text: str, what: str) -> Any:
     return loads(text, what)
+
+
+@lru_cache(maxsize=_MEMO_ITEMS)
+def _frozen_parts(body: str, checkpoint_id: str) -> bytes:
+    """A small entry's checkpoint and metadata as ``marshal`` bytes, made once per text.
+
+    Loading them builds new dicts and lists for each caller, about twice as fast as parsing
+    the JSON again (what ``json.loads`` returns, ``marshal`` writes and reads exactly).
+    """
+    data = parsed_once(body, f"checkpoint entry {checkpoint_id}")
+    return marshal.dumps((data["checkpoint"], data["metadata"]))
 
 
 def now() -> datetime:
@@ -251,7 +263,7 @@ class CheckpointEntry:
     """A checkpoint as its thread's stream holds it (channel values by reference).
 
     ``body`` is the stored JSON text; it is parsed once, for read-only use
-    here, and :meth:`fresh` parses the checkpoint and metadata anew for a
+    here, and :meth:`fresh` builds the checkpoint and metadata anew for a
     caller to own.
     """
 
@@ -359,7 +371,12 @@ class CheckpointEntry:
         )
 
     def fresh(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The checkpoint (without values) and its metadata, parsed anew for the caller."""
+        """The checkpoint (without values) and its metadata, built anew for the caller."""
+        if len(self.body) <= MEMO_TEXT:
+            fresh: tuple[dict[str, Any], dict[str, Any]] = marshal.loads(
+                _frozen_parts(self.body, self.checkpoint_id)
+            )
+            return fresh
         data = loads(self.body, f"checkpoint entry {self.checkpoint_id}")
         return data["checkpoint"], data["metadata"]
 

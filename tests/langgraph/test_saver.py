@@ -787,3 +787,22 @@ def test_the_newest_read_follows_what_another_saver_wrote_since(durable_store_ur
             [("c", 3)],
             [("a", 1), ("b", 2)],
         ]
+
+
+def test_what_a_read_returns_is_the_callers_to_change(saver: NenjimSaver) -> None:
+    # LangGraph changes the checkpoints it reads; the next read must not see that.
+    first = _put(saver, "t", values={"v": [1, 2]}, step=0, nested={"deep": [{"k": "v"}]})
+    for _ in range(2):
+        found = saver.get_tuple(_config("t", first))
+        assert found is not None
+        assert found.checkpoint["channel_versions"] == {"v": 1}
+        assert found.metadata["nested"] == {"deep": [{"k": "v"}]}  # type: ignore[typeddict-item]
+        found.checkpoint["channel_versions"]["v"] = 99
+        found.checkpoint["versions_seen"]["x"] = {"y": 1}
+        found.metadata["nested"]["deep"][0]["k"] = "changed"  # type: ignore[typeddict-item]
+        found.metadata["step"] = 7
+        (listed,) = saver.list(_config("t"))
+        assert listed.checkpoint["channel_versions"] == {"v": 1}
+        assert listed.checkpoint["versions_seen"] == {}
+        assert listed.metadata["step"] == 0
+        listed.checkpoint["id"] = "changed"
