@@ -553,12 +553,11 @@ class Records(_Handle):
     ) -> tuple[RecordEntry, ...]:
         """Rows equal on ``index``, ascending by the UTF-8 bytes of the key."""
         self._view.ensure_usable()
-        values = self.resource.index_values(index, equals)
-        if after is not None:
-            after = validate_key(after, "after")
-        validate_limit(limit)
+        read = self.prepared_scan(index=index, equals=equals, after=after, limit=limit)
         rows = self._view.run_read(
-            lambda ctx, driver: driver.scan_records(ctx, self.resource, values, after, limit)
+            lambda ctx, driver: driver.scan_records(
+                ctx, self.resource, read.equals, read.after, read.limit
+            )
         )
         return tuple(row.fresh() for row in rows)
 
@@ -613,12 +612,11 @@ class Records(_Handle):
         """The keys of :meth:`scan` (same arguments, same order), no row decoded: for a
         caller whose keys say all it needs."""
         self._view.ensure_usable()
-        values = self.resource.index_values(index, equals)
-        if after is not None:
-            after = validate_key(after, "after")
-        validate_limit(limit)
+        read = self.prepared_scan(index=index, equals=equals, after=after, limit=limit)
         keys = self._view.run_read(
-            lambda ctx, driver: driver.scan_record_keys(ctx, self.resource, values, after, limit)
+            lambda ctx, driver: driver.scan_record_keys(
+                ctx, self.resource, read.equals, read.after, read.limit
+            )
         )
         return tuple(keys)
 
@@ -729,11 +727,11 @@ class Streams(_Handle):
     ) -> tuple[StreamEntry, ...]:
         """Entries with position above ``after``, ascending; ``()`` for a missing stream."""
         self._view.ensure_usable()
-        stream = validate_key(stream, "stream")
-        validate_revision(after, "after")
-        validate_limit(limit)
+        read = self.prepared_read(stream=stream, after=after, limit=limit)
         rows = self._view.run(
-            lambda ctx, driver: driver.read_stream(ctx, self.resource, stream, after, limit),
+            lambda ctx, driver: driver.read_stream(
+                ctx, self.resource, read.stream, read.after, read.limit
+            ),
             writes=False,
         )
         return tuple(row.fresh() for row in rows)
