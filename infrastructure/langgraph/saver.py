@@ -58,6 +58,8 @@ from nenjim.infrastructure.storage import (
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 _READS = 3
+_DECODED_TOGETHER = 16
+"""How many checkpoints ``list`` decodes in one turn of the backend before yielding them."""
 """How often ``get_tuple`` reads the newest checkpoint when other writers delete it meanwhile."""
 _DELTA_METADATA = ("counters_since_delta_snapshot", "delta_writes_versioned")
 
@@ -127,8 +129,8 @@ class _Saver(BaseCheckpointSaver[str]):
             return
         if checkpoint_ns is not None and not isinstance(checkpoint_ns, str):
             raise TypeError(f"checkpoint_ns must be a str, got {type(checkpoint_ns).__name__}")
-        # In the backend's turn, then yielded outside it: a consumer may take its time.
-        with self.log.backend.in_turn():
+        turn = self.log.backend.in_turn
+        with turn():
             found = self.log.select(
                 thread_id=None if thread_id is None else str(thread_id),
                 checkpoint_ns=checkpoint_ns,
@@ -137,9 +139,16 @@ class _Saver(BaseCheckpointSaver[str]):
                 limit=limit,
                 matches=None if not filter else partial(_matches, dict(filter)),
             )
+        # Values are decoded a few checkpoints at a time, each batch in the backend's turn
+        # and yielded outside it: a consumer that stops early decodes little, and one that
+        # takes its time holds no other reader up.
+        for start in range(0, len(found), _DECODED_TOGETHER):
+            with turn():
+                items = [
+                    self._live_tuple(loaded) for loaded in found[start : start + _DECODED_TOGETHER]
+                ]
             # An item None was deleted by another writer since it was selected.
-            items = [item for item in map(self._live_tuple, found) if item is not None]
-        yield from items
+            yield from (item for item in items if item is not None)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

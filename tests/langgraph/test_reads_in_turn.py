@@ -1,7 +1,8 @@
 """On SQLite the saver's reads run in the backend's turn (``Backend.in_turn``) with the work
 on their answers: decoding the values of one ``get_tuple`` or ``list`` never runs beside
 another thread's, which would take the interpreter lock at each of its SQLite calls. The
-block ends before ``list`` yields: a slow consumer holds no other thread up."""
+block ends before ``list`` yields: a slow consumer holds no other thread up, and ``list``
+decodes only a few checkpoints ahead of its consumer."""
 
 from __future__ import annotations
 
@@ -104,3 +105,35 @@ def test_a_slow_consumer_of_list_holds_no_other_reader_up(saver: NenjimSaver) ->
     assert not other.is_alive()
     assert got[0] is not None
     assert len(list(listing)) == 2
+
+
+def test_list_decodes_a_few_checkpoints_ahead_of_its_consumer(saver: NenjimSaver) -> None:
+    config: Any = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+    for step in range(40):
+        checkpoint: Checkpoint = {
+            "v": 4,
+            "id": str(uuid6(clock_seq=step)),
+            "ts": "2026-12-07T00:00:00+00:00",
+            "channel_values": {"step": step},
+            "channel_versions": {"step": step + 1},
+            "versions_seen": {},
+            "updated_channels": None,
+        }
+        metadata: Any = {"source": "loop", "step": step, "parents": {}}
+        config = saver.put(config, checkpoint, metadata, {"step": step + 1})
+    serde = saver.serde
+    assert isinstance(serde, _OverlapSerde)
+    decoded = [0]
+    loads = serde.loads_typed
+
+    def counted(data: tuple[str, bytes]) -> Any:
+        decoded[0] += 1
+        return loads(data)
+
+    serde.loads_typed = counted  # type: ignore[method-assign]
+    listing = saver.list({"configurable": {"thread_id": "long", "checkpoint_ns": ""}})
+    newest = next(listing)
+    assert newest.checkpoint["channel_values"] == {"step": 39}
+    assert 1 <= decoded[0] <= 16  # one value each, of the first batch at most
+    assert [t.checkpoint["channel_values"]["step"] for t in listing] == list(range(38, -1, -1))
+    assert decoded[0] == 40
