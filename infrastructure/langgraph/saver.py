@@ -157,10 +157,11 @@ class _Saver(BaseCheckpointSaver[str]):
         (or the newest): the writes along its own branch since the nearest ancestor holding a
         value (the ``seed``, absent if none does), read from the thread's log in one
         transaction (see :mod:`~nenjim.infrastructure.langgraph.delta`)."""
-        found = delta.channel_histories(
-            self.log, self.serde, _address(config), get_checkpoint_id(config), channels
-        )
-        return {channel: _delta_channel_history(item) for channel, item in found.items()}
+        with self.log.backend.in_turn():
+            found = delta.channel_histories(
+                self.log, self.serde, _address(config), get_checkpoint_id(config), channels
+            )
+            return {channel: _delta_channel_history(item) for channel, item in found.items()}
 
     # writes
     def put(
@@ -334,8 +335,9 @@ class _Saver(BaseCheckpointSaver[str]):
         ``when`` must carry a time zone; the times compared are those the
         writing processes recorded.
         """
-        found = history.as_of(self.log, _address(config), get_checkpoint_id(config), when)
-        return None if found is None else self._tuple(found)
+        with self.log.backend.in_turn():
+            found = history.as_of(self.log, _address(config), get_checkpoint_id(config), when)
+            return None if found is None else self._tuple(found)
 
     # async family: the same work in a worker thread
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

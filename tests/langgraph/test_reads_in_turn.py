@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,9 @@ def test_reads_of_many_threads_decode_one_at_a_time(saver: NenjimSaver) -> None:
             assert found is not None
             assert found.checkpoint["channel_values"]["step"] == 2
             assert len(list(saver.list(config))) == 3
+            then = saver.as_of(config, datetime.now(UTC))
+            assert then is not None
+            assert then.checkpoint["channel_values"]["step"] == 2
 
     threads = [threading.Thread(target=reader, args=(name,)) for name in names]
     for thread in threads:
