@@ -117,8 +117,10 @@ def run_batch(backend: Backend, ops: Iterable[Op], *, omit_expired: bool) -> lis
 
     if puts:
         return retrying(backend, run)[0]
-    # reads only: no transaction, unless a TTL is refreshed (then for that alone)
-    results, refreshes = run(backend.view)
+    # reads only: no transaction, unless a TTL is refreshed (then for that alone); in the
+    # backend's turn with the decoding (on SQLite, one at a time with other readers)
+    with backend.in_turn():
+        results, refreshes = run(backend.view)
     if refreshes:
         # should every try meet another writer of a TTL row, that one moved it as late
         with contextlib.suppress(ConflictError):
