@@ -39,10 +39,9 @@ written again) and purges its entry from the stream.
 THREAD_IDS = Resource(
     "langgraph.thread_ids",
     "records",
+    # ``listed`` (always true) is still written, as in stores made when listing every
+    # thread (``list(None)``) scanned an index of it; that scan now takes every row by key.
     attributes={"listed": "boolean"},
-    # ``listed`` is always true: the SPI scans by index equality only, and
-    # listing every thread (``list(None)``) needs an index every row is in.
-    indexes={"listed": ("listed",)},
 )
 """Every thread id that ever had a checkpoint, keyed by itself (written with its first one;
 a thread id too long for a key is keyed by its digest and kept in the payload)."""

@@ -1166,7 +1166,7 @@ class CheckpointLog:
         """``(address, checkpoint id, position)`` of the live checkpoints selected."""
         if thread_id is None:
             found = []
-            for row in view.records(THREAD_IDS).scan(index="listed", equals={"listed": True}):
+            for row in view.records(THREAD_IDS).scan(index=None, equals={}):
                 found.extend(
                     self._live_rows(view, thread_of_row(row.key, row.record), checkpoint_ns)
                 )

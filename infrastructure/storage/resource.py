@@ -219,6 +219,20 @@ class Resource:
                 return _index_values(self, index, tuple(shape))
         return self._index_values(index, equals)
 
+    def scan_values(self, index: Any, equals: Any) -> Mapping[str, str | int | bool | None]:
+        """:meth:`index_values` of a scan, which may also take every row of the resource:
+        ``index`` ``None`` with no ``equals`` (the rows in key order need no index)."""
+        if index is None:
+            if not isinstance(equals, Mapping):
+                raise TypeError(f"{self.id}: equals must be a mapping")
+            if equals:
+                raise ValueError(
+                    f"{self.id}: a scan of every row (index None) takes no equals, got "
+                    f"{sorted(map(str, equals))}"
+                )
+            return _NO_VALUES
+        return self.index_values(index, equals)
+
     def _index_values(self, index: Any, equals: Any) -> Mapping[str, str | int | bool | None]:
         if not isinstance(index, str):
             raise TypeError(f"{self.id}: index name must be a str, got {type(index).__name__}")
@@ -234,6 +248,7 @@ class Resource:
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})
+_NO_VALUES: Mapping[str, str | int | bool | None] = MappingProxyType({})
 
 
 @lru_cache(maxsize=4096)

@@ -546,12 +546,13 @@ class Records(_Handle):
     def scan(
         self,
         *,
-        index: str,
+        index: str | None,
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,
     ) -> tuple[RecordEntry, ...]:
-        """Rows equal on ``index``, ascending by the UTF-8 bytes of the key."""
+        """Rows equal on ``index``, ascending by the UTF-8 bytes of the key; ``index``
+        ``None`` (with ``equals={}``): every row of the resource."""
         self._view.ensure_usable()
         read = self.prepared_scan(index=index, equals=equals, after=after, limit=limit)
         rows = self._view.run_read(
@@ -568,13 +569,13 @@ class Records(_Handle):
     def prepared_scan(
         self,
         *,
-        index: str,
+        index: str | None,
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,
     ) -> RecordScan:
         """:meth:`scan`, validated now, to run in :meth:`View.read_together`."""
-        values = self.resource.index_values(index, equals)
+        values = self.resource.scan_values(index, equals)
         if after is not None:
             after = validate_key(after, "after")
         validate_limit(limit)
@@ -583,18 +584,19 @@ class Records(_Handle):
     def select(
         self,
         *,
-        index: str,
+        index: str | None,
         equals: Mapping[str, Any],
         where: Sequence[FieldTest] = (),
         order: FieldOrder | None = None,
         offset: int = 0,
         limit: int | None = None,
     ) -> tuple[RecordEntry, ...]:
-        """One page of the rows equal on ``index`` whose payloads pass every test of
-        ``where``: in ``order`` (ascending by the key's UTF-8 bytes without one), from
-        ``offset``, at most ``limit`` rows. A database driver answers with the page alone."""
+        """One page of the rows equal on ``index`` (``None``: every row) whose payloads pass
+        every test of ``where``: in ``order`` (ascending by the key's UTF-8 bytes without
+        one), from ``offset``, at most ``limit`` rows. A database driver answers with the
+        page alone."""
         self._view.ensure_usable()
-        values = self.resource.index_values(index, equals)
+        values = self.resource.scan_values(index, equals)
         selection = Selection(tuple(where), order, offset, limit)
         rows = self._view.run_read(
             lambda ctx, driver: driver.select_records(ctx, self.resource, values, selection)
@@ -604,7 +606,7 @@ class Records(_Handle):
     def scan_keys(
         self,
         *,
-        index: str,
+        index: str | None,
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,

@@ -21,9 +21,9 @@ ITEMS = Resource(
         "p2": "nullable_string",
         "p3": "nullable_string",
     },
-    # ``listed`` is always true: the SPI scans by index equality only, and a
-    # search of every namespace needs an index every row is in.
-    indexes={"listed": ("listed",), "p1": ("p1",), "p2": ("p2",), "p3": ("p3",)},
+    # ``listed`` (always true) is still written, as in stores made when a search of
+    # every namespace scanned an index of it; that scan now takes every row by key.
+    indexes={"p1": ("p1",), "p2": ("p2",), "p3": ("p3",)},
 )
 """One row per item, keyed by :func:`~.codec.storage_key` of its namespace and key.
 
@@ -36,8 +36,8 @@ is shorter): a search under a prefix scans the deepest of them it gives.
 TTLS = Resource(
     "langgraph.store.ttls",
     "records",
+    # ``listed`` (always true) is still written, as for items; the sweeper takes every row.
     attributes={"listed": "boolean"},
-    indexes={"listed": ("listed",)},
 )
 """The expiry of each item put with a TTL, under the item's storage key.
 

@@ -72,11 +72,12 @@ def item_attributes(namespace: tuple[str, ...]) -> dict[str, Any]:
     return attributes
 
 
-def scan_of(prefix: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
-    """The index and values to scan for items under ``prefix`` (labels only, no wildcard)."""
+def scan_of(prefix: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
+    """The index and values to scan for items under ``prefix`` (labels only, no wildcard);
+    ``None``: every item."""
     depth = min(len(prefix), PREFIX_DEPTH)
     if depth == 0:
-        return "listed", {"listed": True}
+        return None, {}
     return f"p{depth}", {f"p{depth}": prefix_text(prefix[:depth])}
 
 

@@ -354,7 +354,7 @@ class _Batch:
         row = self.ttls.read(skey)
         return row is not None and decode_expiry(row.record) <= self.now
 
-    def _scan(self, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
+    def _scan(self, index: str | None, equals: dict[str, Any]) -> Iterator[RecordEntry]:
         yield from scan_all(self.items, index, equals)
 
     def _namespaces(self, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
@@ -380,8 +380,8 @@ class _Batch:
                 yield decode_item(digested.record).namespace
 
 
-def scan_all(records: Any, index: str, equals: dict[str, Any]) -> Iterator[RecordEntry]:
-    """Every row of ``records`` equal on ``index``, a page at a time."""
+def scan_all(records: Any, index: str | None, equals: dict[str, Any]) -> Iterator[RecordEntry]:
+    """Every row of ``records`` equal on ``index`` (``None``: every row), a page at a time."""
     after: str | None = None
     while True:
         page = records.scan(index=index, equals=equals, after=after, limit=PAGE)
@@ -391,8 +391,9 @@ def scan_all(records: Any, index: str, equals: dict[str, Any]) -> Iterator[Recor
         after = page[-1].key
 
 
-def scan_all_keys(records: Records, index: str, equals: dict[str, Any]) -> Iterator[str]:
-    """The key of every row of ``records`` equal on ``index``, a page at a time."""
+def scan_all_keys(records: Records, index: str | None, equals: dict[str, Any]) -> Iterator[str]:
+    """The key of every row of ``records`` equal on ``index`` (``None``: every row), a page
+    at a time."""
     after: str | None = None
     while True:
         page = records.scan_keys(index=index, equals=equals, after=after, limit=PAGE)
@@ -407,7 +408,7 @@ def sweep(backend: Backend) -> int:
     now = utc_now()
     expired = [
         row.key
-        for row in scan_all(backend.view.records(TTLS), "listed", {"listed": True})
+        for row in scan_all(backend.view.records(TTLS), None, {})
         if decode_expiry(row.record) < now
     ]
     purged = 0

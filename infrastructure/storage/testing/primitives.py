@@ -296,6 +296,36 @@ class StoragePrimitivesContract(StorageContract):
         with pytest.raises(ValueError, match=r"."):
             records.scan_keys(index="no such index", equals={"owner": OWNER})
 
+    def test_a_scan_of_every_row_needs_no_index(self, backend: Backend) -> None:
+        for key in SCAN_KEYS:
+            self._insert(backend, key, active=False)
+        backend.view.records(ROOTS).insert(
+            key="someone-else", revision=0, attributes={}, record=opaque_record()
+        )
+        self._insert(backend, "other-owner-run", active=False, owner="someone-else")
+        records = backend.view.records(EXECUTIONS)
+        keys = tuple(sorted((*SCAN_KEYS, "other-owner-run"), key=lambda key: key.encode()))
+        every = records.scan(index=None, equals={})
+        assert tuple(entry.key for entry in every) == keys
+        assert records.scan_keys(index=None, equals={}) == keys
+        first = records.scan(index=None, equals={}, limit=2)
+        rest = records.scan(index=None, equals={}, after=first[-1].key)
+        assert tuple(entry.key for entry in first + rest) == keys
+        page = records.select(index=None, equals={}, offset=1, limit=2)
+        assert tuple(entry.key for entry in page) == keys[1:3]
+        (together,) = backend.view.read_together(records.prepared_scan(index=None, equals={}))
+        assert tuple(entry.key for entry in together) == keys
+        # Only scans take every row: a delete or a condition names an index.
+        with pytest.raises(ValueError, match=r"takes no equals"):
+            records.scan(index=None, equals={"owner": OWNER})
+        with pytest.raises(TypeError, match=r"."):
+            records.delete_matching(index=None, equals={})  # type: ignore[arg-type]
+        assert len(records.scan(index=None, equals={})) == len(keys)
+        with backend.transaction() as view:
+            inside = view.records(EXECUTIONS)
+            inside.delete(key=keys[0])
+            assert inside.scan_keys(index=None, equals={}) == keys[1:]
+
     def test_scan_order_is_utf8_bytes_beyond_the_bmp(self, backend: Backend) -> None:
         for key in BEYOND_BMP_KEYS:
             self._insert(backend, key, active=False)
