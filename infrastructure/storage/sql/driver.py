@@ -9,7 +9,8 @@ locked the guards when an operation gets here.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nenjim.infrastructure.storage.conditions import _Unchecked
@@ -67,11 +68,13 @@ class SqlDriver(StorageDriver[Session]):
     def read_together(self, ctx: Session, reads: Sequence[PreparedRead[Any]]) -> list[Any]:
         records.lock_guards(ctx)
         statements: list[tuple[str, list[object]]] = []
+        answers: list[Callable[[Sequence[Any]], Any]] = []
         for read in reads:
             if isinstance(read, StreamRead):
                 statements.append(
                     streams.read_statement(ctx, read.resource, read.stream, read.after, read.limit)
                 )
+                answers.append(streams.entries)
             elif isinstance(read, RecordScan):
                 statements.append(
                     records.scan_statement(
@@ -83,19 +86,14 @@ class SqlDriver(StorageDriver[Session]):
                         limit=read.limit,
                     )
                 )
+                answers.append(partial(records.scanned, ctx, read.resource))
             elif isinstance(read, RecordRead):
                 statements.append(records.read_statement(read.resource, read.key))
+                answers.append(partial(records.read_answer, ctx, read.resource))
             else:
                 raise TypeError(f"not a prepared read: {type(read).__name__}")
-        answers: list[Any] = []
-        for read, rows in zip(reads, ctx.all_together(statements), strict=True):
-            if isinstance(read, StreamRead):
-                answers.append(streams.entries(rows))
-            elif isinstance(read, RecordScan):
-                answers.append(records.scanned(ctx, read.resource, rows))
-            else:
-                answers.append(records.read_answer(ctx, read.resource, rows))
-        return answers
+        rows = ctx.all_together(statements)
+        return [answer(found) for answer, found in zip(answers, rows, strict=True)]
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
         records.lock_guards(ctx)

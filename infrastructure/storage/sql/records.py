@@ -138,8 +138,7 @@ def lock_guards(session: Session) -> None:
 
 def read(session: Session, resource: Resource, key: str) -> RecordEntry | None:
     """The stored row, or ``None`` (no lock)."""
-    row = session.one(_READ, (resource.id, key))
-    return None if row is None else _entry(session, resource, row)
+    return read_answer(session, resource, session.all(*read_statement(resource, key)))
 
 
 _READ = "SELECT " + _COLUMNS + " FROM {records} WHERE resource = ? AND key = ?"
