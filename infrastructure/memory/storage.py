@@ -239,6 +239,8 @@ class InMemoryDriver(StorageDriver[_State]):
         equals: AttributeValues,
         after: str | None,
         limit: int | None,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[RecordEntry]:
         floor = None if after is None else after.encode()
         found = sorted(
@@ -247,6 +249,7 @@ class InMemoryDriver(StorageDriver[_State]):
                 for row in self._rows(ctx, resource).values()
                 if attributes_match(row.attributes, equals)
                 and (floor is None or row.key.encode() > floor)
+                and (key_prefix is None or row.key.startswith(key_prefix))
             ),
             key=lambda row: row.key.encode(),
         )

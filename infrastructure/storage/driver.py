@@ -137,8 +137,11 @@ class StorageDriver(ABC, Generic[ContextT]):
         equals: AttributeValues,
         after: str | None,
         limit: int | None,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[RecordEntry]:
-        """Rows whose attributes equal ``equals``, by UTF-8 key bytes, after ``after``."""
+        """Rows whose attributes equal ``equals`` and whose keys start with ``key_prefix``
+        (``None``: any key), by UTF-8 key bytes, after ``after``."""
 
     def scan_record_keys(
         self,
@@ -147,23 +150,35 @@ class StorageDriver(ABC, Generic[ContextT]):
         equals: AttributeValues,
         after: str | None,
         limit: int | None,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[str]:
         """The keys :meth:`scan_records` would return, in its order.
 
         Drivers that can answer without decoding rows override this.
         """
-        return [row.key for row in self.scan_records(ctx, resource, equals, after, limit)]
+        rows = self.scan_records(ctx, resource, equals, after, limit, key_prefix=key_prefix)
+        return [row.key for row in rows]
 
     def select_records(
-        self, ctx: ContextT, resource: Resource, equals: AttributeValues, selection: Selection
+        self,
+        ctx: ContextT,
+        resource: Resource,
+        equals: AttributeValues,
+        selection: Selection,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[RecordEntry]:
-        """The page ``selection`` gives of the rows whose attributes equal ``equals``.
+        """The page ``selection`` gives of the rows whose attributes equal ``equals`` and
+        whose keys start with ``key_prefix``.
 
         By default every such row is read and the selection applied in Python;
         drivers whose database can test and order payloads override this, and
         must give the same rows in the same order.
         """
-        return selection.apply(self.scan_records(ctx, resource, equals, None, None))
+        return selection.apply(
+            self.scan_records(ctx, resource, equals, None, None, key_prefix=key_prefix)
+        )
 
     def any_record(self, ctx: ContextT, resource: Resource, equals: AttributeValues) -> bool:
         """Whether some row's attributes equal ``equals`` (``NoRows`` needs no more).
@@ -247,7 +262,14 @@ class StorageDriver(ABC, Generic[ContextT]):
                 )
             elif isinstance(read, RecordScan):
                 answers.append(
-                    self.scan_records(ctx, read.resource, read.equals, read.after, read.limit)
+                    self.scan_records(
+                        ctx,
+                        read.resource,
+                        read.equals,
+                        read.after,
+                        read.limit,
+                        key_prefix=read.key_prefix,
+                    )
                 )
             elif isinstance(read, RecordRead):
                 answers.append(self.read_record(ctx, read.resource, read.key))

@@ -41,11 +41,13 @@ class StreamRead(PreparedRead[tuple[StreamEntry, ...]]):
 
 @dataclass(frozen=True, slots=True)
 class RecordScan(PreparedRead[tuple[RecordEntry, ...]]):
-    """``Records.scan`` of the resource: its rows equal on the validated index values."""
+    """``Records.scan`` of the resource: its rows equal on the validated index values
+    whose keys start with ``key_prefix`` (``None``: any key)."""
 
     equals: Mapping[str, str | int | bool | None]
     after: str | None
     limit: int | None
+    key_prefix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,20 @@ def validate_key(value: Any, what: str = "key") -> str:
     return value if value.__class__ is str else str.__str__(value)
 
 
+def key_prefix_end(prefix: str) -> str | None:
+    """The least text above every text that starts with ``prefix``, in code point order
+    (UTF-8 byte order): ``prefix`` with its last character raised by one, after the
+    characters that cannot be raised (U+10FFFF) are dropped; ``None`` when none can be.
+    A prefix scan is then the key range ``[prefix, end)``, which an index of keys serves."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    last = ord(stripped[-1]) + 1
+    if last == 0xD800:  # surrogates are not text: the next character is U+E000
+        last = 0xE000
+    return stripped[:-1] + chr(last)
+
+
 def validate_name(value: Any, what: str) -> str:
     """A non-empty ``str`` without NUL that encodes as UTF-8 (a declared name)."""
     if not isinstance(value, str):

@@ -550,14 +550,19 @@ class Records(_Handle):
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,
+        key_prefix: str | None = None,
     ) -> tuple[RecordEntry, ...]:
         """Rows equal on ``index``, ascending by the UTF-8 bytes of the key; ``index``
-        ``None`` (with ``equals={}``): every row of the resource."""
+        ``None`` (with ``equals={}``): every row of the resource. With ``key_prefix``,
+        only the rows whose keys start with it: a range of the keys, which needs no
+        index (with ``index`` ``None``, what a caller's keys are made to group)."""
         self._view.ensure_usable()
-        read = self.prepared_scan(index=index, equals=equals, after=after, limit=limit)
+        read = self.prepared_scan(
+            index=index, equals=equals, after=after, limit=limit, key_prefix=key_prefix
+        )
         rows = self._view.run_read(
             lambda ctx, driver: driver.scan_records(
-                ctx, self.resource, read.equals, read.after, read.limit
+                ctx, self.resource, read.equals, read.after, read.limit, key_prefix=read.key_prefix
             )
         )
         return tuple(row.fresh() for row in rows)
@@ -573,13 +578,14 @@ class Records(_Handle):
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,
+        key_prefix: str | None = None,
     ) -> RecordScan:
         """:meth:`scan`, validated now, to run in :meth:`View.read_together`."""
         values = self.resource.scan_values(index, equals)
         if after is not None:
             after = validate_key(after, "after")
         validate_limit(limit)
-        return RecordScan(self.resource, values, after, limit)
+        return RecordScan(self.resource, values, after, limit, _key_prefix(key_prefix))
 
     def select(
         self,
@@ -590,16 +596,21 @@ class Records(_Handle):
         order: FieldOrder | None = None,
         offset: int = 0,
         limit: int | None = None,
+        key_prefix: str | None = None,
     ) -> tuple[RecordEntry, ...]:
-        """One page of the rows equal on ``index`` (``None``: every row) whose payloads pass
-        every test of ``where``: in ``order`` (ascending by the key's UTF-8 bytes without
-        one), from ``offset``, at most ``limit`` rows. A database driver answers with the
-        page alone."""
+        """One page of the rows equal on ``index`` (``None``: every row) whose keys start
+        with ``key_prefix`` (``None``: any key) and whose payloads pass every test of
+        ``where``: in ``order`` (ascending by the key's UTF-8 bytes without one), from
+        ``offset``, at most ``limit`` rows. A database driver answers with the page
+        alone."""
         self._view.ensure_usable()
         values = self.resource.scan_values(index, equals)
         selection = Selection(tuple(where), order, offset, limit)
+        prefix = _key_prefix(key_prefix)
         rows = self._view.run_read(
-            lambda ctx, driver: driver.select_records(ctx, self.resource, values, selection)
+            lambda ctx, driver: driver.select_records(
+                ctx, self.resource, values, selection, key_prefix=prefix
+            )
         )
         return tuple(row.fresh() for row in rows)
 
@@ -610,14 +621,17 @@ class Records(_Handle):
         equals: Mapping[str, Any],
         after: str | None = None,
         limit: int | None = None,
+        key_prefix: str | None = None,
     ) -> tuple[str, ...]:
         """The keys of :meth:`scan` (same arguments, same order), no row decoded: for a
         caller whose keys say all it needs."""
         self._view.ensure_usable()
-        read = self.prepared_scan(index=index, equals=equals, after=after, limit=limit)
+        read = self.prepared_scan(
+            index=index, equals=equals, after=after, limit=limit, key_prefix=key_prefix
+        )
         keys = self._view.run_read(
             lambda ctx, driver: driver.scan_record_keys(
-                ctx, self.resource, read.equals, read.after, read.limit
+                ctx, self.resource, read.equals, read.after, read.limit, key_prefix=read.key_prefix
             )
         )
         return tuple(keys)
@@ -829,6 +843,11 @@ class Blobs(_Handle):
         self._view.ensure_usable()
         key = validate_key(key)
         return self._view.run(lambda ctx, driver: driver.purge_blob(ctx, self.resource, key))
+
+
+def _key_prefix(key_prefix: Any) -> str | None:
+    """A scan's ``key_prefix``: ``None`` or a key's text (not empty: leave it out)."""
+    return None if key_prefix is None else validate_key(key_prefix, "key_prefix")
 
 
 def _ordered(values: Any, what: str) -> tuple[Any, ...]:

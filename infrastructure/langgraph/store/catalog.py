@@ -10,7 +10,7 @@ from __future__ import annotations
 from nenjim.infrastructure.storage import Resource
 
 PREFIX_DEPTH = 3
-"""Namespaces are indexed by their first one, two and three labels (``p1``..``p3``)."""
+"""Items keep their namespace's first one, two and three labels (``p1``..``p3``)."""
 
 ITEMS = Resource(
     "langgraph.store.items",
@@ -21,16 +21,18 @@ ITEMS = Resource(
         "p2": "nullable_string",
         "p3": "nullable_string",
     },
-    # ``listed`` (always true) is still written, as in stores made when a search of
-    # every namespace scanned an index of it; that scan now takes every row by key.
-    indexes={"p1": ("p1",), "p2": ("p2",), "p3": ("p3",)},
+    # No index: the items under a namespace prefix are a range of the keys. ``listed``
+    # (always true) and ``p1``..``p3`` are still written, as in stores made when a search
+    # scanned their indexes, so that a build before this one, which makes those indexes
+    # again, still finds every item.
 )
 """One row per item, keyed by :func:`~.codec.storage_key` of its namespace and key.
 
 The payload holds the full namespace, key, value, ``created_at``,
-``updated_at`` and ``ttl`` (minutes, or null). ``pN`` is the namespace's
-first N labels joined by ``.`` (a digest when long; null when the namespace
-is shorter): a search under a prefix scans the deepest of them it gives.
+``updated_at`` and ``ttl`` (minutes, or null). A search under a prefix scans
+the range of keys that start with the prefix's labels. ``pN`` is the
+namespace's first N labels joined by ``.`` (a digest when long; null when the
+namespace is shorter).
 """
 
 TTLS = Resource(

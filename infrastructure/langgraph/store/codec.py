@@ -22,37 +22,85 @@ TTL_TYPE = "langgraph.store.ttl"
 FORMAT = "1.0"
 
 
-def storage_key(namespace: tuple[str, ...], key: str) -> str:
-    """The records key of ``(namespace, key)``: the JSON array of its labels and key, or
-    ``sha256:<hex>`` of that text when it is longer than the SPI's key limit.
+DIGEST = "sha256:"
+"""What stands in a long storage key for the labels that do not fit, before their digest."""
 
-    A JSON array starts with ``[``, so a digest never equals a literal key.
+_KEPT_LABELS_BYTES = MAX_KEY_BYTES - len(DIGEST) - 64
+"""The most bytes of a long storage key's labels: the rest is the digest."""
+
+
+def storage_key(namespace: tuple[str, ...], key: str) -> str:
+    """The records key of ``(namespace, key)``: the JSON array of its labels and key.
+
+    Where that text is longer than the SPI's key limit (or not UTF-8), the key
+    is a long key: ``[``, the first labels that fit in :data:`_KEPT_LABELS_BYTES`,
+    each followed by ``,``, then ``sha256:`` and the hex digest of the whole
+    text. Either way the key starts with the JSON text of its namespace's first
+    labels, so the items under a namespace prefix are one range of the keys (see
+    :func:`prefix_scan`). A long key ends with a hex digit, so it never equals a
+    literal key, which ends with ``]``.
     """
-    labels = (*namespace, key)
-    for label in labels:
-        if label.__class__ is not str:
-            text = json.dumps(labels, ensure_ascii=False, separators=(",", ":"))
-            break
-    else:
-        # What json.dumps writes for strings, without the encoder it makes anew per
-        # call: every get and put asks, and that is several microseconds of a get.
-        text = "[" + ",".join(map(encode_basestring, labels)) + "]"
+    texts = _label_texts((*namespace, key))
+    text = "[" + ",".join(texts) + "]"
     try:
         if len(text.encode("utf-8")) <= MAX_KEY_BYTES:
             return text
     except UnicodeEncodeError:  # a lone surrogate: not UTF-8, so not a key as it is
         pass
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"sha256:{digest}"
+    return _kept_labels(texts)[0] + DIGEST + digest
+
+
+def prefix_scan(prefix: tuple[str, ...]) -> tuple[str | None, bool]:
+    """The key prefix that holds every item under the namespace ``prefix`` (``None``:
+    every item), and whether it holds those items only.
+
+    It is ``[`` and the prefix's labels, each followed by ``,``. A prefix whose labels
+    do not all fit in a long key's kept labels gives those that fit: a narrowing,
+    whose rows the caller matches against the full namespace in their payloads.
+    """
+    if not prefix:
+        return None, True
+    kept, count = _kept_labels(_label_texts(prefix))
+    return kept, count == len(prefix)
+
+
+def _label_texts(labels: tuple[object, ...]) -> list[str]:
+    """Each label's JSON text, as ``json.dumps`` writes it with ``ensure_ascii=False``."""
+    # encode_basestring is what json.dumps writes for a str, without the encoder it makes
+    # anew per call: every get and put asks, and that is several microseconds of a get.
+    # LangGraph's ops type the key as str; batch() takes ops built by hand.
+    return [
+        encode_basestring(label)
+        if label.__class__ is str
+        else json.dumps(label, ensure_ascii=False, separators=(",", ":"))
+        for label in labels
+    ]
+
+
+def _kept_labels(texts: list[str]) -> tuple[str, int]:
+    """``[`` and the first label texts that fit, each followed by ``,``; how many."""
+    kept, size = "[", 1
+    for count, text in enumerate(texts):
+        try:
+            size += len(text.encode("utf-8")) + 1
+        except UnicodeEncodeError:
+            return kept, count
+        if size > _KEPT_LABELS_BYTES:
+            return kept, count
+        kept += text + ","
+    return kept, len(texts)
+
+
+def is_literal(skey: str) -> bool:
+    """Whether storage key ``skey`` is the JSON text of its labels (not a long key)."""
+    return skey.endswith("]")
 
 
 def prefix_text(labels: tuple[str, ...]) -> str:
-    """The indexed form of a namespace prefix: labels joined by ``.`` (labels hold none),
-    or ``sha256:<hex>`` of that when longer than an indexed string may be.
-
-    Only a scan's narrowing: every candidate is matched against the full namespace
-    in its payload, so a digest that equals some literal text costs a row, not a result.
-    """
+    """The form of a namespace prefix that the ``pN`` attributes hold: labels joined by
+    ``.`` (labels hold none), or ``sha256:<hex>`` of that when longer than an indexed
+    string may be."""
     text = ".".join(labels)
     try:
         if len(text.encode("utf-8")) <= MAX_INDEXED_TEXT_BYTES:
@@ -63,30 +111,13 @@ def prefix_text(labels: tuple[str, ...]) -> str:
 
 
 def item_attributes(namespace: tuple[str, ...]) -> dict[str, Any]:
-    """The index attributes of an item in ``namespace``."""
+    """The attributes of an item in ``namespace``."""
     attributes: dict[str, Any] = {"listed": True}
     for depth in range(1, PREFIX_DEPTH + 1):
         attributes[f"p{depth}"] = (
             prefix_text(namespace[:depth]) if len(namespace) >= depth else None
         )
     return attributes
-
-
-def scan_of(prefix: tuple[str, ...]) -> tuple[str | None, dict[str, Any]]:
-    """The index and values to scan for items under ``prefix`` (labels only, no wildcard);
-    ``None``: every item."""
-    depth = min(len(prefix), PREFIX_DEPTH)
-    if depth == 0:
-        return None, {}
-    return f"p{depth}", {f"p{depth}": prefix_text(prefix[:depth])}
-
-
-def exact_scan(prefix: tuple[str, ...]) -> bool:
-    """Whether the scan of :func:`scan_of` finds exactly the items under ``prefix``: the
-    prefix is within the indexed depth and its text is literal (labels hold no ``.``, so
-    equal texts are equal labels). A digest is only a narrowing."""
-    depth = len(prefix)
-    return depth == 0 or (depth <= PREFIX_DEPTH and not prefix_text(prefix).startswith("sha256:"))
 
 
 @dataclass(frozen=True, slots=True)

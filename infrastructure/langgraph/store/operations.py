@@ -37,12 +37,12 @@ from nenjim.infrastructure.langgraph.store.codec import (
     StoredItem,
     decode_expiry,
     decode_item,
-    exact_scan,
     expiry,
+    is_literal,
     item_attributes,
     item_of_payload,
     plain_value,
-    scan_of,
+    prefix_scan,
     storage_key,
     ttl_record,
     utc_now,
@@ -214,10 +214,11 @@ class _Batch:
     def search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         tests = matching.field_tests(op.filter)
-        if tests is not None and exact_scan(prefix):
-            page = self._selected(prefix, tests, op.offset, op.limit)
+        key_prefix, exact = prefix_scan(prefix)
+        if tests is not None and exact:
+            page = self._selected(key_prefix, tests, op.offset, op.limit)
         else:
-            page = self._matched(prefix, op)
+            page = self._matched(prefix, key_prefix, op)
         if op.refresh_ttl:
             for skey, item in page:
                 if item.ttl is not None:
@@ -225,23 +226,29 @@ class _Batch:
         return [_search_item(item) for _, item in page]
 
     def _selected(
-        self, prefix: tuple[str, ...], tests: tuple[FieldTest, ...], offset: int, limit: int
+        self, key_prefix: str | None, tests: tuple[FieldTest, ...], offset: int, limit: int
     ) -> list[tuple[str, StoredItem]]:
-        """The page the database selects: the filter's tests, newest first, cut to
-        ``offset`` and ``limit``; only the page's rows are read.
+        """The page the database selects from the keys that start with ``key_prefix``: the
+        filter's tests, newest first, cut to ``offset`` and ``limit``; only the page's rows
+        are read.
 
         An expired item a search omits is known only after the database's cut: with
         ``omit_expired`` the page is read from the first row, on until it is full.
         """
         if limit == 0:
             return []
-        index, equals = scan_of(prefix)
         skipped = 0 if self.omit_expired else offset  # rows the database skips for us
         start, wanted = skipped, offset + limit - skipped
         kept: list[tuple[str, StoredItem]] = []
         while True:
             rows = self.items.select(
-                index=index, equals=equals, where=tests, order=NEWEST, offset=start, limit=wanted
+                index=None,
+                equals={},
+                key_prefix=key_prefix,
+                where=tests,
+                order=NEWEST,
+                offset=start,
+                limit=wanted,
             )
             for row in rows:
                 item = item_of_payload(row.record.payload)
@@ -251,11 +258,14 @@ class _Batch:
                 return kept[offset - skipped : offset - skipped + limit]
             start += len(rows)
 
-    def _matched(self, prefix: tuple[str, ...], op: SearchOp) -> list[tuple[str, StoredItem]]:
-        """The page matched in Python: every item under the prefix is read and tested."""
+    def _matched(
+        self, prefix: tuple[str, ...], key_prefix: str | None, op: SearchOp
+    ) -> list[tuple[str, StoredItem]]:
+        """The page matched in Python: every item whose key starts with ``key_prefix`` is
+        read and tested (its namespace too, where the key prefix only narrows)."""
         found: list[tuple[datetime, str, dict[str, Any]]] = []
         matches = matching.matcher(op.filter)
-        for row in self._scan(*scan_of(prefix)):
+        for row in scan_all(self.items, key_prefix):
             # The payload is parsed once; an item is built only for the page returned.
             payload = row.record.payload
             if not matching.under(tuple(payload["namespace"]), prefix):
@@ -354,25 +364,23 @@ class _Batch:
         row = self.ttls.read(skey)
         return row is not None and decode_expiry(row.record) <= self.now
 
-    def _scan(self, index: str | None, equals: dict[str, Any]) -> Iterator[RecordEntry]:
-        yield from scan_all(self.items, index, equals)
-
     def _namespaces(self, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-        """The namespace of each item the index scan for ``prefix`` finds (a namespace once
-        per item; an expired item a listing omits, not at all).
+        """The namespace of each item whose key starts with ``prefix``'s key prefix (a
+        namespace once per item; an expired item a listing omits, not at all).
 
         Without expiry to check, an item's key (the literal JSON of its labels and key)
         names its namespace: only the keys are scanned, and a row is read only for a
-        digest key. With it, every row is read, for its TTL.
+        long key. With it, every row is read, for its TTL.
         """
+        key_prefix, _ = prefix_scan(prefix)
         if self.omit_expired:
-            for row in self._scan(*scan_of(prefix)):
+            for row in scan_all(self.items, key_prefix):
                 item = decode_item(row.record)
                 if item.ttl is None or not self._expired(row.key):
                     yield item.namespace
             return
-        for skey in scan_all_keys(self.items, *scan_of(prefix)):
-            if skey.startswith("["):
+        for skey in scan_all_keys(self.items, key_prefix):
+            if is_literal(skey):
                 yield tuple(json.loads(skey)[:-1])
                 continue
             digested = self.items.read(skey)
@@ -380,23 +388,26 @@ class _Batch:
                 yield decode_item(digested.record).namespace
 
 
-def scan_all(records: Any, index: str | None, equals: dict[str, Any]) -> Iterator[RecordEntry]:
-    """Every row of ``records`` equal on ``index`` (``None``: every row), a page at a time."""
+def scan_all(records: Records, key_prefix: str | None) -> Iterator[RecordEntry]:
+    """Every row of ``records`` whose key starts with ``key_prefix`` (``None``: every
+    row), a page at a time."""
     after: str | None = None
     while True:
-        page = records.scan(index=index, equals=equals, after=after, limit=PAGE)
+        page = records.scan(index=None, equals={}, key_prefix=key_prefix, after=after, limit=PAGE)
         yield from page
         if len(page) < PAGE:
             return
         after = page[-1].key
 
 
-def scan_all_keys(records: Records, index: str | None, equals: dict[str, Any]) -> Iterator[str]:
-    """The key of every row of ``records`` equal on ``index`` (``None``: every row), a page
-    at a time."""
+def scan_all_keys(records: Records, key_prefix: str | None) -> Iterator[str]:
+    """The key of every row of ``records`` whose key starts with ``key_prefix`` (``None``:
+    every row), a page at a time."""
     after: str | None = None
     while True:
-        page = records.scan_keys(index=index, equals=equals, after=after, limit=PAGE)
+        page = records.scan_keys(
+            index=None, equals={}, key_prefix=key_prefix, after=after, limit=PAGE
+        )
         yield from page
         if len(page) < PAGE:
             return
@@ -408,7 +419,7 @@ def sweep(backend: Backend) -> int:
     now = utc_now()
     expired = [
         row.key
-        for row in scan_all(backend.view.records(TTLS), None, {})
+        for row in scan_all(backend.view.records(TTLS), None)
         if decode_expiry(row.record) < now
     ]
     purged = 0

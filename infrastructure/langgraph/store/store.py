@@ -21,6 +21,7 @@ from typing import Any, Self
 from langgraph.store.base import BaseStore, Op, Result, TTLConfig
 
 from nenjim.infrastructure.langgraph.store.catalog import STORE_CATALOG
+from nenjim.infrastructure.langgraph.store.long_keys import move_digested_items
 from nenjim.infrastructure.langgraph.store.operations import run_batch, sweep
 from nenjim.infrastructure.langgraph.store.sweeper import DEFAULT_INTERVAL_MINUTES, Sweeper
 from nenjim.infrastructure.storage import Backend, open_backend
@@ -39,7 +40,8 @@ class _Store(BaseStore):
     def __init__(
         self, backend: Backend, *, ttl: TTLConfig | None = None, index: Any = None
     ) -> None:
-        """A store over ``backend``, which must register :data:`STORE_CATALOG`.
+        """A store over ``backend``, which must register :data:`STORE_CATALOG`. Items an
+        earlier build stored under a long key of its form move to this build's keys.
 
         ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
         ``refresh_on_read``, ``omit_expired``, ``sweep_interval_minutes``).
@@ -47,6 +49,7 @@ class _Store(BaseStore):
         """
         if index is not None:
             raise NotImplementedError(INDEX_REFUSED)
+        move_digested_items(backend)
         self.backend = backend
         self.ttl_config = ttl
         self._sweeper = Sweeper(self._sweep)
@@ -87,7 +90,12 @@ class NenjimStore(_Store):
         created when missing."""
         if index is not None:
             raise NotImplementedError(INDEX_REFUSED)
-        store = cls(open_backend(conn_string, STORE_CATALOG), ttl=ttl)
+        backend = open_backend(conn_string, STORE_CATALOG)
+        try:
+            store = cls(backend, ttl=ttl)
+        except BaseException:
+            backend.close()
+            raise
         try:
             yield store
         finally:
@@ -131,7 +139,11 @@ class AsyncNenjimStore(_Store):
         if index is not None:
             raise NotImplementedError(INDEX_REFUSED)
         backend = await asyncio.to_thread(open_backend, conn_string, STORE_CATALOG)
-        store = cls(backend, ttl=ttl)
+        try:
+            store = await asyncio.to_thread(cls, backend, ttl=ttl)
+        except BaseException:
+            await asyncio.to_thread(backend.close)
+            raise
         try:
             yield store
         finally:

@@ -84,6 +84,7 @@ class SqlDriver(StorageDriver[Session]):
                         read.equals,
                         after=read.after,
                         limit=read.limit,
+                        key_prefix=read.key_prefix,
                     )
                 )
                 answers.append(partial(records.scanned, ctx, read.resource))
@@ -136,9 +137,13 @@ class SqlDriver(StorageDriver[Session]):
         equals: AttributeValues,
         after: str | None,
         limit: int | None,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[RecordEntry]:
         records.lock_guards(ctx)
-        return records.scan(ctx, self.layout, resource, equals, after=after, limit=limit)
+        return records.scan(
+            ctx, self.layout, resource, equals, after=after, limit=limit, key_prefix=key_prefix
+        )
 
     def scan_record_keys(
         self,
@@ -147,15 +152,25 @@ class SqlDriver(StorageDriver[Session]):
         equals: AttributeValues,
         after: str | None,
         limit: int | None,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[str]:
         records.lock_guards(ctx)
-        return records.scan_keys(ctx, self.layout, resource, equals, after=after, limit=limit)
+        return records.scan_keys(
+            ctx, self.layout, resource, equals, after=after, limit=limit, key_prefix=key_prefix
+        )
 
     def select_records(
-        self, ctx: Session, resource: Resource, equals: AttributeValues, selection: Selection
+        self,
+        ctx: Session,
+        resource: Resource,
+        equals: AttributeValues,
+        selection: Selection,
+        *,
+        key_prefix: str | None = None,
     ) -> Sequence[RecordEntry]:
         records.lock_guards(ctx)
-        return records.select(ctx, self.layout, resource, equals, selection)
+        return records.select(ctx, self.layout, resource, equals, selection, key_prefix=key_prefix)
 
     def any_record(self, ctx: Session, resource: Resource, equals: AttributeValues) -> bool:
         records.lock_guards(ctx)

@@ -24,6 +24,7 @@ from nenjim.infrastructure.storage.entries import Attributes, RecordedEntry, Rec
 from nenjim.infrastructure.storage.errors import ConflictError, NotFoundError, UniqueConstraintError
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.rules import attributes_match, check_preconditions
+from nenjim.infrastructure.storage.scalars import key_prefix_end
 from nenjim.infrastructure.storage.selection import Selection
 from nenjim.infrastructure.storage.sql import codec, events, schema
 from nenjim.infrastructure.storage.sql.dialect import (
@@ -486,9 +487,13 @@ def scan(
     *,
     after: str | None,
     limit: int | None,
+    key_prefix: str | None = None,
 ) -> list[RecordEntry]:
-    """Rows equal on ``equals``, ascending by key bytes, after the exclusive cursor."""
-    query, params = scan_statement(session, layout, resource, equals, after=after, limit=limit)
+    """Rows equal on ``equals`` whose keys start with ``key_prefix``, ascending by key
+    bytes, after the exclusive cursor."""
+    query, params = scan_statement(
+        session, layout, resource, equals, after=after, limit=limit, key_prefix=key_prefix
+    )
     return scanned(session, resource, session.all(query, params))
 
 
@@ -505,28 +510,42 @@ def scan_statement(
     *,
     after: str | None,
     limit: int | None,
+    key_prefix: str | None = None,
 ) -> tuple[str, list[object]]:
     """The statement (template and parameters) of :func:`scan`."""
     dialect = session.dialect
     shape, params = _shaped(session, equals)
+    prefix_terms, prefix_params = _key_range(key_prefix)
     # The text depends on the shape only: built once per shape (a scan per read of a thread).
-    key = ("scan", resource.id, after is not None, limit is not None, *shape)
+    key = ("scan", resource.id, after is not None, limit is not None, prefix_terms, *shape)
     query = dialect.statements.get(key)
     if query is None:
         terms, _ = _matching(dialect, resource, equals)
         source = layout.scan_source(resource.id, frozenset(equals))
-        query = "SELECT " + _COLUMNS + " FROM " + source + terms
+        query = "SELECT " + _COLUMNS + " FROM " + source + terms + prefix_terms
         if after is not None:
             query += " AND key > ?"
         query += " ORDER BY key"
         if limit is not None:
             query += " LIMIT ?"
         dialect.statements[key] = query
+    params.extend(prefix_params)
     if after is not None:
         params.append(after)
     if limit is not None:
         params.append(limit)
     return query, params
+
+
+def _key_range(key_prefix: str | None) -> tuple[str, list[object]]:
+    """The terms (and their parameters) that keep the keys starting with ``key_prefix``:
+    a range of the key, which the primary key serves (keys compare by UTF-8 bytes)."""
+    if key_prefix is None:
+        return "", []
+    end = key_prefix_end(key_prefix)
+    if end is None:
+        return " AND key >= ?", [key_prefix]
+    return " AND key >= ? AND key < ?", [key_prefix, end]
 
 
 def select(
@@ -535,12 +554,17 @@ def select(
     resource: Resource,
     equals: AttributeValues,
     selection: Selection,
+    *,
+    key_prefix: str | None = None,
 ) -> list[RecordEntry]:
-    """The page ``selection`` gives of the rows equal on ``equals``, tested, ordered and
-    cut by the database: only the page's rows are read and decoded."""
+    """The page ``selection`` gives of the rows equal on ``equals`` whose keys start with
+    ``key_prefix``, tested, ordered and cut by the database: only the page's rows are read
+    and decoded."""
     dialect = session.dialect
     terms, params = _matching(dialect, resource, equals)
-    source = layout.scan_source(resource.id, frozenset(equals)) + terms
+    prefix_terms, prefix_params = _key_range(key_prefix)
+    source = layout.scan_source(resource.id, frozenset(equals)) + terms + prefix_terms
+    params.extend(prefix_params)
     for test in selection.tests:
         if test.operator == "eq" and dialect.holds_text is not None:
             # A payload whose field equals the operand holds the member's canonical text
@@ -574,10 +598,14 @@ def scan_keys(
     *,
     after: str | None,
     limit: int | None,
+    key_prefix: str | None = None,
 ) -> list[str]:
     """The keys :func:`scan` would return, in its order: no row is decoded."""
     terms, params = _matching(session.dialect, resource, equals)
-    query = "SELECT key FROM " + layout.scan_source(resource.id, frozenset(equals)) + terms
+    prefix_terms, prefix_params = _key_range(key_prefix)
+    source = layout.scan_source(resource.id, frozenset(equals))
+    query = "SELECT key FROM " + source + terms + prefix_terms
+    params.extend(prefix_params)
     if after is not None:
         query += " AND key > ?"
         params.append(after)

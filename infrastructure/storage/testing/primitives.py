@@ -326,6 +326,48 @@ class StoragePrimitivesContract(StorageContract):
             inside.delete(key=keys[0])
             assert inside.scan_keys(index=None, equals={}) == keys[1:]
 
+    def test_a_key_prefix_scan_takes_the_keys_that_start_with_it(self, backend: Backend) -> None:
+        # Around each prefix, the keys just outside its range: the prefix's last character
+        # raised by one, a shorter key, and the characters that cannot be raised.
+        inside = ("a/", "a/1", "a/1/x", "a/\U0010ffff", "a/\ud7ff", "a/%", "a/_")
+        outside = ("a", "a0", "a.", "b/", "A/1", "\U0010ffff")
+        for key in (*outside, *inside):
+            self._insert(backend, key, active=False)
+        backend.view.records(ROOTS).insert(
+            key="someone-else", revision=0, attributes={}, record=opaque_record()
+        )
+        self._insert(backend, "a/other", active=False, owner="someone-else")
+        records = backend.view.records(EXECUTIONS)
+        under = tuple(sorted((*inside, "a/other"), key=lambda key: key.encode()))
+        scanned = records.scan(index=None, equals={}, key_prefix="a/")
+        assert tuple(entry.key for entry in scanned) == under
+        assert records.scan_keys(index=None, equals={}, key_prefix="a/") == under
+        owned = records.scan_keys(index="owner", equals={"owner": OWNER}, key_prefix="a/")
+        assert owned == tuple(key for key in under if key != "a/other")
+        first = records.scan(index=None, equals={}, key_prefix="a/", limit=3)
+        rest = records.scan(index=None, equals={}, key_prefix="a/", after=first[-1].key)
+        assert tuple(entry.key for entry in first + rest) == under
+        page = records.select(index=None, equals={}, key_prefix="a/", offset=1, limit=2)
+        assert tuple(entry.key for entry in page) == under[1:3]
+        prepared = records.prepared_scan(index=None, equals={}, key_prefix="a/1")
+        (together,) = backend.view.read_together(prepared)
+        assert tuple(entry.key for entry in together) == ("a/1", "a/1/x")
+        # Prefixes whose last characters cannot simply be raised.
+        beyond = records.scan_keys(index=None, equals={}, key_prefix="\U0010ffff")
+        assert beyond == ("\U0010ffff",)
+        assert records.scan_keys(index=None, equals={}, key_prefix="a/\ud7ff") == ("a/\ud7ff",)
+        assert records.scan_keys(index=None, equals={}, key_prefix="zz") == ()
+        with backend.transaction() as view:
+            view.records(EXECUTIONS).delete(key="a/1")
+            assert view.records(EXECUTIONS).scan_keys(index=None, equals={}, key_prefix="a/1") == (
+                "a/1/x",
+            )
+        for bad, error in (("", ValueError), ("a\0", ValueError), (b"a/", TypeError)):
+            with pytest.raises(error, match=r"key_prefix"):
+                records.scan(index=None, equals={}, key_prefix=bad)  # type: ignore[arg-type]
+            with pytest.raises(error, match=r"key_prefix"):
+                records.select(index=None, equals={}, key_prefix=bad)  # type: ignore[arg-type]
+
     def test_scan_order_is_utf8_bytes_beyond_the_bmp(self, backend: Backend) -> None:
         for key in BEYOND_BMP_KEYS:
             self._insert(backend, key, active=False)
