@@ -82,6 +82,13 @@ class StoragePrimitivesContract(StorageContract):
         )
         return entry
 
+    def _insert_for_another_owner(self, backend: Backend, key: str) -> None:
+        """An inactive execution ``key`` of an owner of its own, ``someone-else``."""
+        backend.view.records(ROOTS).insert(
+            key="someone-else", revision=0, attributes={}, record=opaque_record()
+        )
+        self._insert(backend, key, active=False, owner="someone-else")
+
     @staticmethod
     def _replace(
         backend: Backend,
@@ -299,10 +306,7 @@ class StoragePrimitivesContract(StorageContract):
     def test_a_scan_of_every_row_needs_no_index(self, backend: Backend) -> None:
         for key in SCAN_KEYS:
             self._insert(backend, key, active=False)
-        backend.view.records(ROOTS).insert(
-            key="someone-else", revision=0, attributes={}, record=opaque_record()
-        )
-        self._insert(backend, "other-owner-run", active=False, owner="someone-else")
+        self._insert_for_another_owner(backend, "other-owner-run")
         records = backend.view.records(EXECUTIONS)
         keys = tuple(sorted((*SCAN_KEYS, "other-owner-run"), key=lambda key: key.encode()))
         every = records.scan(index=None, equals={})
@@ -333,10 +337,7 @@ class StoragePrimitivesContract(StorageContract):
         outside = ("a", "a0", "a.", "b/", "A/1", "\U0010ffff")
         for key in (*outside, *inside):
             self._insert(backend, key, active=False)
-        backend.view.records(ROOTS).insert(
-            key="someone-else", revision=0, attributes={}, record=opaque_record()
-        )
-        self._insert(backend, "a/other", active=False, owner="someone-else")
+        self._insert_for_another_owner(backend, "a/other")
         records = backend.view.records(EXECUTIONS)
         under = tuple(sorted((*inside, "a/other"), key=lambda key: key.encode()))
         scanned = records.scan(index=None, equals={}, key_prefix="a/")
