@@ -92,6 +92,7 @@ from nenjim.infrastructure.storage import (
     View,
     validate_capabilities,
 )
+from nenjim.infrastructure.storage.reads import PreparedRead
 
 _T = TypeVar("_T")
 
@@ -103,6 +104,8 @@ ATTEMPTS = 5
 
 _TAIL_WINDOW = 8
 _TAILS = 10_000
+_POSITIONS = 10_000
+"""Checkpoints whose stream position this process remembers (the newest read last)."""
 _FEW = 8
 
 
@@ -188,6 +191,7 @@ class CheckpointLog:
         self.backend = backend
         self.values = ValueStore()
         self._tails: OrderedDict[str, _Tail] = OrderedDict()
+        self._positions: OrderedDict[tuple[str, str], int] = OrderedDict()
         self._tails_lock = threading.Lock()
 
     # transactions
@@ -396,14 +400,26 @@ class CheckpointLog:
         if checkpoint_id is None:
             return self._get_newest(view, address)
         # The pointer and the writes need nothing of each other: read together (one round
-        # trip on PostgreSQL where two would follow each other).
-        row, rows = view.read_together(
+        # trip on PostgreSQL where two would follow each other). Where this process knows
+        # the checkpoint's position, its entry is read with them, and kept if the pointer
+        # read says the position is still the checkpoint's.
+        reads: list[PreparedRead[Any]] = [
             view.records(CHECKPOINTS).prepared_read(address.checkpoint_key(checkpoint_id)),
             view.records(WRITES).prepared_scan(
                 index="checkpoint", equals=self._of(address, checkpoint_id)
             ),
-        )
-        entry = self._entry_of_row(view, address, checkpoint_id, row)
+        ]
+        guess = self._known_position(address, checkpoint_id)
+        if guess is not None:
+            reads.append(
+                view.streams(THREADS).prepared_read(stream=address.stream, after=guess - 1, limit=1)
+            )
+        row, rows, *found = view.read_together(*reads)
+        entry = None
+        if row is not None and found and pointer_position(row.record) == guess:
+            entry = _entry_found(found[0], guess, checkpoint_id)
+        if entry is None:
+            entry = self._entry_of_row(view, address, checkpoint_id, row)
         if entry is None:
             return None
         return LoadedCheckpoint(address, entry, _task_writes(rows))
@@ -1045,6 +1061,23 @@ class CheckpointLog:
         with self._tails_lock:
             return self._tails.get(stream)
 
+    def _known_position(self, address: ThreadAddress, checkpoint_id: str) -> int | None:
+        """The position this process last found checkpoint ``checkpoint_id`` at, unless the
+        stream's last entry it keeps is that checkpoint (which serves with no read)."""
+        with self._tails_lock:
+            tail = self._tails.get(address.stream)
+            last = None if tail is None else tail.last
+            if last is not None and last.checkpoint_id == checkpoint_id:
+                return None
+            return self._positions.get((address.stream, checkpoint_id))
+
+    def _remember_position(self, stream: str, checkpoint_id: str, position: int) -> None:
+        with self._tails_lock:
+            self._positions[(stream, checkpoint_id)] = position
+            self._positions.move_to_end((stream, checkpoint_id))
+            if len(self._positions) > _POSITIONS:
+                self._positions.popitem(last=False)
+
     def _remember_tail(self, stream: str, tail: _Tail) -> None:
         with self._tails_lock:
             known = self._tails.get(stream)
@@ -1145,6 +1178,7 @@ class CheckpointLog:
             raise SerializationError(
                 f"the live row of checkpoint {checkpoint_id} points at entry {entry.checkpoint_id}"
             )
+        self._remember_position(address.stream, checkpoint_id, position)
         return entry
 
     def _register(self, view: View, thread_id: str) -> None:
@@ -1279,6 +1313,19 @@ def _filed(
         if tasks is not None:
             found[(address, entry.checkpoint_id)] = sorted_writes(tasks)
     return found
+
+
+def _entry_found(
+    found: Sequence[StreamEntry], position: int, checkpoint_id: str
+) -> CheckpointEntry | None:
+    """The entry of checkpoint ``checkpoint_id`` at ``position`` that a read of that position
+    found, or ``None`` (it is not there: the caller reads by the pointer)."""
+    entry = load_entry(found[0]) if found else None
+    if not isinstance(entry, CheckpointEntry):
+        return None
+    if (entry.position, entry.checkpoint_id) != (position, checkpoint_id):
+        return None
+    return entry
 
 
 def _task_writes(rows: Iterable[RecordEntry]) -> tuple[PendingWriteRecord, ...]:

@@ -134,6 +134,12 @@ class SQLiteDialect(Dialect):
             elif isinstance(operand, bool):
                 term = "json_type(payload, ?) = " + ("'true'" if operand else "'false'")
                 params = [path]
+            elif isinstance(operand, str) and not operand.startswith(("[", "{")):
+                # json_extract gives a string's text, a number or a boolean as a number
+                # and an array or object as its JSON text, which starts with [ or {: only
+                # a string equal to the operand equals it. One parse of the payload, where
+                # the type's test would parse it again (SQLite before 3.45 caches none).
+                term, params = "coalesce(json_extract(payload, ?) = ?, 0)", [path, operand]
             else:
                 term, params = _typed(operand, "="), [path, operand, path]
             if operator == "eq":

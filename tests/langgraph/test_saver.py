@@ -789,6 +789,38 @@ def test_the_newest_read_follows_what_another_saver_wrote_since(durable_store_ur
         ]
 
 
+def test_a_read_by_id_where_the_checkpoint_was_is_checked_by_its_row(
+    durable_store_url: str,
+) -> None:
+    # A saver remembers where it last found a checkpoint and reads the entry there with
+    # the checkpoint's row. Another process deletes the thread and writes new checkpoints,
+    # one where the remembered checkpoint was: the row says the checkpoint is gone.
+    with (
+        NenjimSaver.from_conn_string(durable_store_url) as here,
+        NenjimSaver.from_conn_string(durable_store_url) as there,
+    ):
+        root = _put(here, "t", source="input", step=-1)
+        first = _put(here, "t", root, values={"v": 1}, step=0)
+        _put(here, "t", first, step=1)
+        for _ in range(2):  # found by its row, then where it was found
+            found = here.get_tuple(_config("t", first))
+            assert found is not None
+            assert found.checkpoint["channel_values"] == {"v": 1}
+
+        there.delete_thread("t")
+        other = _put(there, "t", source="input", step=-1)
+        newer = _put(there, "t", other, values={"v": 2}, step=0)
+        assert here.get_tuple(_config("t", first)) is None
+        found = here.get_tuple(_config("t", newer))
+        assert found is not None
+        assert found.checkpoint["channel_values"] == {"v": 2}
+        # and no checkpoint ever takes its id again, so a live row with that id names its
+        # one entry
+        again = {**_checkpoint({"v": 3}), "id": first}
+        with pytest.raises(CheckpointConflictError, match="written once"):
+            there.put(_config("t", newer), again, _meta("loop", 1), {"v": 1})  # type: ignore[arg-type]
+
+
 def test_what_a_read_returns_is_the_callers_to_change(saver: NenjimSaver) -> None:
     # LangGraph changes the checkpoints it reads; the next read must not see that.
     first = _put(saver, "t", values={"v": [1, 2]}, step=0, nested={"deep": [{"k": "v"}]})
