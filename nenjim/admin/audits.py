@@ -46,7 +46,15 @@ def repair_storage(url: str) -> StorageRepairReport:
 
 
 def storage_catalog(url: str) -> tuple[Resource, ...]:
-    """The resources of every catalog the store was opened with (Persistence's by default)."""
+    """The resources of every catalog the store was opened with.
+
+    A catalog with an index is found by the indexes its opening left, any catalog by its
+    rows. A store where no catalog left either was opened, if at all, by catalogs that
+    declare no index and hold no row yet (the LangGraph Store's): it is checked against
+    those.
+    """
     catalogs = (CATALOG, LANGGRAPH_CATALOG, STORE_CATALOG)
-    found = [c for c in catalogs if catalog_in_store(url, c)] or [CATALOG]
+    found = [c for c in catalogs if catalog_in_store(url, c)]
+    if not found:
+        found = [c for c in catalogs if not any(r.indexes or r.unique for r in c)]
     return tuple(resource for catalog in found for resource in catalog)

@@ -73,6 +73,22 @@ def test_the_storage_audit_knows_the_store(durable_store_url: str) -> None:
     assert report.ok, report.lines()
 
 
+def test_the_storage_audit_of_a_store_that_holds_no_item_yet_is_clean(
+    durable_store_url: str,
+) -> None:
+    """The Store declares no index, so an empty Store's store is known by nothing it holds:
+    it is not taken for another catalog's store whose indexes are missing."""
+    with NenjimStore.from_conn_string(durable_store_url):
+        pass
+    report = audit_storage(durable_store_url)
+    assert report.ok, report.lines()
+    with NenjimStore.from_conn_string(durable_store_url) as store:
+        store.put(("a",), "k", {"v": 1})
+        store.delete(("a",), "k")
+    report = audit_storage(durable_store_url)
+    assert report.ok, report.lines()
+
+
 def test_concurrent_writers_of_one_item(durable_store_url: str) -> None:
     """Threads putting, refreshing and reading one item: every call succeeds (a write
     conflict is tried again), and the item ends as one of the values put."""
