@@ -58,9 +58,9 @@ from nenjim.infrastructure.storage import (
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 _READS = 3
+"""How often ``get_tuple`` reads the newest checkpoint when other writers delete it meanwhile."""
 _DECODED_TOGETHER = 16
 """How many checkpoints ``list`` decodes in one turn of the backend before yielding them."""
-"""How often ``get_tuple`` reads the newest checkpoint when other writers delete it meanwhile."""
 _DELTA_METADATA = ("counters_since_delta_snapshot", "delta_writes_versioned")
 
 

@@ -4,7 +4,7 @@ Builds before long keys kept their first labels stored an item whose labels
 were longer than a key under ``sha256:<hex>`` alone, outside the range of
 keys a search under its namespace scans. Opening a store moves each such item
 (and its TTL row) to its key of this form, once: the probe that finds none is
-one read of the keys' index.
+one read of a range of the primary key.
 """
 
 from __future__ import annotations
