@@ -25,6 +25,9 @@ CHECKPOINTS = Resource(
     "records",
     attributes={"thread_id": "string", "checkpoint_ns": "string", "run_id": "nullable_string"},
     indexes={"thread": ("thread_id",), "run": ("run_id",)},
+    # Most checkpoints name no run (LangGraph sets ``run_id`` only when the caller's config
+    # has one): those rows stay out of the ``run`` index, and a put writes no entry there.
+    sparse_indexes=("run",),
 )
 """The live checkpoints (LangGraph's view), one row per checkpoint pointing at its entry.
 

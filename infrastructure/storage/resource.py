@@ -57,6 +57,7 @@ class Resource:
         "is_self_anchored",
         "kind",
         "retention",
+        "sparse_indexes",
         "unique",
     )
     id: str
@@ -64,6 +65,9 @@ class Resource:
     attributes: Mapping[str, str]
     immutable_attributes: tuple[str, ...]
     indexes: Mapping[str, tuple[str, ...]]
+    sparse_indexes: frozenset[str]
+    """The indexes that leave out the rows whose first field is null (see the
+    constructor)."""
     unique: tuple[Mapping[str, Any], ...]
     guard: Mapping[str, str] | None
     indexed_attributes: frozenset[str]
@@ -93,7 +97,17 @@ class Resource:
         unique: Sequence[Mapping[str, Any]] = (),
         guard: Mapping[str, str] | None = None,
         retention: Retention | None = None,
+        sparse_indexes: Sequence[str] = (),
     ) -> None:
+        """Declare a resource; ``ValueError`` or ``TypeError`` for a declaration no backend
+        takes.
+
+        ``sparse_indexes`` names indexes whose first field is nullable and
+        mostly null: such an index holds only the rows where that field is not
+        null, so a write of a null there touches no index page. A scan of it
+        with that field ``None`` answers the same rows, in the same order, from
+        the resource's rows (every one is read) instead of from the index.
+        """
         validate_key(id, "resource id")
         if kind not in KINDS:
             raise ValueError(f"resource {id}: kind must be one of {KINDS}, got {kind!r}")
@@ -102,6 +116,7 @@ class Resource:
         if immutable and kind != "records":
             raise ValueError(f"resource {id}: only records have immutable attributes")
         index_map = _indexes(id, kind, indexes or {}, declared)
+        sparse = _sparse(id, sparse_indexes, index_map, declared)
         constraints = _unique(id, kind, unique, declared)
         guard_map = _guard(id, kind, guard, declared, immutable)
         indexed = frozenset(
@@ -121,6 +136,7 @@ class Resource:
             ("attributes", declared),
             ("immutable_attributes", immutable),
             ("indexes", index_map),
+            ("sparse_indexes", sparse),
             ("unique", constraints),
             ("guard", guard_map),
             ("retention", checked_retention(id, kind, retention)),
@@ -144,6 +160,7 @@ class Resource:
             unique=self.unique,
             guard=self.guard,
             retention=retention,
+            sparse_indexes=tuple(self.sparse_indexes),
         )
 
     def validate_attributes(
@@ -312,6 +329,26 @@ def _indexes(
         result[name] = _names(owner, f"index {name}", fields, declared, empty=False)
         _check_width(owner, f"index {name}", result[name], declared)
     return MappingProxyType(result)
+
+
+def _sparse(
+    owner: str, names: Any, indexes: Mapping[str, tuple[str, ...]], declared: Mapping[str, str]
+) -> frozenset[str]:
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(f"resource {owner}: sparse_indexes must be a sequence of index names")
+    result = tuple(names)
+    if len(set(result)) != len(result):
+        raise ValueError(f"resource {owner}: sparse_indexes repeats a name")
+    for name in result:
+        if not isinstance(name, str) or name not in indexes:
+            raise ValueError(f"resource {owner}: sparse_indexes names undeclared index {name!r}")
+        first = indexes[name][0]
+        if not declared[first].startswith("nullable_"):
+            raise ValueError(
+                f"resource {owner}: sparse index {name} starts with {first}, which is never "
+                "null: a sparse index leaves out the rows whose first field is null"
+            )
+    return frozenset(result)
 
 
 def _check_width(

@@ -26,6 +26,7 @@ from nenjim.infrastructure.storage.follow.log import START, StoredEvent, read_af
 from nenjim.infrastructure.storage.opening import open_backend
 from nenjim.infrastructure.storage.sql import events
 from nenjim.infrastructure.storage.sql.driver import SqlDriver
+from nenjim.infrastructure.storage.sql.records import scan_statement
 from nenjim.infrastructure.storage.testing.resources import CONTENT_BLOBS
 from nenjim.infrastructure.store.errors import StoreUnavailableError
 from nenjim.infrastructure.store.versions import STORAGE_SCHEMA_VERSION, IncompatibleStoreError
@@ -326,3 +327,101 @@ def test_opening_a_current_postgresql_store_does_not_wait_for_a_writer(
         first.close()
     assert opened_while_writing
     assert opened.is_set()
+
+
+def _runs(*, sparse: bool) -> Resource:
+    """A records resource whose ``run`` index is sparse or full."""
+    return Resource(
+        "upgrade.runs",
+        "records",
+        attributes={"run": "nullable_string"},
+        indexes={"run": ("run",)},
+        sparse_indexes=("run",) if sparse else (),
+    )
+
+
+def _run_index(url: str, resource: Resource) -> tuple[str, str]:
+    """The generated scan index of ``resource`` in the store at ``url``: its name and its
+    definition as the database keeps it."""
+    backend = open_backend(url, [resource])
+    try:
+        driver = backend.driver
+        assert isinstance(driver, SqlDriver)
+        with driver.transaction(None) as session:
+            names = session.all(
+                "SELECT index_name FROM {generated} WHERE resource = ?", (resource.id,)
+            )
+            assert len(names) == 1, names
+            name = str(names[0][0])
+            if isinstance(driver.dialect, SQLiteDialect):
+                found = session.one("SELECT sql FROM sqlite_master WHERE name = ?", (name,))
+            else:
+                found = session.one("SELECT indexdef FROM pg_indexes WHERE indexname = ?", (name,))
+            assert found is not None, name
+        return name, str(found[0])
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_an_index_made_sparse_is_replaced_on_open_and_back_again(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A store opened with an index declared full, then sparse, then full again, ends each
+    open with exactly the declared index, and every scan answers alike throughout."""
+    url = (
+        f"sqlite://{tmp_path / 'runs.db'}"
+        if store == "sqlite"
+        else request.getfixturevalue("postgres_schema_url")
+    )
+    full, sparse = _runs(sparse=False), _runs(sparse=True)
+    backend = open_backend(url, [full])
+    try:
+        for key, run in (("a", None), ("b", "r1"), ("c", None)):
+            backend.view.records(full).insert(
+                key=key, revision=0, attributes={"run": run}, record=_record()
+            )
+    finally:
+        backend.close()
+    full_name, full_sql = _run_index(url, full)
+    sparse_name, sparse_sql = _run_index(url, sparse)
+    assert sparse_name != full_name
+    assert "IS NOT NULL" not in full_sql
+    assert re.search(r"IS NOT NULL\)*$", sparse_sql), sparse_sql
+    for resource in (sparse, full, sparse):
+        backend = open_backend(url, [resource])
+        try:
+            rows = backend.view.records(resource)
+            assert [e.key for e in rows.scan(index="run", equals={"run": None})] == ["a", "c"]
+            assert [e.key for e in rows.scan(index="run", equals={"run": "r1"})] == ["b"]
+        finally:
+            backend.close()
+        assert audit_store(url, [resource]).ok
+    assert _run_index(url, sparse)[0] == sparse_name
+
+
+def test_a_postgresql_scan_of_a_value_reads_the_sparse_index(postgres_schema_url: str) -> None:
+    """The planner proves a sparse index's predicate from the scan's equality with a value,
+    on the generic plan a prepared statement ends with."""
+    resource = _runs(sparse=True)
+    name, _ = _run_index(postgres_schema_url, resource)
+    backend = open_backend(postgres_schema_url, [resource])
+    try:
+        rows = backend.view.records(resource)
+        for number in range(300):
+            run = None if number % 10 else f"r{number}"
+            rows.insert(key=f"k{number:03}", revision=0, attributes={"run": run}, record=_record())
+        driver = backend.driver
+        assert isinstance(driver, SqlDriver)
+        with driver.transaction(None) as session:
+            session.execute("ANALYZE {records}")
+            session.execute("SET LOCAL enable_seqscan = off")
+            session.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            # The very statement a scan for a value sends.
+            query, params = scan_statement(
+                session, driver.layout, resource, {"run": "r10"}, after=None, limit=None
+            )
+            plan = " ".join(str(row[0]) for row in session.all("EXPLAIN " + query, params))
+    finally:
+        backend.close()
+    assert name in plan, plan

@@ -521,7 +521,7 @@ def scan_statement(
     query = dialect.statements.get(key)
     if query is None:
         terms, _ = _matching(dialect, resource, equals)
-        source = layout.scan_source(resource.id, frozenset(equals))
+        source = layout.scan_source(resource.id, equals)
         query = "SELECT " + _COLUMNS + " FROM " + source + terms + prefix_terms
         if after is not None:
             query += " AND key > ?"
@@ -563,7 +563,7 @@ def select(
     dialect = session.dialect
     terms, params = _matching(dialect, resource, equals)
     prefix_terms, prefix_params = _key_range(key_prefix)
-    source = layout.scan_source(resource.id, frozenset(equals)) + terms + prefix_terms
+    source = layout.scan_source(resource.id, equals) + terms + prefix_terms
     params.extend(prefix_params)
     for test in selection.tests:
         if test.operator == "eq" and dialect.holds_text is not None:
@@ -603,7 +603,7 @@ def scan_keys(
     """The keys :func:`scan` would return, in its order: no row is decoded."""
     terms, params = _matching(session.dialect, resource, equals)
     prefix_terms, prefix_params = _key_range(key_prefix)
-    source = layout.scan_source(resource.id, frozenset(equals))
+    source = layout.scan_source(resource.id, equals)
     query = "SELECT key FROM " + source + terms + prefix_terms
     params.extend(prefix_params)
     if after is not None:
@@ -625,7 +625,7 @@ def any_matching(
     key = ("any", resource.id, *shape)
     query = dialect.statements.get(key)
     if query is None:
-        source = layout.scan_source(resource.id, frozenset(equals))
+        source = layout.scan_source(resource.id, equals)
         terms, _ = _matching(session.dialect, resource, equals)
         query = dialect.statements[key] = "SELECT 1 FROM " + source + terms + " LIMIT 1"
     return session.one(query, bound) is not None
@@ -651,7 +651,7 @@ def prepared_check_read(dialect: Dialect, layout: Layout, read: CheckRead) -> Pr
     if kind == HEAD:
         column = "(SELECT head FROM {heads} WHERE resource = ? AND stream = ?)"
         return PreparedCheckRead(kind, column, (resource.id, argument))
-    source = layout.scan_source(resource.id, frozenset(argument))
+    source = layout.scan_source(resource.id, argument)
     terms, params = _matching(dialect, resource, argument)
     return PreparedCheckRead(kind, "EXISTS (SELECT 1 FROM " + source + terms + ")", tuple(params))
 
@@ -703,7 +703,7 @@ def delete_matching(
 ) -> None:
     """Tombstone every row equal on ``equals`` (locked in key order)."""
     terms, params = _matching(session.dialect, resource, equals)
-    source = layout.scan_source(resource.id, frozenset(equals))
+    source = layout.scan_source(resource.id, equals)
     rows = session.all(
         "SELECT key, revision, log_version FROM "
         + source

@@ -5,6 +5,8 @@ Every records resource gets, in ``storage_records``:
 - a scan index per declared index: ``(<attribute expressions>, key)``, partial
   on ``resource = '<its id>'``, so a write of one resource's row never
   touches another resource's indexes (the table is shared by all of them);
+  a sparse index (``Resource(sparse_indexes=...)``) is also partial on its
+  first field not being null;
 - a partial unique expression index per unique constraint, e.g. on
   PostgreSQL ``((attributes->>'owner')) WHERE resource = 'agent.executions'
   AND (attributes->>'active') = 'true'``, so the database itself refuses a
@@ -78,17 +80,23 @@ class Layout:
             for index in _indexes(dialect, resource)
         )
         self._constraints = {index.name: index.constraint for index in self.indexes}
+        # Per resource and set of attribute names: the scan index, and for a sparse one the
+        # field whose null its rows leave out.
         self._scans = {
-            (resource.id, frozenset(fields)): _name(SCAN, resource.id, name, fields, {})
+            (resource.id, frozenset(fields)): (
+                _name(SCAN, resource.id, name, fields, {}, sparse=name in resource.sparse_indexes),
+                fields[0] if name in resource.sparse_indexes else None,
+            )
             for resource in resources
             if resource.kind == "records"
             for name, fields in resource.indexes.items()
         }
-        self._from: dict[tuple[str, frozenset[str]], str] = {}
+        self._from: dict[tuple[str, frozenset[str], bool], str] = {}
 
-    def scan_source(self, resource_id: str, names: frozenset[str]) -> str:
+    def scan_source(self, resource_id: str, equals: Mapping[str, object]) -> str:
         """``{records} WHERE resource = '<resource_id>'``, ready for more ``AND`` terms, told
-        to read the scan index of these attribute names if there is one.
+        to read the scan index of the attribute names of ``equals`` if there is one (and,
+        for a sparse index, if ``equals`` does not ask for the null it leaves out).
 
         The resource is a literal, not a parameter: the scan indexes are
         partial on it, and a planner can use a partial index only where the
@@ -98,11 +106,13 @@ class Layout:
         against a bound value, which costs more than the scan; naming the
         index skips that.
         """
-        key = (resource_id, names)
+        names = frozenset(equals)
+        scan = self._scans.get((resource_id, names))
+        left_out = scan is not None and scan[1] is not None and equals[scan[1]] is None
+        key = (resource_id, names, left_out)
         source = self._from.get(key)
         if source is None:
-            index = self._scans.get(key)
-            hint = "" if index is None else self.dialect.index_hint(index)
+            hint = "" if scan is None or left_out else self.dialect.index_hint(scan[0])
             literal = self.dialect.template_literal(resource_id)
             source = self._from[key] = "{records}" + hint + " WHERE resource = " + literal
         return source
@@ -176,15 +186,22 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
     table = dialect.tables["records"]
     made = []
     for name, fields in resource.indexes.items():
-        columns = ", ".join([*_expressions(dialect, resource, fields), "key"])
-        index = _name(SCAN, resource.id, name, fields, {})
+        expressions = _expressions(dialect, resource, fields)
+        columns = ", ".join([*expressions, "key"])
+        sparse = name in resource.sparse_indexes
+        index = _name(SCAN, resource.id, name, fields, {}, sparse=sparse)
+        predicate = _resource_is(dialect, resource.id)
+        if sparse:
+            # Implied by an equality with a value (a planner proves it from ``= ?``), not by
+            # ``IS NULL``: a scan for the null reads the resource's rows instead.
+            predicate += f" AND {expressions[0]} IS NOT NULL"
         made.append(
             GeneratedIndex(
                 index,
                 resource.id,
                 None,
                 f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns}) "
-                f"WHERE {_resource_is(dialect, resource.id)}",
+                f"WHERE {predicate}",
                 replaces=_name(WHOLE_TABLE_SCAN, resource.id, name, fields, {}),
             )
         )
@@ -257,8 +274,13 @@ def _name(
     name: str,
     fields: Sequence[str],
     where: Mapping[str, object],
+    *,
+    sparse: bool = False,
 ) -> str:
-    spec = dumps([kind, resource_id, name, list(fields), sorted(where.items())])
+    described: list[object] = [kind, resource_id, name, list(fields), sorted(where.items())]
+    if sparse:  # a name of its own, so an open replaces the full index (and back)
+        described.append("sparse")
+    spec = dumps(described)
     digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:12]
     slug = _SLUG.sub("_", f"{resource_id}_{name}".lower()).strip("_")[:36]
     return f"storage_{kind}_{slug}_{digest}"

@@ -13,6 +13,7 @@ import pytest
 
 from nenjim.infrastructure.storage import (
     Backend,
+    ConditionFailedError,
     GuardRef,
     NoRows,
     NotFoundError,
@@ -116,6 +117,26 @@ def _invalid_declarations() -> dict[str, Callable[[], Resource]]:
         ),
         "a lambda as via": lambda: Resource(
             "x", "records", guard={"resource": ROOTS_ID, "via": loose(lambda row: row)}
+        ),
+        "sparse index not declared": lambda: Resource(
+            "x", "records", attributes={"run": "nullable_string"}, sparse_indexes=("run",)
+        ),
+        "sparse index on a field never null": lambda: Resource(
+            "x", "records", attributes=owner, indexes={"i": ("owner",)}, sparse_indexes=("i",)
+        ),
+        "sparse_indexes a str": lambda: Resource(
+            "x",
+            "records",
+            attributes={"run": "nullable_string"},
+            indexes={"i": ("run",)},
+            sparse_indexes=loose("i"),
+        ),
+        "sparse_indexes repeats a name": lambda: Resource(
+            "x",
+            "records",
+            attributes={"run": "nullable_string"},
+            indexes={"i": ("run",)},
+            sparse_indexes=("i", "i"),
         ),
         "streams with attributes": lambda: Resource("x", "streams", attributes=owner),
         "streams with indexes": lambda: Resource("x", "streams", indexes={"i": ("owner",)}),
@@ -240,6 +261,66 @@ class StorageDeclarationContract(StorageContract):
         assert items.read("item-1") is None
         assert items.read("item-2") is None
         assert items.fetch("item-3").attributes["quantity"] == 7
+
+    def test_a_sparse_index_answers_every_scan_as_a_full_one(
+        self, make_backend: BackendFactory
+    ) -> None:
+        """A sparse index leaves the rows whose first field is null out of the index, not out
+        of any answer: scans, key scans, selections, deletes and ``NoRows`` for the null
+        find them in key order, as they find the rows with a value."""
+        resource = Resource(
+            "sparse.runs",
+            "records",
+            attributes={"run": "nullable_string", "step": "nullable_integer"},
+            indexes={"run": ("run",), "run_step": ("run", "step")},
+            sparse_indexes=("run", "run_step"),
+        )
+        assert resource.sparse_indexes == {"run", "run_step"}
+        backend = make_backend((resource,))
+        rows = backend.view.records(resource)
+        runs = {"a": None, "b": "r1", "c": None, "d": "r2", "e": "r1", "f": None}
+        for key, run in runs.items():
+            rows.insert(
+                key=key, revision=0, attributes={"run": run, "step": 1}, record=opaque_record()
+            )
+
+        def keys(run: str | None, **paging: Any) -> tuple[str, ...]:
+            return tuple(e.key for e in rows.scan(index="run", equals={"run": run}, **paging))
+
+        assert keys(None) == ("a", "c", "f")
+        assert keys("r1") == ("b", "e")
+        assert keys(None, after="a", limit=1) == ("c",)
+        assert rows.scan_keys(index="run", equals={"run": None}) == ("a", "c", "f")
+        pairs = rows.scan(index="run_step", equals={"run": None, "step": 1})
+        assert tuple(e.key for e in pairs) == ("a", "c", "f")
+        selected = rows.select(index="run", equals={"run": None}, offset=1, limit=5)
+        assert tuple(e.key for e in selected) == ("c", "f")
+        with pytest.raises(ConditionFailedError):
+            backend.view.check(guards=[], conditions=[NoRows(resource, "run", {"run": None})])
+        assert backend.view.check(guards=[], conditions=[NoRows(resource, "run", {"run": "r3"})])
+
+        # A row moving into and out of the index is found where it now is.
+        rows.replace(
+            key="a",
+            expected_revision=0,
+            next_revision=1,
+            attributes={"run": "r3", "step": 1},
+            record=opaque_record(),
+        )
+        rows.replace(
+            key="b",
+            expected_revision=0,
+            next_revision=1,
+            attributes={"run": None, "step": 1},
+            record=opaque_record(),
+        )
+        assert keys(None) == ("b", "c", "f")
+        assert keys("r3") == ("a",)
+        assert keys("r1") == ("e",)
+
+        rows.delete_matching(index="run", equals={"run": None})
+        assert tuple(e.key for e in rows.scan(index=None, equals={})) == ("a", "d", "e")
+        assert backend.view.check(guards=[], conditions=[NoRows(resource, "run", {"run": None})])
 
     def test_declarations_are_frozen_copies_isolated_from_their_inputs(
         self, make_backend: BackendFactory
