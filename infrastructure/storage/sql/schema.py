@@ -56,15 +56,15 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 class GeneratedIndex:
     """One index made from the catalog; ``constraint`` is set for unique ones.
 
-    ``replaces`` names the index that earlier builds generated in its place,
-    which serves the same scans until an open by this build replaces it.
+    ``replaces`` names the indexes that earlier builds generated in its place,
+    any of which serves the same scans until an open by this build replaces it.
     """
 
     name: str
     resource: str
     constraint: str | None
     ddl: str
-    replaces: str | None = None
+    replaces: tuple[str, ...] = ()
 
 
 class Layout:
@@ -190,6 +190,11 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
         columns = ", ".join([*expressions, "key"])
         sparse = name in resource.sparse_indexes
         index = _name(SCAN, resource.id, name, fields, {}, sparse=sparse)
+        # The whole-table index of earlier builds, and for a sparse one the full index too:
+        # each holds every row the new one would.
+        replaces = [_name(WHOLE_TABLE_SCAN, resource.id, name, fields, {})]
+        if sparse:
+            replaces.append(_name(SCAN, resource.id, name, fields, {}))
         predicate = _resource_is(dialect, resource.id)
         if sparse:
             # Implied by an equality with a value (a planner proves it from ``= ?``), not by
@@ -202,7 +207,7 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
                 None,
                 f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns}) "
                 f"WHERE {predicate}",
-                replaces=_name(WHOLE_TABLE_SCAN, resource.id, name, fields, {}),
+                replaces=tuple(replaces),
             )
         )
     for constraint in resource.unique:
