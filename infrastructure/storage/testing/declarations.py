@@ -266,8 +266,8 @@ class StorageDeclarationContract(StorageContract):
         self, make_backend: BackendFactory
     ) -> None:
         """A sparse index leaves the rows whose first field is null out of the index, not out
-        of any answer: scans, key scans, selections, deletes and ``NoRows`` for the null
-        find them in key order, as they find the rows with a value."""
+        of any answer: scans, key scans, selections, deletes, purges and ``NoRows`` for the
+        null find them in key order, as they find the rows with a value."""
         resource = Resource(
             "sparse.runs",
             "records",
@@ -318,9 +318,12 @@ class StorageDeclarationContract(StorageContract):
         assert keys("r3") == ("a",)
         assert keys("r1") == ("e",)
 
-        rows.delete_matching(index="run", equals={"run": None})
+        purged = rows.purge_matching(index="run", equals={"run": None})
+        assert sorted(purge.key for purge in purged) == ["b", "c", "f"]
         assert tuple(e.key for e in rows.scan(index=None, equals={})) == ("a", "d", "e")
         assert backend.view.check(guards=[], conditions=[NoRows(resource, "run", {"run": None})])
+        rows.delete_matching(index="run", equals={"run": "r1"})
+        assert tuple(e.key for e in rows.scan(index=None, equals={})) == ("a", "d")
 
     def test_declarations_are_frozen_copies_isolated_from_their_inputs(
         self, make_backend: BackendFactory
