@@ -58,6 +58,8 @@ class GeneratedIndex:
 
     ``replaces`` names the indexes that earlier builds generated in its place,
     any of which serves the same scans until an open by this build replaces it.
+    A scan index names its ``fields``; a sparse one, the field whose null its
+    rows leave out (``left_out``).
     """
 
     name: str
@@ -65,6 +67,8 @@ class GeneratedIndex:
     constraint: str | None
     ddl: str
     replaces: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    left_out: str | None = None
 
 
 class Layout:
@@ -80,16 +84,11 @@ class Layout:
             for index in _indexes(dialect, resource)
         )
         self._constraints = {index.name: index.constraint for index in self.indexes}
-        # Per resource and set of attribute names: the scan index, and for a sparse one the
-        # field whose null its rows leave out.
+        # Per resource and set of attribute names: the scan index.
         self._scans = {
-            (resource.id, frozenset(fields)): (
-                _name(SCAN, resource.id, name, fields, {}, sparse=name in resource.sparse_indexes),
-                fields[0] if name in resource.sparse_indexes else None,
-            )
-            for resource in resources
-            if resource.kind == "records"
-            for name, fields in resource.indexes.items()
+            (index.resource, frozenset(index.fields)): index
+            for index in self.indexes
+            if index.constraint is None
         }
         self._from: dict[tuple[str, frozenset[str], bool], str] = {}
 
@@ -108,11 +107,11 @@ class Layout:
         """
         names = frozenset(equals)
         scan = self._scans.get((resource_id, names))
-        left_out = scan is not None and scan[1] is not None and equals[scan[1]] is None
+        left_out = scan is not None and scan.left_out is not None and equals[scan.left_out] is None
         key = (resource_id, names, left_out)
         source = self._from.get(key)
         if source is None:
-            hint = "" if scan is None or left_out else self.dialect.index_hint(scan[0])
+            hint = "" if scan is None or left_out else self.dialect.index_hint(scan.name)
             literal = self.dialect.template_literal(resource_id)
             source = self._from[key] = "{records}" + hint + " WHERE resource = " + literal
         return source
@@ -190,13 +189,12 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
         columns = ", ".join([*expressions, "key"])
         sparse = name in resource.sparse_indexes
         index = _name(SCAN, resource.id, name, fields, {}, sparse=sparse)
-        # The whole-table index of earlier builds, and for a sparse one the full index too:
-        # each holds every row the new one would.
+        # What earlier builds made in its place, each holding every row this one would: the
+        # whole-table index, and for a sparse one the full index too.
         replaces = [_name(WHOLE_TABLE_SCAN, resource.id, name, fields, {})]
-        if sparse:
-            replaces.append(_name(SCAN, resource.id, name, fields, {}))
         predicate = _resource_is(dialect, resource.id)
         if sparse:
+            replaces.append(_name(SCAN, resource.id, name, fields, {}))
             # Implied by an equality with a value (a planner proves it from ``= ?``), not by
             # ``IS NULL``: a scan for the null reads the resource's rows instead.
             predicate += f" AND {expressions[0]} IS NOT NULL"
@@ -208,6 +206,8 @@ def _indexes(dialect: Dialect, resource: Resource) -> list[GeneratedIndex]:
                 f"CREATE INDEX IF NOT EXISTS {dialect.identifier(index)} ON {table} ({columns}) "
                 f"WHERE {predicate}",
                 replaces=tuple(replaces),
+                fields=tuple(fields),
+                left_out=fields[0] if sparse else None,
             )
         )
     for constraint in resource.unique:
