@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from contextlib import AbstractContextManager
+from types import MappingProxyType
 from typing import Any
 
 import psycopg
@@ -56,7 +57,7 @@ def _checked_replace(terms: str, *, guarded: bool) -> str:
     )
 
 
-def _append_rows(*, guarded: bool, alone: bool) -> str:
+def _append_rows(*, guarded: bool, alone: bool, single: bool = False) -> str:
     """An append as one statement whatever the batch size (arrays, in order): the head
     row is created, or locked, by the upsert that moves it, and only if it moved do the
     entry ids and the events go in. A head row at another head is locked and left as it
@@ -68,7 +69,11 @@ def _append_rows(*, guarded: bool, alone: bool) -> str:
     is proposed only by an append that expects 0 (a stream missing from the statement's
     snapshot is not created at 0), and an id already in the live stream, or a version
     taken, fails the whole statement on its key. Inside a transaction, those go by (the
-    ids that went in are returned) and the error that reports them rolls it back."""
+    ids that went in are returned) and the error that reports them rolls it back.
+
+    ``single``: the form for one entry, whose id, position and state are scalars, not
+    arrays of one: psycopg adapts a list parameter at about the cost of a statement's
+    other parameters together, and the server parses it."""
     anchor = "g AS (SELECT 1 FROM {records} WHERE resource = ? AND key = ? FOR UPDATE), "
     proposed = []
     if alone:
@@ -90,10 +95,16 @@ def _append_rows(*, guarded: bool, alone: bool) -> str:
         + " ON CONFLICT (resource, stream) DO UPDATE SET head = ? WHERE h.head = ? "
         "RETURNING head, base), "
         "i AS (INSERT INTO {ids} (resource, stream, entry_id) "
-        "SELECT ?, ?, unnest(?::text[]) FROM hd WHERE hd.head = ?" + skip + " RETURNING entry_id), "
+        "SELECT ?, ?, " + ("?::text" if single else "unnest(?::text[])") + " FROM hd "
+        "WHERE hd.head = ?" + skip + " RETURNING entry_id), "
         "e AS (INSERT INTO {events} (originator_id, originator_version, topic, state) "
-        "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, unnest(?::bigint[], ?::bytea[]) "
-        "WITH ORDINALITY AS u(pos, state, n) WHERE hd.head = ? ORDER BY u.n"
+        "SELECT ?, hd.base + u.pos, ?, u.state FROM hd, "
+        + (
+            "(VALUES (?::bigint, ?::bytea)) AS u(pos, state) WHERE hd.head = ?"
+            if single
+            else "unnest(?::bigint[], ?::bytea[]) WITH ORDINALITY AS u(pos, state, n) "
+            "WHERE hd.head = ? ORDER BY u.n"
+        )
         + skip_event
         + " RETURNING 1) "
         "SELECT (SELECT head FROM hd), ARRAY(SELECT entry_id FROM i), (SELECT count(*) FROM e)"
@@ -165,6 +176,15 @@ class PostgresDialect(Dialect):
     append_guarded_rows = _append_rows(guarded=True, alone=False)
     append_rows_alone = _append_rows(guarded=False, alone=True)
     append_guarded_rows_alone = _append_rows(guarded=True, alone=True)
+    append_single = MappingProxyType(
+        {
+            _append_rows(guarded=guarded, alone=alone): _append_rows(
+                guarded=guarded, alone=alone, single=True
+            )
+            for guarded in (False, True)
+            for alone in (False, True)
+        }
+    )
 
     def __init__(self, schema: str) -> None:
         self.schema = schema

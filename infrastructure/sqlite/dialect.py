@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from nenjim.infrastructure.storage.selection import FieldOrder, FieldTest
 from nenjim.infrastructure.storage.sql.dialect import (
@@ -75,6 +77,7 @@ class SQLiteDialect(Dialect):
     append_guarded_rows = None
     append_rows_alone = None
     append_guarded_rows_alone = None
+    append_single: Mapping[str, str] = MappingProxyType({})
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "

@@ -153,6 +153,12 @@ class Dialect(ABC):
     """:attr:`append_guarded_rows` sent as a transaction of its own, all or nothing as
     :attr:`append_rows_alone` is. ``None`` where :attr:`append_rows` is, and only there."""
 
+    append_single: Mapping[str, str]
+    """The one-entry form of each of :attr:`append_rows`, :attr:`append_guarded_rows`,
+    :attr:`append_rows_alone` and :attr:`append_guarded_rows_alone`, by that statement:
+    the same parameters, but the id, the position and the state are each one value, not
+    an array. Empty where those are ``None``."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 

@@ -75,13 +75,19 @@ def append(
         inside = dialect.append_guarded_rows if anchor else dialect.append_rows
         assert alone is not None  # as append_rows is
         where = (resource.id, stream)
-        positions = [added.position for added in stored]
         states = [state(added).encode("utf-8") for added in stored]
+        arrays: tuple[object, object, object]
+        if len(stored) == 1:  # the statement's one-entry form takes scalars
+            alone, inside = dialect.append_single[alone], dialect.append_single[inside]
+            arrays = (ids[0], stored[0].position, states[0])
+        else:
+            arrays = (ids, [added.position for added in stored], states)
+        entry_ids, positions, entry_states = arrays
         params = (
             *anchor,
             *(*where, expected_head, moved, moved, expected_head),
-            *(*where, ids, moved),
-            *(originator, topic, positions, states, moved),
+            *(*where, entry_ids, moved),
+            *(originator, topic, positions, entry_states, moved),
         )
         try:
             cursor = session.alone(alone, params, in_transaction=inside)
