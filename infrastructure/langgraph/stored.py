@@ -53,7 +53,8 @@ THREAD_ID = "langgraph.thread_id"
 PENDING_WRITES = "langgraph.pending_writes"
 
 ValueRef = tuple[str, str, str]
-"""``("inline", type, base64 bytes)`` or ``("blob", type, "sha256:<hex>")``."""
+"""``("inline", type, base64 bytes)``, ``("inline-zlib", type, base64 zlib-compressed bytes)``
+or ``("blob", type, "sha256:<hex>@<scope>")`` (see ``nenjim.infrastructure.langgraph.values``)."""
 
 
 DIGEST_PREFIX = "~sha256:"

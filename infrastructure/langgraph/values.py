@@ -1,15 +1,20 @@
 """Channel and write values: serialized by the saver's ``serde``, small ones inline, the rest
 content-addressed within their thread.
 
-A value whose serialized bytes take at least :data:`INLINE_LIMIT` bytes is
-stored once per thread as a blob keyed ``sha256:<hex>@<scope>``: the digest of
+A value whose serialized bytes take fewer than :data:`INLINE_LIMIT` bytes is
+kept inline in the checkpoint entry or write, in base64 (``inline``). One of
+fewer than :data:`COMPRESSED_INLINE_LIMIT` bytes that zlib shrinks by at least
+an eighth is kept inline too, compressed (``inline-zlib``). A blob costs a
+row, an event, their keys and a reference of ~110 bytes wherever the value is
+named: several hundred bytes and, on SQLite, three more pages written by the
+commit that stores it, which a value this small does not repay. Any other value
+is stored once per thread as a blob keyed ``sha256:<hex>@<scope>``: the digest of
 its type tag and bytes, and the thread's scope (:func:`scope_of`, a digest of
 the thread id). The same value in a hundred checkpoints of a thread, or in a
 pending write and the checkpoint it produces, is one blob; a thread's blobs
 are its own, so erasing a thread (``delete_thread``, a prune) can erase its
 values without touching another thread's (a copied thread gets its own
-copies). A smaller value is kept inline in the checkpoint entry or write (in
-base64): a reference and a blob row would cost more than the value. Keys
+copies). Keys
 without a scope (``sha256:<hex>``, written before values were scoped) are
 shared by every thread and read as before; an erasure never removes them.
 
@@ -45,7 +50,11 @@ from nenjim.infrastructure.langgraph.stored import ValueRef
 from nenjim.infrastructure.storage import SerializationError, View
 
 INLINE_LIMIT = 256
-"""Serialized values of at least this many bytes are content-addressed blobs."""
+"""Serialized values of fewer bytes are kept inline as they are."""
+
+COMPRESSED_INLINE_LIMIT = 1024
+"""Serialized values of fewer bytes that zlib shrinks by an eighth are kept inline,
+compressed; the rest from :data:`INLINE_LIMIT` on are content-addressed blobs."""
 
 CACHE_BYTES = 32 * 1024 * 1024
 """The most blob bytes one saver keeps in memory."""
@@ -80,6 +89,10 @@ def encode(serde: Serde, value: Any, scope: str) -> EncodedValue:
     type_, data = serde.dumps_typed(value)
     if len(data) < INLINE_LIMIT:
         return EncodedValue(("inline", type_, base64.b64encode(data).decode("ascii")))
+    if len(data) < COMPRESSED_INLINE_LIMIT:
+        packed, encoding = _compressed(data)
+        if encoding == "zlib":
+            return EncodedValue(("inline-zlib", type_, base64.b64encode(packed).decode("ascii")))
     return EncodedValue(("blob", type_, f"{digest(type_, data)}@{scope}"), data)
 
 
@@ -178,12 +191,13 @@ class ValueStore:
         stored bytes and their ``encoding``.
         """
         kind, type_, body = ref
-        if kind == "inline":
+        if kind in _INLINE_ENCODINGS:
             try:
                 # base64.b64decode(body, validate=True) in one call: the same text refused.
                 data = binascii.a2b_base64(body, strict_mode=True)
             except ValueError as error:
                 raise SerializationError(f"stored inline value is not base64: {error}") from error
+            data = _decompressed("inline value", data, _INLINE_ENCODINGS[kind])
         elif kind == "blob":
             data = self._blob(type_, body, fetch)
         else:
@@ -197,7 +211,7 @@ class ValueStore:
                 self._data.move_to_end(key)
                 return cached
         stored, encoding = fetch(key)
-        data = _decompressed(key, stored, encoding)
+        data = _decompressed(f"value {key}", stored, encoding)
         if digest(type_, data) != key.partition("@")[0]:
             raise SerializationError(f"stored value {key} does not match its digest")
         with self._lock:
@@ -226,6 +240,10 @@ class ValueStore:
             self._known.popitem(last=False)
 
 
+_INLINE_ENCODINGS = {"inline": "identity", "inline-zlib": "zlib"}
+"""The encoding of an inline reference's bytes, by its kind."""
+
+
 def _compressed(data: bytes) -> tuple[bytes, str]:
     """``data`` zlib-compressed if that saves at least an eighth, else as is."""
     packed = zlib.compress(data)
@@ -234,12 +252,13 @@ def _compressed(data: bytes) -> tuple[bytes, str]:
     return data, "identity"
 
 
-def _decompressed(key: str, data: bytes, encoding: str) -> bytes:
+def _decompressed(what: str, data: bytes, encoding: str) -> bytes:
+    """``data`` inflated as ``encoding`` says; ``what`` names the value in an error."""
     if encoding == "identity":
         return data
     if encoding == "zlib":
         try:
             return zlib.decompress(data)
         except zlib.error as error:
-            raise SerializationError(f"stored value {key} does not inflate: {error}") from error
-    raise SerializationError(f"stored value {key} has unknown encoding {encoding!r}")
+            raise SerializationError(f"stored {what} does not inflate: {error}") from error
+    raise SerializationError(f"stored {what} has unknown encoding {encoding!r}")
