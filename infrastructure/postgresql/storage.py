@@ -457,6 +457,9 @@ def _read_kept(
         cursor._reset()  # psycopg's one call that drops exactly these, not the adapters
 
 
+_TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
+
+
 class _Answer:
     """A statement's answer, read off its cursor: its ``rowcount`` and, for a statement
     that returns rows, ``fetchall()``."""
@@ -465,7 +468,11 @@ class _Answer:
 
     def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
         self.rowcount: int = cursor.rowcount
-        self._rows: list[Row] = cursor.fetchall() if cursor.description is not None else []
+        # Whether the statement returned rows, as ``cursor.description`` tells, without
+        # building the columns it describes them with.
+        result = cursor.pgresult
+        returned = result is not None and (result.nfields or result.status == _TUPLES_OK)
+        self._rows: list[Row] = cursor.fetchall() if returned else []
 
     def fetchall(self) -> list[Row]:
         """The rows the statement returned."""
