@@ -192,12 +192,7 @@ class ValueStore:
         """
         kind, type_, body = ref
         if kind in _INLINE_ENCODINGS:
-            try:
-                # base64.b64decode(body, validate=True) in one call: the same text refused.
-                data = binascii.a2b_base64(body, strict_mode=True)
-            except ValueError as error:
-                raise SerializationError(f"stored inline value is not base64: {error}") from error
-            data = _decompressed("inline value", data, _INLINE_ENCODINGS[kind])
+            data = _inline_bytes(kind, body)
         elif kind == "blob":
             data = self._blob(type_, body, fetch)
         else:
@@ -242,6 +237,19 @@ class ValueStore:
 
 _INLINE_ENCODINGS = {"inline": "identity", "inline-zlib": "zlib"}
 """The encoding of an inline reference's bytes, by its kind."""
+
+
+@lru_cache(maxsize=4096)
+def _inline_bytes(kind: str, body: str) -> bytes:
+    """The serialized bytes of an inline reference's ``body`` (base64, of the bytes
+    ``kind`` says): decoded once per text, as a thread's newest values are read again
+    and again (at most :data:`COMPRESSED_INLINE_LIMIT` bytes each)."""
+    try:
+        # base64.b64decode(body, validate=True) in one call: the same text refused.
+        data = binascii.a2b_base64(body, strict_mode=True)
+    except ValueError as error:
+        raise SerializationError(f"stored inline value is not base64: {error}") from error
+    return _decompressed("inline value", data, _INLINE_ENCODINGS[kind])
 
 
 def _compressed(data: bytes) -> tuple[bytes, str]:
