@@ -176,6 +176,18 @@ class PostgresDialect(Dialect):
     append_guarded_rows = _append_rows(guarded=True, alone=False)
     append_rows_alone = _append_rows(guarded=False, alone=True)
     append_guarded_rows_alone = _append_rows(guarded=True, alone=True)
+    reads_in_one_statement = True
+    # A union takes each column's type from its branches in turn: an untyped NULL in the
+    # first two would be text, which a later branch's bigint or bytea does not match.
+    record_nulls = (
+        "NULL::text",
+        "NULL::bigint",
+        "NULL::jsonb",
+        "NULL::text",
+        "NULL::text",
+        "NULL::text",
+    )
+    entry_nulls = ("NULL::bigint", "NULL::bytea")
     append_single = MappingProxyType(
         {
             _append_rows(guarded=guarded, alone=alone): _append_rows(

@@ -36,7 +36,6 @@ once with libpq's reason (``StoreUnavailableError``).
 from __future__ import annotations
 
 import select
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -121,7 +120,6 @@ class PostgresDriver(SqlDriver):
         self.settings = settings
         self._pool_timeout = pool_timeout
         self._pool: ConnectionPool[StorageConnection] | None = None
-        self._open = _OpenSessions()
 
     @contextmanager
     def transaction(self, outer: Session | None) -> Iterator[Session]:
@@ -129,7 +127,7 @@ class PostgresDriver(SqlDriver):
             with outer.connection.transaction():
                 yield outer.nested()
             return
-        session = _PooledSession(self._checked_pool(), self.dialect, self._open)
+        session = _PooledSession(self._checked_pool(), self.dialect)
         try:
             session.begin()
             yield session
@@ -144,7 +142,7 @@ class PostgresDriver(SqlDriver):
         each statement is a transaction of its own, seeing what was committed when it
         started, as it would inside a READ COMMITTED transaction. On a connection the
         server said something on since its last answer it begins a transaction first."""
-        session = _PooledSession(self._checked_pool(), self.dialect, self._open)
+        session = _PooledSession(self._checked_pool(), self.dialect)
         session.unbegun = session.connection.quiet()
         try:
             yield session
@@ -161,7 +159,7 @@ class PostgresDriver(SqlDriver):
         sent alone, as a transaction of its own, and ``BEGIN`` and ``COMMIT`` are
         not sent at all.
         """
-        session = _PooledSession(self._checked_pool(), self.dialect, self._open)
+        session = _PooledSession(self._checked_pool(), self.dialect)
         try:
             result = operation(session)
         except BaseException as error:
@@ -305,20 +303,13 @@ class _PooledSession(Session):
     make the socket readable). Any other goes through ``BEGIN`` first.
     """
 
-    def __init__(
-        self,
-        pool: ConnectionPool[StorageConnection],
-        dialect: Dialect,
-        open_sessions: _OpenSessions,
-    ) -> None:
+    def __init__(self, pool: ConnectionPool[StorageConnection], dialect: Dialect) -> None:
         self._pool = pool
         self._deadline = time.monotonic() + pool.timeout
         self._began: Any = None
         self.unbegun = False
         """Whether statements are sent without a transaction (a quiet connection's reads)."""
         super().__init__(_checked_out(pool, self._deadline), dialect)
-        self._open_sessions = open_sessions
-        open_sessions.opened()
 
     def begin(self) -> None:
         """Begin the transaction unless it began (on the next pooled connection if this one
@@ -348,7 +339,6 @@ class _PooledSession(Session):
                 else:
                     self._began.__exit__(type(error), error, error.__traceback__)
         finally:
-            self._open_sessions.ended()
             if self.connection is not None:
                 self._pool.putconn(self.connection)
 
@@ -386,28 +376,6 @@ class _PooledSession(Session):
         rows: list[Row] = self._read(template, params, lambda cursor: cursor.fetchall())
         return rows
 
-    def all_together(self, statements: Sequence[tuple[str, Sequence[object]]]) -> list[list[Row]]:
-        """The queries in one pipeline: one round trip for all (see :meth:`Session.all_together`),
-        while this is the backend's only open session; beside others, one after the other.
-        Outside a transaction each is a transaction of its own, as alone.
-
-        A pipeline waits for the server once but hands the interpreter lock to other
-        threads more often (psycopg's pipeline steps each wait on the socket): alone it
-        saves a round trip, beside other threads' sessions the handoffs cost more than
-        the round trip (a 1-thread ``get_tuple`` of the LangGraph saver 10% faster, 8
-        threads 30% slower, measured by hand).
-        """
-        if len(statements) < 2 or self._open_sessions.count > 1:
-            return super().all_together(statements)
-        if not self.unbegun:
-            self.begin()
-        connection: StorageConnection = self.connection
-        with connection.pipeline():
-            cursors = [
-                connection.execute(self.text(template), params) for template, params in statements
-            ]
-        return [cursor.fetchall() for cursor in cursors]
-
     def _read(self, template: str, params: Sequence[object], read: Callable[[Any], _T]) -> _T:
         """``read`` of the cursor of a statement whose answer is read before the next is
         sent: on the connection's cursor for its text (outside a pipeline, where answers
@@ -418,26 +386,6 @@ class _PooledSession(Session):
         if connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
             return read(super().send(template, params))
         return _read_kept(connection, self.text(template), params, read)
-
-
-class _OpenSessions:
-    """How many sessions of one backend are open now (in any thread)."""
-
-    __slots__ = ("_lock", "count")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.count = 0
-
-    def opened(self) -> None:
-        """One more session is open."""
-        with self._lock:
-            self.count += 1
-
-    def ended(self) -> None:
-        """A session ended."""
-        with self._lock:
-            self.count -= 1
 
 
 def _read_kept(

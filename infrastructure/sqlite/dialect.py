@@ -78,6 +78,10 @@ class SQLiteDialect(Dialect):
     append_rows_alone = None
     append_guarded_rows_alone = None
     append_single: Mapping[str, str] = MappingProxyType({})
+    # No round trip to save: two reads one after the other take less than their union.
+    reads_in_one_statement = False
+    record_nulls = ("NULL",) * 6
+    entry_nulls = ("NULL",) * 2
 
     append_event_at_row = (
         "INSERT INTO {events} (originator_id, originator_version, topic, state) "

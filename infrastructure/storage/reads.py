@@ -7,8 +7,8 @@ with its handle (``Streams.prepared_read``, ``Records.prepared_scan``,
 answers exactly what its own call would (``Streams.read``, ``Records.scan``,
 ``Records.read``), and they run in the order given, each seeing at least what
 the one before it saw. A driver may send them to its database at once: on
-PostgreSQL they go out in one pipeline, a single round trip where the calls
-one by one wait for one answer each.
+PostgreSQL they are one statement, a single round trip where the calls one
+by one wait for one answer each.
 """
 
 from __future__ import annotations

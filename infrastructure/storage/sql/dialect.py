@@ -159,6 +159,20 @@ class Dialect(ABC):
     the same parameters, but the id, the position and the state are each one value, not
     an array. Empty where those are ``None``."""
 
+    reads_in_one_statement: bool
+    """Whether ``View.read_together`` sends its reads as one statement
+    (:mod:`~nenjim.infrastructure.storage.sql.together`): where a statement costs a round
+    trip. Elsewhere they go one after the other, which costs less than the union."""
+
+    record_nulls: tuple[str, ...]
+    """A NULL of each column a read or scan of records rows selects, typed as the column
+    is (``key``, ``revision``, ``attributes``, ``record_type``, ``format_version``,
+    ``payload``): where another query's rows stand beside them in one statement."""
+
+    entry_nulls: tuple[str, ...]
+    """A NULL of each column a read of a stream's entries selects (its position and
+    state), typed as :attr:`record_nulls` are."""
+
     index_names: str
     """Select the name of every index on the storage tables (one column)."""
 

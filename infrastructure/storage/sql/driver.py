@@ -27,7 +27,7 @@ from nenjim.infrastructure.storage.errors import UnsupportedBackendError
 from nenjim.infrastructure.storage.reads import PreparedRead, RecordRead, RecordScan, StreamRead
 from nenjim.infrastructure.storage.resource import Resource
 from nenjim.infrastructure.storage.selection import Selection
-from nenjim.infrastructure.storage.sql import blobs, events, purges, records, streams
+from nenjim.infrastructure.storage.sql import blobs, events, purges, records, streams, together
 from nenjim.infrastructure.storage.sql.dialect import Dialect
 from nenjim.infrastructure.storage.sql.schema import Layout
 from nenjim.infrastructure.storage.sql.session import RecordGuard, Session
@@ -67,34 +67,38 @@ class SqlDriver(StorageDriver[Session]):
 
     def read_together(self, ctx: Session, reads: Sequence[PreparedRead[Any]]) -> list[Any]:
         records.lock_guards(ctx)
-        statements: list[tuple[str, list[object]]] = []
+        queries: list[together.Query] = []
         answers: list[Callable[[Sequence[Any]], Any]] = []
         for read in reads:
             if isinstance(read, StreamRead):
-                statements.append(
-                    streams.read_statement(ctx, read.resource, read.stream, read.after, read.limit)
+                statement = streams.read_statement(
+                    ctx, read.resource, read.stream, read.after, read.limit
                 )
+                queries.append(together.Query(*statement, ctx.dialect.entry_nulls))
                 answers.append(streams.entries)
             elif isinstance(read, RecordScan):
-                statements.append(
-                    records.scan_statement(
-                        ctx,
-                        self.layout,
-                        read.resource,
-                        read.equals,
-                        after=read.after,
-                        limit=read.limit,
-                        key_prefix=read.key_prefix,
-                    )
+                statement = records.scan_statement(
+                    ctx,
+                    self.layout,
+                    read.resource,
+                    read.equals,
+                    after=read.after,
+                    limit=read.limit,
+                    key_prefix=read.key_prefix,
                 )
+                queries.append(together.Query(*statement, ctx.dialect.record_nulls))
                 answers.append(partial(records.scanned, ctx, read.resource))
             elif isinstance(read, RecordRead):
-                statements.append(records.read_statement(read.resource, read.key))
+                statement = records.read_statement(read.resource, read.key)
+                queries.append(together.Query(*statement, ctx.dialect.record_nulls))
                 answers.append(partial(records.read_answer, ctx, read.resource))
             else:
                 raise TypeError(f"not a prepared read: {type(read).__name__}")
-        rows = ctx.all_together(statements)
-        return [answer(found) for answer, found in zip(answers, rows, strict=True)]
+        if len(queries) > 1 and ctx.dialect.reads_in_one_statement:
+            found = together.answers(queries, ctx.all(*together.statement(ctx.dialect, queries)))
+        else:
+            found = [ctx.all(template, params) for template, params, _ in queries]
+        return [answer(rows) for answer, rows in zip(answers, found, strict=True)]
 
     def record_revision(self, ctx: Session, resource: Resource, key: str) -> int | None:
         records.lock_guards(ctx)

@@ -61,11 +61,6 @@ class Session:
         rows: list[Row] = self.send(template, params).fetchall()
         return rows
 
-    def all_together(self, statements: Sequence[tuple[str, Sequence[object]]]) -> list[list[Row]]:
-        """Every row of each query template, in order: one after the other here; a session
-        that can send them at once (PostgreSQL's: one round trip) overrides this."""
-        return [self.all(template, params) for template, params in statements]
-
     def pipeline(self) -> AbstractContextManager[Any]:
         """A block whose statements (:meth:`send`) go out together: one round trip on
         PostgreSQL. Their results are read after the block; an error raises at its end."""
