@@ -645,22 +645,21 @@ class CheckpointLog:
         def work(view: View, fresh: bool) -> tuple[None, Callable[[], None] | None]:
             key = address.checkpoint_key(checkpoint_id)
             checkpoints = view.records(CHECKPOINTS)
+            records = view.records(WRITES)
+            task_key = address.task_key(checkpoint_id, task_id)
+            # The checkpoint's row and the task's together: one statement on PostgreSQL.
+            checkpoint, found = view.read_together(
+                checkpoints.prepared_read(key), records.prepared_read(task_key)
+            )
             # Read again after the history: under READ COMMITTED the checkpoint
             # may commit between the first read and the history, but a row once
             # stored stays until it is deleted.
-            if (
-                checkpoints.read(key) is None
-                and checkpoints.history(key)
-                and checkpoints.read(key) is None
-            ):
+            if checkpoint is None and checkpoints.history(key) and checkpoints.read(key) is None:
                 raise CheckpointConflictError(
                     f"pending writes of task {task_id!r} name checkpoint {checkpoint_id} of "
                     f"thread {address.thread_id!r} (namespace {address.checkpoint_ns!r}), which "
                     "was deleted"
                 )
-            records = view.records(WRITES)
-            task_key = address.task_key(checkpoint_id, task_id)
-            found = records.read(task_key)
             existing = None if found is None else TaskWrites.load(found.record)
             merged = dict(existing.writes) if existing is not None else {}
             chosen = []
