@@ -127,7 +127,8 @@ class ValueStore:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._data: OrderedDict[str, bytes] = OrderedDict()
+        self._data: OrderedDict[str | tuple[str, str], bytes] = OrderedDict()
+        """Bytes by blob key, and by inline reference (kind, body)."""
         self._data_bytes = 0
         self._known: OrderedDict[str, None] = OrderedDict()
 
@@ -192,7 +193,7 @@ class ValueStore:
         """
         kind, type_, body = ref
         if kind in _INLINE_ENCODINGS:
-            data = _inline_bytes(kind, body)
+            data = self._inline(kind, body)
         elif kind == "blob":
             data = self._blob(type_, body, fetch)
         else:
@@ -214,8 +215,22 @@ class ValueStore:
             self._cache(key, data)
         return data
 
-    def _cache(self, key: str, data: bytes) -> None:
-        """Keep a blob's bytes (under the lock), the least recently used dropped past
+    def _inline(self, kind: str, body: str) -> bytes:
+        """The bytes of an inline reference, decoded once per text while they stay in the
+        cache with the blobs' (a thread's newest values are read again and again)."""
+        key = (kind, body)
+        with self._lock:
+            cached = self._data.get(key)
+            if cached is not None:
+                self._data.move_to_end(key)
+                return cached
+        data = _inline_bytes(kind, body)
+        with self._lock:
+            self._cache(key, data)
+        return data
+
+    def _cache(self, key: str | tuple[str, str], data: bytes) -> None:
+        """Keep a value's bytes (under the lock), the least recently used dropped past
         :data:`CACHE_BYTES`."""
         if len(data) <= CACHE_BYTES // 4 and key not in self._data:
             self._data[key] = data
@@ -239,11 +254,9 @@ _INLINE_ENCODINGS = {"inline": "identity", "inline-zlib": "zlib"}
 """The encoding of an inline reference's bytes, by its kind."""
 
 
-@lru_cache(maxsize=4096)
 def _inline_bytes(kind: str, body: str) -> bytes:
     """The serialized bytes of an inline reference's ``body`` (base64, of the bytes
-    ``kind`` says): decoded once per text, as a thread's newest values are read again
-    and again (at most :data:`COMPRESSED_INLINE_LIMIT` bytes each)."""
+    ``kind`` says)."""
     try:
         # base64.b64decode(body, validate=True) in one call: the same text refused.
         data = binascii.a2b_base64(body, strict_mode=True)
