@@ -448,3 +448,11 @@ def _configure(connection: psycopg.Connection[Any]) -> None:
     # each distinct text once (a thread's write rows share theirs), where psycopg's loader
     # would parse every row to a new dict.
     connection.adapters.register_loader("jsonb", TextLoader)
+    # Each statement is prepared at its first run and planned once, for any parameters:
+    # the statements are written so that one plan serves every value (the scan indexes
+    # are partial on the resource, a literal in the text). A pool hands a thread each of
+    # its connections in turn, so with psycopg's default (prepare at the fifth run) and
+    # the server's (plan anew for the first five runs of a prepared statement) a
+    # statement was planned anew up to ten times on every connection.
+    connection.prepare_threshold = 0
+    connection.execute("SET plan_cache_mode = force_generic_plan")
