@@ -14,64 +14,33 @@ import pytest
 from nenjim.infrastructure.postgresql.dialect import PostgresDialect
 from nenjim.infrastructure.postgresql.storage import PostgresBackend
 from nenjim.infrastructure.sqlite.storage import SQLiteBackend
-from nenjim.infrastructure.storage import AppendEntry, Backend
+from nenjim.infrastructure.storage import Backend
 from nenjim.infrastructure.storage.sql import together
 from nenjim.infrastructure.storage.testing.resources import (
     INVENTORY_ITEMS,
     PLAIN_LOG,
     WORKFLOW_STATES,
-    opaque_record,
 )
+from nenjim.infrastructure.storage.testing.together import filled
 
 RESOURCES = (INVENTORY_ITEMS, PLAIN_LOG, WORKFLOW_STATES)
 
 
-def _fill(backend: Backend) -> None:
-    for key in ("c", "a", "é", "b", "Z"):
-        backend.view.records(INVENTORY_ITEMS).insert(
-            key=key,
-            revision=0,
-            attributes={
-                "code": None,
-                "label": key,
-                "quantity": 0,
-                "reserved": None,
-                "available": True,
-                "flagged": None,
-            },
-            record=opaque_record({"k": key}),
-        )
-    backend.view.streams(PLAIN_LOG).append(
-        stream="s",
-        expected_head=0,
-        entries=[AppendEntry(f"e{n}", opaque_record({"n": n})) for n in range(5)],
-    )
-    backend.view.records(WORKFLOW_STATES).insert(
-        key="state", revision=0, attributes={}, record=opaque_record({"step": 1})
-    )
-
-
-def _reads(backend: Backend) -> tuple[Any, ...]:
+def _reads_and_calls(backend: Backend) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Five prepared reads, and what their own calls answer."""
     view = backend.view
-    items = view.records(INVENTORY_ITEMS)
-    return (
-        view.streams(PLAIN_LOG).prepared_read(stream="s", after=1),
-        items.prepared_scan(index="available", equals={"available": True}),
-        view.records(WORKFLOW_STATES).prepared_read("state"),
-        items.prepared_scan(index=None, equals={}, after="a", limit=2),
-        view.records(WORKFLOW_STATES).prepared_read("missing"),
+    log, items = view.streams(PLAIN_LOG), view.records(INVENTORY_ITEMS)
+    states = view.records(WORKFLOW_STATES)
+    reads = (
+        (log.prepared_read, log.read, {"stream": "s", "after": 1}),
+        (items.prepared_scan, items.scan, {"index": "available", "equals": {"available": True}}),
+        (states.prepared_read, states.read, {"key": "state"}),
+        (items.prepared_scan, items.scan, {"index": None, "equals": {}, "after": "a", "limit": 2}),
+        (states.prepared_read, states.read, {"key": "missing"}),
     )
-
-
-def _own_calls(backend: Backend) -> tuple[Any, ...]:
-    view = backend.view
-    items = view.records(INVENTORY_ITEMS)
     return (
-        view.streams(PLAIN_LOG).read(stream="s", after=1),
-        items.scan(index="available", equals={"available": True}),
-        view.records(WORKFLOW_STATES).read("state"),
-        items.scan(index=None, equals={}, after="a", limit=2),
-        view.records(WORKFLOW_STATES).read("missing"),
+        tuple(prepare(**arguments) for prepare, _, arguments in reads),
+        tuple(call(**arguments) for _, call, arguments in reads),
     )
 
 
@@ -92,7 +61,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def postgres(postgres_schema_url: str) -> Iterator[PostgresBackend]:
     backend = PostgresBackend(RESOURCES, postgres_schema_url)
-    _fill(backend)
+    filled(backend)
     yield backend
     backend.close()
 
@@ -100,27 +69,27 @@ def postgres(postgres_schema_url: str) -> Iterator[PostgresBackend]:
 def test_on_postgresql_the_reads_are_one_statement_inside_and_outside_a_transaction(
     postgres: PostgresBackend, sent: list[str]
 ) -> None:
-    expected = _own_calls(postgres)
+    reads, expected = _reads_and_calls(postgres)
     sent.clear()
-    assert postgres.view.read_together(*_reads(postgres)) == expected
+    assert postgres.view.read_together(*reads) == expected
     (statement,) = sent
     assert statement.count("UNION ALL") == 4
     sent.clear()
     with postgres.transaction() as view:
-        assert view.read_together(*_reads(postgres)) == expected
+        assert view.read_together(*reads) == expected
     assert [text for text in sent if "UNION ALL" in text] == [statement]
 
 
 def test_on_sqlite_the_reads_go_one_after_the_other(tmp_path: Any) -> None:
     backend = SQLiteBackend(RESOURCES, tmp_path / "reads.db")
     try:
-        _fill(backend)
-        expected = _own_calls(backend)
+        filled(backend)
+        reads, expected = _reads_and_calls(backend)
         texts: list[str] = []
         with backend.transaction() as view:
             connection = view._scope.context.connection  # type: ignore[union-attr]
             connection.set_trace_callback(texts.append)
-            assert view.read_together(*_reads(backend)) == expected
+            assert view.read_together(*reads) == expected
             connection.set_trace_callback(None)
         assert len(texts) == 5
         assert not any("UNION ALL" in text for text in texts)

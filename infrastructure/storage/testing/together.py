@@ -34,7 +34,9 @@ def _item(backend: Backend, key: str, available: bool) -> None:
     )
 
 
-def _filled(backend: Backend) -> None:
+def filled(backend: Backend) -> None:
+    """Items ``a``, ``b``, ``d`` (available) and ``c``, entries ``e0`` to ``e3`` of the plain
+    log's stream ``s``, and the workflow state ``state``: what these reads read."""
     for key, available in (("b", True), ("a", True), ("c", False), ("d", True)):
         _item(backend, key, available)
     backend.view.streams(PLAIN_LOG).append(
@@ -58,7 +60,7 @@ class StorageReadTogetherContract(StorageContract):
         return made
 
     def test_each_read_answers_what_its_own_call_answers(self, reads_backend: Backend) -> None:
-        _filled(reads_backend)
+        filled(reads_backend)
         view = reads_backend.view
         items, log, states = (
             view.records(INVENTORY_ITEMS),
@@ -93,14 +95,14 @@ class StorageReadTogetherContract(StorageContract):
         assert answers[2].record.payload == {"step": 1}
 
     def test_one_read_and_none(self, reads_backend: Backend) -> None:
-        _filled(reads_backend)
+        filled(reads_backend)
         view = reads_backend.view
         (only,) = view.read_together(view.records(WORKFLOW_STATES).prepared_read("state"))
         assert only == view.records(WORKFLOW_STATES).read("state")
         assert view.read_together() == ()
 
     def test_answers_are_the_callers_own(self, reads_backend: Backend) -> None:
-        _filled(reads_backend)
+        filled(reads_backend)
         view = reads_backend.view
         states = view.records(WORKFLOW_STATES)
         (first,) = view.read_together(states.prepared_read("state"))
@@ -111,7 +113,7 @@ class StorageReadTogetherContract(StorageContract):
         assert second.record.payload == {"step": 1}
 
     def test_in_a_transaction_the_reads_see_its_own_writes(self, reads_backend: Backend) -> None:
-        _filled(reads_backend)
+        filled(reads_backend)
         with reads_backend.transaction() as view:
             view.records(INVENTORY_ITEMS).delete(key="a")
             view.streams(PLAIN_LOG).append(
@@ -131,7 +133,7 @@ class StorageReadTogetherContract(StorageContract):
         assert len(log) == 5
 
     def test_a_read_in_a_read_only_scope(self, reads_backend: Backend) -> None:
-        _filled(reads_backend)
+        filled(reads_backend)
         with reads_backend.reading() as view:
             (scan,) = view.read_together(
                 view.records(INVENTORY_ITEMS).prepared_scan(
