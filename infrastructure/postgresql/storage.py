@@ -214,6 +214,8 @@ class PostgresDriver(SqlDriver):
 class PostgresBackend(Backend):
     """Storage SPI 2 on PostgreSQL; the schema is created (idempotently) on open."""
 
+    lone_writes_skip_transaction = True
+
     def __init__(
         self,
         resources: Sequence[Resource],
