@@ -8,12 +8,11 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from datetime import UTC, datetime
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from checkpoints import checkpoint
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata
-from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
@@ -155,18 +154,6 @@ def test_new_input_resume_and_updates_on_older_checkpoints_branch_as_in_sqlite_s
     assert len(roots) == 1  # one tree
 
 
-def _checkpoint() -> Checkpoint:
-    return {
-        "v": 4,
-        "id": str(uuid6(clock_seq=-1)),
-        "ts": datetime.now(UTC).isoformat(),
-        "channel_values": {},
-        "channel_versions": {},
-        "versions_seen": {},
-        "updated_channels": None,
-    }
-
-
 def _put(saver: NenjimSaver, parent: str | None, source: str, checkpoint: Checkpoint) -> str:
     configurable = {"thread_id": "t", "checkpoint_ns": ""}
     if parent is not None:
@@ -183,10 +170,10 @@ def test_writers_racing_from_one_parent_one_wins(store_url: str, parent_is_newes
     first stored wins, the others are refused and write nothing."""
     racers = 4
     with NenjimSaver.from_conn_string(store_url) as first:
-        root = _put(first, None, "input", _checkpoint())
-        older = _put(first, root, "loop", _checkpoint())
-        _put(first, older, "loop", _checkpoint())
-        newest = _put(first, root, "input", _checkpoint())  # a branch from the root
+        root = _put(first, None, "input", checkpoint())
+        older = _put(first, root, "loop", checkpoint())
+        _put(first, older, "loop", checkpoint())
+        newest = _put(first, root, "input", checkpoint())  # a branch from the root
         parent = newest if parent_is_newest else older
         savers = [first]
         with (
@@ -196,7 +183,7 @@ def test_writers_racing_from_one_parent_one_wins(store_url: str, parent_is_newes
 
             def step(index: int) -> str:
                 try:
-                    return _put(savers[index % 2], parent, "loop", _checkpoint())
+                    return _put(savers[index % 2], parent, "loop", checkpoint())
                 except CheckpointConflictError as conflict:
                     return f"conflict: {conflict}"
 

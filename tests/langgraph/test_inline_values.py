@@ -10,13 +10,11 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.base import Checkpoint
-from langgraph.checkpoint.base.id import uuid6
+from checkpoints import checkpoint
 
 from nenjim.infrastructure.langgraph.catalog import THREADS, VALUES, WRITES
 from nenjim.infrastructure.langgraph.values import COMPRESSED_INLINE_LIMIT, INLINE_LIMIT
@@ -47,23 +45,11 @@ def _config(thread: str, checkpoint_id: str | None = None) -> Any:
     return {"configurable": configurable}
 
 
-def _checkpoint(values: dict[str, Any]) -> Checkpoint:
-    return {
-        "v": 4,
-        "id": str(uuid6(clock_seq=-1)),
-        "ts": datetime.now(UTC).isoformat(),
-        "channel_values": values,
-        "channel_versions": dict.fromkeys(values, 1),
-        "versions_seen": {},
-        "updated_channels": None,
-    }
-
-
 def _put(saver: NenjimSaver, thread: str, values: dict[str, Any]) -> str:
-    checkpoint = _checkpoint(values)
+    made = checkpoint(values)
     metadata: Any = {"source": "input", "step": -1, "parents": {}}
-    saver.put(_config(thread), checkpoint, metadata, checkpoint["channel_versions"])
-    return checkpoint["id"]
+    saver.put(_config(thread), made, metadata, made["channel_versions"])
+    return made["id"]
 
 
 @pytest.fixture

@@ -6,13 +6,11 @@ transaction, and a task's index already stored is kept either way."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
-from langgraph.checkpoint.base import Checkpoint
-from langgraph.checkpoint.base.id import uuid6
+from checkpoints import checkpoint
 from sent_statements import record_statements
 
 from nenjim.langgraph import NenjimSaver
@@ -32,16 +30,8 @@ def _config(checkpoint_id: str | None = None) -> Any:
 
 
 def _put(saver: NenjimSaver) -> Any:
-    checkpoint: Checkpoint = {
-        "v": 4,
-        "id": str(uuid6(clock_seq=-1)),
-        "ts": datetime.now(UTC).isoformat(),
-        "channel_values": {},
-        "channel_versions": {},
-        "versions_seen": {},
-        "updated_channels": None,
-    }
-    return saver.put(_config(), checkpoint, {"source": "input", "step": -1, "parents": {}}, {})
+    metadata: Any = {"source": "input", "step": -1, "parents": {}}
+    return saver.put(_config(), checkpoint(), metadata, {})
 
 
 def test_inline_writes_are_one_statement_and_blob_writes_one_transaction(
