@@ -201,11 +201,9 @@ class ValueStore:
         return serde.loads_typed((type_, data))
 
     def _blob(self, type_: str, key: str, fetch: Callable[[str], Fetched]) -> bytes:
-        with self._lock:
-            cached = self._data.get(key)
-            if cached is not None:
-                self._data.move_to_end(key)
-                return cached
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         stored, encoding = fetch(key)
         data = _decompressed(f"value {key}", stored, encoding)
         if digest(type_, data) != key.partition("@")[0]:
@@ -219,15 +217,21 @@ class ValueStore:
         """The bytes of an inline reference, decoded once per text while they stay in the
         cache with the blobs' (a thread's newest values are read again and again)."""
         key = (kind, body)
-        with self._lock:
-            cached = self._data.get(key)
-            if cached is not None:
-                self._data.move_to_end(key)
-                return cached
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         data = _inline_bytes(kind, body)
         with self._lock:
             self._cache(key, data)
         return data
+
+    def _cached(self, key: str | tuple[str, str]) -> bytes | None:
+        """The bytes kept under ``key``, now the most recently used; ``None`` if none."""
+        with self._lock:
+            cached = self._data.get(key)
+            if cached is not None:
+                self._data.move_to_end(key)
+            return cached
 
     def _cache(self, key: str | tuple[str, str], data: bytes) -> None:
         """Keep a value's bytes (under the lock), the least recently used dropped past
